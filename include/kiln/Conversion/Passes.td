@@ -1,0 +1,68 @@
+//===- Passes.td - Conversion passes of Kiln ---------------*- tablegen -*-===//
+//
+// The passes that move a kernel from one dialect level to the next:
+// kiln -> kiln_gpu (layouts) -> LLVM + NVVM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CONVERSION_PASSES
+#define KILN_CONVERSION_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertKilnToKilnGPU : Pass<"convert-kiln-to-kiln-gpu", "mlir::ModuleOp"> {
+  let summary = "Give every block a default blocked layout for the CTA's warps";
+  let description = [{
+    Rewrites every block type in the module to carry a blocked layout
+    encoding for `num-warps` warps of `threads-per-warp` threads, one element
+    per thread along the fastest dimension, and records the launch shape and
+    target as module attributes. Later passes (coalescing) refine the
+    layouts; this one only makes them explicit.
+
+    Before:
+    ```mlir
+    %r = kiln.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>
+    ```
+    After (`num-warps=4`):
+    ```mlir
+    #blocked = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+    module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32,
+                       kiln_gpu.target = "sm_90a"} {
+      %r = kiln.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #blocked>
+    }
+    ```
+  }];
+  let options = [
+    Option<"numWarps", "num-warps", "int", /*default=*/"4", "warps per program (CTA)">,
+    Option<"threadsPerWarp", "threads-per-warp", "int", /*default=*/"32", "threads per warp">,
+    Option<"target", "target", "std::string", /*default=*/"\"sm_90a\"", "target chip">,
+  ];
+  let dependentDialects = ["mlir::kiln::gpu::KilnGPUDialect"];
+}
+
+def ConvertKilnGPUToLLVM : Pass<"convert-kiln-gpu-to-llvm", "mlir::ModuleOp"> {
+  let summary = "Lower kiln_gpu kernels to per-thread LLVM and NVVM operations";
+  let description = [{
+    Lowers each block value to the vector of elements that one thread holds
+    under its layout, and each op to the per-thread code that computes them:
+    `make_range` from the thread and warp index, element-wise arith and math
+    on vectors, and loads and stores as predicated PTX accesses as wide as
+    the layout's contiguous run (up to 16 bytes). Kernels become `llvm.func`
+    with the `nvvm.kernel` attribute and a required CTA size.
+
+    Before:
+    ```mlir
+    %x = kiln.load %p, %m : tensor<1024x!kiln.ptr<f32>, #blocked4> -> tensor<1024xf32, #blocked4>
+    ```
+    After (per thread, 2 chunks of 4 elements):
+    ```mlir
+    %v0 = llvm.inline_asm has_side_effects "mov.u32 $0, $4; ... @$9 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $8 + 0 ];" ...
+    ```
+  }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"sm_90a\"", "target chip">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect"];
+}
+
+#endif // KILN_CONVERSION_PASSES

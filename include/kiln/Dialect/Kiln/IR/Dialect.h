@@ -1,0 +1,50 @@
+//===- Dialect.h - The kiln dialect -----------------------------*- C++ -*-===//
+//
+// Declares the kiln dialect, its pointer type and its operations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_KILN_IR_DIALECT_H
+#define KILN_DIALECT_KILN_IR_DIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "kiln/Dialect/Kiln/IR/KilnDialect.h.inc"
+#include "kiln/Dialect/Kiln/IR/KilnEnums.h.inc"
+
+namespace mlir::kiln {
+/// Returns the i1 type of the same shape (and layout) as `type`.
+Type getI1SameShape(Type type);
+} // namespace mlir::kiln
+
+#define GET_TYPEDEF_CLASSES
+#include "kiln/Dialect/Kiln/IR/KilnTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kiln/Dialect/Kiln/IR/KilnAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "kiln/Dialect/Kiln/IR/KilnOps.h.inc"
+
+namespace mlir::kiln {
+
+/// Returns `type` with its element type replaced, keeping shape and encoding.
+Type getTypeWithElement(Type type, Type elementType);
+
+/// Returns the pointee of a pointer or block-of-pointers type.
+Type getPointeeType(Type ptrLike);
+
+} // namespace mlir::kiln
+
+#endif // KILN_DIALECT_KILN_IR_DIALECT_H

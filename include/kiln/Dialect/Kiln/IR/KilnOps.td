@@ -1,0 +1,229 @@
+//===- KilnOps.td - Operations of the kiln dialect ---------*- tablegen -*-===//
+//
+// Grid queries, index ranges, block shape changes, pointer arithmetic and
+// masked loads and stores. Each op verifies the shapes and element types it
+// relates, so that a frontend mistake surfaces as a verifier message at the
+// kernel source line that produced the op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_OPS
+#define KILN_OPS
+
+include "kiln/Dialect/Kiln/IR/KilnTypes.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+class Kiln_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Kiln_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Kiln_CacheModifier : I32EnumAttr<"CacheModifier", "cache modifier of a memory access", [
+    I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"ca", 1>, I32EnumAttrCase<"cg", 2>,
+    I32EnumAttrCase<"cs", 3>, I32EnumAttrCase<"wb", 4>, I32EnumAttrCase<"wt", 5>,
+    I32EnumAttrCase<"cv", 6>]> {
+  let cppNamespace = "::mlir::kiln";
+  let genSpecializedAttr = 0;
+}
+def Kiln_CacheModifierAttr : EnumAttr<Kiln_Dialect, Kiln_CacheModifier, "cache">;
+
+def Kiln_EvictionPolicy : I32EnumAttr<"EvictionPolicy", "eviction policy of a memory access", [
+    I32EnumAttrCase<"normal", 0>, I32EnumAttrCase<"evict_first", 1>,
+    I32EnumAttrCase<"evict_last", 2>]> {
+  let cppNamespace = "::mlir::kiln";
+  let genSpecializedAttr = 0;
+}
+def Kiln_EvictionPolicyAttr : EnumAttr<Kiln_Dialect, Kiln_EvictionPolicy, "evict">;
+
+//===----------------------------------------------------------------------===//
+// Grid queries
+//===----------------------------------------------------------------------===//
+
+def Kiln_ProgramIdOp : Kiln_Op<"program_id", [Pure]> {
+  let summary = "Index of this program instance along a grid axis";
+  let description = [{
+    Returns the index, along grid axis 0, 1 or 2, of the program instance
+    that runs the kernel.
+
+    Example:
+    ```mlir
+    %pid = kiln.program_id {axis = 0 : i32} : i32
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def Kiln_NumProgramsOp : Kiln_Op<"num_programs", [Pure]> {
+  let summary = "Number of program instances along a grid axis";
+  let description = [{
+    Returns the size of the launch grid along axis 0, 1 or 2.
+
+    Example:
+    ```mlir
+    %n = kiln.num_programs {axis = 0 : i32} : i32
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Block creation and shape
+//===----------------------------------------------------------------------===//
+
+def Kiln_MakeRangeOp : Kiln_Op<"make_range", [Pure]> {
+  let summary = "Block of consecutive integers [start, end)";
+  let description = [{
+    Returns the 1-D block `[start, start + 1, ..., end - 1]` of i32. The
+    length `end - start` must be a power of two, as every block dimension.
+
+    Example:
+    ```mlir
+    %r = kiln.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32>
+    ```
+  }];
+  let arguments = (ins I32Attr:$start, I32Attr:$end);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_SplatOp : Kiln_Op<"splat", [Pure,
+    TypesMatchWith<"result element type matches the scalar", "result", "src",
+                   "::llvm::cast<::mlir::RankedTensorType>($_self).getElementType()">]> {
+  let summary = "Block with every element equal to a scalar";
+  let description = [{
+    Example:
+    ```mlir
+    %b = kiln.splat %n : i32 -> tensor<1024xi32>
+    ```
+  }];
+  let arguments = (ins Kiln_Scalar:$src);
+  let results = (outs Kiln_Block:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Kiln_BroadcastOp : Kiln_Op<"broadcast", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Repeat a block along its dimensions of size one";
+  let description = [{
+    Returns a block of the result shape whose dimensions of size one in the
+    source are repeated. Source and result have the same rank; every other
+    dimension must match.
+
+    Example:
+    ```mlir
+    %b = kiln.broadcast %a : tensor<1x64xf32> -> tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Block:$src);
+  let results = (outs Kiln_Block:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_ExpandDimsOp : Kiln_Op<"expand_dims", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Insert a dimension of size one";
+  let description = [{
+    Example:
+    ```mlir
+    %b = kiln.expand_dims %a {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    ```
+  }];
+  let arguments = (ins Kiln_Block:$src, I32Attr:$axis);
+  let results = (outs Kiln_Block:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointers and memory
+//===----------------------------------------------------------------------===//
+
+def Kiln_AddPtrOp : Kiln_Op<"addptr", [Pure, SameOperandsAndResultShape,
+    AllTypesMatch<["ptr", "result"]>]> {
+  let summary = "Advance pointers by element offsets";
+  let description = [{
+    Adds `offset` elements of the pointee type to `ptr`. Both operands are
+    scalars or blocks of the same shape.
+
+    Example:
+    ```mlir
+    %p = kiln.addptr %base, %offs : tensor<1024x!kiln.ptr<f32>>, tensor<1024xi32>
+    ```
+  }];
+  let arguments = (ins Kiln_PtrLike:$ptr, Kiln_IntLike:$offset);
+  let results = (outs Kiln_PtrLike:$result);
+  let assemblyFormat = "$ptr `,` $offset attr-dict `:` type($ptr) `,` type($offset)";
+  let hasFolder = 1;
+}
+
+def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    TypesMatchWith<"mask has the shape of ptr", "ptr", "mask",
+                   "::mlir::kiln::getI1SameShape($_self)",
+                   "($_op.getOperands().size() <= 1) || std::equal_to<>()">,
+    TypesMatchWith<"other has the type of result", "result", "other", "$_self",
+                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
+  let summary = "Masked load of a block (or scalar) from global memory";
+  let description = [{
+    Loads the element each pointer points to. Where `mask` is false the
+    memory is not accessed and the result holds `other` (or an unspecified
+    value when `other` is absent). `mask` and `other` have the shape of
+    `ptr`; `other` has its pointee type.
+
+    Example:
+    ```mlir
+    %x = kiln.load %p, %m, %zero : tensor<1024x!kiln.ptr<f32>> -> tensor<1024xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_PtrLike:$ptr, Optional<Kiln_BoolLike>:$mask,
+                   Optional<Kiln_ScalarOrBlock>:$other,
+                   DefaultValuedAttr<Kiln_CacheModifierAttr, "::mlir::kiln::CacheModifier::none">:$cache,
+                   DefaultValuedAttr<Kiln_EvictionPolicyAttr, "::mlir::kiln::EvictionPolicy::normal">:$evict,
+                   UnitAttr:$isVolatile);
+  let results = (outs Kiln_ScalarOrBlock:$result);
+  let assemblyFormat = [{
+    $ptr (`,` $mask^)? (`,` $other^)? attr-dict `:` type($ptr) `->` type($result)
+  }];
+  let builders = [
+    OpBuilder<(ins "Value":$ptr, "Value":$mask, "Value":$other)>
+  ];
+  let hasVerifier = 1;
+}
+
+def Kiln_StoreOp : Kiln_Op<"store", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    TypesMatchWith<"mask has the shape of ptr", "ptr", "mask",
+                   "::mlir::kiln::getI1SameShape($_self)",
+                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
+  let summary = "Masked store of a block (or scalar) to global memory";
+  let description = [{
+    Stores each element of `value` where its pointer points, skipping the
+    elements whose `mask` is false.
+
+    Example:
+    ```mlir
+    kiln.store %p, %x, %m : tensor<1024x!kiln.ptr<f32>>, tensor<1024xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_PtrLike:$ptr, Kiln_ScalarOrBlock:$value,
+                   Optional<Kiln_BoolLike>:$mask,
+                   DefaultValuedAttr<Kiln_CacheModifierAttr, "::mlir::kiln::CacheModifier::none">:$cache,
+                   DefaultValuedAttr<Kiln_EvictionPolicyAttr, "::mlir::kiln::EvictionPolicy::normal">:$evict);
+  let assemblyFormat = [{
+    $ptr `,` $value (`,` $mask^)? attr-dict `:` type($ptr) `,` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // KILN_OPS

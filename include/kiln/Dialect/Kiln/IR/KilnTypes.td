@@ -1,0 +1,53 @@
+//===- KilnTypes.td - Types of the kiln dialect -------------*- tablegen -*-===//
+//
+// The pointer type and the type constraints that kiln ops share. Blocks are
+// builtin ranked tensors; only the pointer element type is kiln's own.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TYPES
+#define KILN_TYPES
+
+include "kiln/Dialect/Kiln/IR/KilnDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinTypeInterfaces.td"
+
+class Kiln_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<Kiln_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+def Kiln_PointerType : Kiln_Type<"Pointer", "ptr"> {
+  let summary = "Pointer to an element in device memory";
+  let description = [{
+    A typed pointer into global memory (address space 1 by default). Pointer
+    arithmetic (`kiln.addptr`) advances it in units of the pointee type.
+
+    Example:
+    ```mlir
+    !kiln.ptr<f32>
+    !kiln.ptr<f16, 1>
+    ```
+  }];
+  let parameters = (ins "Type":$pointeeType, DefaultValuedParameter<"int", "1">:$addressSpace);
+  let builders = [
+    TypeBuilderWithInferredContext<(ins "Type":$pointeeType,
+                                        CArg<"int", "1">:$addressSpace), [{
+      return $_get(pointeeType.getContext(), pointeeType, addressSpace);
+    }]>
+  ];
+  let assemblyFormat = "`<` $pointeeType (`,` $addressSpace^)? `>`";
+}
+
+// Element types a block may hold.
+def Kiln_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
+def Kiln_Int : AnyTypeOf<[I1, I8, I16, I32, I64]>;
+def Kiln_Scalar : AnyTypeOf<[Kiln_Float, Kiln_Int, Kiln_PointerType]>;
+def Kiln_Block : RankedTensorOf<[Kiln_Float, Kiln_Int, Kiln_PointerType]>;
+def Kiln_ScalarOrBlock : AnyTypeOf<[Kiln_Scalar, Kiln_Block]>;
+
+def Kiln_PtrLike : AnyTypeOf<[Kiln_PointerType, RankedTensorOf<[Kiln_PointerType]>]>;
+def Kiln_IntLike : AnyTypeOf<[Kiln_Int, RankedTensorOf<[Kiln_Int]>]>;
+def Kiln_BoolLike : AnyTypeOf<[I1, RankedTensorOf<[I1]>]>;
+
+#endif // KILN_TYPES

@@ -1,0 +1,39 @@
+//===- Dialect.h - The kiln_gpu dialect -------------------------*- C++ -*-===//
+//
+// Declares the kiln_gpu dialect, its layout encodings and operations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_KILNGPU_IR_DIALECT_H
+#define KILN_DIALECT_KILNGPU_IR_DIALECT_H
+
+#include "kiln/Dialect/Kiln/IR/Dialect.h"
+
+#include "kiln/Dialect/KilnGPU/IR/KilnGPUDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kiln/Dialect/KilnGPU/IR/KilnGPUAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KilnGPU/IR/KilnGPUOps.h.inc"
+
+namespace mlir::kiln::gpu {
+
+/// Returns the number of warps a kiln_gpu module runs with (1 if unset).
+int getNumWarps(ModuleOp module);
+
+/// Returns the threads per warp of a kiln_gpu module (32 if unset).
+int getThreadsPerWarp(ModuleOp module);
+
+/// Builds the default blocked layout for `shape`: `sizePerThread` elements
+/// per thread along the fastest dimension (`order[0]`), then threads and
+/// warps laid out fastest dimension first, as long as the shape has room.
+BlockedEncodingAttr getDefaultBlockedEncoding(MLIRContext *context,
+                                              ArrayRef<int64_t> shape,
+                                              ArrayRef<unsigned> order,
+                                              unsigned sizePerThread,
+                                              int numWarps, int threadsPerWarp);
+
+} // namespace mlir::kiln::gpu
+
+#endif // KILN_DIALECT_KILNGPU_IR_DIALECT_H

@@ -1,0 +1,52 @@
+//===- KilnGPUAttrs.td - Layout encodings ------------------*- tablegen -*-===//
+//
+// The layouts a kiln_gpu block can carry.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_GPU_ATTRS
+#define KILN_GPU_ATTRS
+
+include "kiln/Dialect/KilnGPU/IR/KilnGPUDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def KilnGPU_BlockedEncodingAttr : AttrDef<KilnGPU_Dialect, "BlockedEncoding"> {
+  let mnemonic = "blocked";
+  let summary = "Elements tiled over threads, warps and registers";
+  let description = [{
+    Along each dimension `d` a thread holds `sizePerThread[d]` consecutive
+    elements; `threadsPerWarp[d]` threads of a warp and `warpsPerCTA[d]` warps
+    tile the next levels. `order` lists the dimensions from fastest- to
+    slowest-varying, for thread numbering and for each thread's registers.
+    A block larger than one tile (sizePerThread * threadsPerWarp *
+    warpsPerCTA) wraps around, so each thread holds several tiles; a smaller
+    one is replicated, so several threads hold the same element.
+
+    Example: four contiguous f32 per thread, 128 threads, 512 elements a tile.
+    ```mlir
+    #kiln_gpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+    ```
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"unsigned">:$sizePerThread,
+    ArrayRefParameter<"unsigned">:$threadsPerWarp,
+    ArrayRefParameter<"unsigned">:$warpsPerCTA,
+    ArrayRefParameter<"unsigned">:$order
+  );
+  let assemblyFormat = [{
+    `<` `{` `sizePerThread` `=` `[` $sizePerThread `]` `,`
+            `threadsPerWarp` `=` `[` $threadsPerWarp `]` `,`
+            `warpsPerCTA` `=` `[` $warpsPerCTA `]` `,`
+            `order` `=` `[` $order `]` `}` `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    unsigned getRank() const { return getOrder().size(); }
+    /// Elements one CTA covers along each dimension before wrapping around.
+    SmallVector<int64_t> getShapePerCTATile() const;
+    /// Number of elements each thread holds for a block of `shape`.
+    int64_t getElementsPerThread(ArrayRef<int64_t> shape) const;
+  }];
+}
+
+#endif // KILN_GPU_ATTRS

@@ -1,0 +1,241 @@
+//===- Dialect.cpp - The kiln dialect --------------------------------------===//
+//
+// Registers the kiln dialect and implements its types' helpers, its op
+// verifiers and folders.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/IR/Dialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+#include "kiln/Dialect/Kiln/IR/KilnDialect.cpp.inc"
+#include "kiln/Dialect/Kiln/IR/KilnEnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "kiln/Dialect/Kiln/IR/KilnTypes.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kiln/Dialect/Kiln/IR/KilnAttrs.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "kiln/Dialect/Kiln/IR/KilnOps.cpp.inc"
+
+void KilnDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "kiln/Dialect/Kiln/IR/KilnTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "kiln/Dialect/Kiln/IR/KilnAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/Kiln/IR/KilnOps.cpp.inc"
+      >();
+}
+
+Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
+  return arith::ConstantOp::materialize(builder, value, type, loc);
+}
+
+//===----------------------------------------------------------------------===//
+// Type helpers
+//===----------------------------------------------------------------------===//
+
+Type mlir::kiln::getTypeWithElement(Type type, Type elementType) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return RankedTensorType::get(tensor.getShape(), elementType,
+                                 tensor.getEncoding());
+  return elementType;
+}
+
+Type mlir::kiln::getI1SameShape(Type type) {
+  return getTypeWithElement(type, IntegerType::get(type.getContext(), 1));
+}
+
+Type mlir::kiln::getPointeeType(Type ptrLike) {
+  return cast<PointerType>(getElementTypeOrSelf(ptrLike)).getPointeeType();
+}
+
+static std::string shapeString(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    os << "[";
+    llvm::interleaveComma(tensor.getShape(), os);
+    os << "]";
+  } else {
+    os << "scalar";
+  }
+  return text;
+}
+
+/// Checks that `type` has the shape (and encoding) of `reference`.
+static LogicalResult verifySameShape(Operation *op, StringRef what, Type type,
+                                     Type reference) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  auto refTensor = dyn_cast<RankedTensorType>(reference);
+  if (static_cast<bool>(tensor) != static_cast<bool>(refTensor) ||
+      (tensor && (tensor.getShape() != refTensor.getShape() ||
+                  tensor.getEncoding() != refTensor.getEncoding())))
+    return op->emitOpError() << "expected " << what << " of shape "
+                             << shapeString(reference) << ", got "
+                             << shapeString(type);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MakeRangeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MakeRangeOp::verify() {
+  int64_t start = getStart(), end = getEnd();
+  if (end <= start)
+    return emitOpError() << "expected end > start, got start = " << start
+                         << " and end = " << end;
+  int64_t length = end - start;
+  if (!llvm::isPowerOf2_64(length))
+    return emitOpError() << "expected a power-of-two length, got " << length;
+  auto type = getType();
+  if (type.getRank() != 1 || type.getDimSize(0) != length)
+    return emitOpError() << "expected result of shape [" << length
+                         << "], got " << shapeString(type);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// SplatOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult SplatOp::fold(FoldAdaptor adaptor) {
+  auto value = adaptor.getSrc();
+  if (!value || isa<PointerType>(getSrc().getType()))
+    return {};
+  if (!isa<IntegerAttr, FloatAttr>(value))
+    return {};
+  return SplatElementsAttr::get(getType(), value);
+}
+
+//===----------------------------------------------------------------------===//
+// BroadcastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastOp::verify() {
+  auto srcType = getSrc().getType();
+  auto resultType = getType();
+  if (srcType.getRank() != resultType.getRank())
+    return emitOpError() << "expected source and result of the same rank, got "
+                         << shapeString(srcType) << " and "
+                         << shapeString(resultType);
+  for (auto [src, dst] : llvm::zip(srcType.getShape(), resultType.getShape()))
+    if (src != dst && src != 1)
+      return emitOpError() << "cannot broadcast shape " << shapeString(srcType)
+                           << " to " << shapeString(resultType);
+  return success();
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
+  if (getSrc().getType() == getType())
+    return getSrc();
+  if (auto splat = dyn_cast_if_present<SplatElementsAttr>(adaptor.getSrc()))
+    return SplatElementsAttr::get(getType(), splat.getSplatValue<Attribute>());
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// ExpandDimsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ExpandDimsOp::verify() {
+  auto srcType = getSrc().getType();
+  int64_t axis = getAxis();
+  if (axis < 0 || axis > srcType.getRank())
+    return emitOpError() << "expected axis in [0, " << srcType.getRank()
+                         << "], got " << axis;
+  SmallVector<int64_t> shape(srcType.getShape());
+  shape.insert(shape.begin() + axis, 1);
+  if (getType().getShape() != ArrayRef<int64_t>(shape))
+    return emitOpError() << "expected result of shape "
+                         << shapeString(RankedTensorType::get(
+                                shape, srcType.getElementType()))
+                         << ", got " << shapeString(getType());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AddPtrOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult AddPtrOp::fold(FoldAdaptor adaptor) {
+  if (matchPattern(adaptor.getOffset(), m_Zero()))
+    return getPtr();
+  if (auto splat = dyn_cast_if_present<SplatElementsAttr>(adaptor.getOffset()))
+    if (splat.getSplatValue<APInt>().isZero())
+      return getPtr();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// LoadOp and StoreOp
+//===----------------------------------------------------------------------===//
+
+void LoadOp::build(OpBuilder &builder, OperationState &state, Value ptr,
+                   Value mask, Value other) {
+  Type resultType = getTypeWithElement(ptr.getType(), getPointeeType(ptr.getType()));
+  build(builder, state, resultType, ptr, mask, other, CacheModifier::none,
+        EvictionPolicy::normal, /*isVolatile=*/false);
+}
+
+LogicalResult LoadOp::verify() {
+  Type expected = getTypeWithElement(getPtr().getType(),
+                                     getPointeeType(getPtr().getType()));
+  if (getType() != expected)
+    return emitOpError() << "expected result type " << expected << ", got "
+                         << getType();
+  if (getMask() && failed(verifySameShape(*this, "mask", getMask().getType(),
+                                          getPtr().getType())))
+    return failure();
+  if (getOther() && getOther().getType() != expected)
+    return emitOpError() << "expected 'other' of type " << expected << ", got "
+                         << getOther().getType();
+  return success();
+}
+
+void LoadOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), &getPtrMutable(),
+                       SideEffects::DefaultResource::get());
+  // A volatile load must not be removed or merged with another.
+  if (getIsVolatile())
+    effects.emplace_back(MemoryEffects::Write::get(),
+                         SideEffects::DefaultResource::get());
+}
+
+LogicalResult StoreOp::verify() {
+  Type expected = getTypeWithElement(getPtr().getType(),
+                                     getPointeeType(getPtr().getType()));
+  if (getValue().getType() != expected)
+    return emitOpError() << "expected value of type " << expected << ", got "
+                         << getValue().getType();
+  if (getMask() && failed(verifySameShape(*this, "mask", getMask().getType(),
+                                          getPtr().getType())))
+    return failure();
+  return success();
+}
+
+void StoreOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  effects.emplace_back(MemoryEffects::Write::get(), &getPtrMutable(),
+                       SideEffects::DefaultResource::get());
+}

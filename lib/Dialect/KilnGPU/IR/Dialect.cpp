@@ -1,0 +1,143 @@
+//===- Dialect.cpp - The kiln_gpu dialect ----------------------------------===//
+//
+// Registers the kiln_gpu dialect and implements the blocked layout's
+// arithmetic (tile shape, elements per thread) and verifier.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/KilnGPU/IR/Dialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::kiln::gpu;
+
+#include "kiln/Dialect/KilnGPU/IR/KilnGPUDialect.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kiln/Dialect/KilnGPU/IR/KilnGPUAttrs.cpp.inc"
+
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KilnGPU/IR/KilnGPUOps.cpp.inc"
+
+void KilnGPUDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "kiln/Dialect/KilnGPU/IR/KilnGPUAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KilnGPU/IR/KilnGPUOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// BlockedEncodingAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+BlockedEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                            ArrayRef<unsigned> sizePerThread,
+                            ArrayRef<unsigned> threadsPerWarp,
+                            ArrayRef<unsigned> warpsPerCTA,
+                            ArrayRef<unsigned> order) {
+  size_t rank = order.size();
+  if (sizePerThread.size() != rank || threadsPerWarp.size() != rank ||
+      warpsPerCTA.size() != rank)
+    return emitError() << "expected sizePerThread, threadsPerWarp, warpsPerCTA "
+                          "and order of the same rank, got "
+                       << sizePerThread.size() << ", " << threadsPerWarp.size()
+                       << ", " << warpsPerCTA.size() << " and " << rank;
+  SmallVector<bool> seen(rank, false);
+  for (unsigned dim : order) {
+    if (dim >= rank || seen[dim])
+      return emitError() << "expected order to be a permutation of [0, "
+                         << rank << ")";
+    seen[dim] = true;
+  }
+  for (ArrayRef<unsigned> values : {sizePerThread, threadsPerWarp, warpsPerCTA})
+    for (unsigned value : values)
+      if (!llvm::isPowerOf2_32(value))
+        return emitError() << "expected powers of two, got " << value;
+  return success();
+}
+
+SmallVector<int64_t> BlockedEncodingAttr::getShapePerCTATile() const {
+  SmallVector<int64_t> shape;
+  for (unsigned d = 0; d < getRank(); ++d)
+    shape.push_back(int64_t(getSizePerThread()[d]) * getThreadsPerWarp()[d] *
+                    getWarpsPerCTA()[d]);
+  return shape;
+}
+
+int64_t BlockedEncodingAttr::getElementsPerThread(ArrayRef<int64_t> shape) const {
+  SmallVector<int64_t> tile = getShapePerCTATile();
+  int64_t count = 1;
+  for (unsigned d = 0; d < getRank(); ++d) {
+    int64_t repeats = std::max<int64_t>(1, shape[d] / tile[d]);
+    // A dimension smaller than one thread's share holds it only once.
+    count *= repeats * std::min<int64_t>(getSizePerThread()[d], shape[d]);
+  }
+  return count;
+}
+
+BlockedEncodingAttr mlir::kiln::gpu::getDefaultBlockedEncoding(
+    MLIRContext *context, ArrayRef<int64_t> shape, ArrayRef<unsigned> order,
+    unsigned sizePerThread, int numWarps, int threadsPerWarp) {
+  size_t rank = shape.size();
+  SmallVector<unsigned> perThread(rank, 1), threads(rank, 1), warps(rank, 1);
+  perThread[order[0]] = std::min<int64_t>(sizePerThread, shape[order[0]]);
+  unsigned threadsLeft = threadsPerWarp, warpsLeft = numWarps;
+  for (size_t i = 0; i < rank; ++i) {
+    unsigned dim = order[i];
+    bool last = i + 1 == rank;
+    int64_t room = std::max<int64_t>(1, shape[dim] / perThread[dim]);
+    threads[dim] = last ? threadsLeft : std::min<int64_t>(threadsLeft, room);
+    threadsLeft /= threads[dim];
+  }
+  for (size_t i = 0; i < rank; ++i) {
+    unsigned dim = order[i];
+    bool last = i + 1 == rank;
+    int64_t room =
+        std::max<int64_t>(1, shape[dim] / (perThread[dim] * threads[dim]));
+    warps[dim] = last ? warpsLeft : std::min<int64_t>(warpsLeft, room);
+    warpsLeft /= warps[dim];
+  }
+  return BlockedEncodingAttr::get(context, perThread, threads, warps, order);
+}
+
+int mlir::kiln::gpu::getNumWarps(ModuleOp module) {
+  if (auto attr = module->getAttrOfType<IntegerAttr>(
+          KilnGPUDialect::getNumWarpsAttrName()))
+    return attr.getInt();
+  return 1;
+}
+
+int mlir::kiln::gpu::getThreadsPerWarp(ModuleOp module) {
+  if (auto attr = module->getAttrOfType<IntegerAttr>(
+          KilnGPUDialect::getThreadsPerWarpAttrName()))
+    return attr.getInt();
+  return 32;
+}
+
+//===----------------------------------------------------------------------===//
+// ConvertLayoutOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor adaptor) {
+  if (getSrc().getType() == getType())
+    return getSrc();
+  if (auto splat = dyn_cast_if_present<SplatElementsAttr>(adaptor.getSrc()))
+    return SplatElementsAttr::get(getType(), splat.getSplatValue<Attribute>());
+  return {};
+}
+
+Operation *KilnGPUDialect::materializeConstant(OpBuilder &builder,
+                                               Attribute value, Type type,
+                                               Location loc) {
+  return arith::ConstantOp::materialize(builder, value, type, loc);
+}
