@@ -14,8 +14,10 @@ namespace py = pybind11;
 namespace kiln::python {
 
 static py::object &mlirErrorType() {
-  static py::object type;
-  return type;
+  // Leaked on purpose: destroying a Python object after the interpreter has
+  // shut down would crash at exit.
+  static py::object *type = new py::object();
+  return *type;
 }
 
 /// Finds the first file position inside `loc` (through call sites, names
