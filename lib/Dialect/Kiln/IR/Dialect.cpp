@@ -11,6 +11,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -29,7 +30,21 @@ using namespace mlir::kiln;
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Kiln/IR/KilnOps.cpp.inc"
 
+namespace {
+/// Every kiln op can be inlined: none depends on the function it is in.
+struct KilnInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+  bool isLegalToInline(Region *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void KilnDialect::initialize() {
+  addInterfaces<KilnInlinerInterface>();
   addTypes<
 #define GET_TYPEDEF_LIST
 #include "kiln/Dialect/Kiln/IR/KilnTypes.cpp.inc"
@@ -79,20 +94,6 @@ static std::string shapeString(Type type) {
     os << "scalar";
   }
   return text;
-}
-
-/// Checks that `type` has the shape (and encoding) of `reference`.
-static LogicalResult verifySameShape(Operation *op, StringRef what, Type type,
-                                     Type reference) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  auto refTensor = dyn_cast<RankedTensorType>(reference);
-  if (static_cast<bool>(tensor) != static_cast<bool>(refTensor) ||
-      (tensor && (tensor.getShape() != refTensor.getShape() ||
-                  tensor.getEncoding() != refTensor.getEncoding())))
-    return op->emitOpError() << "expected " << what << " of shape "
-                             << shapeString(reference) << ", got "
-                             << shapeString(type);
-  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -203,12 +204,7 @@ LogicalResult LoadOp::verify() {
   if (getType() != expected)
     return emitOpError() << "expected result type " << expected << ", got "
                          << getType();
-  if (getMask() && failed(verifySameShape(*this, "mask", getMask().getType(),
-                                          getPtr().getType())))
-    return failure();
-  if (getOther() && getOther().getType() != expected)
-    return emitOpError() << "expected 'other' of type " << expected << ", got "
-                         << getOther().getType();
+  // The shapes of mask and other are checked by the op's type constraints.
   return success();
 }
 
@@ -228,9 +224,6 @@ LogicalResult StoreOp::verify() {
   if (getValue().getType() != expected)
     return emitOpError() << "expected value of type " << expected << ", got "
                          << getValue().getType();
-  if (getMask() && failed(verifySameShape(*this, "mask", getMask().getType(),
-                                          getPtr().getType())))
-    return failure();
   return success();
 }
 

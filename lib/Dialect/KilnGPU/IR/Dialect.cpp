@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -24,7 +25,23 @@ using namespace mlir::kiln::gpu;
 #define GET_OP_CLASSES
 #include "kiln/Dialect/KilnGPU/IR/KilnGPUOps.cpp.inc"
 
+namespace {
+/// Prints layouts as `#blocked`, `#blocked1`, ... aliases: a kernel repeats
+/// the same few layouts on every value.
+struct KilnGPUOpAsmInterface : public OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    if (isa<BlockedEncodingAttr>(attr)) {
+      os << "blocked";
+      return AliasResult::FinalAlias;
+    }
+    return AliasResult::NoAlias;
+  }
+};
+} // namespace
+
 void KilnGPUDialect::initialize() {
+  addInterfaces<KilnGPUOpAsmInterface>();
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "kiln/Dialect/KilnGPU/IR/KilnGPUAttrs.cpp.inc"
@@ -140,4 +157,43 @@ Operation *KilnGPUDialect::materializeConstant(OpBuilder &builder,
                                                Attribute value, Type type,
                                                Location loc) {
   return arith::ConstantOp::materialize(builder, value, type, loc);
+}
+
+//===----------------------------------------------------------------------===//
+// Layout assignment helper
+//===----------------------------------------------------------------------===//
+
+void mlir::kiln::gpu::setBlockEncodings(
+    Operation *root, function_ref<Attribute(RankedTensorType)> encodingFor) {
+  auto convert = [&](Type type) -> Type {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return type;
+    Attribute encoding = encodingFor(tensor);
+    if (!encoding)
+      return type;
+    return RankedTensorType::get(tensor.getShape(), tensor.getElementType(),
+                                 encoding);
+  };
+  root->walk([&](Operation *op) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          arg.setType(convert(arg.getType()));
+    for (OpResult result : op->getResults())
+      result.setType(convert(result.getType()));
+    if (auto constant = dyn_cast<arith::ConstantOp>(op))
+      if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+        constant.setValueAttr(dense.reshape(
+            cast<ShapedType>(constant.getResult().getType())));
+    if (auto function = dyn_cast<FunctionOpInterface>(op)) {
+      auto type = cast<FunctionType>(function.getFunctionType());
+      SmallVector<Type> inputs, results;
+      for (Type t : type.getInputs())
+        inputs.push_back(convert(t));
+      for (Type t : type.getResults())
+        results.push_back(convert(t));
+      function.setType(FunctionType::get(op->getContext(), inputs, results));
+    }
+  });
 }

@@ -30,7 +30,9 @@ def Kiln_CacheModifier : I32EnumAttr<"CacheModifier", "cache modifier of a memor
   let cppNamespace = "::mlir::kiln";
   let genSpecializedAttr = 0;
 }
-def Kiln_CacheModifierAttr : EnumAttr<Kiln_Dialect, Kiln_CacheModifier, "cache">;
+def Kiln_CacheModifierAttr : EnumAttr<Kiln_Dialect, Kiln_CacheModifier, "cache"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 def Kiln_EvictionPolicy : I32EnumAttr<"EvictionPolicy", "eviction policy of a memory access", [
     I32EnumAttrCase<"normal", 0>, I32EnumAttrCase<"evict_first", 1>,
@@ -38,7 +40,9 @@ def Kiln_EvictionPolicy : I32EnumAttr<"EvictionPolicy", "eviction policy of a me
   let cppNamespace = "::mlir::kiln";
   let genSpecializedAttr = 0;
 }
-def Kiln_EvictionPolicyAttr : EnumAttr<Kiln_Dialect, Kiln_EvictionPolicy, "evict">;
+def Kiln_EvictionPolicyAttr : EnumAttr<Kiln_Dialect, Kiln_EvictionPolicy, "evict"> {
+  let assemblyFormat = "`<` $value `>`";
+}
 
 //===----------------------------------------------------------------------===//
 // Grid queries
@@ -171,9 +175,9 @@ def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     TypesMatchWith<"mask has the shape of ptr", "ptr", "mask",
                    "::mlir::kiln::getI1SameShape($_self)",
-                   "($_op.getOperands().size() <= 1) || std::equal_to<>()">,
+                   "!::llvm::cast<::mlir::kiln::LoadOp>($_op).getMask() || std::equal_to<>()">,
     TypesMatchWith<"other has the type of result", "result", "other", "$_self",
-                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
+                   "!::llvm::cast<::mlir::kiln::LoadOp>($_op).getOther() || std::equal_to<>()">]> {
   let summary = "Masked load of a block (or scalar) from global memory";
   let description = [{
     Loads the element each pointer points to. Where `mask` is false the
@@ -205,7 +209,7 @@ def Kiln_StoreOp : Kiln_Op<"store", [
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     TypesMatchWith<"mask has the shape of ptr", "ptr", "mask",
                    "::mlir::kiln::getI1SameShape($_self)",
-                   "($_op.getOperands().size() <= 2) || std::equal_to<>()">]> {
+                   "!::llvm::cast<::mlir::kiln::StoreOp>($_op).getMask() || std::equal_to<>()">]> {
   let summary = "Masked store of a block (or scalar) to global memory";
   let description = [{
     Stores each element of `value` where its pointer points, skipping the

@@ -34,6 +34,14 @@ BlockedEncodingAttr getDefaultBlockedEncoding(MLIRContext *context,
                                               unsigned sizePerThread,
                                               int numWarps, int threadsPerWarp);
 
+/// Rewrites in place the type of every block value under `root` (op results,
+/// block arguments, function signatures, dense constants) to carry the
+/// encoding `encodingFor` returns for its current type; a null attribute
+/// leaves the type as it is. Element-wise ops need no other change, which is
+/// why layout assignment can be a type rewrite.
+void setBlockEncodings(Operation *root,
+                       function_ref<Attribute(RankedTensorType)> encodingFor);
+
 } // namespace mlir::kiln::gpu
 
 #endif // KILN_DIALECT_KILNGPU_IR_DIALECT_H

@@ -1,0 +1,271 @@
+//===- AxisInfo.cpp - Contiguity, divisibility and constancy ---------------===//
+//
+// Implements the axis-info analysis as a memoized walk up the use-def chains:
+// each value's information is derived from its operands' by a rule per op.
+// Every rule is conservative: it may under-claim, never over-claim, since
+// lowering turns the claims into wide, unpredicated-per-element accesses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Analysis/AxisInfo.h"
+#include "kiln/Dialect/KilnGPU/IR/Dialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include "llvm/ADT/bit.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+int64_t mlir::kiln::highestPowerOf2Divisor(int64_t value) {
+  if (value == 0)
+    return AxisInfo::kMaxDivisibility;
+  int64_t divisor = value & -value; // lowest set bit
+  return std::min(std::abs(divisor), AxisInfo::kMaxDivisibility);
+}
+
+static SmallVector<int64_t> shapeOf(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return SmallVector<int64_t>(tensor.getShape());
+  return {1};
+}
+
+AxisInfo AxisInfo::unknown(int64_t rank) {
+  AxisInfo info;
+  info.contiguity.assign(rank, 1);
+  info.divisibility.assign(rank, 1);
+  info.constancy.assign(rank, 1);
+  return info;
+}
+
+AxisInfo AxisInfo::constant(int64_t value, ArrayRef<int64_t> shape) {
+  AxisInfo info;
+  info.contiguity.assign(shape.size(), 1);
+  info.divisibility.assign(shape.size(), highestPowerOf2Divisor(value));
+  info.constancy.assign(shape.begin(), shape.end());
+  info.constantValue = value;
+  return info;
+}
+
+static int64_t gcd(int64_t a, int64_t b) { return std::gcd(a, b); }
+
+static int64_t capDivisibility(int64_t value) {
+  return std::min(value, AxisInfo::kMaxDivisibility);
+}
+
+/// Size in bytes of the element a pointer-like type points to.
+static int64_t pointeeBytes(Type ptrLike) {
+  Type pointee = getPointeeType(ptrLike);
+  return std::max<int64_t>(1, pointee.getIntOrFloatBitWidth() / 8);
+}
+
+AxisInfoAnalysis::AxisInfoAnalysis(Operation *root) { (void)root; }
+
+const AxisInfo &AxisInfoAnalysis::getAxisInfo(Value value) {
+  auto it = cache.find(value);
+  if (it != cache.end())
+    return it->second;
+  AxisInfo info = compute(value);
+  return cache.try_emplace(value, std::move(info)).first->second;
+}
+
+/// Information of a function argument: its declared divisibility (from the
+/// JIT's specialization), or a pointer's natural element alignment.
+static AxisInfo argumentInfo(BlockArgument arg) {
+  SmallVector<int64_t> shape = shapeOf(arg.getType());
+  AxisInfo info = AxisInfo::unknown(shape.size());
+  auto function = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (!function || arg.getOwner() != &function.getFunctionBody().front())
+    return info;
+  int64_t divisibility = 1;
+  if (isa<PointerType>(getElementTypeOrSelf(arg.getType())))
+    divisibility = pointeeBytes(arg.getType());
+  if (auto attr = function.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                         "kiln.divisibility"))
+    divisibility = std::max(divisibility, capDivisibility(attr.getInt()));
+  info.divisibility.assign(shape.size(), divisibility);
+  return info;
+}
+
+AxisInfo AxisInfoAnalysis::compute(Value value) {
+  SmallVector<int64_t> shape = shapeOf(value.getType());
+  int64_t rank = shape.size();
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return argumentInfo(arg);
+
+  Operation *op = value.getDefiningOp();
+  auto operandInfo = [&](unsigned i) -> AxisInfo {
+    return getAxisInfo(op->getOperand(i));
+  };
+
+  // Constants.
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    if (auto integer = dyn_cast<IntegerAttr>(constant.getValue()))
+      return AxisInfo::constant(integer.getValue().getSExtValue(), shape);
+    if (auto splat = dyn_cast<SplatElementsAttr>(constant.getValue()))
+      if (splat.getElementType().isInteger())
+        return AxisInfo::constant(splat.getSplatValue<APInt>().getSExtValue(),
+                                  shape);
+    AxisInfo info = AxisInfo::unknown(rank);
+    if (isa<SplatElementsAttr>(constant.getValue()))
+      info.constancy = shape;
+    return info;
+  }
+
+  // Block creation and shape changes.
+  if (auto range = dyn_cast<MakeRangeOp>(op)) {
+    AxisInfo info = AxisInfo::unknown(1);
+    info.contiguity[0] = shape[0];
+    info.divisibility[0] = highestPowerOf2Divisor(range.getStart());
+    return info;
+  }
+  if (isa<SplatOp>(op)) {
+    AxisInfo src = operandInfo(0);
+    AxisInfo info = AxisInfo::unknown(rank);
+    info.divisibility.assign(rank, src.divisibility[0]);
+    info.constancy = shape;
+    info.constantValue = src.constantValue;
+    return info;
+  }
+  if (isa<BroadcastOp>(op)) {
+    AxisInfo src = operandInfo(0);
+    SmallVector<int64_t> srcShape = shapeOf(op->getOperand(0).getType());
+    AxisInfo info = src;
+    for (int64_t d = 0; d < rank; ++d)
+      if (srcShape[d] == 1 && shape[d] != 1) {
+        info.contiguity[d] = 1;
+        info.constancy[d] = shape[d];
+      }
+    return info;
+  }
+  if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
+    AxisInfo info = operandInfo(0);
+    int64_t axis = expand.getAxis();
+    int64_t divisibility = *llvm::min_element(info.divisibility);
+    info.contiguity.insert(info.contiguity.begin() + axis, 1);
+    info.divisibility.insert(info.divisibility.begin() + axis, divisibility);
+    info.constancy.insert(info.constancy.begin() + axis, 1);
+    return info;
+  }
+  if (isa<gpu::ConvertLayoutOp, arith::ExtSIOp, arith::ExtUIOp,
+          arith::TruncIOp, arith::IndexCastOp>(op))
+    return operandInfo(0);
+
+  // Arithmetic. Operands of these ops have the result's shape.
+  auto combineConstancy = [&](const AxisInfo &lhs, const AxisInfo &rhs) {
+    SmallVector<int64_t> constancy;
+    for (int64_t d = 0; d < rank; ++d)
+      constancy.push_back(gcd(lhs.constancy[d], rhs.constancy[d]));
+    return constancy;
+  };
+  auto addLike = [&](const AxisInfo &lhs, const AxisInfo &rhs,
+                     int64_t rhsScale, bool subtract) {
+    AxisInfo info = AxisInfo::unknown(rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      // Adding a run-wise constant keeps a run contiguous.
+      int64_t contiguity = gcd(lhs.contiguity[d], rhs.constancy[d]);
+      if (!subtract)
+        contiguity = std::max(contiguity, gcd(lhs.constancy[d], rhs.contiguity[d]));
+      info.contiguity[d] = contiguity;
+      info.divisibility[d] = gcd(lhs.divisibility[d],
+                                 capDivisibility(rhs.divisibility[d] * rhsScale));
+    }
+    info.constancy = combineConstancy(lhs, rhs);
+    if (lhs.constantValue && rhs.constantValue)
+      info.constantValue = subtract
+                               ? *lhs.constantValue - *rhs.constantValue * rhsScale
+                               : *lhs.constantValue + *rhs.constantValue * rhsScale;
+    return info;
+  };
+  if (isa<AddPtrOp>(op))
+    return addLike(operandInfo(0), operandInfo(1), pointeeBytes(value.getType()),
+                   /*subtract=*/false);
+  if (isa<arith::AddIOp>(op))
+    return addLike(operandInfo(0), operandInfo(1), 1, /*subtract=*/false);
+  if (isa<arith::SubIOp>(op))
+    return addLike(operandInfo(0), operandInfo(1), 1, /*subtract=*/true);
+  if (isa<arith::MulIOp>(op)) {
+    AxisInfo lhs = operandInfo(0), rhs = operandInfo(1);
+    AxisInfo info = AxisInfo::unknown(rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      if (rhs.constantValue == 1)
+        info.contiguity[d] = lhs.contiguity[d];
+      else if (lhs.constantValue == 1)
+        info.contiguity[d] = rhs.contiguity[d];
+      info.divisibility[d] =
+          capDivisibility(lhs.divisibility[d] * rhs.divisibility[d]);
+    }
+    info.constancy = combineConstancy(lhs, rhs);
+    if (lhs.constantValue && rhs.constantValue)
+      info.constantValue = *lhs.constantValue * *rhs.constantValue;
+    return info;
+  }
+  if (isa<arith::RemSIOp, arith::RemUIOp>(op)) {
+    AxisInfo lhs = operandInfo(0), rhs = operandInfo(1);
+    AxisInfo info = AxisInfo::unknown(rank);
+    // x % c for a constant power-of-two multiple c keeps runs that start at
+    // multiples of c contiguous up to length c.
+    if (rhs.constantValue && *rhs.constantValue > 0)
+      for (int64_t d = 0; d < rank; ++d) {
+        info.contiguity[d] =
+            gcd(lhs.contiguity[d], highestPowerOf2Divisor(*rhs.constantValue));
+        info.divisibility[d] = gcd(lhs.divisibility[d], rhs.divisibility[d]);
+      }
+    info.constancy = combineConstancy(lhs, rhs);
+    return info;
+  }
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    AxisInfo lhs = operandInfo(0), rhs = operandInfo(1);
+    AxisInfo info = AxisInfo::unknown(rank);
+    info.constancy = combineConstancy(lhs, rhs);
+    bool ordered = cmp.getPredicate() != arith::CmpIPredicate::eq &&
+                   cmp.getPredicate() != arith::CmpIPredicate::ne;
+    if (ordered)
+      for (int64_t d = 0; d < rank; ++d) {
+        // A contiguous run aligned to g compared with a value divisible by g
+        // is on one side of it over every aligned chunk of length g.
+        int64_t fromLhs = std::min(
+            {lhs.contiguity[d], gcd(lhs.divisibility[d], rhs.divisibility[d]),
+             rhs.constancy[d]});
+        int64_t fromRhs = std::min(
+            {rhs.contiguity[d], gcd(rhs.divisibility[d], lhs.divisibility[d]),
+             lhs.constancy[d]});
+        info.constancy[d] = std::max({info.constancy[d], fromLhs, fromRhs});
+      }
+    return info;
+  }
+
+  // Any other element-wise op is constant wherever all its operands are.
+  if (op->hasTrait<OpTrait::Elementwise>() || isa<arith::SelectOp>(op)) {
+    AxisInfo info = AxisInfo::unknown(rank);
+    info.constancy = shape;
+    for (Value operand : op->getOperands()) {
+      if (shapeOf(operand.getType()).size() != size_t(rank))
+        continue; // a scalar condition of select: constant everywhere
+      const AxisInfo &operandInfo = getAxisInfo(operand);
+      for (int64_t d = 0; d < rank; ++d)
+        info.constancy[d] = gcd(info.constancy[d], operandInfo.constancy[d]);
+    }
+    return info;
+  }
+  return AxisInfo::unknown(rank);
+}
+
+int64_t AxisInfoAnalysis::getPtrVectorWidth(Value ptr, int64_t dim,
+                                            int64_t maxBytes) {
+  const AxisInfo &info = getAxisInfo(ptr);
+  int64_t elementBytes = pointeeBytes(ptr.getType());
+  int64_t alignedElements = std::max<int64_t>(1, info.divisibility[dim] / elementBytes);
+  int64_t width = std::min({info.contiguity[dim], alignedElements,
+                            std::max<int64_t>(1, maxBytes / elementBytes)});
+  return int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(1, width))));
+}
+
+int64_t AxisInfoAnalysis::getMaskConstancy(Value mask, int64_t dim) {
+  return getAxisInfo(mask).constancy[dim];
+}

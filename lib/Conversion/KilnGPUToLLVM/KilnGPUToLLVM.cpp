@@ -1,0 +1,134 @@
+//===- KilnGPUToLLVM.cpp - Lower kiln_gpu kernels to LLVM and NVVM ---------===//
+//
+// Implements convert-kiln-gpu-to-llvm: structured control flow becomes
+// branches, each block value becomes the vector of elements one thread
+// holds, element-wise arith and math apply to those vectors unchanged (via
+// the upstream lowerings), and kiln ops lower per thread from their layouts.
+// Kernels become `llvm.func` with `nvvm.kernel` and their required CTA size.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utility.h"
+
+#include "kiln/Analysis/AxisInfo.h"
+#include "kiln/Conversion/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/bit.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_CONVERTKILNGPUTOLLVM
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::gpu;
+
+/// Widest run of elements one access may move for `ptr` (and `mask`): as
+/// many as are proven contiguous, aligned and uniformly masked, within the
+/// run each thread holds along the fastest dimension.
+static int64_t getAccessWidth(AxisInfoAnalysis &axisInfo, Value ptr, Value mask) {
+  auto tensor = dyn_cast<RankedTensorType>(ptr.getType());
+  if (!tensor)
+    return 1;
+  auto layout = dyn_cast_if_present<BlockedEncodingAttr>(tensor.getEncoding());
+  if (!layout)
+    return 1;
+  unsigned fastest = layout.getOrder()[0];
+  int64_t width = std::min<int64_t>(axisInfo.getPtrVectorWidth(ptr, fastest),
+                                    std::min<int64_t>(layout.getSizePerThread()[fastest],
+                                                      tensor.getDimSize(fastest)));
+  if (mask)
+    width = std::min(width, axisInfo.getMaskConstancy(mask, fastest));
+  return int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(1, width))));
+}
+
+/// Turns the frontend's kernel markers into NVVM's: `kiln.kernel` becomes
+/// `nvvm.kernel` with the required CTA size; argument divisibility becomes
+/// LLVM alignment on pointers.
+static void markKernels(ModuleOp module, int threadsPerCTA) {
+  MLIRContext *context = module.getContext();
+  module.walk([&](LLVM::LLVMFuncOp function) {
+    for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+      auto divisibility =
+          function.getArgAttrOfType<IntegerAttr>(i, "kiln.divisibility");
+      if (!divisibility)
+        continue;
+      function.removeArgAttr(i, StringAttr::get(context, "kiln.divisibility"));
+      if (isa<LLVM::LLVMPointerType>(function.getArgumentTypes()[i]))
+        function.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                            IntegerAttr::get(IntegerType::get(context, 64),
+                                             divisibility.getInt()));
+    }
+    if (!function->hasAttr("kiln.kernel"))
+      return;
+    function->removeAttr("kiln.kernel");
+    function->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
+                      UnitAttr::get(context));
+    function->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
+                      DenseI32ArrayAttr::get(context, {threadsPerCTA, 1, 1}));
+  });
+}
+
+namespace {
+
+struct ConvertKilnGPUToLLVM
+    : public kiln::impl::ConvertKilnGPUToLLVMBase<ConvertKilnGPUToLLVM> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    LaunchShape launch{getNumWarps(module), getThreadsPerWarp(module)};
+
+    // Structured control flow to branches first: the type conversion below
+    // then only sees block arguments and branch operands.
+    {
+      RewritePatternSet patterns(context);
+      populateSCFToControlFlowConversionPatterns(patterns);
+      ConversionTarget target(*context);
+      target.addIllegalDialect<scf::SCFDialect>();
+      target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+      if (failed(applyPartialConversion(module, target, std::move(patterns))))
+        return signalPassFailure();
+    }
+
+    // Decide access widths on the unconverted IR, where the analysis can
+    // still see block types and kiln ops.
+    AxisInfoAnalysis axisInfo(module);
+    AccessWidths widths;
+    module.walk([&](Operation *op) {
+      if (auto load = dyn_cast<LoadOp>(op))
+        widths[op] = getAccessWidth(axisInfo, load.getPtr(), load.getMask());
+      else if (auto store = dyn_cast<StoreOp>(op))
+        widths[op] = getAccessWidth(axisInfo, store.getPtr(), store.getMask());
+    });
+
+    KilnGPUToLLVMTypeConverter converter(context);
+    RewritePatternSet patterns(context);
+    populateBlockOpToLLVMPatterns(converter, patterns, launch);
+    populateMemoryOpToLLVMPatterns(converter, patterns, widths, launch);
+    arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    populateMathToLLVMConversionPatterns(converter, patterns);
+    cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+    populateFuncToLLVMConversionPatterns(converter, patterns);
+    LLVMConversionTarget target(*context);
+    target.addLegalDialect<NVVM::NVVMDialect>();
+    target.addLegalOp<ModuleOp>();
+    if (failed(applyFullConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+
+    markKernels(module, launch.numWarps * launch.threadsPerWarp);
+  }
+};
+
+} // namespace

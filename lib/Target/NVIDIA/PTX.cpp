@@ -1,0 +1,123 @@
+//===- PTX.cpp - LLVM IR and PTX generation for NVIDIA GPUs ----------------===//
+//
+// Translates the LLVM + NVVM dialects to LLVM IR, runs LLVM's O3 pipeline
+// with the NVPTX target machine, and prints PTX.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Target/NVIDIA/PTX.h"
+
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <mutex>
+
+using namespace mlir;
+
+static const char *kTriple = "nvptx64-nvidia-cuda";
+
+static void initializeNVPTX() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+/// PTX ISA version to emit for `chip`: 8.0 covers sm_90a and everything
+/// before it, and every CUDA 12+ ptxas and driver reads it.
+static std::string ptxFeatures(StringRef chip) {
+  (void)chip;
+  return "+ptx80";
+}
+
+static std::unique_ptr<llvm::TargetMachine> createTargetMachine(StringRef chip,
+                                                                std::string &error) {
+  initializeNVPTX();
+  llvm::Triple triple(kTriple);
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  llvm::TargetOptions options;
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, chip, ptxFeatures(chip), options, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+}
+
+bool mlir::kiln::nvidia::isValidChip(StringRef chip) {
+  std::string error;
+  auto machine = createTargetMachine(chip, error);
+  if (!machine)
+    return false;
+  return machine->getMCSubtargetInfo()->isCPUStringValid(chip);
+}
+
+FailureOr<kiln::nvidia::PTXOutput>
+mlir::kiln::nvidia::translateToPTX(ModuleOp module, StringRef chip) {
+  if (!isValidChip(chip))
+    return module.emitError() << "expected an NVIDIA chip such as sm_80 or "
+                                 "sm_90a, got '" << chip << "'";
+  std::string error;
+  auto machine = createTargetMachine(chip, error);
+  if (!machine)
+    return module.emitError() << "cannot create the NVPTX target: " << error;
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "kiln");
+  if (!llvmModule)
+    return module.emitError() << "translation to LLVM IR failed";
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+  llvmModule->setDataLayout(machine->createDataLayout());
+
+  // LLVM's standard O3 pipeline, with the NVPTX machine's cost model.
+  {
+    llvm::LoopAnalysisManager loopAnalyses;
+    llvm::FunctionAnalysisManager functionAnalyses;
+    llvm::CGSCCAnalysisManager cgsccAnalyses;
+    llvm::ModuleAnalysisManager moduleAnalyses;
+    llvm::PassBuilder builder(machine.get());
+    builder.registerModuleAnalyses(moduleAnalyses);
+    builder.registerCGSCCAnalyses(cgsccAnalyses);
+    builder.registerFunctionAnalyses(functionAnalyses);
+    builder.registerLoopAnalyses(loopAnalyses);
+    builder.crossRegisterProxies(loopAnalyses, functionAnalyses, cgsccAnalyses,
+                                 moduleAnalyses);
+    llvm::ModulePassManager passes =
+        builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    passes.run(*llvmModule, moduleAnalyses);
+  }
+  std::string verifyErrors;
+  llvm::raw_string_ostream verifyStream(verifyErrors);
+  if (llvm::verifyModule(*llvmModule, &verifyStream))
+    return module.emitError() << "optimized LLVM IR is invalid: " << verifyErrors;
+
+  PTXOutput output;
+  {
+    llvm::raw_string_ostream os(output.llvmIR);
+    llvmModule->print(os, nullptr);
+  }
+  {
+    llvm::SmallString<0> ptx;
+    llvm::raw_svector_ostream os(ptx);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                     llvm::CodeGenFileType::AssemblyFile))
+      return module.emitError() << "the NVPTX backend cannot emit assembly";
+    codegen.run(*llvmModule);
+    output.ptx = ptx.str().str();
+  }
+  return output;
+}

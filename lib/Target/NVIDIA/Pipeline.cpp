@@ -1,0 +1,67 @@
+//===- Pipeline.cpp - The NVIDIA lowering pipelines ------------------------===//
+//
+// Lists, in order, the passes that take a kernel from the kiln dialect to
+// the LLVM + NVVM dialects, and registers them as named pipelines so that
+// kiln-opt reproduces exactly what the JIT runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Target/NVIDIA/Pipeline.h"
+
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
+
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
+                                        const PipelineOptions &options) {
+  // Calls to other jit functions are inlined: kernels are small and layouts
+  // are assigned over the whole kernel.
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Every block gets a layout over the CTA's threads...
+  ConvertKilnToKilnGPUOptions layoutOptions;
+  layoutOptions.numWarps = options.numWarps;
+  layoutOptions.target = options.target;
+  pm.addPass(createConvertKilnToKilnGPU(layoutOptions));
+  // ...then the layouts of accessed blocks are chosen for wide, coalesced
+  // memory instructions.
+  pm.addPass(gpu::createKilnGPUCoalesce());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void nvidia::buildKilnGPUToLLVMPipeline(OpPassManager &pm,
+                                        const PipelineOptions &options) {
+  ConvertKilnGPUToLLVMOptions llvmOptions;
+  llvmOptions.target = options.target;
+  pm.addPass(createConvertKilnGPUToLLVM(llvmOptions));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void nvidia::registerPipelines() {
+  PassPipelineRegistration<PipelineOptions>(
+      "kiln-nvidia-to-kiln-gpu",
+      "Lower a kiln kernel to kiln_gpu with coalesced layouts (NVIDIA)",
+      buildKilnToKilnGPUPipeline);
+  PassPipelineRegistration<PipelineOptions>(
+      "kiln-nvidia-to-llvm",
+      "Lower a kiln_gpu kernel to the LLVM and NVVM dialects (NVIDIA)",
+      buildKilnGPUToLLVMPipeline);
+  PassPipelineRegistration<PipelineOptions>(
+      "kiln-nvidia-to-llvm-all",
+      "Lower a kiln kernel all the way to the LLVM and NVVM dialects (NVIDIA)",
+      [](OpPassManager &pm, const PipelineOptions &options) {
+        buildKilnToKilnGPUPipeline(pm, options);
+        buildKilnGPUToLLVMPipeline(pm, options);
+      });
+}

@@ -1,0 +1,48 @@
+"""Kiln: a block-level GPU kernel language and JIT compiler.
+
+Write kernels as Python functions decorated with :func:`kiln.jit`, operating
+on whole blocks with :mod:`kiln.language`, and launch them over a grid::
+
+    import kiln
+    import kiln.language as kl
+
+    @kiln.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: kl.constexpr):
+        offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+        mask = offs < n
+        kl.store(out_ptr + offs, kl.load(x_ptr + offs, mask=mask) + kl.load(y_ptr + offs, mask=mask), mask=mask)
+
+    add_kernel[(kiln.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+
+The public API follows Triton's (``kiln`` for ``triton``, ``kiln.language``
+for ``triton.language``).
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from kiln import language
+from kiln.compiler.compiler import CompiledKernel, compile
+from kiln.errors import CompilationError, KilnError, OutOfResources
+from kiln.runtime.jit import JITFunction, jit
+
+
+def cdiv(x: int, y: int) -> int:
+    """Ceiling division of two integers: the number of blocks of ``y`` that
+    cover ``x`` (as ``triton.cdiv``)."""
+    return (x + y - 1) // y
+
+
+__all__ = [
+    "CompilationError",
+    "CompiledKernel",
+    "JITFunction",
+    "KilnError",
+    "OutOfResources",
+    "cdiv",
+    "compile",
+    "jit",
+    "language",
+    "__version__",
+]

@@ -1,0 +1,64 @@
+//===- compiler.cc - kiln._C.compiler: pipelines and code generation -------===//
+//
+// Binds the registered pass pipelines (run from their textual form, so the
+// exact string can be replayed with `kiln-opt --pass-pipeline=...`) and the
+// LLVM IR / PTX generation of the NVIDIA target. Failures raise
+// kiln._C.ir.MLIRError with the diagnostics located in the kernel source.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Diagnostics.h"
+#include "IRModule.h"
+
+#include "kiln/Target/NVIDIA/PTX.h"
+#include "kiln/Target/NVIDIA/Registration.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+using kiln::python::DiagnosticCapture;
+using kiln::python::PyModule;
+
+/// Parses and runs `pipeline` (e.g. "builtin.module(kiln-nvidia-to-kiln-gpu{
+/// num-warps=4 target=sm_90a})") on the module, in place.
+static void runPassPipeline(PyModule &module, const std::string &pipeline) {
+  mlir::MLIRContext *context = module.context.get();
+  DiagnosticCapture capture(context);
+  mlir::PassManager manager(context);
+  std::string parseErrors;
+  llvm::raw_string_ostream errorStream(parseErrors);
+  if (mlir::failed(mlir::parsePassPipeline(pipeline, manager, errorStream)))
+    throw py::value_error("invalid pass pipeline '" + pipeline + "': " +
+                          parseErrors);
+  if (mlir::failed(manager.run(module.get())) || capture.hasErrors())
+    capture.raise("pass pipeline " + pipeline);
+  // A pass that left invalid IR without a diagnostic is a compiler bug, but
+  // it must still reach the user as an error, not a crash later.
+  if (mlir::failed(mlir::verify(module.get())))
+    capture.raise("verification after " + pipeline);
+}
+
+static py::tuple translateToPTX(PyModule &module, const std::string &chip) {
+  DiagnosticCapture capture(module.context.get());
+  auto output = mlir::kiln::nvidia::translateToPTX(module.get(), chip);
+  if (mlir::failed(output))
+    capture.raise("PTX generation");
+  return py::make_tuple(output->llvmIR, output->ptx);
+}
+
+void initCompiler(py::module_ &m) {
+  mlir::kiln::registerAllPasses();
+  m.def("run_pass_pipeline", &runPassPipeline, py::arg("module"),
+        py::arg("pipeline"),
+        "Run a textual pass pipeline on a module in place (raises MLIRError)");
+  m.def("translate_to_ptx", &translateToPTX, py::arg("module"), py::arg("chip"),
+        "Translate an LLVM-dialect module to (optimized LLVM IR, PTX) for chip");
+  m.def("is_valid_chip", &mlir::kiln::nvidia::isValidChip, py::arg("chip"),
+        "Whether LLVM's NVPTX backend knows this chip (sm_80, sm_90a, ...)");
+}

@@ -1,0 +1,95 @@
+// RUN: kiln-opt %s -split-input-file -convert-kiln-gpu-to-llvm | FileCheck %s
+
+#b4 = #kiln_gpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+
+// A kernel becomes an nvvm.kernel of 128 threads; each thread holds two runs
+// of four f32 (1024 = 2 x 512), moved by one 16-byte access per run, under
+// the mask's predicate, with `other` moved in first.
+// CHECK-LABEL: llvm.func @copy
+// CHECK-SAME: %arg0: !llvm.ptr<1> {llvm.align = 16 : i64}
+// CHECK-SAME: nvvm.kernel
+// CHECK-SAME: nvvm.reqntid = array<i32: 128, 1, 1>
+// CHECK: nvvm.read.ptx.sreg.tid.x
+// CHECK: llvm.mlir.constant(dense<[0, 1, 2, 3, 512, 513, 514, 515]> : vector<8xi32>)
+// CHECK: llvm.getelementptr %{{.*}}[%{{.*}}] : (vector<8x!llvm.ptr<1>>, vector<8xi32>) -> vector<8x!llvm.ptr<1>>, f32
+// CHECK-COUNT-2: "mov.b32 $0, $4;{{.*}}@$9 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $8 + 0 ];", "=r,=r,=r,=r,r,r,r,r,l,b"
+// CHECK-COUNT-2: "@$5 st.global.v4.b32 [ $4 + 0 ], { $0, $1, $2, $3 };", "r,r,r,r,l,b"
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func public @copy(%x: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %y: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %n: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
+    %r = kiln.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32, #b4>
+    %ns = kiln.splat %n : i32 -> tensor<1024xi32, #b4>
+    %m = arith.cmpi slt, %r, %ns : tensor<1024xi32, #b4>
+    %xs = kiln.splat %x : !kiln.ptr<f32> -> tensor<1024x!kiln.ptr<f32>, #b4>
+    %xp = kiln.addptr %xs, %r : tensor<1024x!kiln.ptr<f32>, #b4>, tensor<1024xi32, #b4>
+    %other = arith.constant dense<1.5> : tensor<1024xf32, #b4>
+    %v = kiln.load %xp, %m, %other : tensor<1024x!kiln.ptr<f32>, #b4> -> tensor<1024xf32, #b4>
+    %ys = kiln.splat %y : !kiln.ptr<f32> -> tensor<1024x!kiln.ptr<f32>, #b4>
+    %yp = kiln.addptr %ys, %r : tensor<1024x!kiln.ptr<f32>, #b4>, tensor<1024xi32, #b4>
+    kiln.store %yp, %v, %m : tensor<1024x!kiln.ptr<f32>, #b4>, tensor<1024xf32, #b4>
+    return
+  }
+}
+
+// -----
+
+#b4 = #kiln_gpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+
+// A bound not known to be a multiple of 16 makes the mask vary inside a run:
+// one access per element, each with its own predicate.
+// CHECK-LABEL: llvm.func @ragged
+// CHECK-COUNT-8: "mov.b32 $0, 0;{{.*}}@$2 ld.global.b32 $0, [ $1 + 0 ];", "=r,l,b"
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func public @ragged(%x: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %n: i32) -> tensor<1024xf32, #b4> attributes {kiln.kernel} {
+    %r = kiln.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32, #b4>
+    %ns = kiln.splat %n : i32 -> tensor<1024xi32, #b4>
+    %m = arith.cmpi slt, %r, %ns : tensor<1024xi32, #b4>
+    %xs = kiln.splat %x : !kiln.ptr<f32> -> tensor<1024x!kiln.ptr<f32>, #b4>
+    %xp = kiln.addptr %xs, %r : tensor<1024x!kiln.ptr<f32>, #b4>, tensor<1024xi32, #b4>
+    %v = kiln.load %xp, %m : tensor<1024x!kiln.ptr<f32>, #b4> -> tensor<1024xf32, #b4>
+    return %v : tensor<1024xf32, #b4>
+  }
+}
+
+// -----
+
+#b8 = #kiln_gpu.blocked<{sizePerThread = [8], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>
+
+// Eight fp16 are one 16-byte access of four 32-bit words; booleans are bytes.
+// CHECK-LABEL: llvm.func @half_and_bool
+// CHECK: ld.global.v4.b32 { $0, $1, $2, $3 }
+// CHECK: "mov.b16 $0, 0;{{.*}}@$2 ld.global.u8 $0, [ $1 + 0 ];", "=h,l,b"
+// CHECK: llvm.trunc %{{.*}} : i16 to i8
+// CHECK: llvm.trunc %{{.*}} : i8 to i1
+module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func public @half_and_bool(%x: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %b: !kiln.ptr<i1>) -> (tensor<256xf16, #b8>, tensor<256xi1, #b8>) attributes {kiln.kernel} {
+    %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32, #b8>
+    %xs = kiln.splat %x : !kiln.ptr<f16> -> tensor<256x!kiln.ptr<f16>, #b8>
+    %xp = kiln.addptr %xs, %r : tensor<256x!kiln.ptr<f16>, #b8>, tensor<256xi32, #b8>
+    %v = kiln.load %xp : tensor<256x!kiln.ptr<f16>, #b8> -> tensor<256xf16, #b8>
+    %bs = kiln.splat %b : !kiln.ptr<i1> -> tensor<256x!kiln.ptr<i1>, #b8>
+    %bp = kiln.addptr %bs, %r : tensor<256x!kiln.ptr<i1>, #b8>, tensor<256xi32, #b8>
+    %w = kiln.load %bp : tensor<256x!kiln.ptr<i1>, #b8> -> tensor<256xi1, #b8>
+    return %v, %w : tensor<256xf16, #b8>, tensor<256xi1, #b8>
+  }
+}
+
+// -----
+
+#b1 = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+
+// 32 elements over 128 threads: threads 32..127 hold replicas, and only the
+// owners store.
+// CHECK-LABEL: llvm.func @replicated
+// CHECK: llvm.icmp "ult"
+// CHECK: llvm.urem
+// CHECK: st.global.b32
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func public @replicated(%y: !kiln.ptr<f32>) attributes {kiln.kernel} {
+    %r = kiln.make_range {start = 0 : i32, end = 32 : i32} : tensor<32xi32, #b1>
+    %ys = kiln.splat %y : !kiln.ptr<f32> -> tensor<32x!kiln.ptr<f32>, #b1>
+    %yp = kiln.addptr %ys, %r : tensor<32x!kiln.ptr<f32>, #b1>, tensor<32xi32, #b1>
+    %v = arith.sitofp %r : tensor<32xi32, #b1> to tensor<32xf32, #b1>
+    kiln.store %yp, %v : tensor<32x!kiln.ptr<f32>, #b1>, tensor<32xf32, #b1>
+    return
+  }
+}

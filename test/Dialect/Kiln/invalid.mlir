@@ -1,0 +1,95 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+
+func.func @range_empty() {
+  // expected-error @+1 {{expected end > start, got start = 4 and end = 4}}
+  %r = kiln.make_range {start = 4 : i32, end = 4 : i32} : tensor<1xi32>
+  return
+}
+
+// -----
+
+func.func @range_not_power_of_two() {
+  // expected-error @+1 {{expected a power-of-two length, got 12}}
+  %r = kiln.make_range {start = 0 : i32, end = 12 : i32} : tensor<12xi32>
+  return
+}
+
+// -----
+
+func.func @range_wrong_shape() {
+  // expected-error @+1 {{expected result of shape [16], got [32]}}
+  %r = kiln.make_range {start = 0 : i32, end = 16 : i32} : tensor<32xi32>
+  return
+}
+
+// -----
+
+func.func @program_id_axis() {
+  // expected-error @+1 {{attribute 'axis' failed to satisfy constraint}}
+  %p = kiln.program_id {axis = 3 : i32} : i32
+  return
+}
+
+// -----
+
+func.func @broadcast_rank(%a: tensor<64xf32>) {
+  // expected-error @+1 {{expected source and result of the same rank, got [64] and [2, 64]}}
+  %b = kiln.broadcast %a : tensor<64xf32> -> tensor<2x64xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_shape(%a: tensor<2x64xf32>) {
+  // expected-error @+1 {{cannot broadcast shape [2, 64] to [4, 64]}}
+  %b = kiln.broadcast %a : tensor<2x64xf32> -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+func.func @expand_dims_axis(%a: tensor<64xf32>) {
+  // expected-error @+1 {{expected axis in [0, 1], got 2}}
+  %b = kiln.expand_dims %a {axis = 2 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+  return
+}
+
+// -----
+
+func.func @expand_dims_shape(%a: tensor<64xf32>) {
+  // expected-error @+1 {{expected result of shape [1, 64], got [64, 1]}}
+  %b = kiln.expand_dims %a {axis = 0 : i32} : tensor<64xf32> -> tensor<64x1xf32>
+  return
+}
+
+// -----
+
+func.func @load_result(%p: tensor<16x!kiln.ptr<f32>>) {
+  // expected-error @+1 {{expected result type 'tensor<16xf32>', got 'tensor<16xf16>'}}
+  %x = kiln.load %p : tensor<16x!kiln.ptr<f32>> -> tensor<16xf16>
+  return
+}
+
+// -----
+
+func.func @load_mask_shape(%p: tensor<16x!kiln.ptr<f32>>, %m: tensor<32xi1>) {
+  // expected-error @+1 {{failed to verify that mask has the shape of ptr}}
+  %x = "kiln.load"(%p, %m) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<16x!kiln.ptr<f32>>, tensor<32xi1>) -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @store_value(%p: tensor<16x!kiln.ptr<f32>>, %v: tensor<16xf16>) {
+  // expected-error @+1 {{expected value of type 'tensor<16xf32>', got 'tensor<16xf16>'}}
+  kiln.store %p, %v : tensor<16x!kiln.ptr<f32>>, tensor<16xf16>
+  return
+}
+
+// -----
+
+func.func @load_other_type(%p: tensor<16x!kiln.ptr<f32>>, %o: tensor<16xf16>) {
+  // expected-error @+1 {{failed to verify that other has the type of result}}
+  %x = "kiln.load"(%p, %o) <{operandSegmentSizes = array<i32: 1, 0, 1>}> : (tensor<16x!kiln.ptr<f32>>, tensor<16xf16>) -> tensor<16xf32>
+  return
+}

@@ -1,0 +1,17 @@
+// RUN: kiln-opt %s -split-input-file | kiln-opt -split-input-file | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -canonicalize | FileCheck %s --check-prefix=FOLD
+
+#b1 = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#b4 = #kiln_gpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+
+// CHECK-LABEL: func.func @convert
+// FOLD-LABEL: func.func @convert
+func.func @convert(%a: tensor<1024xf32, #b1>) -> (tensor<1024xf32, #b4>, tensor<1024xf32, #b1>) {
+  // CHECK: kiln_gpu.convert_layout %{{.*}} : tensor<1024xf32, #{{.*}}> -> tensor<1024xf32, #{{.*}}>
+  // FOLD: %[[C:.*]] = kiln_gpu.convert_layout
+  %b = kiln_gpu.convert_layout %a : tensor<1024xf32, #b1> -> tensor<1024xf32, #b4>
+  // A conversion to the same layout folds away.
+  // FOLD: return %[[C]], %arg0
+  %c = kiln_gpu.convert_layout %a : tensor<1024xf32, #b1> -> tensor<1024xf32, #b1>
+  return %b, %c : tensor<1024xf32, #b4>, tensor<1024xf32, #b1>
+}
