@@ -7,7 +7,10 @@
 
 #include "Diagnostics.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <pybind11/eval.h>
 
 namespace py = pybind11;
 
@@ -53,6 +56,10 @@ static void collect(std::vector<Diagnostic> &out, mlir::Diagnostic &diag) {
     entry.line = position->getLine();
     entry.column = position->getColumn();
   }
+  // The op dump MLIR attaches to a failed pass is for compiler developers
+  // (kiln-opt shows it); users get the located messages.
+  if (llvm::StringRef(entry.message).starts_with("see current operation"))
+    return;
   out.push_back(std::move(entry));
   for (mlir::Diagnostic &note : diag.getNotes())
     collect(out, note);

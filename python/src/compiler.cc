@@ -30,12 +30,17 @@ using kiln::python::PyModule;
 static void runPassPipeline(PyModule &module, const std::string &pipeline) {
   mlir::MLIRContext *context = module.context.get();
   DiagnosticCapture capture(context);
-  mlir::PassManager manager(context);
   std::string parseErrors;
   llvm::raw_string_ostream errorStream(parseErrors);
-  if (mlir::failed(mlir::parsePassPipeline(pipeline, manager, errorStream)))
+  // The text names its anchor (builtin.module(...)), as kiln-opt's
+  // --pass-pipeline does; parsing it whole keeps the two identical.
+  mlir::FailureOr<mlir::OpPassManager> parsed =
+      mlir::parsePassPipeline(pipeline, errorStream);
+  if (mlir::failed(parsed))
     throw py::value_error("invalid pass pipeline '" + pipeline + "': " +
                           parseErrors);
+  mlir::PassManager manager(context, parsed->getOpAnchorName());
+  static_cast<mlir::OpPassManager &>(manager) = std::move(*parsed);
   if (mlir::failed(manager.run(module.get())) || capture.hasErrors())
     capture.raise("pass pipeline " + pipeline);
   // A pass that left invalid IR without a diagnostic is a compiler bug, but
@@ -59,6 +64,8 @@ void initCompiler(py::module_ &m) {
         "Run a textual pass pipeline on a module in place (raises MLIRError)");
   m.def("translate_to_ptx", &translateToPTX, py::arg("module"), py::arg("chip"),
         "Translate an LLVM-dialect module to (optimized LLVM IR, PTX) for chip");
-  m.def("is_valid_chip", &mlir::kiln::nvidia::isValidChip, py::arg("chip"),
+  m.def("is_valid_chip",
+        [](const std::string &chip) { return mlir::kiln::nvidia::isValidChip(chip); },
+        py::arg("chip"),
         "Whether LLVM's NVPTX backend knows this chip (sm_80, sm_90a, ...)");
 }

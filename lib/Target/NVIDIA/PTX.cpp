@@ -7,6 +7,9 @@
 
 #include "kiln/Target/NVIDIA/PTX.h"
 
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -73,6 +76,13 @@ mlir::kiln::nvidia::translateToPTX(ModuleOp module, StringRef chip) {
   auto machine = createTargetMachine(chip, error);
   if (!machine)
     return module.emitError() << "cannot create the NVPTX target: " << error;
+
+  // The translations are registered here, not only by whoever created the
+  // context, so that any module in the LLVM + NVVM dialects translates.
+  MLIRContext *context = module.getContext();
+  registerBuiltinDialectTranslation(*context);
+  registerLLVMDialectTranslation(*context);
+  registerNVVMDialectTranslation(*context);
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
