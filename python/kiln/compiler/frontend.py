@@ -1,0 +1,987 @@
+"""The frontend: a kernel's Python AST to kiln-dialect IR, with locations.
+
+``generate_kiln_ir`` parses the kernel's source and walks it, evaluating
+compile-time values (constexprs, dtypes, Python numbers) in Python and
+emitting IR for runtime values through ``kiln._C.ir.Builder``. Every op gets
+the ``FileLineColLoc`` of the AST node that produced it, and every error
+becomes a ``CompilationError`` at that node (``file:line:col``, the source
+line and a caret).
+
+Control flow:
+
+* ``if`` on a constant is folded; on a runtime scalar it becomes ``scf.if``
+  whose results are the variables either branch assigns that exist after it.
+* ``for`` over ``range``/``kl.range`` becomes ``scf.for``, carrying every
+  variable the body assigns that existed before the loop (its type must not
+  change); ``kl.static_range`` is unrolled; ``while`` becomes ``scf.while``.
+* Calls to other ``@kiln.jit`` functions become private ``func.func``s
+  (specialized on argument types and constexprs) called with ``func.call``.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import linecache
+import re
+from types import ModuleType
+from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence, runtime_checkable
+
+from kiln import _C
+from kiln.compiler.specialization import Specialization
+from kiln.errors import CompilationError
+from kiln.language import core, semantic
+from kiln.language.core import constexpr, dtype, tensor
+
+ir = _C.ir
+
+__all__ = ["KernelSource", "generate_kiln_ir"]
+
+
+@runtime_checkable
+class KernelSource(Protocol):
+    """What the frontend needs from a ``@kiln.jit`` function.
+
+    ``kiln.runtime.jit.JITFunction`` satisfies it. Attributes:
+        fn: the Python function (its ``__code__`` gives file and first line,
+            its ``__closure__`` the closure variables).
+        src: its source, dedented (decorators included or not).
+        __name__: the function name (the kernel's symbol name).
+        arg_names: parameter names, in order.
+        constexpr_names: names of the parameters annotated ``kl.constexpr``.
+        __globals__: the globals the body's names resolve in.
+    """
+
+    fn: Callable[..., Any]
+    src: str
+    __name__: str
+    arg_names: Sequence[str]
+    constexpr_names: Iterable[str]
+    __globals__: dict
+
+
+def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs: Mapping[str, Any],
+                     attrs: Optional[Specialization], context: Any) -> Any:
+    """Builds the kiln-dialect module of one specialization of kernel ``fn``.
+
+    Args:
+        fn: the kernel (see :class:`KernelSource`).
+        signature: each non-constexpr parameter's type string ("*fp32",
+            "i32", "u64", "fp16", ...), in any order.
+        constexprs: each constexpr parameter's value.
+        attrs: which parameters were specialized (divisible by 16 / equal to 1).
+        context: the ``kiln._C.ir.Context`` to build in.
+
+    Returns:
+        a verified ``kiln._C.ir.Module`` holding the public kernel function
+        (unit attribute ``kiln.kernel``) and the private functions it calls.
+
+    Raises:
+        CompilationError: for any error in the kernel, located in its source.
+    """
+    attrs = attrs or Specialization()
+    module = ir.Module.create(context)
+    builder = ir.Builder(context)
+    generator = CodeGenerator(fn, module, builder, functions={})
+    generator.generate_kernel(dict(signature), dict(constexprs), attrs)
+    try:
+        module.verify()
+    except ir.MLIRError as error:
+        raise generator.error_from_mlir(error, None) from error
+    return module
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+# Syntax kiln does not compile, with the words the error uses.
+_UNSUPPORTED_SYNTAX = {
+    "Try": "'try' statements", "TryStar": "'try' statements", "With": "'with' statements",
+    "AsyncWith": "'async with' statements", "Lambda": "lambda expressions", "ListComp": "list comprehensions",
+    "SetComp": "set comprehensions", "DictComp": "dict comprehensions", "GeneratorExp": "generator expressions",
+    "Dict": "dict literals", "Set": "set literals", "Global": "'global' statements",
+    "Nonlocal": "'nonlocal' statements", "Delete": "'del' statements", "Yield": "'yield' expressions",
+    "YieldFrom": "'yield from' expressions", "Await": "'await' expressions", "ClassDef": "class definitions",
+    "FunctionDef": "nested function definitions", "AsyncFunctionDef": "nested function definitions",
+    "Import": "'import' statements", "ImportFrom": "'import' statements", "Raise": "'raise' statements",
+    "Break": "'break' statements", "Continue": "'continue' statements", "AsyncFor": "'async for' loops",
+    "Match": "'match' statements", "NamedExpr": "assignment expressions (:=)", "Starred": "starred expressions",
+    "JoinedStr": "f-strings", "Slice": "slices outside of subscripts",
+}
+
+# Python builtins a kernel may call on compile-time values.
+_PYTHON_BUILTINS = {"range", "min", "max", "print", "len", "int", "float", "bool", "abs", "isinstance",
+                    "getattr", "hasattr", "tuple", "str"}
+
+_BINARY_OPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
+    ast.Add: ("add", lambda a, b: a + b), ast.Sub: ("sub", lambda a, b: a - b),
+    ast.Mult: ("mul", lambda a, b: a * b), ast.Div: ("truediv", lambda a, b: a / b),
+    ast.FloorDiv: ("floordiv", lambda a, b: a // b), ast.Mod: ("mod", lambda a, b: a % b),
+    ast.BitAnd: ("and_", lambda a, b: a & b), ast.BitOr: ("or_", lambda a, b: a | b),
+    ast.BitXor: ("xor_", lambda a, b: a ^ b), ast.LShift: ("lshift", lambda a, b: a << b),
+    ast.RShift: ("rshift", lambda a, b: a >> b), ast.Pow: ("power", lambda a, b: a ** b),
+}
+
+_COMPARE_OPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
+    ast.Eq: ("equal", lambda a, b: a == b), ast.NotEq: ("not_equal", lambda a, b: a != b),
+    ast.Lt: ("less_than", lambda a, b: a < b), ast.LtE: ("less_equal", lambda a, b: a <= b),
+    ast.Gt: ("greater_than", lambda a, b: a > b), ast.GtE: ("greater_equal", lambda a, b: a >= b),
+}
+
+_SYMBOL_CHARS = re.compile(r"[^A-Za-z0-9_]")
+
+
+def _unwrap(value: Any) -> Any:
+    return value.value if isinstance(value, constexpr) else value
+
+
+def _is_runtime(value: Any) -> bool:
+    return isinstance(value, tensor)
+
+
+def _is_kernel_source(value: Any) -> bool:
+    return not isinstance(value, type) and isinstance(value, KernelSource)
+
+
+def _assigned_names(stmts: Sequence[ast.stmt]) -> list[str]:
+    """Names a statement list may assign (in order of first appearance)."""
+    names: dict[str, None] = {}
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.setdefault(node.id)
+    return list(names)
+
+
+def _constexpr_key(value: Any) -> str:
+    """A short, symbol-safe spelling of a constexpr for mangled names."""
+    if isinstance(value, dtype):
+        return core.signature_name(value)
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, (int, float, str)):
+        return _SYMBOL_CHARS.sub("_", repr(value).replace("-", "m").replace(".", "p"))
+    return _SYMBOL_CHARS.sub("_", getattr(value, "__name__", type(value).__name__))
+
+
+class _OneBranchOnly:
+    """Marks a name an ``if`` left undefined (an error on use): defined in
+    only one branch, or with different types in the two."""
+
+    def __init__(self, line: int, reason: str = "") -> None:
+        self.line = line
+        self.reason = reason
+
+
+class _Returned(Exception):
+    """Internal: unwinds statement lists after a top-level ``return``."""
+
+
+# ---------------------------------------------------------------------------
+# The code generator
+# ---------------------------------------------------------------------------
+
+
+class CodeGenerator(ast.NodeVisitor):
+    """Generates one function (kernel or helper) into ``module``."""
+
+    def __init__(self, fn: KernelSource, module: Any, builder: Any, functions: dict) -> None:
+        if not _is_kernel_source(fn):
+            raise TypeError(f"generate_kiln_ir expects a @kiln.jit function, got {type(fn).__name__}")
+        self.fn = fn
+        self.module = module
+        self.builder = builder
+        # Shared by every generator of one module: mangled name -> (ir.Function,
+        # result types), or None while that function is being generated.
+        self.functions = functions
+        code = fn.fn.__code__
+        self.filename = code.co_filename
+        self.tree = ast.parse(fn.src)
+        defs = [n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        if not defs:
+            raise CompilationError(f"no function definition in the source of {fn.__name__}", self.filename,
+                                   code.co_firstlineno, 1)
+        self.fn_def = defs[0]
+        self._locate_source(code.co_firstlineno)
+        self.lscope: dict[str, Any] = {}
+        self.gscope = self._global_scope()
+        self.region_depth = 0  # scf regions we are inside (returns are top-level only)
+        self.is_kernel = True
+        self.result_types: Optional[list[dtype]] = None
+        self.ir_function: Any = None
+
+    # -- source positions ----------------------------------------------------
+
+    def _locate_source(self, first_line: int) -> None:
+        """Works out how `fn.src` positions map to the file's positions."""
+        src_first = min([self.fn_def.lineno] + [d.lineno for d in self.fn_def.decorator_list])
+        self.line_offset = first_line - src_first
+        def_line = self.fn_def.lineno + self.line_offset
+        text = linecache.getline(self.filename, def_line)
+        if f"def {self.fn_def.name}" not in text:
+            # `src` and co_firstlineno disagree about the decorators; find the def.
+            for candidate in range(first_line, first_line + 50):
+                if f"def {self.fn_def.name}" in linecache.getline(self.filename, candidate):
+                    self.line_offset = candidate - self.fn_def.lineno
+                    text = linecache.getline(self.filename, candidate)
+                    break
+        src_lines = self.fn.src.splitlines()
+        src_def = src_lines[self.fn_def.lineno - 1] if self.fn_def.lineno <= len(src_lines) else ""
+        indent = lambda s: len(s) - len(s.lstrip())  # noqa: E731
+        self.col_offset = max(indent(text) - indent(src_def), 0) if text else 0
+
+    def position(self, node: ast.AST) -> tuple[int, int]:
+        """(line, 1-based column) of `node` in the file."""
+        return (getattr(node, "lineno", self.fn_def.lineno) + self.line_offset,
+                getattr(node, "col_offset", 0) + self.col_offset + 1)
+
+    def source_line(self, line: int) -> Optional[str]:
+        text = linecache.getline(self.filename, line)
+        if text:
+            return text.rstrip("\n")
+        src_lines = self.fn.src.splitlines()
+        index = line - self.line_offset - 1
+        return src_lines[index] if 0 <= index < len(src_lines) else None
+
+    def error(self, message: str, node: Optional[ast.AST]) -> CompilationError:
+        line, col = self.position(node if node is not None else self.fn_def)
+        return CompilationError(message, self.filename, line, col, self.source_line(line))
+
+    def error_from_mlir(self, error: Exception, node: Optional[ast.AST]) -> CompilationError:
+        """An MLIRError as a CompilationError at its first located diagnostic."""
+        for severity, message, file, line, col in getattr(error, "diagnostics", []):
+            if severity == "error" and file and line:
+                return CompilationError(message, file, line, col, self._line_of(file, line))
+        errors = [d[1] for d in getattr(error, "diagnostics", []) if d[0] == "error"]
+        return self.error("; ".join(errors) or str(error), node)
+
+    def _line_of(self, file: str, line: int) -> Optional[str]:
+        if file == self.filename:
+            return self.source_line(line)
+        text = linecache.getline(file, line)
+        return text.rstrip("\n") if text else None
+
+    # -- scopes ----------------------------------------------------------------
+
+    def _global_scope(self) -> dict[str, Any]:
+        scope = dict(self.fn.__globals__)
+        func = self.fn.fn
+        closure = getattr(func, "__closure__", None) or ()
+        for name, cell in zip(func.__code__.co_freevars, closure):
+            try:
+                scope[name] = cell.cell_contents
+            except ValueError:  # an unassigned cell
+                pass
+        return scope
+
+    def lookup(self, name: str, node: ast.AST) -> Any:
+        if name in self.lscope:
+            value = self.lscope[name]
+            if isinstance(value, _OneBranchOnly):
+                raise self.error(value.reason or f"'{name}' is defined in only one branch of the if at line "
+                                 f"{value.line}; define it in both branches (or before the if) to use it here",
+                                 node)
+            return value
+        if name in self.gscope:
+            return self._check_global(name, self.gscope[name], node)
+        if name in _PYTHON_BUILTINS:
+            return getattr(builtins, name)
+        if hasattr(builtins, name):
+            raise self.error(f"the Python builtin '{name}' is not supported in kiln kernels", node)
+        raise self.error(f"name '{name}' is not defined", node)
+
+    def _check_global(self, name: str, value: Any, node: ast.AST) -> Any:
+        """Globals a kernel may read: constants and things it can call."""
+        if isinstance(value, constexpr):
+            return value.value
+        if value is None or isinstance(value, (bool, int, float, str, dtype, ModuleType, type)):
+            return value
+        if _is_kernel_source(value) or core.is_builtin(value) or callable(value):
+            return value
+        if isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str, dtype)) for v in value):
+            return value
+        raise self.error(f"global '{name}' of type {type(value).__name__} cannot be used in a kernel; only "
+                         f"constants (wrap them in kl.constexpr), dtypes and functions can", node)
+
+    # -- function generation -----------------------------------------------------
+
+    def _arg_names(self) -> list[str]:
+        args = self.fn_def.args
+        if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+            raise self.error("kiln functions take plain positional parameters only "
+                             "(no *args, **kwargs or keyword-only parameters)", self.fn_def)
+        return [a.arg for a in args.args]
+
+    def generate_kernel(self, signature: dict[str, str], constexprs: dict[str, Any],
+                        attrs: Specialization) -> None:
+        """Emits the public kernel function."""
+        arg_names = self._arg_names()
+        constexpr_names = set(self.fn.constexpr_names)
+        params: list[tuple[str, dtype]] = []
+        for name in arg_names:
+            if name in constexpr_names:
+                if name not in constexprs:
+                    raise self.error(f"no value given for constexpr parameter '{name}'", self.fn_def)
+                self.lscope[name] = _unwrap(constexprs[name])
+                continue
+            if name not in signature:
+                raise self.error(f"parameter '{name}' has no type in the signature", self.fn_def)
+            try:
+                params.append((name, core.dtype_from_signature(signature[name])))
+            except Exception as e:  # noqa: BLE001 - reported at the def
+                raise self.error(f"parameter '{name}': {e}", self.fn_def) from e
+        unknown = set(signature) - {n for n, _ in params}
+        if unknown:
+            raise self.error(f"signature names unknown or constexpr parameters: {sorted(unknown)}", self.fn_def)
+
+        # Helpers named like the kernel get another symbol (see _mangle).
+        self.functions.setdefault(("owners",), {})[self.fn.__name__] = self.fn.fn
+        self._set_loc(self.fn_def)
+        function = self.builder.create_function(self.module, self.fn.__name__,
+                                                [ty.to_ir(self.builder) for _, ty in params], [], True)
+        function.set_unit_attr("kiln.kernel")
+        block = function.add_entry_block()
+        self.builder.set_insertion_point_to_end(block)
+        self.ir_function = function
+        for index, (name, ty) in enumerate(params):
+            if name in attrs.divisible_by_16 and (ty.is_ptr() or ty.is_int()):
+                function.set_arg_attr(index, "kiln.divisibility", 16)
+            if name in attrs.equal_to_1 and ty.is_int():
+                # The argument stays in the signature (the launcher passes it);
+                # the body sees the constant 1, as Triton does.
+                self.lscope[name] = 1
+            else:
+                self.lscope[name] = tensor(function.arg(index), ty)
+        self._generate_body()
+        if self.result_types:
+            raise self.error("a kernel cannot return a value", self.fn_def)
+
+    def generate_helper(self, name: str, arg_values: dict[str, Any]) -> tuple[Any, list[dtype]]:
+        """Emits a private function for one specialization of this helper.
+
+        `arg_values` maps every parameter to its tensor (runtime) or Python
+        (constexpr) value; tensors become the function's arguments.
+        """
+        self.is_kernel = False
+        runtime = [(n, v) for n, v in arg_values.items() if isinstance(v, tensor)]
+        self._set_loc(self.fn_def)
+        function = self.builder.create_function(self.module, name, [v.type.to_ir(self.builder) for _, v in runtime],
+                                                [], False)
+        block = function.add_entry_block()
+        self.builder.set_insertion_point_to_end(block)
+        self.ir_function = function
+        index = {n: i for i, (n, _) in enumerate(runtime)}
+        for param, value in arg_values.items():
+            self.lscope[param] = tensor(function.arg(index[param]), value.type) if param in index else value
+        self._generate_body()
+        result_types = self.result_types or []
+        function.set_result_types([t.to_ir(self.builder) for t in result_types])
+        return function, result_types
+
+    def _generate_body(self) -> None:
+        body = list(self.fn_def.body)
+        # A docstring is not code.
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            body = body[1:]
+        try:
+            self.visit_stmts(body)
+        except _Returned:
+            return
+        self._set_loc(self.fn_def.body[-1] if self.fn_def.body else self.fn_def)
+        self.builder.create_return([])
+
+    # -- visiting ----------------------------------------------------------------
+
+    def _set_loc(self, node: ast.AST) -> None:
+        line, col = self.position(node)
+        self.builder.set_loc(self.filename, line, col)
+
+    def visit(self, node: ast.AST) -> Any:
+        """Visits `node` with the builder located at it; any failure becomes a
+        CompilationError at `node` (or at the innermost node that failed)."""
+        has_position = hasattr(node, "lineno")
+        saved = self.builder.get_loc() if has_position else None
+        if has_position:
+            self._set_loc(node)
+        try:
+            return super().visit(node)
+        except _Returned:
+            raise
+        except CompilationError as e:
+            if e.filename is None:  # raised by the language layer: locate it here
+                raise self.error(e.message, node) from e
+            raise
+        except ir.MLIRError as e:
+            raise self.error_from_mlir(e, node) from e
+        except Exception as e:  # noqa: BLE001 - every failure is reported at the source
+            raise self._located(e, node) from e
+        finally:
+            if saved is not None:
+                self.builder.set_loc(*saved)
+
+    def _located(self, e: Exception, node: ast.AST) -> CompilationError:
+        message = e.message if isinstance(e, CompilationError) else str(e) or type(e).__name__
+        if not isinstance(e, (CompilationError, TypeError, ValueError, AttributeError, IndexError, KeyError,
+                              ZeroDivisionError, OverflowError)):
+            message = f"{type(e).__name__}: {message}"
+        return self.error(message, node)
+
+    def generic_visit(self, node: ast.AST) -> Any:
+        name = type(node).__name__
+        what = _UNSUPPORTED_SYNTAX.get(name, f"'{name}' syntax")
+        raise self.error(f"{what} are not supported in kiln kernels" if what.endswith("s")
+                         else f"{what} is not supported in kiln kernels", node)
+
+    def visit_stmts(self, stmts: Sequence[ast.stmt]) -> None:
+        for stmt in stmts:
+            self.visit(stmt)
+
+    def _run(self, node: ast.AST, fn: Callable[[], Any]) -> Any:
+        """Runs `fn` with errors located at `node` (for semantic calls)."""
+        try:
+            return fn()
+        except CompilationError as e:
+            if e.filename is None:
+                raise self.error(e.message, node) from e
+            raise
+        except ir.MLIRError as e:
+            raise self.error_from_mlir(e, node) from e
+
+    # -- statements ----------------------------------------------------------------
+
+    def visit_Pass(self, node: ast.Pass) -> None:
+        return None
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return None  # a string statement is a comment
+        self.visit(node.value)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = self.visit(node.value)
+        for target in node.targets:
+            self._assign(target, value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is None:
+            return None
+        self._assign(node.target, self.visit(node.value))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise self.error("only plain names can be the target of an augmented assignment", node.target)
+        current = self.lookup(node.target.id, node.target)
+        value = self._binary(type(node.op), current, self.visit(node.value), node)
+        self._assign(node.target, value)
+
+    def _assign(self, target: ast.expr, value: Any) -> None:
+        value = _unwrap(value)
+        if isinstance(target, ast.Name):
+            self.lscope[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if not isinstance(value, tuple):
+                raise self.error(f"cannot unpack a value of type {type(value).__name__}", target)
+            if len(value) != len(target.elts):
+                raise self.error(f"cannot unpack {len(value)} values into {len(target.elts)} names", target)
+            for elt, v in zip(target.elts, value):
+                self._assign(elt, v)
+        else:
+            raise self.error("only names and tuples of names can be assigned to in kiln kernels", target)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if self.region_depth:
+            raise self.error("'return' inside a runtime if/for/while is not supported; "
+                             "return at the end of the function", node)
+        value = self.visit(node.value) if node.value is not None else None
+        values: list[Any]
+        if value is None:
+            values = []
+        elif isinstance(value, tuple):
+            values = list(value)
+        else:
+            values = [value]
+        if self.is_kernel and values:
+            raise self.error("a kernel cannot return a value", node)
+        tensors = [self._run(node, lambda v=v: semantic.to_tensor(_unwrap(v), self.builder)) for v in values]
+        self.result_types = [t.type for t in tensors]
+        self.returns_tuple = isinstance(value, tuple)
+        self.builder.create_return([t.handle for t in tensors])
+        raise _Returned()
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        test = self.visit(node.test)
+        if _is_runtime(test):
+            raise self.error("assert on a runtime value is not supported yet; "
+                             "use kl.static_assert for compile-time conditions", node)
+        if not test:
+            msg = _unwrap(self.visit(node.msg)) if node.msg is not None else ""
+            raise self.error(f"assertion failed{': ' + str(msg) if msg else ''}", node)
+
+    # -- if ------------------------------------------------------------------------
+
+    def visit_If(self, node: ast.If) -> None:
+        cond = _unwrap(self.visit(node.test))
+        if not _is_runtime(cond):
+            self.visit_stmts(node.body if cond else node.orelse)
+            return
+        if cond.shape:
+            raise self.error(f"an if condition must be a scalar, got a block of shape {cond.shape}; "
+                             f"use kl.where for element-wise choices", node.test)
+        cond = self._run(node.test, lambda: semantic.to_bool(cond, self.builder))
+        before = dict(self.lscope)
+        if_op = self.builder.create_if(cond.handle, [], True)
+        ip = self.builder.get_insertion_point()
+
+        def branch(stmts: Sequence[ast.stmt], block: Any) -> dict[str, Any]:
+            self.lscope = dict(before)
+            self.builder.set_insertion_point_to_end(block)
+            self.region_depth += 1
+            try:
+                self.visit_stmts(stmts)
+            finally:
+                self.region_depth -= 1
+            return self.lscope
+
+        then_scope = branch(node.body, if_op.then_block)
+        else_scope = branch(node.orelse, if_op.else_block)
+
+        # Variables either branch (re)assigned become results; ones only one
+        # branch defines are not visible after the if.
+        names = [n for n in dict.fromkeys(list(then_scope) + list(else_scope))
+                 if then_scope.get(n, _MISSING) is not before.get(n, _MISSING)
+                 or else_scope.get(n, _MISSING) is not before.get(n, _MISSING)]
+        after = dict(before)
+        results: list[tuple[str, tensor, tensor]] = []
+        for name in names:
+            t, e = then_scope.get(name, _MISSING), else_scope.get(name, _MISSING)
+            if t is _MISSING or e is _MISSING or isinstance(t, _OneBranchOnly) or isinstance(e, _OneBranchOnly):
+                after[name] = _OneBranchOnly(self.position(node)[0])
+                continue
+            if not _is_runtime(t) and not _is_runtime(e) and type(t) is type(e) and t == e:
+                after[name] = t  # the same constant either way
+                continue
+            try:
+                t_val, e_val = self._branch_values(name, t, e, if_op, node)
+            except CompilationError as e:
+                if name in before:
+                    raise
+                # Temporaries whose types differ are fine while unused.
+                after[name] = _OneBranchOnly(self.position(node)[0], e.message)
+                continue
+            results.append((name, t_val, e_val))
+
+        self.lscope = after
+        if results:
+            if_op = self.builder.set_if_results(if_op, [t.type.to_ir(self.builder) for _, t, _ in results])
+        for block, pick in ((if_op.then_block, 1), (if_op.else_block, 2)):
+            self.builder.set_insertion_point_to_end(block)
+            self.builder.create_yield([r[pick].handle for r in results])
+        self.builder.restore_insertion_point(ip)
+        for (name, t_val, _), value in zip(results, if_op.results if results else []):
+            self.lscope[name] = tensor(value, t_val.type)
+
+    def _branch_values(self, name: str, t: Any, e: Any, if_op: Any, node: ast.If) -> tuple[tensor, tensor]:
+        """Both branches' values of `name` as tensors of one type (constants
+        are materialized inside their branch)."""
+        values = []
+        for v, block, other in ((t, if_op.then_block, e), (e, if_op.else_block, t)):
+            if _is_runtime(v):
+                values.append(v)
+                continue
+            self.builder.set_insertion_point_to_end(block)
+            if not isinstance(other, tensor) and isinstance(v, (int, float)) and isinstance(other, (int, float)):
+                # Two constants: both take the type Triton gives their sum.
+                ty = semantic.computation_type(semantic._literal_dtype(v), semantic._literal_dtype(other))
+                values.append(self._run(node, lambda: semantic.constant(v, ty, self.builder)))
+            elif isinstance(other, tensor):
+                values.append(self._run(node, lambda: semantic.cast(
+                    semantic._literal_like(v, other, self.builder), other.dtype, self.builder)))
+            else:
+                values.append(self._run(node, lambda: semantic.to_tensor(v, self.builder)))
+        t_val, e_val = values
+        if t_val.type != e_val.type:
+            raise self.error(f"'{name}' has type {t_val.type} in the then-branch but {e_val.type} in the "
+                             f"else-branch of the if at line {self.position(node)[0]}; both branches must give "
+                             f"it the same type", node)
+        return t_val, e_val
+
+    def visit_IfExp(self, node: ast.IfExp) -> Any:
+        cond = _unwrap(self.visit(node.test))
+        if not _is_runtime(cond):
+            return self.visit(node.body if cond else node.orelse)
+        # Both sides are evaluated and one is selected, as with kl.where.
+        then_value, else_value = self.visit(node.body), self.visit(node.orelse)
+        return self._run(node, lambda: semantic.where(cond, _unwrap(then_value), _unwrap(else_value),
+                                                      self.builder))
+
+    # -- loops -----------------------------------------------------------------------
+
+    def visit_For(self, node: ast.For) -> None:
+        if node.orelse:
+            raise self.error("'for ... else' is not supported in kiln kernels", node)
+        iterator = node.iter
+        kind = None
+        if isinstance(iterator, ast.Call):
+            func = self.visit(iterator.func)
+            if func is builtins.range or func is core.range:
+                kind = "runtime"
+            elif func is core.static_range:
+                kind = "static"
+        if kind is None:
+            raise self.error("kiln for loops iterate over range(...), kl.range(...) or kl.static_range(...)",
+                             iterator)
+        args = [_unwrap(self.visit(a)) for a in iterator.args]
+        kwargs = {k.arg: _unwrap(self.visit(k.value)) for k in iterator.keywords}
+        try:
+            bounds = core.range(*args, **kwargs)
+        except TypeError as e:
+            raise self.error(f"bad arguments to range: {e}", iterator) from e
+        if kind == "static":
+            self._static_for(node, bounds)
+        else:
+            self._runtime_for(node, bounds)
+
+    def _static_for(self, node: ast.For, bounds: core.range) -> None:
+        values = []
+        for what, v in (("start", bounds.start), ("end", bounds.end), ("step", bounds.step)):
+            if _is_runtime(v) or isinstance(v, bool) or not isinstance(v, int):
+                raise self.error(f"kl.static_range {what} must be a constant integer (kl.constexpr), got "
+                                 f"{'a runtime value' if _is_runtime(v) else repr(v)}", node.iter)
+            values.append(v)
+        if values[2] == 0:
+            raise self.error("kl.static_range step must not be zero", node.iter)
+        for i in builtins.range(*values):
+            self._assign(node.target, i)
+            self.visit_stmts(node.body)
+
+    def _runtime_for(self, node: ast.For, bounds: core.range) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise self.error("the target of a runtime for loop must be a single name", node.target)
+        step = bounds.step
+        if not _is_runtime(step) and (isinstance(step, bool) or not isinstance(step, int) or step <= 0):
+            raise self.error(f"the step of a runtime for loop must be a positive integer, got {step!r}", node.iter)
+        lb, ub, st = self._run(node.iter, lambda: self._loop_bounds([bounds.start, bounds.end, step]))
+
+        carried = self._carried(node, node.body, exclude={node.target.id})
+        inits = [c[1] for c in carried]
+        for_op = self.builder.create_for(lb.handle, ub.handle, st.handle, [t.handle for t in inits])
+        ip = self.builder.get_insertion_point()
+        before = dict(self.lscope)
+        self.builder.set_insertion_point_to_end(for_op.body)
+        self.lscope[node.target.id] = tensor(for_op.induction_var, lb.type)
+        for (name, init), arg in zip(carried, for_op.iter_args):
+            self.lscope[name] = tensor(arg, init.type)
+        self.region_depth += 1
+        try:
+            self.visit_stmts(node.body)
+        finally:
+            self.region_depth -= 1
+        yields = self._loop_yields(carried, node)
+        self.builder.create_yield([y.handle for y in yields])
+        self.builder.restore_insertion_point(ip)
+        self.lscope = before
+        for (name, init), value in zip(carried, for_op.results):
+            self.lscope[name] = tensor(value, init.type)
+
+    def _loop_bounds(self, values: list[Any]) -> list[tensor]:
+        tensors = [semantic.to_tensor(v, self.builder) for v in values]
+        for t in tensors:
+            if t.shape or not t.dtype.is_int():
+                raise CompilationError(f"loop bounds must be scalar integers, got {t.type}")
+        ty = core.int64 if any(t.dtype.int_bitwidth == 64 for t in tensors) else core.int32
+        return [semantic.cast(t, ty, self.builder) for t in tensors]
+
+    def _carried(self, node: ast.stmt, body: Sequence[ast.stmt], exclude: set[str]) -> list[tuple[str, tensor]]:
+        """Variables a loop body assigns that exist before the loop, with
+        their initial values as tensors."""
+        carried = []
+        for name in _assigned_names(body):
+            if name in exclude or name not in self.lscope:
+                continue
+            value = self.lscope[name]
+            if isinstance(value, _OneBranchOnly):
+                continue
+            if not _is_runtime(value):
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise self.error(f"'{name}' holds the compile-time value {value!r} and cannot be reassigned "
+                                     f"inside a runtime loop", node)
+                value = self._run(node, lambda v=value: semantic.to_tensor(v, self.builder))
+            carried.append((name, value))
+        return carried
+
+    def _loop_yields(self, carried: list[tuple[str, tensor]], node: ast.stmt) -> list[tensor]:
+        yields = []
+        for name, init in carried:
+            value = _unwrap(self.lscope.get(name, init))
+            if isinstance(value, _OneBranchOnly):
+                raise self.error(f"loop-carried variable '{name}' is assigned in only one branch of an if", node)
+            if not _is_runtime(value):
+                value = self._run(node, lambda v=value: semantic.cast(
+                    semantic._literal_like(v, init, self.builder), init.dtype, self.builder))
+            if value.type != init.type:
+                raise self.error(f"loop-carried variable '{name}' has type {init.type} before the loop but "
+                                 f"{value.type} at the end of the body; its type must not change", node)
+            yields.append(value)
+        return yields
+
+    def visit_While(self, node: ast.While) -> None:
+        if node.orelse:
+            raise self.error("'while ... else' is not supported in kiln kernels", node)
+        carried = self._carried(node, node.body, exclude=set())
+        while_op = self.builder.create_while([t.handle for _, t in carried])
+        ip = self.builder.get_insertion_point()
+        before = dict(self.lscope)
+
+        def bind(block: Any) -> None:
+            self.lscope = dict(before)
+            for (name, init), arg in zip(carried, block.args):
+                self.lscope[name] = tensor(arg, init.type)
+
+        self.region_depth += 1
+        try:
+            bind(while_op.before)
+            self.builder.set_insertion_point_to_end(while_op.before)
+            cond = _unwrap(self.visit(node.test))
+            cond = self._run(node.test, lambda: semantic.to_bool(cond, self.builder))
+            if cond.shape:
+                raise self.error(f"a while condition must be a scalar, got a block of shape {cond.shape}",
+                                 node.test)
+            self.builder.create_condition(cond.handle, list(while_op.before.args))
+            bind(while_op.after)
+            self.builder.set_insertion_point_to_end(while_op.after)
+            self.visit_stmts(node.body)
+            yields = self._loop_yields(carried, node)
+            self.builder.create_yield([y.handle for y in yields])
+        finally:
+            self.region_depth -= 1
+        self.builder.restore_insertion_point(ip)
+        self.lscope = before
+        for (name, init), value in zip(carried, while_op.results):
+            self.lscope[name] = tensor(value, init.type)
+
+    # -- expressions -----------------------------------------------------------------
+
+    def visit_Constant(self, node: ast.Constant) -> Any:
+        return node.value
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        return self.lookup(node.id, node)
+
+    def visit_Tuple(self, node: ast.Tuple) -> tuple:
+        return tuple(_unwrap(self.visit(e)) for e in node.elts)
+
+    def visit_List(self, node: ast.List) -> list:
+        # Lists of constants are shapes (kl.zeros([M, N], ...)); lists of
+        # runtime values have no IR equivalent.
+        values = [_unwrap(self.visit(e)) for e in node.elts]
+        if any(_is_runtime(v) for v in values):
+            raise self.error("list literals of runtime values are not supported in kiln kernels; "
+                             "only lists of constants (such as shapes) are", node)
+        return values
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        base = _unwrap(self.visit(node.value))
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            what = f"module '{base.__name__}'" if isinstance(base, ModuleType) else f"'{type(base).__name__}'"
+            raise self.error(f"{what} has no attribute '{node.attr}'", node) from None
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        return self._binary(type(node.op), self.visit(node.left), self.visit(node.right), node)
+
+    def _binary(self, op: type, lhs: Any, rhs: Any, node: ast.AST) -> Any:
+        if op not in _BINARY_OPS:
+            raise self.error(f"the operator {op.__name__} is not supported in kiln kernels", node)
+        name, python_op = _BINARY_OPS[op]
+        lhs, rhs = _unwrap(lhs), _unwrap(rhs)
+        if not _is_runtime(lhs) and not _is_runtime(rhs):
+            return python_op(lhs, rhs)
+        if op is ast.Pow:
+            if _is_runtime(rhs) or not _is_runtime(lhs):
+                raise self.error("** needs a runtime base and a non-negative constant (kl.constexpr) integer "
+                                 "exponent; use kl.exp and kl.log for other powers", node)
+            return self._run(node, lambda: semantic.power(lhs, rhs, self.builder))
+        return self._run(node, lambda: getattr(semantic, name)(lhs, rhs, self.builder))
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        operand = _unwrap(self.visit(node.operand))
+        op = type(node.op)
+        if not _is_runtime(operand):
+            return {ast.USub: lambda v: -v, ast.UAdd: lambda v: +v, ast.Not: lambda v: not v,
+                    ast.Invert: lambda v: ~v}[op](operand)
+        impl = {ast.USub: semantic.minus, ast.UAdd: lambda v, b: v, ast.Not: semantic.logical_not,
+                ast.Invert: semantic.invert}[op]
+        return self._run(node, lambda: impl(operand, self.builder))
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        left = _unwrap(self.visit(node.left))
+        result: Any = None
+        for op, comparator in zip(node.ops, node.comparators):
+            right = _unwrap(self.visit(comparator))
+            value = self._compare(type(op), left, right, node)
+            if result is None:
+                result = value
+            else:
+                result = self._logical("and", result, value, node)
+            left = right
+        return result
+
+    def _compare(self, op: type, lhs: Any, rhs: Any, node: ast.AST) -> Any:
+        if op in (ast.Is, ast.IsNot):
+            same = lhs is rhs
+            return same if op is ast.Is else not same
+        if op not in _COMPARE_OPS:
+            raise self.error(f"the comparison {op.__name__} is not supported in kiln kernels", node)
+        name, python_op = _COMPARE_OPS[op]
+        if not _is_runtime(lhs) and not _is_runtime(rhs):
+            return python_op(lhs, rhs)
+        return self._run(node, lambda: getattr(semantic, name)(lhs, rhs, self.builder))
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> Any:
+        kind = "and" if isinstance(node.op, ast.And) else "or"
+        result = _unwrap(self.visit(node.values[0]))
+        for value_node in node.values[1:]:
+            if not _is_runtime(result):
+                # Python's short circuit on a constant left side.
+                if (kind == "and" and not result) or (kind == "or" and result):
+                    return result
+                result = _unwrap(self.visit(value_node))
+                continue
+            result = self._logical(kind, result, _unwrap(self.visit(value_node)), node)
+        return result
+
+    def _logical(self, kind: str, lhs: Any, rhs: Any, node: ast.AST) -> Any:
+        if not _is_runtime(lhs) and not _is_runtime(rhs):
+            return (lhs and rhs) if kind == "and" else (lhs or rhs)
+        impl = semantic.logical_and if kind == "and" else semantic.logical_or
+        return self._run(node, lambda: impl(lhs, rhs, self.builder))
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        base = _unwrap(self.visit(node.value))
+        index_node = node.slice
+        if not _is_runtime(base):
+            index = _unwrap(self.visit(index_node))
+            return base[index]
+        items = index_node.elts if isinstance(index_node, ast.Tuple) else [index_node]
+        # Only `None` (a new axis) and `:` (a whole axis) index a block.
+        result = base
+        axis = 0
+        for item in items:
+            if isinstance(item, ast.Slice):
+                if item.lower is not None or item.upper is not None or item.step is not None:
+                    raise self.error("blocks cannot be sliced; only ':' (a whole axis) is supported", item)
+                axis += 1
+                continue
+            if _unwrap(self.visit(item)) is not None:
+                raise self.error("blocks can only be indexed with None (a new axis) and ':' (a whole axis)", item)
+            result = self._run(node, lambda r=result, a=axis: semantic.expand_dims(r, a, self.builder))
+            axis += 1
+        if axis > len(result.shape):
+            raise self.error(f"too many indices for a block of shape {base.shape}", node)
+        return result
+
+    # -- calls -----------------------------------------------------------------------
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        func = _unwrap(self.visit(node.func))
+        args: list[Any] = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                raise self.error("starred arguments (*args) are not supported in kiln kernels", a)
+            args.append(_unwrap(self.visit(a)))
+        kwargs: dict[str, Any] = {}
+        for k in node.keywords:
+            if k.arg is None:
+                raise self.error("**kwargs arguments are not supported in kiln kernels", k)
+            kwargs[k.arg] = _unwrap(self.visit(k.value))
+        if _is_kernel_source(func):
+            return self._call_jit(func, args, kwargs, node)
+        if core.is_builtin(func):
+            return self._run(node, lambda: _unwrap(func(*args, **kwargs, _builder=self.builder)))
+        if func is builtins.range or func is core.range or func is core.static_range:
+            raise self.error("range objects can only be used as the iterator of a for loop", node)
+        if func is builtins.print:
+            raise self.error("print() is not supported yet; use kl.static_print for compile-time values", node)
+        if isinstance(func, type) and issubclass(func, constexpr):
+            return func(*args, **kwargs).value
+        if isinstance(func, type) and issubclass(func, dtype):
+            return func(*args, **kwargs)  # kl.pointer_type(kl.int8), kl.block_type(...)
+        if func in (builtins.min, builtins.max, builtins.len, builtins.int, builtins.float, builtins.bool,
+                    builtins.abs, builtins.isinstance, builtins.getattr, builtins.hasattr, builtins.tuple,
+                    builtins.str):
+            if any(_is_runtime(v) for v in list(args) + list(kwargs.values())):
+                hint = {"min": "kl.minimum", "max": "kl.maximum", "abs": "kl.abs"}.get(func.__name__)
+                raise self.error(f"{func.__name__}() only works on compile-time values here"
+                                 + (f"; use {hint} for runtime values" if hint else ""), node)
+            return func(*args, **kwargs)
+        name = getattr(func, "__name__", type(func).__name__)
+        raise self.error(f"'{name}' is not a @kiln.jit function or a kiln builtin and cannot be called from a "
+                         f"kernel; decorate it with @kiln.jit", node)
+
+    def _call_jit(self, callee: KernelSource, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        try:
+            bound = inspect.signature(callee.fn).bind(*args, **kwargs)
+        except TypeError as e:
+            raise self.error(f"bad arguments to {callee.__name__}: {e}", node) from e
+        bound.apply_defaults()
+        constexpr_names = set(callee.constexpr_names)
+        values: dict[str, Any] = {}
+        for param, value in bound.arguments.items():
+            value = _unwrap(value)
+            if param in constexpr_names:
+                if _is_runtime(value):
+                    raise self.error(f"parameter '{param}' of {callee.__name__} is a kl.constexpr but got a "
+                                     f"runtime value", node)
+            elif isinstance(value, (int, float)) and not _is_runtime(value):
+                value = self._run(node, lambda v=value: semantic.to_tensor(v, self.builder))
+            values[param] = value
+        name = self._mangle(callee, values)
+        if name in self.functions and self.functions[name] is None:
+            raise self.error(f"recursive call of {callee.__name__} is not supported", node)
+        if name not in self.functions:
+            self.functions[name] = None
+            ip = self.builder.get_insertion_point()
+            loc = self.builder.get_loc()
+            try:
+                helper = CodeGenerator(callee, self.module, self.builder, self.functions)
+                self.functions[name] = helper.generate_helper(name, values) + (getattr(helper, "returns_tuple",
+                                                                                       False),)
+            except BaseException:
+                del self.functions[name]
+                raise
+            finally:
+                self.builder.restore_insertion_point(ip)
+                if loc is not None:
+                    self.builder.set_loc(*loc)
+        function, result_types, returns_tuple = self.functions[name]
+        runtime_args = [v.handle for v in values.values() if isinstance(v, tensor)]
+        results = self._run(node, lambda: self.builder.create_call(function, runtime_args))
+        outs = [tensor(r, t) for r, t in zip(results, result_types)]
+        if returns_tuple:
+            return tuple(outs)
+        return outs[0] if outs else None
+
+    def _mangle(self, callee: KernelSource, values: dict[str, Any]) -> str:
+        parts = []
+        for param, value in values.items():
+            if isinstance(value, tensor):
+                parts.append(core.signature_name(value.type))
+            else:
+                parts.append(f"{param}{_constexpr_key(value)}")
+        base = _SYMBOL_CHARS.sub("_", callee.__name__)
+        name = f"{base}__{'_'.join(parts)}" if parts else base
+        # Two different functions with one name (from different modules) must
+        # not share a symbol.
+        owners = self.functions.setdefault(("owners",), {})
+        candidate, suffix = name, 1
+        while owners.setdefault(name, callee.fn) is not callee.fn:
+            suffix += 1
+            name = f"{candidate}_{suffix}"
+        return name
+
+
+_MISSING = object()

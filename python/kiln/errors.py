@@ -1,0 +1,73 @@
+"""Exceptions Kiln raises to users.
+
+``CompilationError`` points at the kernel source: its message names
+``file:line:col``, quotes the source line and draws a caret under the column,
+the way Python's own ``SyntaxError`` does, so that a mistake in a kernel reads
+like a mistake in any Python code.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+__all__ = ["KilnError", "CompilationError", "OutOfResources"]
+
+
+class KilnError(Exception):
+    """Base class of every error Kiln raises on purpose."""
+
+
+class CompilationError(KilnError):
+    """A kernel could not be compiled; located at the offending source.
+
+    Attributes:
+        message: what went wrong, without the location.
+        filename: the kernel's source file (``None`` if unknown).
+        lineno: 1-based line in ``filename`` (``None`` if unknown).
+        col: 1-based column (``None`` if unknown).
+        source_line: the text of that line (``None`` if unavailable).
+    """
+
+    def __init__(self, message: str, filename: Optional[str] = None, lineno: Optional[int] = None,
+                 col: Optional[int] = None, source_line: Optional[str] = None) -> None:
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.col = col
+        self.source_line = source_line.rstrip("\r\n") if source_line is not None else None
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        if self.filename is None or self.lineno is None:
+            return self.message
+        col = self.col if self.col is not None else 1
+        text = f"{self.filename}:{self.lineno}:{col}: error: {self.message}"
+        if self.source_line:
+            # Tabs are kept in the caret line so the caret stays under the
+            # column whatever the terminal's tab width.
+            prefix = "".join(c if c == "\t" else " " for c in self.source_line[:max(col - 1, 0)])
+            text += f"\n{self.source_line}\n{prefix}^"
+        return text
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.filename, self.lineno, self.col, self.source_line))
+
+
+class OutOfResources(KilnError):
+    """A compiled kernel needs more of a hardware resource than the device has.
+
+    Attributes:
+        required: the amount the kernel needs.
+        limit: the amount the device offers.
+        name: the resource ("shared memory", "registers", ...).
+    """
+
+    def __init__(self, required: int, limit: int, name: str) -> None:
+        self.required = required
+        self.limit = limit
+        self.name = name
+        super().__init__(f"out of resources: {name}, required: {required}, hardware limit: {limit}. "
+                         f"Reducing block sizes or `num_stages` may help.")
+
+    def __reduce__(self):
+        return (type(self), (self.required, self.limit, self.name))

@@ -1,0 +1,570 @@
+"""The Kiln language: types, tensors and the builtins kernels call.
+
+Users import this package as ``kl`` (``import kiln.language as kl``), the way
+Triton users import ``triton.language as tl``, and the names and semantics
+follow Triton's public API.
+
+Builtins only make sense while the frontend is generating a kernel: it calls
+them with a hidden ``_builder`` keyword argument (the ``kiln._C.ir.Builder``
+in use). Called from ordinary Python they raise a ``KilnError`` that says so.
+The type logic (promotion, broadcasting, casts) lives in ``semantic.py``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+from typing import Any, Callable, Optional, Sequence, TypeVar
+
+from kiln.errors import CompilationError, KilnError
+
+__all__ = [
+    "constexpr", "dtype", "pointer_type", "block_type", "tensor",
+    "int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64",
+    "program_id", "num_programs", "arange", "load", "store", "cdiv", "minimum", "maximum",
+    "where", "full", "zeros", "cast", "expand_dims", "broadcast_to", "static_print", "static_assert",
+    "range", "static_range", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs",
+    "floor", "ceil", "erf", "tanh", "builtin",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def builtin(fn: F) -> F:
+    """Marks ``fn`` as a kernel builtin: the frontend passes ``_builder``.
+
+    Without a builder (called outside a kernel) it raises a clear error
+    instead of failing somewhere inside the IR bindings.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("_builder") is None:
+            raise KilnError(f"kiln.language.{fn.__name__}() can only be called inside a @kiln.jit function")
+        return fn(*args, **kwargs)
+
+    wrapper.__kiln_builtin__ = True  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
+
+
+def is_builtin(fn: Any) -> bool:
+    """True for functions (and bound methods) made with :func:`builtin`."""
+    return getattr(fn, "__kiln_builtin__", False)
+
+
+# ---------------------------------------------------------------------------
+# constexpr
+# ---------------------------------------------------------------------------
+
+
+class constexpr:
+    """A compile-time constant.
+
+    As an annotation (``BLOCK: kl.constexpr``) it marks a kernel parameter
+    whose value is known when the kernel is compiled; as a wrapper
+    (``FACTOR = kl.constexpr(4)`` at module level) it marks a global the
+    kernel may read.
+    """
+
+    def __init__(self, value: Any) -> None:
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __repr__(self) -> str:
+        return f"constexpr[{self.value!r}]"
+
+    def __eq__(self, other: Any) -> bool:
+        return self.value == (other.value if isinstance(other, constexpr) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def __index__(self) -> int:
+        return self.value.__index__()
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+
+def _unwrap(value: Any) -> Any:
+    return value.value if isinstance(value, constexpr) else value
+
+
+# ---------------------------------------------------------------------------
+# Types
+# ---------------------------------------------------------------------------
+
+
+class dtype:
+    """A scalar element type: ``kl.int32``, ``kl.float16``, ...
+
+    ``name`` is Triton's spelling ("int32", "uint8", "fp16", "bf16", ...).
+    Unsigned integers are a frontend notion: the IR is signless and the
+    frontend picks signed or unsigned ops (divsi/divui, extsi/extui, ...).
+    """
+
+    _INT_WIDTHS = {"int1": 1, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
+                   "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
+    _FLOAT_WIDTHS = {"fp16": 16, "bf16": 16, "fp32": 32, "fp64": 64}
+
+    def __init__(self, name: str) -> None:
+        if name not in self._INT_WIDTHS and name not in self._FLOAT_WIDTHS and name != "ptr" and name != "block":
+            raise KilnError(f"unknown dtype '{name}'")
+        self.name = name
+
+    # Predicates, as in Triton.
+    def is_floating(self) -> bool:
+        return self.name in self._FLOAT_WIDTHS
+
+    def is_fp16(self) -> bool:
+        return self.name == "fp16"
+
+    def is_bf16(self) -> bool:
+        return self.name == "bf16"
+
+    def is_fp32(self) -> bool:
+        return self.name == "fp32"
+
+    def is_fp64(self) -> bool:
+        return self.name == "fp64"
+
+    def is_int(self) -> bool:
+        return self.name in self._INT_WIDTHS
+
+    def is_bool(self) -> bool:
+        return self.name == "int1"
+
+    def is_int_signed(self) -> bool:
+        return self.is_int() and not self.name.startswith("u")
+
+    def is_int_unsigned(self) -> bool:
+        return self.name.startswith("uint")
+
+    def is_ptr(self) -> bool:
+        return False
+
+    def is_block(self) -> bool:
+        return False
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        return self._INT_WIDTHS.get(self.name) or self._FLOAT_WIDTHS[self.name]
+
+    @property
+    def int_bitwidth(self) -> int:
+        return self._INT_WIDTHS[self.name]
+
+    @property
+    def scalar(self) -> "dtype":
+        return self
+
+    def to_ir(self, builder: Any) -> Any:
+        """This type as a ``kiln._C.ir.Type``."""
+        if self.is_int():
+            return getattr(builder, f"i{self.int_bitwidth}_type")()
+        return getattr(builder, {"fp16": "f16_type", "bf16": "bf16_type", "fp32": "f32_type",
+                                 "fp64": "f64_type"}[self.name])()
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is type(self) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self) -> tuple:
+        return (self.name,)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"kl.{_DTYPE_PUBLIC_NAMES.get(self.name, self.name)}"
+
+
+class pointer_type(dtype):
+    """A pointer to ``element_ty`` elements in global memory (``*fp32``)."""
+
+    def __init__(self, element_ty: dtype, address_space: int = 1) -> None:
+        if not isinstance(element_ty, dtype) or isinstance(element_ty, block_type):
+            raise KilnError(f"pointer_type needs a scalar element dtype, got {element_ty!r}")
+        self.name = "ptr"
+        self.element_ty = element_ty
+        self.address_space = address_space
+
+    def is_ptr(self) -> bool:
+        return True
+
+    def to_ir(self, builder: Any) -> Any:
+        return builder.ptr_type(self.element_ty.to_ir(builder), self.address_space)
+
+    def _key(self) -> tuple:
+        return ("ptr", self.element_ty._key(), self.address_space)
+
+    def __str__(self) -> str:
+        return f"pointer<{self.element_ty}>"
+
+    __repr__ = __str__
+
+
+class block_type(dtype):
+    """A block of ``element_ty`` with a static shape of powers of two."""
+
+    def __init__(self, element_ty: dtype, shape: Sequence[int]) -> None:
+        self.name = "block"
+        self.element_ty = element_ty
+        self.shape = [int(d) for d in shape]
+
+    def is_block(self) -> bool:
+        return True
+
+    @property
+    def scalar(self) -> dtype:
+        return self.element_ty
+
+    def to_ir(self, builder: Any) -> Any:
+        return builder.block_type(self.element_ty.to_ir(builder), self.shape)
+
+    def _key(self) -> tuple:
+        return ("block", self.element_ty._key(), tuple(self.shape))
+
+    def __str__(self) -> str:
+        return f"<{self.shape}, {self.element_ty}>"
+
+    __repr__ = __str__
+
+
+int1 = dtype("int1")
+int8 = dtype("int8")
+int16 = dtype("int16")
+int32 = dtype("int32")
+int64 = dtype("int64")
+uint8 = dtype("uint8")
+uint16 = dtype("uint16")
+uint32 = dtype("uint32")
+uint64 = dtype("uint64")
+float16 = dtype("fp16")
+bfloat16 = dtype("bf16")
+float32 = dtype("fp32")
+float64 = dtype("fp64")
+
+_DTYPE_PUBLIC_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
+
+# Triton's signature strings ("*fp32", "i32", "u8") to dtypes.
+_SIGNATURE_SCALARS = {
+    "i1": int1, "i8": int8, "i16": int16, "i32": int32, "i64": int64,
+    "u1": int1, "u8": uint8, "u16": uint16, "u32": uint32, "u64": uint64,
+    "fp16": float16, "bf16": bfloat16, "fp32": float32, "fp64": float64,
+}
+
+
+_SIGNATURE_NAMES = {ty.name: text for text, ty in _SIGNATURE_SCALARS.items() if text != "u1"}
+
+
+def dtype_from_signature(text: str) -> dtype:
+    """Parses a signature type string: "*fp32" -> pointer_type(float32)."""
+    if text.startswith("*"):
+        return pointer_type(dtype_from_signature(text[1:]))
+    if text not in _SIGNATURE_SCALARS:
+        raise KilnError(f"unsupported signature type '{text}'; expected one of "
+                        f"{', '.join(sorted(_SIGNATURE_SCALARS))}, or '*' followed by one")
+    return _SIGNATURE_SCALARS[text]
+
+
+def signature_name(ty: dtype) -> str:
+    """The inverse of :func:`dtype_from_signature` (used to mangle names)."""
+    if isinstance(ty, pointer_type):
+        return "P" + signature_name(ty.element_ty)
+    if isinstance(ty, block_type):
+        return signature_name(ty.element_ty) + "x" + "x".join(str(d) for d in ty.shape)
+    return _SIGNATURE_NAMES[ty.name]
+
+
+# ---------------------------------------------------------------------------
+# tensor
+# ---------------------------------------------------------------------------
+
+
+class tensor:
+    """A runtime value of a kernel: a scalar or a block, with its dtype.
+
+    ``handle`` is the ``kiln._C.ir.Value``; ``type`` is the full type (a
+    ``block_type`` for blocks); ``dtype`` is the element type.
+    """
+
+    def __init__(self, handle: Any, type: dtype) -> None:
+        self.handle = handle
+        self.type = type
+        self.dtype = type.scalar
+        self.shape = list(type.shape) if isinstance(type, block_type) else []
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def __repr__(self) -> str:
+        return f"tensor({self.type})"
+
+    def __bool__(self) -> bool:
+        raise CompilationError("a runtime value cannot be used as a Python bool here; "
+                               "use it in an `if` or kl.where, or make it a kl.constexpr")
+
+    __hash__ = object.__hash__
+
+    # Operators. The frontend applies them through semantic.py directly; these
+    # exist so that builtins written in Python can use operators too.
+    def _op(name: str, swap: bool = False) -> Callable[..., "tensor"]:  # noqa: N805
+        def method(self: "tensor", other: Any, _builder: Any = None) -> "tensor":
+            from kiln.language import semantic
+            if _builder is None:
+                raise KilnError("tensor operators can only be used inside a @kiln.jit function")
+            lhs, rhs = (other, self) if swap else (self, other)
+            return getattr(semantic, name)(lhs, rhs, _builder)
+        method.__kiln_builtin__ = True  # type: ignore[attr-defined]
+        return method
+
+    __add__, __radd__ = _op("add"), _op("add", True)
+    __sub__, __rsub__ = _op("sub"), _op("sub", True)
+    __mul__, __rmul__ = _op("mul"), _op("mul", True)
+    __truediv__, __rtruediv__ = _op("truediv"), _op("truediv", True)
+    __floordiv__, __rfloordiv__ = _op("floordiv"), _op("floordiv", True)
+    __mod__, __rmod__ = _op("mod"), _op("mod", True)
+    __and__, __rand__ = _op("and_"), _op("and_", True)
+    __or__, __ror__ = _op("or_"), _op("or_", True)
+    __xor__, __rxor__ = _op("xor_"), _op("xor_", True)
+    __lshift__, __rlshift__ = _op("lshift"), _op("lshift", True)
+    __rshift__, __rrshift__ = _op("rshift"), _op("rshift", True)
+    __lt__, __le__ = _op("less_than"), _op("less_equal")
+    __gt__, __ge__ = _op("greater_than"), _op("greater_equal")
+    __eq__, __ne__ = _op("equal"), _op("not_equal")  # type: ignore[assignment]
+    del _op
+
+    @builtin
+    def __neg__(self, _builder: Any = None) -> "tensor":
+        from kiln.language import semantic
+        return semantic.minus(self, _builder)
+
+    @builtin
+    def __invert__(self, _builder: Any = None) -> "tensor":
+        from kiln.language import semantic
+        return semantic.invert(self, _builder)
+
+    @builtin
+    def to(self, dtype: dtype, bitcast: bool = False, _builder: Any = None) -> "tensor":
+        """This value converted to ``dtype`` (a bit cast if ``bitcast``)."""
+        from kiln.language import semantic
+        return semantic.cast(self, _unwrap(dtype), _builder, bitcast=bool(_unwrap(bitcast)))
+
+
+# ---------------------------------------------------------------------------
+# Builtins
+# ---------------------------------------------------------------------------
+
+
+def _constexpr_int(value: Any, what: str) -> int:
+    value = _unwrap(value)
+    if isinstance(value, tensor):
+        raise CompilationError(f"{what} must be a compile-time constant (kl.constexpr), got a runtime value")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CompilationError(f"{what} must be an integer constant, got {value!r}")
+    return value
+
+
+@builtin
+def program_id(axis: int, _builder: Any = None) -> tensor:
+    """Index of this program instance along grid axis 0, 1 or 2 (int32)."""
+    from kiln.language import semantic
+    return semantic.program_id(_constexpr_int(axis, "program_id axis"), _builder)
+
+
+@builtin
+def num_programs(axis: int, _builder: Any = None) -> tensor:
+    """Number of program instances along grid axis 0, 1 or 2 (int32)."""
+    from kiln.language import semantic
+    return semantic.num_programs(_constexpr_int(axis, "num_programs axis"), _builder)
+
+
+@builtin
+def arange(start: int, end: int, _builder: Any = None) -> tensor:
+    """The int32 block ``[start, ..., end - 1]``; ``end - start`` is a power of two."""
+    from kiln.language import semantic
+    return semantic.arange(_constexpr_int(start, "arange start"), _constexpr_int(end, "arange end"), _builder)
+
+
+@builtin
+def load(pointer: tensor, mask: Optional[tensor] = None, other: Any = None, cache_modifier: str = "",
+         eviction_policy: str = "", volatile: bool = False, _builder: Any = None) -> tensor:
+    """Loads the elements ``pointer`` points to; where ``mask`` is false the
+    result is ``other`` (unspecified if ``other`` is None)."""
+    from kiln.language import semantic
+    return semantic.load(pointer, _unwrap(mask), _unwrap(other), _unwrap(cache_modifier),
+                         _unwrap(eviction_policy), bool(_unwrap(volatile)), _builder)
+
+
+@builtin
+def store(pointer: tensor, value: Any, mask: Optional[tensor] = None, cache_modifier: str = "",
+          eviction_policy: str = "", _builder: Any = None) -> None:
+    """Stores ``value`` where ``pointer`` points, skipping masked-off elements."""
+    from kiln.language import semantic
+    semantic.store(pointer, _unwrap(value), _unwrap(mask), _unwrap(cache_modifier), _unwrap(eviction_policy),
+                   _builder)
+
+
+@builtin
+def cdiv(x: Any, div: Any, _builder: Any = None) -> Any:
+    """Ceiling division ``(x + div - 1) // div``."""
+    from kiln.language import semantic
+    x, div = _unwrap(x), _unwrap(div)
+    if not isinstance(x, tensor) and not isinstance(div, tensor):
+        return (x + div - 1) // div
+    return semantic.floordiv(semantic.sub(semantic.add(x, div, _builder), 1, _builder), div, _builder)
+
+
+@builtin
+def minimum(x: Any, y: Any, _builder: Any = None) -> tensor:
+    """Element-wise minimum (NaNs are ignored, as in Triton's default)."""
+    from kiln.language import semantic
+    return semantic.minimum(_unwrap(x), _unwrap(y), _builder)
+
+
+@builtin
+def maximum(x: Any, y: Any, _builder: Any = None) -> tensor:
+    """Element-wise maximum (NaNs are ignored, as in Triton's default)."""
+    from kiln.language import semantic
+    return semantic.maximum(_unwrap(x), _unwrap(y), _builder)
+
+
+@builtin
+def where(condition: Any, x: Any, y: Any, _builder: Any = None) -> tensor:
+    """``x`` where ``condition`` is true, else ``y``, element-wise."""
+    from kiln.language import semantic
+    return semantic.where(_unwrap(condition), _unwrap(x), _unwrap(y), _builder)
+
+
+@builtin
+def full(shape: Sequence[int], value: Any, dtype: dtype, _builder: Any = None) -> tensor:
+    """A block of ``shape`` filled with ``value`` converted to ``dtype``."""
+    from kiln.language import semantic
+    return semantic.full(_shape(shape), _unwrap(value), _unwrap(dtype), _builder)
+
+
+@builtin
+def zeros(shape: Sequence[int], dtype: dtype, _builder: Any = None) -> tensor:
+    """A block of ``shape`` filled with zeros of ``dtype``."""
+    from kiln.language import semantic
+    return semantic.full(_shape(shape), 0, _unwrap(dtype), _builder)
+
+
+@builtin
+def cast(input: Any, dtype: dtype, bitcast: bool = False, _builder: Any = None) -> tensor:
+    """``input`` converted to ``dtype`` (reinterpreting its bits if ``bitcast``)."""
+    from kiln.language import semantic
+    return semantic.cast(semantic.to_tensor(_unwrap(input), _builder), _unwrap(dtype), _builder,
+                         bitcast=bool(_unwrap(bitcast)))
+
+
+@builtin
+def expand_dims(input: tensor, axis: int, _builder: Any = None) -> tensor:
+    """``input`` with a new dimension of size one at ``axis``."""
+    from kiln.language import semantic
+    return semantic.expand_dims(semantic.to_tensor(_unwrap(input), _builder), _constexpr_int(axis, "axis"),
+                                _builder)
+
+
+@builtin
+def broadcast_to(input: tensor, shape: Sequence[int], _builder: Any = None) -> tensor:
+    """``input`` broadcast (numpy rules) to ``shape``."""
+    from kiln.language import semantic
+    return semantic.broadcast_to(semantic.to_tensor(_unwrap(input), _builder), _shape(shape), _builder)
+
+
+@builtin
+def static_print(*values: Any, _builder: Any = None) -> None:
+    """Prints constants (and the types of runtime values) while compiling."""
+    builtins.print(*[_unwrap(v) for v in values])
+
+
+@builtin
+def static_assert(cond: Any, msg: str = "", _builder: Any = None) -> None:
+    """Fails compilation with ``msg`` unless the constant ``cond`` holds."""
+    cond = _unwrap(cond)
+    if isinstance(cond, tensor):
+        raise CompilationError("static_assert needs a compile-time condition, got a runtime value")
+    if not cond:
+        raise CompilationError(f"static_assert failed: {_unwrap(msg)}" if msg else "static_assert failed")
+
+
+def _shape(shape: Any) -> list[int]:
+    shape = _unwrap(shape)
+    if isinstance(shape, (int, constexpr)) and not isinstance(shape, bool):
+        shape = [shape]
+    if not isinstance(shape, (list, tuple)):
+        raise CompilationError(f"a shape must be a list of constant integers, got {shape!r}")
+    return [_constexpr_int(d, "a shape dimension") for d in shape]
+
+
+def _math(name: str, op: str, doc: str) -> Callable[..., tensor]:
+    def fn(x: Any, _builder: Any = None) -> tensor:
+        from kiln.language import semantic
+        return semantic.math_unary(op, name, _unwrap(x), _builder)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return builtin(fn)
+
+
+exp = _math("exp", "exp", "Element-wise e**x.")
+exp2 = _math("exp2", "exp2", "Element-wise 2**x.")
+log = _math("log", "log", "Element-wise natural logarithm.")
+log2 = _math("log2", "log2", "Element-wise base-2 logarithm.")
+sqrt = _math("sqrt", "sqrt", "Element-wise square root.")
+rsqrt = _math("rsqrt", "rsqrt", "Element-wise 1 / sqrt(x).")
+sin = _math("sin", "sin", "Element-wise sine.")
+cos = _math("cos", "cos", "Element-wise cosine.")
+floor = _math("floor", "floor", "Element-wise floor.")
+ceil = _math("ceil", "ceil", "Element-wise ceiling.")
+erf = _math("erf", "erf", "Element-wise error function.")
+tanh = _math("tanh", "tanh", "Element-wise hyperbolic tangent.")
+
+
+@builtin
+def abs(x: Any, _builder: Any = None) -> tensor:
+    """Element-wise absolute value (integers and floats)."""
+    from kiln.language import semantic
+    return semantic.abs(_unwrap(x), _builder)
+
+
+# ---------------------------------------------------------------------------
+# Loop iterators (the frontend interprets them in `for` statements)
+# ---------------------------------------------------------------------------
+
+
+class range:
+    """``for i in kl.range(start, end, step)``: a loop compiled to ``scf.for``.
+
+    Same as Python's ``range`` inside kernels. Only meaningful as the
+    iterator of a ``for`` statement in a kernel.
+    """
+
+    def __init__(self, arg1: Any, arg2: Any = None, step: Any = None) -> None:
+        if arg2 is None:
+            self.start, self.end = 0, arg1
+        else:
+            self.start, self.end = arg1, arg2
+        self.step = 1 if step is None else step
+
+    def __iter__(self):
+        raise KilnError("kl.range can only be used as the iterator of a for loop inside a @kiln.jit function")
+
+
+class static_range(range):
+    """``for i in kl.static_range(start, end, step)``: a loop unrolled while
+    compiling; its bounds must be compile-time constants and ``i`` is one."""
+
+    def __iter__(self):
+        raise KilnError("kl.static_range can only be used as the iterator of a for loop inside a @kiln.jit "
+                        "function")

@@ -1,0 +1,617 @@
+"""Type rules of the Kiln language and their translation to IR builder calls.
+
+Every function takes tensors (or Python constants) and the
+``kiln._C.ir.Builder`` and returns tensors. This is the only place that
+knows Triton's promotion rules:
+
+* int with float -> the float type; fp16 with bf16 -> fp32; fp16/bf16 with
+  fp32 -> fp32; anything with fp64 -> fp64;
+* two integers of one signedness -> the wider; signed with unsigned -> the
+  unsigned type if it is at least as wide, else the signed one (C's rule);
+* a Python int literal adopts the integer type of the other operand (and
+  the float type of a float operand); a Python float literal with an integer
+  operand is fp32;
+* ``/`` on integers divides in fp32; ``//`` and ``%`` truncate (C semantics);
+  ``/`` and ``%`` on fp16/bf16 compute in fp32;
+* a scalar combined with a block is splat to the block's shape; blocks
+  broadcast numpy-style.
+
+Errors are raised as ``CompilationError`` without a location; the frontend
+adds the location of the expression being compiled.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from kiln.errors import CompilationError
+from kiln.language.core import (block_type, bfloat16, dtype, float16, float32, float64, int1, int32, int64,
+                                pointer_type, tensor, uint32, uint64)
+
+Builder = Any  # kiln._C.ir.Builder
+
+
+def _fail(message: str) -> CompilationError:
+    return CompilationError(message)
+
+
+def _with_shape(scalar_ty: dtype, shape: list[int]) -> dtype:
+    return block_type(scalar_ty, shape) if shape else scalar_ty
+
+
+# ---------------------------------------------------------------------------
+# Constants
+# ---------------------------------------------------------------------------
+
+
+def constant(value: Any, ty: dtype, b: Builder) -> tensor:
+    """A constant of scalar type ``ty`` (or a splat block when ``ty`` is a block)."""
+    scalar = ty.scalar
+    if scalar.is_floating():
+        return tensor(b.float_const(float(value), ty.to_ir(b)), ty)
+    if scalar.is_int():
+        value = int(value)
+        lo, hi = _int_range(scalar)
+        if not lo <= value <= hi:
+            raise _fail(f"constant {value} does not fit in {scalar}")
+        return tensor(b.int_const(value, ty.to_ir(b)), ty)
+    raise _fail(f"cannot make a constant of type {ty}")
+
+
+def _int_range(ty: dtype) -> tuple[int, int]:
+    w = ty.int_bitwidth
+    if ty.is_bool():
+        return (0, 1)
+    if ty.is_int_unsigned():
+        return (0, 2**w - 1)
+    return (-(2 ** (w - 1)), 2 ** (w - 1) - 1)
+
+
+def _literal_dtype(value: Any) -> dtype:
+    """The type Triton gives a Python literal on its own."""
+    if isinstance(value, bool):
+        return int1
+    if isinstance(value, int):
+        if -(2**31) <= value < 2**31:
+            return int32
+        if 2**31 <= value < 2**32:
+            return uint32
+        if -(2**63) <= value < 2**63:
+            return int64
+        if 2**63 <= value < 2**64:
+            return uint64
+        raise _fail(f"integer constant {value} does not fit in 64 bits")
+    if isinstance(value, float):
+        return float32
+    raise _fail(f"a value of type {type(value).__name__} ({value!r}) cannot be used as a tensor")
+
+
+def to_tensor(value: Any, b: Builder) -> tensor:
+    """``value`` as a tensor; Python literals become constants of their type."""
+    if isinstance(value, tensor):
+        return value
+    from kiln.language.core import constexpr
+    if isinstance(value, constexpr):
+        value = value.value
+    return constant(value, _literal_dtype(value), b)
+
+
+def _literal_like(value: Any, other: tensor, b: Builder) -> tensor:
+    """A Python literal combined with ``other``: it adopts other's type when
+    that type can hold it (Triton's rule for int and float literals)."""
+    ty = other.dtype
+    if isinstance(value, (bool, int)) and not isinstance(value, float):
+        if ty.is_floating():
+            return constant(value, ty, b)
+        if ty.is_int() and not ty.is_bool():
+            lo, hi = _int_range(ty)
+            if lo <= value <= hi:
+                return constant(value, ty, b)
+        if ty.is_bool() and isinstance(value, bool):
+            return constant(value, ty, b)
+        return to_tensor(value, b)
+    if isinstance(value, float):
+        return constant(value, ty if ty.is_floating() else float32, b)
+    return to_tensor(value, b)
+
+
+def _operands(x: Any, y: Any, b: Builder) -> tuple[tensor, tensor]:
+    if isinstance(x, tensor) and not isinstance(y, tensor):
+        return x, _literal_like(y, x, b)
+    if isinstance(y, tensor) and not isinstance(x, tensor):
+        return _literal_like(x, y, b), y
+    return to_tensor(x, b), to_tensor(y, b)
+
+
+# ---------------------------------------------------------------------------
+# Promotion and casts
+# ---------------------------------------------------------------------------
+
+
+def integer_promote(a: dtype, c: dtype) -> dtype:
+    if a == c:
+        return a
+    if a.is_bool():
+        return c
+    if c.is_bool():
+        return a
+    if a.is_int_unsigned() == c.is_int_unsigned():
+        return a if a.int_bitwidth >= c.int_bitwidth else c
+    unsigned, signed = (a, c) if a.is_int_unsigned() else (c, a)
+    return unsigned if unsigned.int_bitwidth >= signed.int_bitwidth else signed
+
+
+def computation_type(a: dtype, c: dtype, div_or_mod: bool = False) -> dtype:
+    """The type both operands of an arithmetic op are converted to."""
+    if a.is_ptr() or c.is_ptr():
+        raise _fail(f"arithmetic on pointers of types {a} and {c} is not supported")
+    if a.is_fp64() or c.is_fp64():
+        return float64
+    if a.is_fp32() or c.is_fp32():
+        return float32
+    if (a.is_fp16() and c.is_bf16()) or (a.is_bf16() and c.is_fp16()):
+        return float32
+    for half in (float16, bfloat16):
+        if a == half or c == half:
+            return float32 if div_or_mod else half
+    return integer_promote(a, c)
+
+
+def cast(x: tensor, dst: dtype, b: Builder, bitcast: bool = False) -> tensor:
+    """``x`` converted element-wise to the scalar type ``dst``."""
+    if not isinstance(dst, dtype) or isinstance(dst, block_type):
+        raise _fail(f"cast needs a scalar dtype such as kl.float32, got {dst!r}")
+    x = to_tensor(x, b)
+    src = x.dtype
+    if src == dst:
+        return x
+    out_ty = _with_shape(dst, x.shape)
+    if src.is_ptr() or dst.is_ptr():
+        raise _fail(f"casting between {src} and {dst} is not supported")
+    if bitcast:
+        if src.primitive_bitwidth != dst.primitive_bitwidth:
+            raise _fail(f"cannot bitcast {src} to {dst}: bit widths {src.primitive_bitwidth} and "
+                        f"{dst.primitive_bitwidth} differ")
+        if src.is_int() and dst.is_int():
+            return tensor(x.handle, out_ty)
+        return tensor(b.cast("bitcast", x.handle, out_ty.to_ir(b)), out_ty)
+    if dst.is_bool():
+        return not_equal(x, 0, b)
+    if src.is_int() and dst.is_int():
+        sw, dw = src.int_bitwidth, dst.int_bitwidth
+        if sw == dw:
+            return tensor(x.handle, out_ty)  # signedness only lives in the dtype
+        if dw > sw:
+            op = "extui" if src.is_int_unsigned() or src.is_bool() else "extsi"
+        else:
+            op = "trunci"
+        return tensor(b.cast(op, x.handle, out_ty.to_ir(b)), out_ty)
+    if src.is_floating() and dst.is_floating():
+        if src.primitive_bitwidth == dst.primitive_bitwidth:  # fp16 <-> bf16
+            return cast(cast(x, float32, b), dst, b)
+        op = "extf" if dst.primitive_bitwidth > src.primitive_bitwidth else "truncf"
+        return tensor(b.cast(op, x.handle, out_ty.to_ir(b)), out_ty)
+    if src.is_int() and dst.is_floating():
+        op = "uitofp" if src.is_int_unsigned() or src.is_bool() else "sitofp"
+        return tensor(b.cast(op, x.handle, out_ty.to_ir(b)), out_ty)
+    if src.is_floating() and dst.is_int():
+        op = "fptoui" if dst.is_int_unsigned() else "fptosi"
+        return tensor(b.cast(op, x.handle, out_ty.to_ir(b)), out_ty)
+    raise _fail(f"cannot cast {src} to {dst}")
+
+
+# ---------------------------------------------------------------------------
+# Shapes
+# ---------------------------------------------------------------------------
+
+
+def splat(x: tensor, shape: list[int], b: Builder) -> tensor:
+    return tensor(b.splat(x.handle, shape), block_type(x.dtype, shape))
+
+
+def expand_dims(x: tensor, axis: int, b: Builder) -> tensor:
+    rank = len(x.shape)
+    if axis < 0:
+        axis += rank + 1
+    if not 0 <= axis <= rank:
+        raise _fail(f"expand_dims axis {axis} is out of range for a value of rank {rank}")
+    if not x.shape:
+        return splat(x, [1], b)
+    shape = x.shape[:axis] + [1] + x.shape[axis:]
+    return tensor(b.expand_dims(x.handle, axis), block_type(x.dtype, shape))
+
+
+def broadcast_shapes(a: list[int], c: list[int]) -> list[int]:
+    """numpy's broadcast of two shapes; CompilationError naming both if they
+    are incompatible."""
+    rank = max(len(a), len(c))
+    pa, pc = [1] * (rank - len(a)) + a, [1] * (rank - len(c)) + c
+    out = []
+    for da, dc in zip(pa, pc):
+        if da != dc and da != 1 and dc != 1:
+            raise _fail(f"incompatible shapes for broadcasting: {a} and {c}")
+        out.append(dc if da == 1 else da)
+    return out
+
+
+def broadcast_to(x: tensor, shape: list[int], b: Builder) -> tensor:
+    if x.shape == shape:
+        return x
+    for d in shape:
+        if d <= 0 or d & (d - 1):
+            raise _fail(f"block dimensions must be powers of two, got shape {shape}")
+    if not x.shape:
+        return splat(x, shape, b)
+    if broadcast_shapes(x.shape, shape) != shape:
+        raise _fail(f"cannot broadcast shape {x.shape} to {shape}")
+    while len(x.shape) < len(shape):
+        x = expand_dims(x, 0, b)
+    if x.shape == shape:
+        return x
+    return tensor(b.broadcast(x.handle, shape), block_type(x.dtype, shape))
+
+
+def broadcast_pair(x: tensor, y: tensor, b: Builder) -> tuple[tensor, tensor]:
+    if x.shape == y.shape:
+        return x, y
+    shape = broadcast_shapes(x.shape, y.shape)
+    return broadcast_to(x, shape, b), broadcast_to(y, shape, b)
+
+
+# ---------------------------------------------------------------------------
+# Arithmetic
+# ---------------------------------------------------------------------------
+
+
+def _arith(x: Any, y: Any, b: Builder, div_or_mod: bool = False) -> tuple[tensor, tensor, dtype]:
+    x, y = _operands(x, y, b)
+    ty = computation_type(x.dtype, y.dtype, div_or_mod)
+    x, y = broadcast_pair(cast(x, ty, b), cast(y, ty, b), b)
+    return x, y, ty
+
+
+def _emit(b: Builder, name: str, x: tensor, y: tensor) -> tensor:
+    return tensor(b.binary(name, x.handle, y.handle), x.type)
+
+
+def _pointer_offset(ptr: tensor, offset: Any, b: Builder, negate: bool) -> tensor:
+    offset = to_tensor(offset, b) if not isinstance(offset, tensor) else offset
+    if not offset.dtype.is_int():
+        raise _fail(f"a pointer can only be offset by an integer, got {offset.dtype}")
+    if negate:
+        offset = minus(offset, b)
+    ptr, offset = broadcast_pair(ptr, offset, b)
+    return tensor(b.addptr(ptr.handle, offset.handle), ptr.type)
+
+
+def add(x: Any, y: Any, b: Builder) -> tensor:
+    if isinstance(y, tensor) and y.dtype.is_ptr() and not (isinstance(x, tensor) and x.dtype.is_ptr()):
+        x, y = y, x
+    if isinstance(x, tensor) and x.dtype.is_ptr():
+        if isinstance(y, tensor) and y.dtype.is_ptr():
+            raise _fail("cannot add two pointers")
+        return _pointer_offset(x, y, b, negate=False)
+    x, y, ty = _arith(x, y, b)
+    return _emit(b, "addf" if ty.is_floating() else "addi", x, y)
+
+
+def sub(x: Any, y: Any, b: Builder) -> tensor:
+    if isinstance(x, tensor) and x.dtype.is_ptr():
+        if isinstance(y, tensor) and y.dtype.is_ptr():
+            raise _fail("subtracting pointers is not supported")
+        return _pointer_offset(x, y, b, negate=True)
+    if isinstance(y, tensor) and y.dtype.is_ptr():
+        raise _fail("cannot subtract a pointer from a number")
+    x, y, ty = _arith(x, y, b)
+    return _emit(b, "subf" if ty.is_floating() else "subi", x, y)
+
+
+def mul(x: Any, y: Any, b: Builder) -> tensor:
+    x, y, ty = _arith(x, y, b)
+    return _emit(b, "mulf" if ty.is_floating() else "muli", x, y)
+
+
+def truediv(x: Any, y: Any, b: Builder) -> tensor:
+    x, y = _operands(x, y, b)
+    if x.dtype.is_int() and y.dtype.is_int():
+        x, y = cast(x, float32, b), cast(y, float32, b)
+    x, y, ty = _arith(x, y, b, div_or_mod=True)
+    return _emit(b, "divf", x, y)
+
+
+def floordiv(x: Any, y: Any, b: Builder) -> tensor:
+    x, y, ty = _arith(x, y, b, div_or_mod=True)
+    if not ty.is_int():
+        raise _fail(f"// needs integer operands, got {ty}; use / for floating-point division")
+    return _emit(b, "divui" if ty.is_int_unsigned() else "divsi", x, y)
+
+
+def mod(x: Any, y: Any, b: Builder) -> tensor:
+    x, y, ty = _arith(x, y, b, div_or_mod=True)
+    if ty.is_floating():
+        return _emit(b, "remf", x, y)
+    return _emit(b, "remui" if ty.is_int_unsigned() else "remsi", x, y)
+
+
+def _bitwise(name: str, x: Any, y: Any, b: Builder) -> tensor:
+    x, y, ty = _arith(x, y, b)
+    if not ty.is_int():
+        raise _fail(f"bitwise operators need integer operands, got {x.dtype} and {y.dtype}")
+    return _emit(b, name, x, y)
+
+
+def and_(x: Any, y: Any, b: Builder) -> tensor:
+    return _bitwise("andi", x, y, b)
+
+
+def or_(x: Any, y: Any, b: Builder) -> tensor:
+    return _bitwise("ori", x, y, b)
+
+
+def xor_(x: Any, y: Any, b: Builder) -> tensor:
+    return _bitwise("xori", x, y, b)
+
+
+def lshift(x: Any, y: Any, b: Builder) -> tensor:
+    return _bitwise("shli", x, y, b)
+
+
+def rshift(x: Any, y: Any, b: Builder) -> tensor:
+    x, y, ty = _arith(x, y, b)
+    if not ty.is_int():
+        raise _fail(f"bitwise operators need integer operands, got {x.dtype} and {y.dtype}")
+    return _emit(b, "shrui" if ty.is_int_unsigned() else "shrsi", x, y)
+
+
+def minus(x: Any, b: Builder) -> tensor:
+    x = to_tensor(x, b)
+    if x.dtype.is_ptr():
+        raise _fail("cannot negate a pointer")
+    if x.dtype.is_floating():
+        return tensor(b.unary("negf", x.handle), x.type)
+    return sub(constant(0, x.dtype, b), x, b)
+
+
+def invert(x: Any, b: Builder) -> tensor:
+    x = to_tensor(x, b)
+    if not x.dtype.is_int():
+        raise _fail(f"~ needs an integer operand, got {x.dtype}")
+    ones = constant(1 if x.dtype.is_bool() else (2**x.dtype.int_bitwidth - 1 if x.dtype.is_int_unsigned() else -1),
+                    x.dtype, b)
+    return xor_(x, ones, b)
+
+
+def to_bool(x: Any, b: Builder) -> tensor:
+    x = to_tensor(x, b)
+    return x if x.dtype.is_bool() else not_equal(x, 0, b)
+
+
+def logical_not(x: Any, b: Builder) -> tensor:
+    x = to_tensor(x, b)
+    if x.dtype.is_bool():
+        return xor_(x, True, b)
+    return equal(x, 0, b)
+
+
+def logical_and(x: Any, y: Any, b: Builder) -> tensor:
+    return and_(to_bool(x, b), to_bool(y, b), b)
+
+
+def logical_or(x: Any, y: Any, b: Builder) -> tensor:
+    return or_(to_bool(x, b), to_bool(y, b), b)
+
+
+def power(x: tensor, exponent: Any, b: Builder) -> tensor:
+    """``x ** n`` for a constant integer ``n >= 0``, by repeated squaring."""
+    if isinstance(exponent, tensor) or isinstance(exponent, bool) or not isinstance(exponent, int) \
+            or exponent < 0:
+        raise _fail("** needs a non-negative constant (kl.constexpr) integer exponent; "
+                    "use kl.exp and kl.log for other powers")
+    x = to_tensor(x, b)
+    result: Optional[tensor] = None
+    base = x
+    n = exponent
+    while n:
+        if n & 1:
+            result = base if result is None else mul(result, base, b)
+        n >>= 1
+        if n:
+            base = mul(base, base, b)
+    return result if result is not None else full(x.shape, 1, x.dtype, b) if x.shape else constant(1, x.dtype, b)
+
+
+# ---------------------------------------------------------------------------
+# Comparisons
+# ---------------------------------------------------------------------------
+
+_FLOAT_PREDICATES = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+_SIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+_UNSIGNED_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+
+
+def _compare(kind: str, x: Any, y: Any, b: Builder) -> tensor:
+    x, y = _operands(x, y, b)
+    if x.dtype.is_ptr() or y.dtype.is_ptr():
+        raise _fail(f"comparing pointers ({x.dtype} and {y.dtype}) is not supported")
+    x, y, ty = _arith(x, y, b)
+    result_ty = _with_shape(int1, x.shape)
+    if ty.is_floating():
+        return tensor(b.cmpf(_FLOAT_PREDICATES[kind], x.handle, y.handle), result_ty)
+    table = _UNSIGNED_PREDICATES if ty.is_int_unsigned() else _SIGNED_PREDICATES
+    return tensor(b.cmpi(table[kind], x.handle, y.handle), result_ty)
+
+
+def equal(x: Any, y: Any, b: Builder) -> tensor:
+    return _compare("eq", x, y, b)
+
+
+def not_equal(x: Any, y: Any, b: Builder) -> tensor:
+    return _compare("ne", x, y, b)
+
+
+def less_than(x: Any, y: Any, b: Builder) -> tensor:
+    return _compare("lt", x, y, b)
+
+
+def less_equal(x: Any, y: Any, b: Builder) -> tensor:
+    return _compare("le", x, y, b)
+
+
+def greater_than(x: Any, y: Any, b: Builder) -> tensor:
+    return _compare("gt", x, y, b)
+
+
+def greater_equal(x: Any, y: Any, b: Builder) -> tensor:
+    return _compare("ge", x, y, b)
+
+
+# ---------------------------------------------------------------------------
+# Builtins
+# ---------------------------------------------------------------------------
+
+
+def program_id(axis: int, b: Builder) -> tensor:
+    if axis not in (0, 1, 2):
+        raise _fail(f"program_id axis must be 0, 1 or 2, got {axis}")
+    return tensor(b.program_id(axis), int32)
+
+
+def num_programs(axis: int, b: Builder) -> tensor:
+    if axis not in (0, 1, 2):
+        raise _fail(f"num_programs axis must be 0, 1 or 2, got {axis}")
+    return tensor(b.num_programs(axis), int32)
+
+
+def arange(start: int, end: int, b: Builder) -> tensor:
+    if start < 0 or end <= start:
+        raise _fail(f"arange needs 0 <= start < end, got start={start}, end={end}")
+    if end >= 2**31:
+        raise _fail(f"arange end must fit in int32, got {end}")
+    length = end - start
+    if length & (length - 1):
+        raise _fail(f"arange length (end - start) must be a power of two, got {length}")
+    return tensor(b.make_range(start, end), block_type(int32, [length]))
+
+
+def full(shape: list[int], value: Any, ty: dtype, b: Builder) -> tensor:
+    if not isinstance(ty, dtype) or isinstance(ty, (block_type, pointer_type)):
+        raise _fail(f"full needs a scalar number dtype, got {ty!r}")
+    for d in shape:
+        if d <= 0 or d & (d - 1):
+            raise _fail(f"block dimensions must be powers of two, got shape {shape}")
+    if isinstance(value, tensor):
+        if value.shape:
+            raise _fail(f"full needs a scalar value, got a block of shape {value.shape}")
+        value = cast(value, ty, b)
+        return splat(value, shape, b) if shape else value
+    return constant(value, _with_shape(ty, shape), b)
+
+
+def _memory_hint(value: Any, allowed: tuple[str, ...], what: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _fail(f"{what} must be a string, got {value!r}")
+    name = value[1:] if value.startswith(".") else value
+    if name in ("", "normal", "evict_normal"):
+        name = ""
+    if name and name not in allowed:
+        raise _fail(f"unsupported {what} '{value}'; expected one of "
+                    f"{', '.join(repr('.' + a if what.startswith('cache') else a) for a in allowed)}")
+    return name
+
+
+def _mask(mask: Any, ptr: tensor, b: Builder) -> tensor:
+    mask = to_tensor(mask, b)
+    if not mask.dtype.is_bool():
+        raise _fail(f"mask must be a boolean (int1) value, got {mask.dtype}")
+    return broadcast_to(mask, ptr.shape, b) if ptr.shape else mask
+
+
+def _pointer_operand(pointer: Any, what: str) -> tensor:
+    if not isinstance(pointer, tensor) or not pointer.dtype.is_ptr():
+        ty = pointer.type if isinstance(pointer, tensor) else type(pointer).__name__
+        raise _fail(f"{what} needs a pointer argument, got {ty}")
+    return pointer
+
+
+def load(pointer: Any, mask: Any, other: Any, cache_modifier: str, eviction_policy: str, volatile: bool,
+         b: Builder) -> tensor:
+    ptr = _pointer_operand(pointer, "load")
+    cache = _memory_hint(cache_modifier, ("ca", "cg", "cv"), "cache_modifier")
+    evict = _memory_hint(eviction_policy, ("evict_first", "evict_last"), "eviction_policy")
+    if other is not None and mask is None:
+        raise _fail("load: `other` needs a `mask`")
+    # Triton broadcasts a scalar pointer to the shape of a block mask.
+    shapes = [ptr.shape] + [v.shape for v in (mask, other) if isinstance(v, tensor)]
+    shape: list[int] = []
+    for s in shapes:
+        shape = broadcast_shapes(shape, s)
+    ptr = broadcast_to(ptr, shape, b) if shape else ptr
+    mask_t = _mask(mask, ptr, b) if mask is not None else None
+    other_t = None
+    if other is not None:
+        elem = ptr.dtype.element_ty
+        other_t = cast(_literal_like(other, tensor(None, elem), b) if not isinstance(other, tensor) else other,
+                       elem, b)
+        other_t = broadcast_to(other_t, ptr.shape, b) if ptr.shape else other_t
+    result_ty = _with_shape(ptr.dtype.element_ty, ptr.shape)
+    handle = b.load(ptr.handle, mask_t.handle if mask_t is not None else None,
+                    other_t.handle if other_t is not None else None, cache, evict, volatile)
+    return tensor(handle, result_ty)
+
+
+def store(pointer: Any, value: Any, mask: Any, cache_modifier: str, eviction_policy: str, b: Builder) -> None:
+    ptr = _pointer_operand(pointer, "store")
+    cache = _memory_hint(cache_modifier, ("wb", "cg", "cs", "wt"), "cache_modifier")
+    evict = _memory_hint(eviction_policy, ("evict_first", "evict_last"), "eviction_policy")
+    elem = ptr.dtype.element_ty
+    val = value if isinstance(value, tensor) else _literal_like(value, tensor(None, elem), b)
+    shape = broadcast_shapes(ptr.shape, val.shape)
+    if isinstance(mask, tensor):
+        shape = broadcast_shapes(shape, mask.shape)
+    ptr = broadcast_to(ptr, shape, b) if shape else ptr
+    val = cast(val, elem, b)
+    val = broadcast_to(val, shape, b) if shape else val
+    mask_t = _mask(mask, ptr, b) if mask is not None else None
+    b.store(ptr.handle, val.handle, mask_t.handle if mask_t is not None else None, cache, evict)
+
+
+def minimum(x: Any, y: Any, b: Builder) -> tensor:
+    x, y, ty = _arith(x, y, b)
+    name = "minnumf" if ty.is_floating() else "minui" if ty.is_int_unsigned() else "minsi"
+    return _emit(b, name, x, y)
+
+
+def maximum(x: Any, y: Any, b: Builder) -> tensor:
+    x, y, ty = _arith(x, y, b)
+    name = "maxnumf" if ty.is_floating() else "maxui" if ty.is_int_unsigned() else "maxsi"
+    return _emit(b, name, x, y)
+
+
+def where(condition: Any, x: Any, y: Any, b: Builder) -> tensor:
+    cond = to_bool(condition, b)
+    x, y, ty = _arith(x, y, b)
+    shape = broadcast_shapes(cond.shape, x.shape)
+    x, y = broadcast_to(x, shape, b) if shape else x, broadcast_to(y, shape, b) if shape else y
+    if cond.shape:
+        cond = broadcast_to(cond, shape, b)
+    return tensor(b.select(cond.handle, x.handle, y.handle), x.type)
+
+
+def math_unary(op: str, name: str, x: Any, b: Builder) -> tensor:
+    x = to_tensor(x, b)
+    if not x.dtype.is_floating():
+        raise _fail(f"kl.{name} needs a floating-point argument, got {x.dtype}; convert it with .to(kl.float32)")
+    return tensor(b.unary(op, x.handle), x.type)
+
+
+def abs(x: Any, b: Builder) -> tensor:  # noqa: A001 - Triton's name
+    x = to_tensor(x, b)
+    if x.dtype.is_floating():
+        return tensor(b.unary("absf", x.handle), x.type)
+    if x.dtype.is_int_unsigned() or x.dtype.is_bool():
+        return x
+    if x.dtype.is_int():
+        return tensor(b.unary("absi", x.handle), x.type)
+    raise _fail(f"kl.abs needs a number, got {x.dtype}")

@@ -1,0 +1,9 @@
+"""Kiln's runtime: the JIT (specialization, cache, launch) and the CUDA driver.
+
+``kiln.jit`` is :func:`kiln.runtime.jit.jit`; it is not re-exported here so
+that ``kiln.runtime.jit`` stays the module.
+"""
+
+from kiln.runtime.jit import JITFunction, LoadedKernel
+
+__all__ = ["JITFunction", "LoadedKernel"]

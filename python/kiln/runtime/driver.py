@@ -1,0 +1,193 @@
+"""The active CUDA driver, as the JIT sees it.
+
+Wraps :mod:`kiln._C.driver` (libcuda opened at run time) and torch's notion of
+the current device and stream. The functions :func:`current_device` and
+:func:`current_stream` run on every launch: the first call resolves the
+fastest source (torch's raw C entry points when torch has CUDA) and rebinds
+the module-level names to it, so later calls are a single C call.
+
+Nothing here touches the GPU at import time, so ``import kiln`` works on
+machines with no GPU and no driver; asking for a device there raises
+``RuntimeError("no CUDA device found: ...")``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable
+
+try:
+    from kiln._C import driver as _cdriver
+
+    _IMPORT_ERROR = ""
+except ImportError as error:  # the extension is not built
+    _cdriver = None
+    _IMPORT_ERROR = f"the kiln._C extension could not be imported ({error})"
+
+__all__ = [
+    "is_available",
+    "unavailable_reason",
+    "check_available",
+    "device_count",
+    "current_device",
+    "current_stream",
+    "get_device_properties",
+    "get_device_capability",
+    "get_target",
+    "load_binary",
+    "launch",
+    "synchronize",
+    "reset",
+]
+
+
+def is_available() -> bool:
+    """True when libcuda was opened and sees at least one device."""
+    return _cdriver is not None and _cdriver.is_available()
+
+
+def unavailable_reason() -> str:
+    """Why :func:`is_available` is False ("" when it is True)."""
+    if _cdriver is None:
+        return _IMPORT_ERROR
+    return _cdriver.unavailable_reason()
+
+
+def check_available() -> None:
+    """Raises ``RuntimeError("no CUDA device found: <reason>")`` without a GPU."""
+    if not is_available():
+        raise RuntimeError(f"no CUDA device found: {unavailable_reason()}")
+
+
+def device_count() -> int:
+    """The number of CUDA devices (0 when the driver is unavailable)."""
+    return _cdriver.device_count() if _cdriver is not None else 0
+
+
+def _torch_with_cuda() -> Any:
+    """torch, if it is installed and built with CUDA that sees a device."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        try:
+            import torch  # noqa: F811 - only imported when a launch needs it
+        except ImportError:
+            return None
+    try:
+        return torch if torch.cuda.is_available() else None
+    except Exception:  # a broken CUDA install in torch: fall back to the driver
+        return None
+
+
+def _activate() -> None:
+    """Binds current_device/current_stream to their fastest implementation."""
+    global current_device, current_stream
+    check_available()
+    torch = _torch_with_cuda()
+    if torch is not None:
+        torch.cuda.init()  # torch's lazy CUDA init; cheap when already done
+        get_device: Callable[[], int] = torch._C._cuda_getDevice
+        raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw_stream is None:  # older torch: the slower public API
+
+            def raw_stream(device: int) -> int:
+                return torch.cuda.current_stream(device).cuda_stream
+
+        current_device = get_device
+        current_stream = raw_stream
+        return
+
+    # No torch (or a CPU-only torch): the driver's current context decides,
+    # and work goes to the default stream.
+    def driver_device() -> int:
+        device = _cdriver.current_device()
+        _cdriver.set_current_device(device)
+        return device
+
+    def default_stream(device: int) -> int:
+        return 0
+
+    current_device = driver_device
+    current_stream = default_stream
+
+
+def current_device() -> int:
+    """The index of the current CUDA device (torch's current device)."""
+    _activate()
+    return current_device()
+
+
+def current_stream(device: int) -> int:
+    """The raw handle of the current stream on ``device`` (torch's)."""
+    _activate()
+    return current_stream(device)
+
+
+_UNRESOLVED = (current_device, current_stream)
+
+
+def reset() -> None:
+    """Forgets the resolved device and stream sources and cached properties,
+    so the next launch looks again (for tests)."""
+    global current_device, current_stream
+    current_device, current_stream = _UNRESOLVED
+    _PROPERTIES.clear()
+
+
+_PROPERTIES: dict[int, dict] = {}
+
+
+def get_device_properties(device: int) -> dict:
+    """The device's properties (cached): name, capability, multiprocessor_count,
+    max_shared_mem (opt-in bytes per block), warp_size, ..."""
+    properties = _PROPERTIES.get(device)
+    if properties is None:
+        check_available()
+        properties = _cdriver.get_device_properties(device)
+        _PROPERTIES[device] = properties
+    return properties
+
+
+def get_device_capability(device: int) -> tuple[int, int]:
+    """(major, minor) compute capability of ``device``."""
+    return tuple(get_device_properties(device)["capability"])
+
+
+def get_target(device: int) -> str:
+    """The compiler target for ``device``: "sm_90a" on Hopper, else "sm_XY"."""
+    major, minor = get_device_capability(device)
+    if (major, minor) == (9, 0):
+        # Hopper's wgmma and TMA instructions exist only on the "a" target.
+        return "sm_90a"
+    return f"sm_{major}{minor}"
+
+
+def load_binary(name: str, cubin: bytes | str, shared: int, device: int) -> tuple[int, int, int, int]:
+    """Loads a cubin (or PTX text) on ``device``.
+
+    Returns (module_handle, function_handle, n_regs, n_spills).
+    """
+    check_available()
+    return _cdriver.load_binary(name, cubin, shared, device)
+
+
+def launch(grid_x: int, grid_y: int, grid_z: int, num_warps: int, shared_mem: int, stream: int,
+           function: int, arg_codes: str, args: tuple) -> None:
+    """Launches a loaded kernel (see python/src/driver.cc for ``arg_codes``).
+
+    The JIT calls :mod:`kiln._C.driver`'s launch directly; this wrapper is for
+    other callers and for tests to replace.
+    """
+    if _cdriver is None:
+        check_available()
+    _cdriver.launch(grid_x, grid_y, grid_z, num_warps, shared_mem, stream, function, arg_codes, args)
+
+
+if _cdriver is not None:
+    # The JIT's hot path calls this name: the C function itself, no wrapper.
+    launch = _cdriver.launch  # noqa: F811
+
+
+def synchronize() -> None:
+    """Waits for all work on the current device."""
+    check_available()
+    _cdriver.synchronize()

@@ -1,0 +1,567 @@
+"""``kiln.jit``: kernels as Python functions, compiled per specialization.
+
+A :class:`JITFunction` wraps a Python function written in ``kiln.language``.
+``kernel[grid](*args, num_warps=4, num_stages=3, **kwargs)`` binds the
+arguments, computes the specialization key, looks the compiled kernel up in a
+per-device in-memory cache, compiles and loads it on a miss, and launches it
+on torch's current stream. The contract is Triton's ``triton.jit``.
+
+The key. Every launch computes one key piece per parameter through a
+per-parameter dispatch table indexed by the argument's exact class, so the
+hot path is one dict lookup and one small function call per argument:
+
+* tensors (anything with ``data_ptr()`` and ``dtype``): (dtype, address
+  divisible by 16, device index);
+* ``int``: its type code ("i32", "i64", "u64"), suffixed ":1" when it equals 1
+  and ":16" when it is divisible by 16; ``bool``: "i1"; ``float``: "fp32";
+* constexpr parameters: (class, value);
+* parameters in ``do_not_specialize`` drop the alignment/divisibility flags.
+
+Validation (CPU tensors, tensors on another device, unsupported types,
+integers out of range) happens only on a cache miss: a key holding a bad
+argument (a CPU tensor's device index is -1, an unsupported type gets a
+sentinel piece) can never be in the cache, because the miss path raises
+before inserting.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import textwrap
+from typing import Any, Callable, Generic, Iterable, Optional, TypeVar, Union, overload
+
+from kiln.compiler.specialization import Specialization
+from kiln.runtime import driver as _driver
+
+__all__ = ["JITFunction", "LoadedKernel", "jit"]
+
+T = TypeVar("T")
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_UINT64_MAX = 2**64 - 1
+
+# Key pieces for arguments the miss path must reject with a clear error.
+_UNSUPPORTED = "<unsupported>"
+_NONE = "<None>"
+_OVERFLOW = "<overflow>"
+
+# Pointer element types by the dtype's name (the part after "torch.").
+_DTYPE_CODES = {
+    "bool": "i1",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "float8_e4m3fn": "fp8e4nv",
+    "float8_e5m2": "fp8e5",
+    "float8_e4m3fnuz": "fp8e4b8",
+    "float8_e5m2fnuz": "fp8e5b16",
+}
+
+# Codes of kiln._C.driver.launch's argument packing, by signature type.
+_LAUNCH_CODES = {
+    "i1": "b",
+    "i8": "c",
+    "u8": "B",
+    "i16": "h",
+    "u16": "H",
+    "i32": "i",
+    "u32": "I",
+    "i64": "l",
+    "u64": "L",
+    "fp32": "f",
+    "fp64": "d",
+}
+
+
+def _int_code(value: int) -> Optional[str]:
+    """The narrowest of i32, i64, u64 that holds ``value``, else None."""
+    if _INT32_MIN <= value <= _INT32_MAX:
+        return "i32"
+    if _INT64_MIN <= value <= _INT64_MAX:
+        return "i64"
+    if 0 <= value <= _UINT64_MAX:
+        return "u64"
+    return None
+
+
+# -- key pieces: specialized parameters --------------------------------------
+
+
+def _int_key(value: int) -> str:
+    if _INT32_MIN <= value <= _INT32_MAX:
+        if value == 1:
+            return "i32:1"
+        return "i32" if value & 15 else "i32:16"
+    code = _int_code(value)
+    if code is None:
+        return _OVERFLOW
+    return code if value & 15 else code + ":16"
+
+
+def _tensor_key(value: Any) -> tuple:
+    return (value.dtype, not value.data_ptr() & 15, value.get_device())
+
+
+def _pointer_key(value: Any) -> tuple:
+    """Duck-typed arrays: data_ptr() and dtype, maybe no get_device()."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return (_UNSUPPORTED, value.__class__)
+    return (dtype, not value.data_ptr() & 15, _device_index(value))
+
+
+# -- key pieces: do_not_specialize parameters ---------------------------------
+
+
+def _int_key_plain(value: int) -> str:
+    code = _int_code(value)
+    return _OVERFLOW if code is None else code
+
+
+def _tensor_key_plain(value: Any) -> tuple:
+    return (value.dtype, value.get_device())
+
+
+def _pointer_key_plain(value: Any) -> tuple:
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return (_UNSUPPORTED, value.__class__)
+    return (dtype, _device_index(value))
+
+
+def _bool_key(value: bool) -> str:
+    return "i1"
+
+
+def _float_key(value: float) -> str:
+    return "fp32"
+
+
+def _none_key(value: None) -> str:
+    return _NONE
+
+
+def _device_index(value: Any) -> Optional[int]:
+    """A duck-typed array's CUDA device index, -1 on the CPU, None if unknown."""
+    get_device = getattr(value, "get_device", None)
+    if get_device is not None:
+        return get_device()
+    device = getattr(value, "device", None)
+    if device is None:
+        return None
+    if getattr(device, "type", None) == "cpu" or device == "cpu":
+        return -1
+    return getattr(device, "index", None)
+
+
+class _KeyTable(dict):
+    """Maps an argument's class to the function computing its key piece.
+
+    Classes are added on first sight (``__missing__``), so each later lookup
+    is a plain dict hit.
+    """
+
+    def __init__(self, entries: dict, tensor_key: Callable, pointer_key: Callable):
+        super().__init__(entries)
+        self._tensor_key = tensor_key
+        self._pointer_key = pointer_key
+
+    def __missing__(self, cls: type) -> Callable[[Any], Any]:
+        if hasattr(cls, "data_ptr"):
+            key = self._tensor_key if hasattr(cls, "get_device") else self._pointer_key
+        elif issubclass(cls, bool):
+            key = _bool_key
+        elif issubclass(cls, int):
+            key = self[int]
+        elif issubclass(cls, float):
+            key = _float_key
+        else:
+            return _unsupported_key  # not cached: unsupported classes stay rare
+        self[cls] = key
+        return key
+
+
+def _unsupported_key(value: Any) -> tuple:
+    return (_UNSUPPORTED, value.__class__)
+
+
+_SPECIALIZED = _KeyTable(
+    {int: _int_key, bool: _bool_key, float: _float_key, type(None): _none_key},
+    _tensor_key,
+    _pointer_key,
+)
+_PLAIN = _KeyTable(
+    {int: _int_key_plain, bool: _bool_key, float: _float_key, type(None): _none_key},
+    _tensor_key_plain,
+    _pointer_key_plain,
+)
+
+# Constexpr values whose class alone makes (class, value) a faithful key.
+_PLAIN_CONSTEXPR_CLASSES = frozenset({int, bool, float, str, type(None)})
+
+
+def _constexpr_value(value: Any) -> Any:
+    """Unwraps ``kl.constexpr(v)`` objects passed as arguments."""
+    if value.__class__.__name__ == "constexpr" and hasattr(value, "value"):
+        return value.value
+    return value
+
+
+def _constexpr_key(value: Any) -> tuple:
+    cls = value.__class__
+    if cls in _PLAIN_CONSTEXPR_CLASSES:
+        return (cls, value)
+    value = _constexpr_value(value)
+    return (value.__class__, value)
+
+
+class _ConstexprTable(dict):
+    """Every class maps to the constexpr key function."""
+
+    def __missing__(self, cls: type) -> Callable[[Any], Any]:
+        return _constexpr_key
+
+
+_CONSTEXPR = _ConstexprTable()
+
+
+def _is_constexpr_annotation(annotation: Any) -> bool:
+    """True for ``kl.constexpr`` or its spelling as a string annotation."""
+    if annotation is inspect.Parameter.empty:
+        return False
+    if isinstance(annotation, str):
+        return annotation.strip().rsplit(".", 1)[-1] == "constexpr"
+    try:
+        from kiln.language import constexpr  # imported late: language imports the runtime
+    except ImportError:
+        constexpr = None
+    if constexpr is not None and (annotation is constexpr or isinstance(annotation, constexpr)):
+        return True
+    return getattr(annotation, "__name__", None) == "constexpr"
+
+
+def _compile_jit_function(jit_fn: "JITFunction", signature: dict, constexprs: dict, attrs: Specialization,
+                          target: str, num_warps: int, num_stages: int) -> Any:
+    """Calls the compiler (a separate name so tests can replace it)."""
+    from kiln.compiler.compiler import compile_jit_function
+
+    return compile_jit_function(jit_fn, signature, constexprs, attrs, target, num_warps, num_stages)
+
+
+class LoadedKernel:
+    """A compiled kernel loaded on one device, with what a launch needs.
+
+    Attributes:
+        kernel: the compiler's CompiledKernel (``.asm``, ``.metadata``, ``.name``).
+        function: the CUfunction handle; module: the CUmodule handle.
+        arg_codes: one launch packing code per bound parameter ("-" for constexprs).
+        shared: dynamic shared memory bytes; num_warps: warps per program.
+        n_regs / n_spills: registers per thread and spilled bytes per thread.
+    """
+
+    __slots__ = ("kernel", "module", "function", "arg_codes", "shared", "num_warps", "n_regs", "n_spills", "device")
+
+    def __init__(self, kernel: Any, module: int, function: int, arg_codes: str, shared: int, num_warps: int,
+                 n_regs: int, n_spills: int, device: int):
+        self.kernel = kernel
+        self.module = module
+        self.function = function
+        self.arg_codes = arg_codes
+        self.shared = shared
+        self.num_warps = num_warps
+        self.n_regs = n_regs
+        self.n_spills = n_spills
+        self.device = device
+
+    def __repr__(self) -> str:
+        return (f"LoadedKernel({getattr(self.kernel, 'name', '?')}, device={self.device}, "
+                f"num_warps={self.num_warps}, shared={self.shared}, n_regs={self.n_regs}, n_spills={self.n_spills})")
+
+
+_EMPTY = inspect.Parameter.empty
+
+
+class JITFunction(Generic[T]):
+    """A kernel: call it as ``kernel[grid](*args, num_warps=..., num_stages=..., **kwargs)``.
+
+    Attributes used by the compiler's frontend: ``fn``, ``src``, ``__name__``,
+    ``arg_names``, ``constexpr_names``, ``__globals__``,
+    ``starting_line_number``, ``noinline``, ``debug``.
+
+    ``cache`` maps a device index to ``{key: LoadedKernel}``.
+    """
+
+    def __init__(self, fn: T, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
+                 noinline: bool = False):
+        if not inspect.isfunction(fn):
+            raise TypeError(f"kiln.jit expects a Python function, got {type(fn).__name__}")
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__module__ = fn.__module__
+        self.__doc__ = fn.__doc__
+        self.__globals__ = fn.__globals__
+        self.starting_line_number = fn.__code__.co_firstlineno
+        self.debug = debug
+        self.noinline = noinline
+        try:
+            self.src = textwrap.dedent(inspect.getsource(fn))
+        except (OSError, TypeError) as error:
+            raise ValueError(f"kiln.jit cannot read the source of {fn.__qualname__} ({error}); "
+                             f"kernels must be defined in a source file") from None
+        self.cache_key = hashlib.sha256(self.src.encode()).hexdigest()
+
+        signature = inspect.signature(fn)
+        self.signature = signature
+        self.params = list(signature.parameters.values())
+        for param in self.params:
+            if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.POSITIONAL_ONLY):
+                raise TypeError(f"kernel {self.__name__}: parameter '{param.name}' is {param.kind.description}; "
+                                f"kernel parameters must be plain positional-or-keyword parameters")
+        self.arg_names = [param.name for param in self.params]
+        self.constexpr_names = {param.name for param in self.params if _is_constexpr_annotation(param.annotation)}
+        self._defaults = {param.name: param.default for param in self.params if param.default is not _EMPTY}
+
+        names = []
+        for entry in do_not_specialize:
+            if isinstance(entry, int) and not isinstance(entry, bool):
+                if not 0 <= entry < len(self.arg_names):
+                    raise ValueError(f"kernel {self.__name__}: do_not_specialize index {entry} is out of range "
+                                     f"(the kernel has {len(self.arg_names)} parameters)")
+                names.append(self.arg_names[entry])
+            elif isinstance(entry, str):
+                if entry not in self.arg_names:
+                    raise ValueError(f"kernel {self.__name__}: do_not_specialize names '{entry}', "
+                                     f"which is not a parameter")
+                names.append(entry)
+            else:
+                raise TypeError(f"kernel {self.__name__}: do_not_specialize entries must be parameter names or "
+                                f"indices, got {type(entry).__name__}")
+        self.do_not_specialize = frozenset(names)
+
+        # One dispatch table per parameter: the hot path's only per-argument work.
+        self._key_tables = tuple(
+            _CONSTEXPR if name in self.constexpr_names else _PLAIN if name in self.do_not_specialize else _SPECIALIZED
+            for name in self.arg_names)
+        self._num_params = len(self.arg_names)
+        self.cache: dict[int, dict[tuple, LoadedKernel]] = {}
+        # Compiled kernels by (target, key): a second device of the same target
+        # only loads the binary again.
+        self._compiled: dict[tuple, Any] = {}
+
+    # -- calling ---------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"kernel {self.__name__} cannot be called directly: launch it as "
+                           f"{self.__name__}[grid](...), or call it from inside another kernel")
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        """``kernel[grid]``: a launcher taking the kernel's arguments."""
+        return functools.partial(self.run, grid=grid)
+
+    def __repr__(self) -> str:
+        return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+    def _bind(self, args: tuple, kwargs: dict) -> tuple:
+        """Binds arguments like a Python call, with defaults; returns them in order."""
+        names = self.arg_names
+        if len(args) > len(names):
+            raise TypeError(f"kernel {self.__name__}() takes {len(names)} arguments but {len(args)} were given")
+        values = list(args)
+        missing = []
+        for name in names[len(args):]:
+            if name in kwargs:
+                values.append(kwargs.pop(name))
+            else:
+                default = self._defaults.get(name, _EMPTY)
+                if default is _EMPTY:
+                    missing.append(name)
+                values.append(default)
+        for name in kwargs:  # left over: not a parameter, or given twice
+            if name in names:
+                raise TypeError(f"kernel {self.__name__}() got multiple values for argument '{name}'")
+            raise TypeError(f"kernel {self.__name__}() got an unexpected keyword argument '{name}'")
+        if missing:
+            listed = ", ".join(f"'{name}'" for name in missing)
+            raise TypeError(f"kernel {self.__name__}() missing required argument{'s' if len(missing) > 1 else ''}: "
+                            f"{listed}")
+        return tuple(values)
+
+    def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, warmup: bool = False,
+            **kwargs: Any) -> Any:
+        """Binds, specializes, compiles on a cache miss and launches.
+
+        Returns the compiled kernel (the compiler's CompiledKernel).
+        """
+        bound = args if not kwargs and len(args) == self._num_params else self._bind(args, kwargs)
+        device = _driver.current_device()
+        key = (num_warps, num_stages, tuple([table[value.__class__](value)
+                                             for table, value in zip(self._key_tables, bound)]))
+        # No cache yet for this device (None[key]), a new key, or an unhashable
+        # constexpr all take the miss path, which validates and explains.
+        cache = self.cache.get(device)
+        try:
+            loaded = cache[key]
+        except (KeyError, TypeError):
+            loaded = self._miss(bound, key, device, num_warps, num_stages)
+        if grid.__class__ is tuple and len(grid) == 3:
+            grid_x, grid_y, grid_z = grid
+        else:
+            grid_x, grid_y, grid_z = self._grid3(grid, bound)
+        if warmup:
+            return loaded.kernel
+        _driver.launch(grid_x, grid_y, grid_z, num_warps, loaded.shared, _driver.current_stream(device),
+                       loaded.function, loaded.arg_codes, bound)
+        return loaded.kernel
+
+    def warmup(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, **kwargs: Any) -> Any:
+        """Compiles and loads the kernel for these arguments without launching it."""
+        return self.run(*args, grid=grid, num_warps=num_warps, num_stages=num_stages, warmup=True, **kwargs)
+
+    def _grid3(self, grid: Any, bound: tuple) -> tuple:
+        """Normalizes a grid (1-3 ints, or a callable on the named arguments)."""
+        if callable(grid):
+            grid = grid(dict(zip(self.arg_names, bound)))
+        if not isinstance(grid, (tuple, list)) or not 1 <= len(grid) <= 3:
+            raise TypeError(f"kernel {self.__name__}: the grid must be a tuple of 1 to 3 ints, or a callable "
+                            f"returning one; got {grid!r}")
+        return (grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1)
+
+    # -- the miss path -----------------------------------------------------------
+
+    def _describe_arguments(self, bound: tuple, device: int) -> tuple[dict, dict, Specialization]:
+        """Validates the arguments and returns (signature, constexprs, specialization)."""
+        signature: dict[str, str] = {}
+        constexprs: dict[str, Any] = {}
+        divisible_by_16 = []
+        equal_to_1 = []
+        for name, value in zip(self.arg_names, bound):
+            if name in self.constexpr_names:
+                value = _constexpr_value(value)
+                try:
+                    hash(value)
+                except TypeError:
+                    raise TypeError(f"kernel {self.__name__}: constexpr argument '{name}' must be hashable, got "
+                                    f"{type(value).__name__}") from None
+                constexprs[name] = value
+                continue
+            specialize = name not in self.do_not_specialize
+            if value is None:
+                raise TypeError(f"kernel {self.__name__}: argument '{name}' is None; only constexpr parameters "
+                                f"may be None")
+            if isinstance(value, bool):
+                signature[name] = "i1"
+            elif isinstance(value, int):
+                code = _int_code(value)
+                if code is None:
+                    raise OverflowError(f"kernel {self.__name__}: integer argument '{name}' = {value} does not fit "
+                                        f"in 64 bits")
+                signature[name] = code
+                if specialize and value == 1:
+                    equal_to_1.append(name)
+                elif specialize and value % 16 == 0:
+                    divisible_by_16.append(name)
+            elif isinstance(value, float):
+                signature[name] = "fp32"
+            elif hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+                signature[name] = "*" + self._pointer_element(name, value)
+                index = _device_index(value)
+                if index == -1:
+                    raise ValueError(f"kernel {self.__name__}: argument '{name}' is on the CPU; launch needs CUDA "
+                                     f"tensors")
+                if index is not None and index != device:
+                    raise ValueError(f"kernel {self.__name__}: argument '{name}' is on cuda:{index} but the launch "
+                                     f"is on cuda:{device}; all tensors must be on the current device")
+                if specialize and value.data_ptr() % 16 == 0:
+                    divisible_by_16.append(name)
+            else:
+                raise TypeError(f"kernel {self.__name__}: argument '{name}' has unsupported type "
+                                f"{type(value).__name__}; expected a tensor, int, float or bool")
+        attrs = Specialization(divisible_by_16=frozenset(divisible_by_16), equal_to_1=frozenset(equal_to_1))
+        return signature, constexprs, attrs
+
+    def _pointer_element(self, name: str, value: Any) -> str:
+        dtype_name = str(value.dtype).rsplit(".", 1)[-1]
+        code = _DTYPE_CODES.get(dtype_name)
+        if code is None:
+            raise TypeError(f"kernel {self.__name__}: argument '{name}' has unsupported element type {value.dtype}")
+        return code
+
+    @staticmethod
+    def _check_options(name: str, num_warps: Any, num_stages: Any) -> None:
+        if (not isinstance(num_warps, int) or isinstance(num_warps, bool) or num_warps < 1 or num_warps > 32
+                or num_warps & (num_warps - 1)):
+            raise ValueError(f"kernel {name}: num_warps must be a power of 2 between 1 and 32, got {num_warps!r}")
+        if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1:
+            raise ValueError(f"kernel {name}: num_stages must be a positive int, got {num_stages!r}")
+
+    def _miss(self, bound: tuple, key: tuple, device: int, num_warps: int, num_stages: int) -> LoadedKernel:
+        """Validates, compiles (unless another device of the same target did) and loads."""
+        self._check_options(self.__name__, num_warps, num_stages)
+        signature, constexprs, attrs = self._describe_arguments(bound, device)
+        target = _driver.get_target(device)
+        # The key holds device indices; what the compiler sees does not.
+        compile_key = (target, num_warps, num_stages, tuple(signature.items()),
+                       tuple((name, type(value), value) for name, value in constexprs.items()), attrs)
+        compiled = self._compiled.get(compile_key)
+        if compiled is None:
+            compiled = _compile_jit_function(self, signature, constexprs, attrs, target, num_warps, num_stages)
+            self._compiled[compile_key] = compiled
+        metadata = compiled.metadata
+        shared = int(metadata.get("shared", 0))
+        # Without ptxas the compiler keeps no cubin; the driver then JIT-compiles the PTX.
+        binary = compiled.asm.get("cubin")
+        if binary is None:
+            binary = compiled.asm["ptx"]
+        module, function, n_regs, n_spills = _driver.load_binary(compiled.name, binary, shared, device)
+        arg_codes = "".join("-" if name in self.constexpr_names else
+                            "p" if signature[name].startswith("*") else _LAUNCH_CODES[signature[name]]
+                            for name in self.arg_names)
+        loaded = LoadedKernel(compiled, module, function, arg_codes, shared, num_warps, n_regs, n_spills, device)
+        self.cache.setdefault(device, {})[key] = loaded
+        return loaded
+
+
+@overload
+def jit(fn: T) -> JITFunction[T]:
+    ...
+
+
+@overload
+def jit(*, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
+        noinline: bool = False) -> Callable[[T], JITFunction[T]]:
+    ...
+
+
+def jit(fn: Optional[T] = None, *, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
+        noinline: bool = False) -> Union[JITFunction[T], Callable[[T], JITFunction[T]]]:
+    """Decorates a kernel written in ``kiln.language``, like ``triton.jit``.
+
+    Usable as ``@kiln.jit`` or ``@kiln.jit(do_not_specialize=["n"], ...)``.
+
+    Args:
+        fn: the kernel function.
+        do_not_specialize: parameter names or indices whose values must not
+            specialize the kernel (no equal-to-1 / divisible-by-16 variants).
+        debug: compile with device-side assertions enabled.
+        noinline: when called from another kernel, keep it a separate function.
+    """
+
+    def decorator(fn: T) -> JITFunction[T]:
+        return JITFunction(fn, do_not_specialize=do_not_specialize, debug=debug, noinline=noinline)
+
+    if fn is not None:
+        return decorator(fn)
+    return decorator

@@ -1,0 +1,38 @@
+"""GPU tests: every test in this folder is skipped, with the reason, when
+there is no usable CUDA device (torch without CUDA, or kiln's driver cannot
+open libcuda or sees no device)."""
+
+from pathlib import Path
+
+import pytest
+
+_HERE = Path(__file__).resolve().parent
+
+
+def _skip_reason():
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    if not torch.cuda.is_available():
+        return "torch sees no CUDA device"
+    try:
+        from kiln.runtime import driver
+    except ImportError as error:
+        return f"kiln cannot be imported: {error}"
+    if not driver.is_available():
+        return f"kiln's CUDA driver is unavailable: {driver.unavailable_reason()}"
+    return None
+
+
+SKIP_REASON = _skip_reason()
+
+
+def pytest_collection_modifyitems(config, items):
+    # This hook sees the whole session's items: mark only this folder's.
+    if SKIP_REASON is None:
+        return
+    marker = pytest.mark.skip(reason=SKIP_REASON)
+    for item in items:
+        if _HERE in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(marker)

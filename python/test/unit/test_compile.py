@@ -1,0 +1,114 @@
+"""Compiling without a GPU: every stage of kiln.compile, PTX for sm_80 and
+sm_90a, and ptxas assembly of the result (CI has ptxas but no GPU)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import kiln
+import kiln.language as kl
+from kiln.compiler.compiler import find_ptxas
+from kiln.compiler.specialization import Specialization
+
+
+@kiln.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: kl.constexpr):
+    pid = kl.program_id(0)
+    offs = pid * BLOCK + kl.arange(0, BLOCK)
+    mask = offs < n
+    kl.store(out_ptr + offs, kl.load(x_ptr + offs, mask=mask) + kl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+SIGNATURES = {
+    "fp32": {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+    "fp16": {"x_ptr": "*fp16", "y_ptr": "*fp16", "out_ptr": "*fp16", "n": "i32"},
+    "bf16": {"x_ptr": "*bf16", "y_ptr": "*bf16", "out_ptr": "*bf16", "n": "i32"},
+    "i32": {"x_ptr": "*i32", "y_ptr": "*i32", "out_ptr": "*i32", "n": "i32"},
+}
+ALL_ALIGNED = Specialization(divisible_by_16=frozenset({"x_ptr", "y_ptr", "out_ptr", "n"}))
+
+
+def compile_add(dtype: str = "fp32", target: str = "sm_90a", attrs: Specialization | None = ALL_ALIGNED,
+                num_warps: int = 4, block: int = 1024) -> kiln.CompiledKernel:
+    return kiln.compile(add_kernel, signature=SIGNATURES[dtype], constexprs={"BLOCK": block},
+                        target=target, num_warps=num_warps, attrs=attrs)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("dtype", sorted(SIGNATURES))
+def test_every_stage_is_kept(target: str, dtype: str) -> None:
+    kernel = compile_add(dtype, target)
+    assert set(kernel.asm) == {"kiln", "kiln_gpu", "llir", "ptx", "cubin"}
+    assert "kiln.load" in kernel.asm["kiln"] and "#kiln_gpu.blocked" not in kernel.asm["kiln"]
+    assert "#kiln_gpu.blocked" in kernel.asm["kiln_gpu"]
+    assert "define ptx_kernel void @add_kernel" in kernel.asm["llir"]
+    assert f".target {target}" in kernel.asm["ptx"]
+    assert ".entry add_kernel" in kernel.asm["ptx"]
+    assert kernel.metadata["num_warps"] == 4 and kernel.metadata["target"] == target
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16", "i32"])
+def test_aligned_accesses_are_16_bytes_wide(dtype: str) -> None:
+    ptx = compile_add(dtype).asm["ptx"]
+    loads = re.findall(r"ld\.global\.\S+", ptx)
+    stores = re.findall(r"st\.global\.\S+", ptx)
+    assert loads and all(op == "ld.global.v4.b32" for op in loads), loads
+    assert stores and all(op == "st.global.v4.b32" for op in stores), stores
+
+
+def test_unaligned_bound_falls_back_to_predicated_scalars() -> None:
+    # n not known to be a multiple of 16: the mask may change inside a run.
+    attrs = Specialization(divisible_by_16=frozenset({"x_ptr", "y_ptr", "out_ptr"}))
+    ptx = compile_add(attrs=attrs).asm["ptx"]
+    assert "ld.global.v4" not in ptx
+    assert re.search(r"@%p\d+ ld\.global\.b32", ptx)
+
+
+def test_num_warps_sets_the_cta_size() -> None:
+    ptx = compile_add(num_warps=8).asm["ptx"]
+    assert re.search(r"\.reqntid 256, 1, 1", ptx)
+
+
+def test_pipelines_are_recorded_for_kiln_opt() -> None:
+    pipelines = compile_add(target="sm_80").metadata["pipelines"]
+    assert pipelines[0] == "builtin.module(kiln-nvidia-to-kiln-gpu{target=sm_80 num-warps=4 num-stages=3})"
+    assert pipelines[1].startswith("builtin.module(kiln-nvidia-to-llvm{")
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="needs ptxas (CUDA toolkit) to assemble")
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_ptxas_assembles(target: str) -> None:
+    cubin = compile_add(target=target).asm["cubin"]
+    assert isinstance(cubin, bytes) and cubin[:4] == b"\x7fELF"
+
+
+def test_unknown_target_is_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown target 'sm_999'"):
+        compile_add(target="sm_999")
+    with pytest.raises(ValueError, match="unknown target 'gfx90a'"):
+        compile_add(target="gfx90a")
+
+
+def test_bad_num_warps_is_rejected() -> None:
+    with pytest.raises(ValueError, match="num_warps must be a power of two"):
+        compile_add(num_warps=3)
+
+
+def test_signature_must_match_parameters() -> None:
+    with pytest.raises(TypeError, match="missing types for n"):
+        kiln.compile(add_kernel, signature={"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32"},
+                     constexprs={"BLOCK": 1024})
+    with pytest.raises(TypeError, match="no value for constexpr parameters BLOCK"):
+        kiln.compile(add_kernel, signature=SIGNATURES["fp32"])
+
+
+def test_dump_dir_receives_every_stage(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("KILN_DUMP_DIR", str(tmp_path))
+    compile_add()
+    names = {p.name for p in tmp_path.iterdir()}
+    expected = {"add_kernel.kiln.mlir", "add_kernel.kiln_gpu.mlir", "add_kernel.ll", "add_kernel.ptx"}
+    if find_ptxas() is not None:
+        expected.add("add_kernel.cubin")
+    assert names == expected

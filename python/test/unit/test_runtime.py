@@ -1,0 +1,522 @@
+"""The JIT runtime without a GPU: binding, specialization, caching, errors.
+
+The driver (device, stream, target, loading, launching) and the compiler are
+replaced by recording fakes, so these tests check the Python launch path up
+to the point where a device is needed, on any machine.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from kiln.compiler.specialization import Specialization
+from kiln.runtime import driver
+from kiln.runtime import jit as jit_module
+from kiln.runtime.jit import JITFunction, jit
+from kiln import testing
+
+
+@jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: "kl.constexpr"):
+    pass
+
+
+@jit(do_not_specialize=["n"], noinline=True, debug=True)
+def nospec_kernel(x_ptr, n, scale, BLOCK: "tl.constexpr" = 128):
+    pass
+
+
+@jit
+def scalar_kernel(a, b, c, d):
+    pass
+
+
+class FakeTensor:
+    """A CUDA tensor stand-in: data_ptr, dtype and get_device, no memory."""
+
+    def __init__(self, dtype=torch.float32, address=0x7F0000000000, device=0):
+        self.dtype = dtype
+        self.address = address
+        self.device_index = device
+
+    def data_ptr(self):
+        return self.address
+
+    def get_device(self):
+        return self.device_index
+
+
+class FakeRuntime:
+    """Records compiles, loads and launches in place of the compiler and driver."""
+
+    def __init__(self, monkeypatch, device=0, target="sm_90a"):
+        self.compiles = []
+        self.loads = []
+        self.launches = []
+        self.device = device
+        monkeypatch.setattr(driver, "current_device", lambda: self.device)
+        monkeypatch.setattr(driver, "current_stream", lambda device: 1234 + device)
+        monkeypatch.setattr(driver, "get_target", lambda device: target)
+        monkeypatch.setattr(driver, "load_binary", self.load_binary)
+        monkeypatch.setattr(driver, "launch", self.launch)
+        monkeypatch.setattr(jit_module, "_compile_jit_function", self.compile)
+
+    def compile(self, jit_fn, signature, constexprs, attrs, target, num_warps, num_stages):
+        self.compiles.append(SimpleNamespace(fn=jit_fn, signature=dict(signature), constexprs=dict(constexprs),
+                                             attrs=attrs, target=target, num_warps=num_warps,
+                                             num_stages=num_stages))
+        return SimpleNamespace(name=jit_fn.__name__, asm={"cubin": b"\x7fELF fake", "ptx": "// fake"},
+                               metadata={"num_warps": num_warps, "shared": 0, "target": target,
+                                         "name": jit_fn.__name__})
+
+    def load_binary(self, name, cubin, shared, device):
+        self.loads.append((name, device))
+        return (1, 100 + len(self.loads), 32, 0)
+
+    def launch(self, *args):
+        self.launches.append(args)
+
+    @property
+    def last(self):
+        return self.compiles[-1]
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    runtime = FakeRuntime(monkeypatch)
+    for kernel in (add_kernel, nospec_kernel, scalar_kernel):
+        monkeypatch.setattr(kernel, "cache", {})
+        monkeypatch.setattr(kernel, "_compiled", {})
+    return runtime
+
+
+def tensors(count=3, **kwargs):
+    return [FakeTensor(**kwargs) for _ in range(count)]
+
+
+# -- the frontend's protocol --------------------------------------------------
+
+
+def test_jit_function_attributes():
+    assert isinstance(add_kernel, JITFunction)
+    assert add_kernel.__name__ == "add_kernel"
+    assert add_kernel.arg_names == ["x_ptr", "y_ptr", "out_ptr", "n", "BLOCK"]
+    assert add_kernel.constexpr_names == {"BLOCK"}
+    assert add_kernel.fn.__name__ == "add_kernel"
+    assert add_kernel.__globals__ is globals()
+    assert add_kernel.src.startswith("@jit\ndef add_kernel(")
+    assert add_kernel.starting_line_number == add_kernel.fn.__code__.co_firstlineno
+    assert add_kernel.noinline is False and add_kernel.debug is None
+    assert nospec_kernel.noinline is True and nospec_kernel.debug is True
+    assert nospec_kernel.constexpr_names == {"BLOCK"}
+    assert nospec_kernel.do_not_specialize == {"n"}
+
+
+def test_src_is_dedented_for_nested_kernels():
+    @jit
+    def inner(x, N: "constexpr"):
+        pass
+
+    assert inner.src.startswith("@jit\ndef inner(x, N")
+    assert inner.constexpr_names == {"N"}
+
+
+def test_constexpr_class_annotation():
+    kl = pytest.importorskip("kiln.language")
+
+    def kernel(x, BLOCK: kl.constexpr):
+        pass
+
+    assert jit(kernel).constexpr_names == {"BLOCK"}
+
+
+def test_bad_decorations():
+    def star(*args):
+        pass
+
+    with pytest.raises(TypeError, match="parameter 'args' is variadic positional"):
+        jit(star)
+
+    def plain(x, n):
+        pass
+
+    with pytest.raises(ValueError, match="do_not_specialize names 'm'"):
+        jit(do_not_specialize=["m"])(plain)
+    with pytest.raises(ValueError, match="index 5 is out of range"):
+        jit(do_not_specialize=[5])(plain)
+    assert jit(do_not_specialize=[1])(plain).do_not_specialize == {"n"}
+    with pytest.raises(TypeError, match="expects a Python function"):
+        jit(42)
+
+
+def test_direct_call_is_an_error():
+    with pytest.raises(RuntimeError, match=r"launch it as add_kernel\[grid\]"):
+        add_kernel(1, 2, 3, 4, 5)
+
+
+# -- binding --------------------------------------------------------------------
+
+
+def test_binding_errors_name_the_parameter(fake):
+    x, y, out = tensors()
+    with pytest.raises(TypeError, match=r"add_kernel\(\) missing required argument: 'BLOCK'"):
+        add_kernel[(1,)](x, y, out, 16)
+    with pytest.raises(TypeError, match=r"missing required arguments: 'n', 'BLOCK'"):
+        add_kernel[(1,)](x, y, out)
+    with pytest.raises(TypeError, match=r"takes 5 arguments but 6 were given"):
+        add_kernel[(1,)](x, y, out, 16, 64, 7)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'BLOK'"):
+        add_kernel[(1,)](x, y, out, 16, BLOK=64)
+    with pytest.raises(TypeError, match=r"multiple values for argument 'n'"):
+        add_kernel[(1,)](x, y, out, 16, 64, n=3)
+    assert fake.compiles == []
+
+
+def test_binding_positional_keyword_and_defaults(fake):
+    x, y, out = tensors()
+    add_kernel[(1,)](x, y, out, 16, 64)
+    add_kernel[(1,)](x_ptr=x, y_ptr=y, out_ptr=out, n=16, BLOCK=64)
+    assert len(fake.compiles) == 1  # the same key both ways
+    assert fake.launches[0][-1] == fake.launches[1][-1] == (x, y, out, 16, 64)
+    nospec_kernel[(1,)](x, 3, 2.0)
+    assert fake.last.constexprs == {"BLOCK": 128}
+
+
+# -- specialization and the compiler's inputs --------------------------------
+
+
+def test_signature_and_specialization(fake):
+    x, y, out = tensors()
+    add_kernel[(4,)](x, y, out, 1024, BLOCK=256)
+    call = fake.last
+    assert call.signature == {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+    assert call.constexprs == {"BLOCK": 256}
+    assert call.attrs == Specialization(divisible_by_16=frozenset({"x_ptr", "y_ptr", "out_ptr", "n"}),
+                                        equal_to_1=frozenset())
+    assert (call.target, call.num_warps, call.num_stages) == ("sm_90a", 4, 3)
+    assert call.fn is add_kernel
+
+    add_kernel[(4,)](x, y, out, 1, BLOCK=256)
+    assert fake.last.attrs.equal_to_1 == {"n"}
+    assert "n" not in fake.last.attrs.divisible_by_16
+
+    misaligned = FakeTensor(address=0x7F0000000004)
+    add_kernel[(4,)](misaligned, y, out, 17, BLOCK=256)
+    assert fake.last.attrs == Specialization(divisible_by_16=frozenset({"y_ptr", "out_ptr"}),
+                                             equal_to_1=frozenset())
+    assert len(fake.compiles) == 3
+
+
+def test_do_not_specialize(fake):
+    (x,) = tensors(1)
+    nospec_kernel[(1,)](x, 16, 1.5)
+    nospec_kernel[(1,)](x, 17, 2.5)
+    nospec_kernel[(1,)](x, 1, 2.5)
+    assert len(fake.compiles) == 1
+    assert fake.last.attrs == Specialization(divisible_by_16=frozenset({"x_ptr"}), equal_to_1=frozenset())
+    assert fake.last.signature == {"x_ptr": "*fp32", "n": "i32", "scale": "fp32"}
+
+
+@pytest.mark.parametrize("value, code", [
+    (0, "i32"), (-(2**31), "i32"), (2**31 - 1, "i32"), (2**31, "i64"), (-(2**31) - 1, "i64"),
+    (2**63 - 1, "i64"), (2**63, "u64"), (2**64 - 1, "u64"), (True, "i1"), (False, "i1"), (1.0, "fp32"),
+])
+def test_scalar_type_codes(fake, value, code):
+    scalar_kernel[(1,)](value, 0, 0, 0)
+    assert fake.last.signature["a"] == code
+
+
+def test_integer_overflow_names_the_parameter(fake):
+    with pytest.raises(OverflowError, match="argument 'b' = 18446744073709551616 does not fit"):
+        scalar_kernel[(1,)](0, 2**64, 0, 0)
+    with pytest.raises(OverflowError, match="argument 'c'"):
+        scalar_kernel[(1,)](0, 0, -(2**63) - 1, 0)
+
+
+def test_unsupported_arguments(fake):
+    with pytest.raises(TypeError, match="argument 'c' has unsupported type str"):
+        scalar_kernel[(1,)](0, 0, "x", 0)
+    with pytest.raises(TypeError, match="argument 'd' is None; only constexpr parameters may be None"):
+        scalar_kernel[(1,)](0, 0, 0, None)
+    with pytest.raises(TypeError, match="argument 'a' has unsupported element type"):
+        scalar_kernel[(1,)](FakeTensor(dtype=torch.complex64), 0, 0, 0)
+    assert fake.compiles == []
+
+
+@pytest.mark.parametrize("dtype, code", [
+    (torch.float16, "*fp16"), (torch.bfloat16, "*bf16"), (torch.float32, "*fp32"), (torch.float64, "*fp64"),
+    (torch.int8, "*i8"), (torch.int16, "*i16"), (torch.int32, "*i32"), (torch.int64, "*i64"),
+    (torch.uint8, "*u8"), (torch.bool, "*i1"),
+])
+def test_pointer_type_codes(fake, dtype, code):
+    scalar_kernel[(1,)](FakeTensor(dtype=dtype), 0, 0, 0)
+    assert fake.last.signature["a"] == code
+
+
+# -- the cache ------------------------------------------------------------------
+
+
+def test_cache_hits_and_misses(fake):
+    x, y, out = tensors()
+    for n in (1024, 2048, 4096):  # all divisible by 16: one specialization
+        add_kernel[(1,)](x, y, out, n, BLOCK=256)
+    assert len(fake.compiles) == 1
+    assert len(add_kernel.cache[0]) == 1
+    add_kernel[(1,)](x, y, out, 1024, BLOCK=512)       # another constexpr
+    add_kernel[(1,)](x, y, out, 1024, BLOCK=256, num_warps=8)
+    add_kernel[(1,)](x, y, out, 1024, BLOCK=256, num_stages=2)
+    add_kernel[(1,)](x, y, out, 1000, BLOCK=256)       # not divisible by 16
+    add_kernel[(1,)](x, y, out, 2**40, BLOCK=256)      # i64
+    assert len(fake.compiles) == 6
+    assert len(add_kernel.cache[0]) == 6
+    assert len(fake.loads) == 6
+
+
+def test_constexpr_values_keep_their_type(fake):
+    x, y, out = tensors()
+    add_kernel[(1,)](x, y, out, 16, BLOCK=1)
+    add_kernel[(1,)](x, y, out, 16, BLOCK=True)
+    add_kernel[(1,)](x, y, out, 16, BLOCK=1.0)
+    assert len(fake.compiles) == 3
+
+
+def test_unhashable_constexpr(fake):
+    x, y, out = tensors()
+    with pytest.raises(TypeError, match="constexpr argument 'BLOCK' must be hashable"):
+        add_kernel[(1,)](x, y, out, 16, BLOCK=[1, 2])
+
+
+# -- launching --------------------------------------------------------------------
+
+
+def test_launch_arguments(fake):
+    x, y, out = tensors()
+    kernel = add_kernel[(3,)](x, y, out, 100, BLOCK=64, num_warps=2)
+    assert kernel.name == "add_kernel" and kernel is add_kernel.cache[0][next(iter(add_kernel.cache[0]))].kernel
+    grid_x, grid_y, grid_z, num_warps, shared, stream, function, codes, args = fake.launches[-1]
+    assert (grid_x, grid_y, grid_z, num_warps, shared, stream) == (3, 1, 1, 2, 0, 1234)
+    assert function == 101
+    assert codes == "pppi-"
+    assert args == (x, y, out, 100, 64)
+    scalar_kernel[(1, 2, 3)](True, 2**40, 2**63, 0.5)
+    assert fake.launches[-1][:3] == (1, 2, 3)
+    assert fake.launches[-1][7] == "blLf"
+
+
+def test_grid_forms(fake):
+    x, y, out = tensors()
+    seen = {}
+
+    def grid(meta):
+        seen.update(meta)
+        return ((meta["n"] + meta["BLOCK"] - 1) // meta["BLOCK"],)
+
+    add_kernel[grid](x, y, out, 1000, BLOCK=128)
+    assert fake.launches[-1][:3] == (8, 1, 1)
+    assert seen == {"x_ptr": x, "y_ptr": y, "out_ptr": out, "n": 1000, "BLOCK": 128}
+    add_kernel[lambda meta: (2, 3)](x, y, out, 1000, BLOCK=128)
+    assert fake.launches[-1][:3] == (2, 3, 1)
+    add_kernel[[5]](x, y, out, 1000, BLOCK=128)
+    assert fake.launches[-1][:3] == (5, 1, 1)
+    for bad in (7, (), (1, 2, 3, 4), lambda meta: None):
+        with pytest.raises(TypeError, match="the grid must be a tuple of 1 to 3 ints"):
+            add_kernel[bad](x, y, out, 1000, BLOCK=128)
+
+
+def test_bad_launch_options(fake):
+    x, y, out = tensors()
+    with pytest.raises(ValueError, match="num_warps must be a power of 2 between 1 and 32, got 3"):
+        add_kernel[(1,)](x, y, out, 16, BLOCK=64, num_warps=3)
+    with pytest.raises(ValueError, match="num_stages must be a positive int"):
+        add_kernel[(1,)](x, y, out, 16, BLOCK=64, num_stages=0)
+
+
+def test_warmup_compiles_without_launching(fake):
+    x, y, out = tensors()
+    kernel = add_kernel.warmup(x, y, out, 4096, BLOCK=1024, grid=(4,))
+    assert kernel.name == "add_kernel"
+    assert len(fake.compiles) == 1 and fake.launches == []
+    add_kernel[(4,)](x, y, out, 4096, BLOCK=1024)
+    assert len(fake.compiles) == 1 and len(fake.launches) == 1
+
+
+# -- device errors ------------------------------------------------------------------
+
+
+def test_cpu_tensor_is_rejected(fake):
+    x, y = tensors(2)
+    cpu = torch.empty(16)
+    with pytest.raises(ValueError, match="argument 'out_ptr' is on the CPU; launch needs CUDA tensors"):
+        add_kernel[(1,)](x, y, cpu, 16, BLOCK=16)
+    # A previous good launch does not let a CPU tensor through the cache.
+    add_kernel[(1,)](x, y, FakeTensor(), 16, BLOCK=16)
+    with pytest.raises(ValueError, match="argument 'x_ptr' is on the CPU"):
+        add_kernel[(1,)](torch.empty(16), y, FakeTensor(), 16, BLOCK=16)
+    assert len(fake.launches) == 1
+
+
+def test_tensors_on_another_device(fake):
+    x, y = tensors(2)
+    with pytest.raises(ValueError, match="argument 'out_ptr' is on cuda:1 but the launch is on cuda:0"):
+        add_kernel[(1,)](x, y, FakeTensor(device=1), 16, BLOCK=16)
+
+
+def test_second_device_of_same_target_reuses_the_compile(fake):
+    add_kernel[(1,)](*tensors(device=0), 16, BLOCK=16)
+    fake.device = 1
+    add_kernel[(1,)](*tensors(device=1), 16, BLOCK=16)
+    assert len(fake.compiles) == 1
+    assert fake.loads == [("add_kernel", 0), ("add_kernel", 1)]
+    assert set(add_kernel.cache) == {0, 1}
+
+
+class FakeDriverModule:
+    """kiln._C.driver as it looks on a machine without a GPU."""
+
+    def is_available(self):
+        return False
+
+    def unavailable_reason(self):
+        return "fake: no driver here"
+
+
+def test_launch_without_a_device(monkeypatch):
+    monkeypatch.setattr(driver, "_cdriver", FakeDriverModule())
+    driver.reset()
+    try:
+        with pytest.raises(RuntimeError, match="^no CUDA device found: fake: no driver here"):
+            add_kernel[(1,)](*tensors(), 16, BLOCK=16)
+        with pytest.raises(RuntimeError, match="^no CUDA device found"):
+            driver.get_device_properties(0)
+        # Binding errors are still reported first.
+        with pytest.raises(TypeError, match="missing required argument"):
+            add_kernel[(1,)](*tensors(), 16)
+    finally:
+        driver.reset()
+
+
+@pytest.mark.skipif(driver.is_available(), reason="this machine has a CUDA device")
+def test_launch_without_a_device_real_driver():
+    driver.reset()
+    with pytest.raises(RuntimeError, match="^no CUDA device found: "):
+        add_kernel[(1,)](*[torch.empty(4) for _ in range(3)], 4, BLOCK=16)
+    assert driver.device_count() == 0
+    assert driver.unavailable_reason()
+
+
+# -- the C++ launch packer (kiln._C), without a device --------------------------------
+
+cdriver = driver._cdriver
+
+
+@pytest.mark.skipif(cdriver is None, reason="kiln._C is not built")
+def test_launch_packing_errors():
+    with pytest.raises(OverflowError, match="kernel argument 1 does not fit in i32"):
+        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "pi", (0, 2**31))
+    with pytest.raises(OverflowError, match="kernel argument 0 does not fit in u32"):
+        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "I", (-1,))
+    with pytest.raises(TypeError, match="kernel argument 0 must be a tensor or an int address, got object"):
+        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "p", (object(),))
+    with pytest.raises(TypeError, match="kernel argument 1 must be a float, got str"):
+        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "if", (1, "x"))
+    with pytest.raises(TypeError, match="kernel takes 2 arguments, got 1"):
+        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "pi", (0,))
+    with pytest.raises(ValueError, match="unknown argument code 'z'"):
+        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "z", (0,))
+    with pytest.raises(ValueError, match="grid y is 65536"):
+        cdriver.launch(1, 65536, 1, 4, 0, 0, 1, "", ())
+    with pytest.raises(ValueError, match="num_warps must be an int between 1 and 32"):
+        cdriver.launch(1, 1, 1, 64, 0, 0, 1, "", ())
+    with pytest.raises(TypeError, match="takes 9 arguments"):
+        cdriver.launch(1, 1, 1)
+
+
+@pytest.mark.skipif(cdriver is None or cdriver.is_available(), reason="needs kiln._C on a machine without a GPU")
+def test_cpp_driver_without_a_device():
+    with pytest.raises(RuntimeError, match="^no CUDA device found: "):
+        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "pi", (0, 1))
+    with pytest.raises(RuntimeError, match="^no CUDA device found: "):
+        cdriver.load_binary("k", b"\x7fELF", 0, 0)
+    with pytest.raises(RuntimeError, match="^no CUDA device found: "):
+        cdriver.get_device_properties(0)
+    assert cdriver.device_count() == 0
+    assert not cdriver.is_available()
+
+
+def _stub_libcuda():
+    """The CUDA toolkit's stub libcuda, which fails every call, if present."""
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    roots += [str(Path(p).parent.parent) for p in os.environ.get("PATH", "").split(os.pathsep)
+              if (Path(p) / "ptxas").exists()]
+    for root in filter(None, roots):
+        stub = Path(root) / "lib64" / "stubs" / "libcuda.so"
+        if stub.exists():
+            return stub
+    return None
+
+
+@pytest.mark.skipif(cdriver is None or _stub_libcuda() is None, reason="needs kiln._C and CUDA's stub libcuda")
+def test_failing_driver_is_reported_not_fatal():
+    # The driver opens once per process, so look at it from a fresh one.
+    script = textwrap.dedent("""
+        from kiln._C import driver
+        assert not driver.is_available()
+        print(driver.unavailable_reason())
+        try:
+            driver.launch(1, 1, 1, 4, 0, 0, 1, "", ())
+        except RuntimeError as error:
+            print(error)
+    """)
+    env = dict(os.environ, KILN_LIBCUDA_PATH=str(_stub_libcuda()))
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    reason, error = result.stdout.splitlines()
+    assert reason.startswith("cuInit failed: CUDA_ERROR_STUB_LIBRARY")
+    assert error == "no CUDA device found: " + reason
+
+
+# -- do_bench ----------------------------------------------------------------------
+
+
+def test_do_bench_validates_its_arguments():
+    with pytest.raises(TypeError, match="fn must be callable"):
+        testing.do_bench(42)
+    with pytest.raises(ValueError, match="warmup must be a positive number"):
+        testing.do_bench(lambda: None, warmup=0)
+    with pytest.raises(ValueError, match="rep must be a positive number"):
+        testing.do_bench(lambda: None, rep=-5)
+    with pytest.raises(ValueError, match="return_mode must be one of"):
+        testing.do_bench(lambda: None, return_mode="average")
+    with pytest.raises(ValueError, match="each quantile must be a float in"):
+        testing.do_bench(lambda: None, quantiles=[0.5, 1.5])
+    with pytest.raises(ValueError, match="quantiles must be a non-empty list"):
+        testing.do_bench(lambda: None, quantiles=0.5)
+    with pytest.raises(TypeError, match="grad_to_none must be an iterable"):
+        testing.do_bench(lambda: None, grad_to_none=3)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+def test_do_bench_without_cuda():
+    calls = []
+    with pytest.raises(RuntimeError, match="do_bench needs a CUDA device"):
+        testing.do_bench(lambda: calls.append(1))
+    assert calls == []
+
+
+def test_do_bench_statistics():
+    times = [4.0, 1.0, 3.0, 2.0]
+    assert testing._summarize(times, None, "min") == 1.0
+    assert testing._summarize(times, None, "max") == 4.0
+    assert testing._summarize(times, None, "mean") == 2.5
+    assert testing._summarize(times, None, "median") == 2.0  # the lower middle, as torch.median
+    assert testing._summarize(times, None, "all") == times
+    assert testing._summarize(times, [0.5], "mean") == 2.5
+    assert testing._summarize(times, [0.0, 0.25, 1.0], "mean") == [1.0, 1.75, 4.0]
+    expected = torch.quantile(torch.tensor(times), torch.tensor([0.2, 0.8])).tolist()
+    assert testing._summarize(times, [0.2, 0.8], "mean") == pytest.approx(expected)
