@@ -39,8 +39,6 @@ struct AxisInfo {
   /// A constant of `rank` dimensions of the given shape.
   static AxisInfo constant(int64_t value, llvm::ArrayRef<int64_t> shape);
   int64_t getRank() const { return contiguity.size(); }
-
-  bool operator==(const AxisInfo &other) const = default;
 };
 
 /// Runs the analysis over every function in `module` and answers queries.
