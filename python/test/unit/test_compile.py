@@ -112,3 +112,67 @@ def test_dump_dir_receives_every_stage(tmp_path, monkeypatch) -> None:
     if find_ptxas() is not None:
         expected.add("add_kernel.cubin")
     assert names == expected
+
+
+@kiln.jit
+def _double_plus(x, y):
+    return x * 2 + y
+
+
+@kiln.jit
+def control_flow_kernel(x_ptr, out_ptr, n, steps, flag, scale, BLOCK: kl.constexpr, UNROLL: kl.constexpr):
+    offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+    mask = offs < n
+    acc = kl.zeros((BLOCK,), dtype=kl.float32)
+    for i in range(steps):
+        acc = acc + kl.load(x_ptr + offs, mask=mask, other=0.0)
+    for j in kl.static_range(UNROLL):
+        acc = acc * 1.5
+    if flag > 0:
+        acc = acc + scale
+    else:
+        acc = acc - scale
+    if UNROLL > 1:
+        acc = _double_plus(acc, acc)
+    kl.store(out_ptr + offs, acc, mask=mask)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_control_flow_and_calls_lower_to_a_binary(target: str) -> None:
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "steps": "i32", "flag": "i32", "scale": "fp32"}
+    kernel = kiln.compile(control_flow_kernel, signature=signature, constexprs={"BLOCK": 256, "UNROLL": 2},
+                          target=target)
+    assert "scf.for" in kernel.asm["kiln"] and "scf.if" in kernel.asm["kiln"]
+    calls = re.compile(r"\bcall @")
+    assert calls.search(kernel.asm["kiln"]) and not calls.search(kernel.asm["kiln_gpu"])  # inlined
+    assert ".entry control_flow_kernel" in kernel.asm["ptx"]
+
+
+@kiln.jit
+def convert_kernel(x_ptr, out_ptr, n, BLOCK: kl.constexpr):
+    offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+    mask = offs < n
+    value = kl.load(x_ptr + offs, mask=mask)
+    kl.store(out_ptr + offs, (value + value).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+ELEMENT_TYPES = ["fp16", "bf16", "fp32", "fp64", "i1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
+
+
+@pytest.mark.parametrize("source", ELEMENT_TYPES)
+@pytest.mark.parametrize("destination", ["fp32", "fp16", "i64", "u8"])
+def test_every_element_type_loads_converts_and_stores(source: str, destination: str) -> None:
+    kernel = kiln.compile(convert_kernel, signature={"x_ptr": "*" + source, "out_ptr": "*" + destination, "n": "i32"},
+                          constexprs={"BLOCK": 512}, attrs=ALL_ALIGNED)
+    assert ".entry convert_kernel" in kernel.asm["ptx"]
+
+
+@kiln.jit
+def scalar_arguments_kernel(out_ptr, a, b, c, d, e):
+    kl.store(out_ptr, (a + b + c + e).to(kl.float64) + d)
+
+
+def test_scalar_argument_types() -> None:
+    signature = {"out_ptr": "*fp64", "a": "i1", "b": "u32", "c": "i64", "d": "fp64", "e": "fp32"}
+    kernel = kiln.compile(scalar_arguments_kernel, signature=signature)
+    assert ".entry scalar_arguments_kernel" in kernel.asm["ptx"]

@@ -1,0 +1,85 @@
+"""Runtime and constexpr control flow, nested jit calls, conversions between
+element types and scalar arguments of every kind, run on the GPU and
+compared with torch on fresh random inputs."""
+
+import pytest
+import torch
+
+import kiln
+import kiln.language as kl
+
+
+@kiln.jit
+def _double_plus(x, y):
+    return x * 2 + y
+
+
+@kiln.jit
+def control_flow_kernel(x_ptr, out_ptr, n, steps, flag, scale, BLOCK: kl.constexpr, UNROLL: kl.constexpr):
+    offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+    mask = offs < n
+    acc = kl.zeros((BLOCK,), dtype=kl.float32)
+    for i in range(steps):
+        acc = acc + kl.load(x_ptr + offs, mask=mask, other=0.0) * i
+    for j in kl.static_range(UNROLL):
+        acc = acc * 1.5
+    if flag > 0:
+        acc = acc + scale
+    else:
+        acc = acc - scale
+    if UNROLL > 1:
+        acc = _double_plus(acc, acc)
+    kl.store(out_ptr + offs, acc, mask=mask)
+
+
+@pytest.mark.parametrize("flag", [1, -1])
+@pytest.mark.parametrize("unroll", [1, 3])
+def test_control_flow(flag: int, unroll: int) -> None:
+    n, steps, scale = 3000, 5, 0.75
+    x = torch.randn(n, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    control_flow_kernel[(kiln.cdiv(n, 256),)](x, out, n, steps, flag, scale, BLOCK=256, UNROLL=unroll)
+    ref = x.double() * sum(range(steps)) * 1.5**unroll
+    ref = ref + scale if flag > 0 else ref - scale
+    if unroll > 1:
+        ref = ref * 3
+    assert torch.allclose(out.double(), ref, rtol=1e-5, atol=1e-5)
+
+
+@kiln.jit
+def convert_kernel(x_ptr, out_ptr, n, BLOCK: kl.constexpr):
+    offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+    mask = offs < n
+    value = kl.load(x_ptr + offs, mask=mask)
+    kl.store(out_ptr + offs, (value + value).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+TORCH = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32, "fp64": torch.float64,
+         "i8": torch.int8, "i16": torch.int16, "i32": torch.int32, "i64": torch.int64, "u8": torch.uint8}
+
+
+@pytest.mark.parametrize("source", list(TORCH))
+@pytest.mark.parametrize("destination", ["fp32", "i64", "fp16"])
+def test_conversions(source: str, destination: str) -> None:
+    n = 1001
+    src, dst = TORCH[source], TORCH[destination]
+    if src.is_floating_point:
+        x = (torch.randn(n, device="cuda") * 20).to(src)
+    else:
+        x = torch.randint(0, 50, (n,), device="cuda").to(src)
+    out = torch.empty(n, dtype=dst, device="cuda")
+    out.fill_(77)
+    convert_kernel[(kiln.cdiv(n, 512),)](x, out, n, BLOCK=512)
+    assert torch.equal(out, (x + x).to(dst))
+
+
+@kiln.jit
+def scalar_arguments_kernel(out_ptr, a, b, c, d, e):
+    kl.store(out_ptr, (a + b + c + e).to(kl.float64) + d)
+
+
+def test_scalar_arguments() -> None:
+    out = torch.full((1,), float("nan"), dtype=torch.float64, device="cuda")
+    a, b, c, d, e = True, 2**31 + 5, -(2**40), 0.125, 3.5
+    scalar_arguments_kernel[(1,)](out, a, b, c, d, e)
+    assert out.item() == float(1 + (2**31 + 5) - 2**40 + 3.5) + 0.125
