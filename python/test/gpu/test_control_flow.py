@@ -80,6 +80,9 @@ def scalar_arguments_kernel(out_ptr, a, b, c, d, e):
 
 def test_scalar_arguments() -> None:
     out = torch.full((1,), float("nan"), dtype=torch.float64, device="cuda")
-    a, b, c, d, e = True, 2**31 + 5, -(2**40), 0.125, 3.5
+    # bool, i32 and i64 sum in i64; + fp32 converts to fp32 (Triton's
+    # promotion); the fp64 cast and + d (a Python float, so fp32) follow.
+    a, b, c, d, e = True, 7, -(2**40) + 3, 0.125, 3.5
     scalar_arguments_kernel[(1,)](out, a, b, c, d, e)
-    assert out.item() == float(1 + (2**31 + 5) - 2**40 + 3.5) + 0.125
+    as_fp32 = torch.tensor(1 + b + c, dtype=torch.int64).to(torch.float32) + torch.tensor(e, dtype=torch.float32)
+    assert out.item() == as_fp32.double().item() + d
