@@ -11,7 +11,7 @@
 #include "IRModule.h"
 
 #include "kiln/Target/NVIDIA/PTX.h"
-#include "kiln/Target/NVIDIA/Registration.h"
+#include "kiln/Target/Registration.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"

@@ -19,7 +19,7 @@
 
 #include "kiln/Dialect/Kiln/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
-#include "kiln/Target/NVIDIA/Registration.h"
+#include "kiln/Target/Registration.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"

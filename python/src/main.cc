@@ -12,6 +12,7 @@ namespace py = pybind11;
 void initIR(py::module_ &m);
 void initCompiler(py::module_ &m);
 void initDriver(py::module_ &m);
+void initCPU(py::module_ &m);
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Kiln's C++ core: IR building, compilation and the CUDA runtime";
@@ -21,4 +22,6 @@ PYBIND11_MODULE(_C, m) {
   initCompiler(compiler);
   auto driver = m.def_submodule("driver", "The CUDA driver, opened at run time");
   initDriver(driver);
+  auto cpu = m.def_submodule("cpu", "The CPU backend: host JIT and launcher");
+  initCPU(cpu);
 }

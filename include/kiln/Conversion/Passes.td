@@ -65,4 +65,44 @@ def ConvertKilnGPUToLLVM : Pass<"convert-kiln-gpu-to-llvm", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect"];
 }
 
+def ConvertKilnToLLVMCPU : Pass<"convert-kiln-to-llvm-cpu", "mlir::ModuleOp"> {
+  let summary = "Lower kiln kernels to host LLVM, one program instance per call";
+  let description = [{
+    Lowers a kernel in the kiln dialect for the CPU backend. A program
+    instance runs on one host thread, so a block is the LLVM vector of all
+    its elements in row-major order: element-wise arith and math lower
+    through the upstream patterns, `expand_dims` is free and `broadcast` is a
+    shuffle. Loads and stores become masked vector loads and stores when the
+    axis-info analysis proves a 1-D block contiguous, and masked gathers and
+    scatters otherwise, so masked-off lanes never touch memory.
+
+    The kernel gains trailing parameters: the program id and the number of
+    programs along each axis (six i32), and a pointer to the launch's bounds
+    table. An entry function `<kernel>.kiln_entry(ptr params, i32 x 6, ptr
+    bounds)` reads each parameter from its 8-byte slot and calls the kernel:
+    the launcher calls every program through it.
+
+    With `checked`, every load and store compares each active lane's address
+    with the bounds of the kernel parameter it derives from (found by tracing
+    `addptr` chains, through loop-carried values), skips the lanes outside
+    it, and reports the first one through `__kiln_cpu_check(site, any,
+    index)`; the sites' source locations are listed in the module attribute
+    `kiln_cpu.sites`.
+
+    Before:
+    ```mlir
+    %x = kiln.load %p, %m : tensor<1024x!kiln.ptr<f32>> -> tensor<1024xf32>
+    ```
+    After (a contiguous, 4-byte aligned block):
+    ```mlir
+    %x = llvm.intr.masked.load %base, %m, %zero {alignment = 4 : i32} : (!llvm.ptr, vector<1024xi1>, vector<1024xf32>) -> vector<1024xf32>
+    ```
+  }];
+  let options = [
+    Option<"checked", "checked", "bool", /*default=*/"false",
+           "bounds-check every access against the parameter buffers">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // KILN_CONVERSION_PASSES

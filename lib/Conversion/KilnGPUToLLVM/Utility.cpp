@@ -30,43 +30,6 @@ KilnGPUToLLVMTypeConverter::KilnGPUToLLVMTypeConverter(MLIRContext *context)
   });
 }
 
-static Value i32Constant(OpBuilder &builder, Location loc, int64_t value) {
-  return LLVM::ConstantOp::create(builder, loc, builder.getI32Type(),
-                                  builder.getI32IntegerAttr(value));
-}
-
-Value mlir::kiln::gpu::splatVector(OpBuilder &builder, Location loc,
-                                   VectorType type, Value scalar) {
-  Value poison = LLVM::PoisonOp::create(builder, loc, type);
-  Value first = LLVM::InsertElementOp::create(builder, loc, poison, scalar,
-                                              i32Constant(builder, loc, 0));
-  SmallVector<int32_t> zeros(type.getNumElements(), 0);
-  return LLVM::ShuffleVectorOp::create(builder, loc, first, poison, zeros);
-}
-
-SmallVector<Value> mlir::kiln::gpu::unpackElements(OpBuilder &builder,
-                                                   Location loc, Value value) {
-  auto vector = dyn_cast<VectorType>(value.getType());
-  if (!vector)
-    return {value};
-  SmallVector<Value> elements;
-  for (int64_t i = 0; i < vector.getNumElements(); ++i)
-    elements.push_back(LLVM::ExtractElementOp::create(
-        builder, loc, value, i32Constant(builder, loc, i)));
-  return elements;
-}
-
-Value mlir::kiln::gpu::packElements(OpBuilder &builder, Location loc, Type type,
-                                    ArrayRef<Value> elements) {
-  if (!isa<VectorType>(type))
-    return elements.front();
-  Value result = LLVM::PoisonOp::create(builder, loc, type);
-  for (auto [i, element] : llvm::enumerate(elements))
-    result = LLVM::InsertElementOp::create(builder, loc, result, element,
-                                           i32Constant(builder, loc, i));
-  return result;
-}
-
 /// Splits a linear id into coordinates over `counts`, fastest dimension first
 /// as `order` lists them.
 static SmallVector<Value> delinearize(OpBuilder &builder, Location loc,
@@ -74,7 +37,7 @@ static SmallVector<Value> delinearize(OpBuilder &builder, Location loc,
                                       ArrayRef<unsigned> order) {
   SmallVector<Value> coords(counts.size());
   for (unsigned dim : order) {
-    Value count = i32Constant(builder, loc, counts[dim]);
+    Value count = createI32Constant(builder, loc, counts[dim]);
     coords[dim] = LLVM::URemOp::create(builder, loc, linear, count);
     linear = LLVM::UDivOp::create(builder, loc, linear, count);
   }
@@ -96,7 +59,7 @@ SmallVector<Value> mlir::kiln::gpu::emitElementCoordinates(
 
   // Where this thread's first element lies, per dimension.
   Value tid = NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
-  Value warpSize = i32Constant(builder, loc, launch.threadsPerWarp);
+  Value warpSize = createI32Constant(builder, loc, launch.threadsPerWarp);
   Value lane = LLVM::URemOp::create(builder, loc, tid, warpSize);
   Value warp = LLVM::UDivOp::create(builder, loc, tid, warpSize);
   SmallVector<Value> laneCoords =
@@ -130,11 +93,11 @@ SmallVector<Value> mlir::kiln::gpu::emitElementCoordinates(
     Value threadIndex = LLVM::AddOp::create(
         builder, loc,
         LLVM::MulOp::create(builder, loc, warpCoords[d],
-                            i32Constant(builder, loc, layout.getThreadsPerWarp()[d])),
+                            createI32Constant(builder, loc, layout.getThreadsPerWarp()[d])),
         laneCoords[d]);
     Value start = LLVM::MulOp::create(
         builder, loc, threadIndex,
-        i32Constant(builder, loc, layout.getSizePerThread()[d]));
+        createI32Constant(builder, loc, layout.getSizePerThread()[d]));
     Value offsetVector = LLVM::ConstantOp::create(
         builder, loc, vectorType,
         DenseElementsAttr::get(vectorType, ArrayRef<int32_t>(offsets[d])));
@@ -144,7 +107,7 @@ SmallVector<Value> mlir::kiln::gpu::emitElementCoordinates(
       // The tile is larger than the block: threads past its end hold
       // replicas of the elements at the start.
       Value extent = splatVector(builder, loc, vectorType,
-                                 i32Constant(builder, loc, shape[d]));
+                                 createI32Constant(builder, loc, shape[d]));
       Value inside = LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::ult,
                                           coord, extent);
       owner = owner ? LLVM::AndOp::create(builder, loc, owner, inside) : inside;

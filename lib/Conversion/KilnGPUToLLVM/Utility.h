@@ -9,6 +9,7 @@
 #ifndef KILN_LIB_CONVERSION_KILNGPUTOLLVM_UTILITY_H
 #define KILN_LIB_CONVERSION_KILNGPUTOLLVM_UTILITY_H
 
+#include "kiln/Conversion/LLVMCommon/VectorUtils.h"
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -43,16 +44,6 @@ SmallVector<Value> emitElementCoordinates(OpBuilder &builder, Location loc,
                                           ArrayRef<int64_t> shape,
                                           const LaunchShape &launch,
                                           Value *isOwner = nullptr);
-
-/// Splits a per-thread value into its scalar elements (one for a scalar).
-SmallVector<Value> unpackElements(OpBuilder &builder, Location loc, Value value);
-
-/// Builds a value of `type` (a vector, or a scalar for one element).
-Value packElements(OpBuilder &builder, Location loc, Type type,
-                   ArrayRef<Value> elements);
-
-/// A vector of `type` with every lane equal to `scalar`.
-Value splatVector(OpBuilder &builder, Location loc, VectorType type, Value scalar);
 
 /// Vector widths of each load and store, decided before conversion starts.
 using AccessWidths = llvm::DenseMap<Operation *, int64_t>;

@@ -45,6 +45,8 @@ class CompiledKernel:
     name: str
     asm: dict[str, Any]
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: The host kernel (``kiln._C.cpu.Kernel``) when compiled for the CPU.
+    cpu: Any = None
 
     @property
     def binary(self) -> bytes:
@@ -67,10 +69,16 @@ def find_ptxas() -> str | None:
     return None
 
 
+CPU_TARGET = "cpu"
+
+
 def check_target(target: str) -> str:
-    """Validates an NVIDIA target name (``sm_80``, ``sm_90a``, ...)."""
+    """Validates a target name: ``"cpu"``, or an NVIDIA chip (``sm_80``,
+    ``sm_90a``, ...)."""
+    if target == CPU_TARGET:
+        return target
     if not isinstance(target, str) or not re.fullmatch(r"sm_\d+a?", target) or not _C.compiler.is_valid_chip(target):
-        raise ValueError(f"unknown target {target!r}: expected an NVIDIA chip such as 'sm_80' or 'sm_90a'")
+        raise ValueError(f"unknown target {target!r}: expected 'cpu' or an NVIDIA chip such as 'sm_80' or 'sm_90a'")
     return target
 
 
@@ -138,8 +146,13 @@ def compile_jit_function(
     target: str,
     num_warps: int,
     num_stages: int,
+    *,
+    checked: bool = False,
 ) -> CompiledKernel:
     """Compiles ``fn`` (a :class:`kiln.JITFunction`) for one specialization.
+
+    ``target`` is ``"cpu"`` for the CPU backend (``checked`` then
+    bounds-checks every access) or an NVIDIA chip.
 
     Raises:
         CompilationError: for any error in the kernel, located in its source.
@@ -156,6 +169,8 @@ def compile_jit_function(
     context = _C.ir.Context()
     module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context)
     asm: dict[str, Any] = {"kiln": module.str()}
+    if target == CPU_TARGET:
+        return _compile_for_cpu(fn, module, asm, signature, constexprs, num_warps, num_stages, checked)
     pipelines = [
         ("kiln_gpu", _pipeline("kiln-nvidia-to-kiln-gpu", target=target, **{"num-warps": num_warps, "num-stages": num_stages})),
         (None, _pipeline("kiln-nvidia-to-llvm", target=target, **{"num-warps": num_warps, "num-stages": num_stages})),
@@ -185,8 +200,38 @@ def compile_jit_function(
         "signature": dict(signature),
         "constexprs": dict(constexprs),
         "pipelines": [pipeline for _, pipeline in pipelines],
+        "backend": "nvidia",
     }
     return CompiledKernel(name=name, asm=asm, metadata=metadata)
+
+
+def _compile_for_cpu(fn: Any, module: Any, asm: dict[str, Any], signature: Mapping[str, str],
+                     constexprs: Mapping[str, Any], num_warps: int, num_stages: int,
+                     checked: bool) -> CompiledKernel:
+    """The CPU backend's stages: kiln -> host LLVM (``llir``), JIT-compiled
+    in process. ``num_warps`` and ``num_stages`` are recorded, not used."""
+    pipeline = _pipeline("kiln-cpu-to-llvm", checked="true" if checked else "false")
+    try:
+        _C.compiler.run_pass_pipeline(module, pipeline)
+        host = _C.cpu.compile(module, fn.__name__)
+    except _C.ir.MLIRError as error:
+        raise _located_error(fn, error, "CPU lowering") from error
+    asm["llir"] = host.llvm_ir
+    name = fn.__name__
+    _dump(name, asm)
+    metadata = {
+        "name": name,
+        "target": CPU_TARGET,
+        "num_warps": num_warps,
+        "num_stages": num_stages,
+        "shared": 0,
+        "signature": dict(signature),
+        "constexprs": dict(constexprs),
+        "pipelines": [pipeline],
+        "backend": "cpu",
+        "checked": checked,
+    }
+    return CompiledKernel(name=name, asm=asm, metadata=metadata, cpu=host)
 
 
 def compile(
@@ -197,6 +242,7 @@ def compile(
     num_warps: int = 4,
     num_stages: int = 3,
     attrs: Specialization | None = None,
+    checked: bool = False,
 ) -> CompiledKernel:
     """Compiles a ``@kiln.jit`` function without launching it (no GPU needed).
 
@@ -205,11 +251,13 @@ def compile(
         signature: Triton-style type of each non-constexpr parameter, e.g.
             ``{"x_ptr": "*fp32", "n": "i32"}``.
         constexprs: value of each ``kl.constexpr`` parameter.
-        target: the NVIDIA chip, ``"sm_90a"`` or ``"sm_80"`` for instance.
+        target: ``"cpu"``, or the NVIDIA chip, ``"sm_90a"`` or ``"sm_80"``
+            for instance.
         num_warps: warps per program.
         num_stages: software-pipelining depth for loops.
         attrs: the specialization to assume; by default every pointer is
             assumed 16-byte aligned, as for tensors from PyTorch's allocator.
+        checked: for the CPU target, bounds-check every memory access.
 
     Returns:
         The :class:`CompiledKernel`, with every stage in ``asm``.
@@ -235,7 +283,7 @@ def compile(
             divisible_by_16=frozenset(name for name, ty in signature.items() if ty.startswith("*")),
             equal_to_1=frozenset(),
         )
-    return compile_jit_function(fn, signature, constexprs, attrs, target, num_warps, num_stages)
+    return compile_jit_function(fn, signature, constexprs, attrs, target, num_warps, num_stages, checked=checked)
 
 
 __all__ = ["CompiledKernel", "compile", "compile_jit_function", "find_ptxas", "check_target", "STAGES", "KilnError"]

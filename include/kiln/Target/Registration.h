@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_TARGET_NVIDIA_REGISTRATION_H
-#define KILN_TARGET_NVIDIA_REGISTRATION_H
+#ifndef KILN_TARGET_REGISTRATION_H
+#define KILN_TARGET_REGISTRATION_H
 
 namespace mlir {
 class DialectRegistry;
@@ -18,10 +18,10 @@ namespace kiln {
 void registerAllDialects(DialectRegistry &registry);
 
 /// Registers Kiln's passes, the upstream passes its pipelines use, and the
-/// named pipelines of each target.
+/// named pipelines of every target (NVIDIA and CPU).
 void registerAllPasses();
 
 } // namespace kiln
 } // namespace mlir
 
-#endif // KILN_TARGET_NVIDIA_REGISTRATION_H
+#endif // KILN_TARGET_REGISTRATION_H

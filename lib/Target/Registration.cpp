@@ -6,11 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/Target/NVIDIA/Registration.h"
+#include "kiln/Target/Registration.h"
 
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
+#include "kiln/Target/CPU/Pipeline.h"
 #include "kiln/Target/NVIDIA/Pipeline.h"
 
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
@@ -41,4 +42,5 @@ void mlir::kiln::registerAllPasses() {
   // heavy all-conversions header.
   registerPass([] { return createReconcileUnrealizedCastsPass(); });
   nvidia::registerPipelines();
+  cpu::registerPipelines();
 }

@@ -1,0 +1,78 @@
+//===- JIT.h - Compiling and running kernels on the host --------*- C++ -*-===//
+//
+// The CPU backend's binary and launcher: a kernel module in the LLVM dialect
+// is optimized and compiled in process by LLVM's ORC JIT, and a launch runs
+// every program of the grid through the kernel's entry function on a pool
+// of host threads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TARGET_CPU_JIT_H
+#define KILN_TARGET_CPU_JIT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm::orc {
+class LLJIT;
+} // namespace llvm::orc
+
+namespace mlir::kiln::cpu {
+
+/// A load or store that checked mode bounds-checks.
+struct AccessSite {
+  std::string location; // file:line:col of the access in the kernel source
+  int parameter;        // the kernel parameter whose buffer it reads or writes
+  bool store;
+};
+
+/// The first out-of-bounds access of a checked launch.
+struct OutOfBounds {
+  int site;
+  int64_t index; // element index relative to the parameter's buffer
+};
+
+/// The entry every kernel has: its parameters' slots, then the program id
+/// and the number of programs along each axis.
+using EntryFunction = void (*)(void **params, int32_t x, int32_t y, int32_t z,
+                               int32_t nx, int32_t ny, int32_t nz);
+
+/// A kernel compiled for the host, alive as long as this object.
+class HostKernel {
+public:
+  ~HostKernel();
+
+  /// Optimizes and JIT-compiles `module` (LLVM dialect, from the
+  /// kiln-cpu-to-llvm pipeline) and finds `<kernelName>.kiln_entry`.
+  /// Failures are reported as diagnostics on the module.
+  static FailureOr<std::unique_ptr<HostKernel>> compile(ModuleOp module,
+                                                        StringRef kernelName);
+
+  /// The optimized LLVM IR.
+  const std::string &getLLVMIR() const { return llvmIR; }
+  const std::vector<AccessSite> &getSites() const { return sites; }
+
+  /// Runs programs (0..gx) x (0..gy) x (0..gz) on `numThreads` threads (0:
+  /// one per core). `bounds` holds (base address, size in bytes) per kernel
+  /// parameter for checked kernels, or is null. Returns the first
+  /// out-of-bounds access a checked kernel reported.
+  std::optional<OutOfBounds>
+  launch(unsigned gx, unsigned gy, unsigned gz, void **params,
+         unsigned numThreads, const std::vector<int64_t> *bounds) const;
+
+private:
+  HostKernel() = default;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  EntryFunction entry = nullptr;
+  std::string llvmIR;
+  std::vector<AccessSite> sites;
+};
+
+} // namespace mlir::kiln::cpu
+
+#endif // KILN_TARGET_CPU_JIT_H

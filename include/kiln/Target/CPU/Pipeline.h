@@ -1,0 +1,31 @@
+//===- Pipeline.h - The CPU lowering pipeline -------------------*- C++ -*-===//
+//
+// The registered pass pipeline that takes a kernel from the kiln dialect to
+// host LLVM for the CPU backend. The JIT runs exactly this, and kiln-opt
+// runs it by name: kiln-opt --kiln-cpu-to-llvm='checked=true'.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TARGET_CPU_PIPELINE_H
+#define KILN_TARGET_CPU_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::kiln::cpu {
+
+struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
+  Option<bool> checked{*this, "checked",
+                       llvm::cl::desc("bounds-check every memory access"),
+                       llvm::cl::init(false)};
+};
+
+/// kiln -> LLVM dialect for the host: inline and simplify, then lower.
+void buildKilnToLLVMPipeline(OpPassManager &pm, const PipelineOptions &options);
+
+/// Registers the pipeline as kiln-cpu-to-llvm.
+void registerPipelines();
+
+} // namespace mlir::kiln::cpu
+
+#endif // KILN_TARGET_CPU_PIPELINE_H

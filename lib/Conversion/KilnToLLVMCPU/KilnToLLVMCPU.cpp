@@ -1,0 +1,571 @@
+//===- KilnToLLVMCPU.cpp - Lower kiln kernels to host LLVM -----------------===//
+//
+// Implements convert-kiln-to-llvm-cpu. One program instance runs on one host
+// thread, so each block becomes the LLVM vector of all its elements in
+// row-major order and LLVM's backend splits the vectors into the host's SIMD
+// registers. Grid queries read extra kernel parameters, and an entry
+// function gives every kernel one calling convention for the launcher.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Analysis/AxisInfo.h"
+#include "kiln/Conversion/LLVMCommon/VectorUtils.h"
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/IR/Dialect.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_CONVERTKILNTOLLVMCPU
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+/// Program ids and program counts, three of each, follow a kernel's own
+/// parameters.
+constexpr unsigned kGridParameters = 6;
+constexpr StringLiteral kSiteAttr = "kiln_cpu.site";
+constexpr StringLiteral kSitesAttr = "kiln_cpu.sites";
+constexpr StringLiteral kBoundsFunction = "__kiln_cpu_bounds";
+constexpr StringLiteral kCheckFunction = "__kiln_cpu_check";
+
+/// A block becomes a vector of all its elements; pointers live in the host's
+/// single address space.
+class CPUTypeConverter : public LLVMTypeConverter {
+public:
+  explicit CPUTypeConverter(MLIRContext *context) : LLVMTypeConverter(context) {
+    addConversion([context](PointerType) -> Type {
+      return LLVM::LLVMPointerType::get(context);
+    });
+    addConversion([this](RankedTensorType type) -> std::optional<Type> {
+      if (type.getEncoding())
+        return std::nullopt;
+      Type element = convertType(type.getElementType());
+      if (!element)
+        return std::nullopt;
+      return VectorType::get({type.getNumElements()}, element);
+    });
+  }
+};
+
+/// Memory holds booleans as bytes.
+Type memoryType(Type element) {
+  if (element.isInteger(1))
+    return IntegerType::get(element.getContext(), 8);
+  return element;
+}
+
+Type withElement(Type type, Type element) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return VectorType::get(vector.getShape(), element);
+  return element;
+}
+
+//===----------------------------------------------------------------------===//
+// Block creation and shape
+//===----------------------------------------------------------------------===//
+
+struct MakeRangeLowering : public ConvertOpToLLVMPattern<MakeRangeOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(MakeRangeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    SmallVector<int32_t> values;
+    for (int64_t i = op.getStart(); i < op.getEnd(); ++i)
+      values.push_back(int32_t(i));
+    rewriter.replaceOpWithNewOp<LLVM::ConstantOp>(
+        op, type, DenseElementsAttr::get(type, ArrayRef<int32_t>(values)));
+    return success();
+  }
+};
+
+struct SplatLowering : public ConvertOpToLLVMPattern<SplatOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(SplatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    rewriter.replaceOp(op, splatVector(rewriter, op.getLoc(), type, adaptor.getSrc()));
+    return success();
+  }
+};
+
+/// Constant blocks, splat or not: the whole block is one vector constant.
+struct BlockConstantLowering : public ConvertOpToLLVMPattern<arith::ConstantOp> {
+  BlockConstantLowering(const LLVMTypeConverter &converter)
+      : ConvertOpToLLVMPattern(converter, /*benefit=*/2) {}
+  LogicalResult
+  matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+    if (!dense || !isa<RankedTensorType>(op.getType()))
+      return failure();
+    auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    rewriter.replaceOpWithNewOp<LLVM::ConstantOp>(op, type, dense.reshape(type));
+    return success();
+  }
+};
+
+/// Inserting a dimension of size one keeps the row-major element order.
+struct ExpandDimsLowering : public ConvertOpToLLVMPattern<ExpandDimsOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ExpandDimsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getSrc());
+    return success();
+  }
+};
+
+/// Each result element takes the source element at its coordinates, with
+/// the broadcast dimensions at zero: a shuffle with a static mask.
+struct BroadcastLowering : public ConvertOpToLLVMPattern<BroadcastOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> srcShape = op.getSrc().getType().getShape();
+    ArrayRef<int64_t> dstShape = op.getType().getShape();
+    int64_t rank = dstShape.size();
+    SmallVector<int32_t> mask;
+    for (int64_t flat = 0; flat < op.getType().getNumElements(); ++flat) {
+      int64_t rest = flat, source = 0, stride = 1;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        int64_t coord = rest % dstShape[d];
+        rest /= dstShape[d];
+        source += (srcShape[d] == 1 ? 0 : coord) * stride;
+        stride *= srcShape[d];
+      }
+      mask.push_back(int32_t(source));
+    }
+    Value src = adaptor.getSrc();
+    rewriter.replaceOpWithNewOp<LLVM::ShuffleVectorOp>(op, src, src, mask);
+    return success();
+  }
+};
+
+struct AddPtrLowering : public ConvertOpToLLVMPattern<AddPtrOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(AddPtrOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    Type pointee = memoryType(
+        getTypeConverter()->convertType(getPointeeType(op.getType())));
+    rewriter.replaceOpWithNewOp<LLVM::GEPOp>(op, resultType, pointee,
+                                             adaptor.getPtr(),
+                                             ValueRange{adaptor.getOffset()});
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Loads and stores
+//===----------------------------------------------------------------------===//
+
+/// How one load or store accesses memory, decided before conversion.
+struct AccessPlan {
+  bool contiguous = false; // one masked vector access from the first address
+  unsigned alignment = 1;
+};
+using AccessPlans = llvm::DenseMap<Operation *, AccessPlan>;
+
+/// Shared by loads and stores: the access's vector of addresses, its mask
+/// (all-true when absent) and, in checked mode, the mask narrowed to the
+/// lanes inside the parameter buffer the address derives from.
+template <typename OpTy>
+struct AccessLowering : public ConvertOpToLLVMPattern<OpTy> {
+  AccessLowering(const LLVMTypeConverter &converter, const AccessPlans &plans,
+                 bool checked)
+      : ConvertOpToLLVMPattern<OpTy>(converter), plans(plans), checked(checked) {}
+
+  Value allTrue(OpBuilder &builder, Location loc, int64_t lanes) const {
+    auto type = VectorType::get({lanes}, builder.getI1Type());
+    return LLVM::ConstantOp::create(builder, loc, type,
+                                    SplatElementsAttr::get(type, true));
+  }
+
+  /// In checked mode, compares each lane's address with the buffer of the
+  /// parameter the access derives from, reports the first active lane
+  /// outside it, and returns the mask without such lanes.
+  Value checkBounds(OpTy op, OpBuilder &builder, Value ptrs, Value mask,
+                    unsigned elementBytes) const {
+    auto site = op->template getAttrOfType<IntegerAttr>(kSiteAttr);
+    if (!checked || !site)
+      return mask;
+    Location loc = op.getLoc();
+    MLIRContext *context = builder.getContext();
+    auto module = op->template getParentOfType<ModuleOp>();
+    int64_t lanes = cast<VectorType>(ptrs.getType()).getNumElements();
+    Type i64 = builder.getI64Type();
+    auto ptrType = LLVM::LLVMPointerType::get(context);
+    auto laneType = VectorType::get({lanes}, i64);
+
+    // The launch's table of (base, size in bytes) per kernel parameter.
+    auto boundsFn = LLVM::lookupOrCreateFn(builder, module, kBoundsFunction, {},
+                                           ptrType);
+    auto checkFn = LLVM::lookupOrCreateFn(
+        builder, module, kCheckFunction,
+        {builder.getI32Type(), builder.getI1Type(), i64},
+        LLVM::LLVMVoidType::get(context));
+    if (failed(boundsFn) || failed(checkFn))
+      return mask;
+    Value table = LLVM::CallOp::create(builder, loc, *boundsFn, ValueRange{})
+                      .getResult();
+    int64_t param = site.getInt() >> 16;
+    Value entry = LLVM::GEPOp::create(builder, loc, ptrType, i64, table,
+                                      ArrayRef<LLVM::GEPArg>{2 * param});
+    Value base = LLVM::LoadOp::create(builder, loc, i64, entry);
+    Value sizeAddr = LLVM::GEPOp::create(builder, loc, ptrType, i64, entry,
+                                         ArrayRef<LLVM::GEPArg>{1});
+    Value size = LLVM::LoadOp::create(builder, loc, i64, sizeAddr);
+
+    Value addresses = LLVM::PtrToIntOp::create(builder, loc, laneType, ptrs);
+    Value offsets = LLVM::SubOp::create(builder, loc, addresses,
+                                        splatVector(builder, loc, laneType, base));
+    Value zero = LLVM::ConstantOp::create(builder, loc, laneType,
+                                          SplatElementsAttr::get(laneType, builder.getI64IntegerAttr(0)));
+    Value width = LLVM::ConstantOp::create(
+        builder, loc, laneType,
+        SplatElementsAttr::get(laneType, builder.getI64IntegerAttr(elementBytes)));
+    Value end = LLVM::AddOp::create(builder, loc, offsets, width);
+    Value inside = LLVM::AndOp::create(
+        builder, loc,
+        LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::sge, offsets, zero),
+        LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::sle, end,
+                             splatVector(builder, loc, laneType, size)));
+    Value outside = LLVM::XOrOp::create(builder, loc, inside,
+                                        allTrue(builder, loc, lanes));
+    Value bad = LLVM::AndOp::create(builder, loc, mask, outside);
+    Value anyBad = LLVM::vector_reduce_or::create(builder, loc,
+                                                  builder.getI1Type(), bad);
+    Value index = LLVM::SDivOp::create(builder, loc, offsets, width);
+    Value largest = LLVM::ConstantOp::create(
+        builder, loc, laneType,
+        SplatElementsAttr::get(laneType, builder.getI64IntegerAttr(INT64_MAX)));
+    Value badIndices = LLVM::SelectOp::create(builder, loc, bad, index, largest);
+    Value firstBad =
+        LLVM::vector_reduce_smin::create(builder, loc, i64, badIndices);
+    Value siteId = createI32Constant(builder, loc, site.getInt() & 0xffff);
+    LLVM::CallOp::create(builder, loc, *checkFn,
+                         ValueRange{siteId, anyBad, firstBad});
+    return LLVM::AndOp::create(builder, loc, mask, inside);
+  }
+
+  /// Scalars are accessed as one-lane vectors so they share the masked path.
+  Value asVector(OpBuilder &builder, Location loc, Value value) const {
+    if (isa<VectorType>(value.getType()))
+      return value;
+    auto type = VectorType::get({1}, value.getType());
+    return splatVector(builder, loc, type, value);
+  }
+
+  const AccessPlans &plans;
+  bool checked;
+};
+
+struct LoadLowering : public AccessLowering<LoadOp> {
+  using AccessLowering::AccessLowering;
+  LogicalResult
+  matchAndRewrite(LoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    Type element = getTypeConverter()->convertType(getPointeeType(op.getPtr().getType()));
+    Type memElement = memoryType(element);
+    Value ptrs = asVector(rewriter, loc, adaptor.getPtr());
+    int64_t lanes = cast<VectorType>(ptrs.getType()).getNumElements();
+    auto memType = VectorType::get({lanes}, memElement);
+    Value mask = adaptor.getMask() ? asVector(rewriter, loc, adaptor.getMask())
+                                   : allTrue(rewriter, loc, lanes);
+    Value other;
+    if (adaptor.getOther()) {
+      other = asVector(rewriter, loc, adaptor.getOther());
+      if (memElement != element)
+        other = LLVM::ZExtOp::create(rewriter, loc, memType, other);
+    } else {
+      other = LLVM::ZeroOp::create(rewriter, loc, memType);
+    }
+    AccessPlan plan = plans.lookup(op);
+    mask = checkBounds(op, rewriter, ptrs, mask,
+                       memElement.getIntOrFloatBitWidth() / 8);
+    Value loaded;
+    if (plan.contiguous) {
+      Value base = LLVM::ExtractElementOp::create(
+          rewriter, loc, ptrs, createI32Constant(rewriter, loc, 0));
+      loaded = LLVM::MaskedLoadOp::create(rewriter, loc, memType, base, mask,
+                                          other, plan.alignment);
+    } else {
+      loaded = LLVM::masked_gather::create(rewriter, loc, memType, ptrs, mask,
+                                           ValueRange{other}, plan.alignment);
+    }
+    if (memElement != element)
+      loaded = LLVM::TruncOp::create(rewriter, loc, withElement(memType, element),
+                                     loaded);
+    if (!isa<VectorType>(resultType))
+      loaded = LLVM::ExtractElementOp::create(rewriter, loc, loaded,
+                                              createI32Constant(rewriter, loc, 0));
+    rewriter.replaceOp(op, loaded);
+    return success();
+  }
+};
+
+struct StoreLowering : public AccessLowering<StoreOp> {
+  using AccessLowering::AccessLowering;
+  LogicalResult
+  matchAndRewrite(StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type element = getTypeConverter()->convertType(getPointeeType(op.getPtr().getType()));
+    Type memElement = memoryType(element);
+    Value ptrs = asVector(rewriter, loc, adaptor.getPtr());
+    int64_t lanes = cast<VectorType>(ptrs.getType()).getNumElements();
+    Value value = asVector(rewriter, loc, adaptor.getValue());
+    if (memElement != element)
+      value = LLVM::ZExtOp::create(rewriter, loc,
+                                   VectorType::get({lanes}, memElement), value);
+    Value mask = adaptor.getMask() ? asVector(rewriter, loc, adaptor.getMask())
+                                   : allTrue(rewriter, loc, lanes);
+    mask = checkBounds(op, rewriter, ptrs, mask,
+                       memElement.getIntOrFloatBitWidth() / 8);
+    AccessPlan plan = plans.lookup(op);
+    auto alignment = rewriter.getI32IntegerAttr(plan.alignment);
+    if (plan.contiguous) {
+      Value base = LLVM::ExtractElementOp::create(
+          rewriter, loc, ptrs, createI32Constant(rewriter, loc, 0));
+      LLVM::MaskedStoreOp::create(rewriter, loc, value, base, mask, alignment);
+    } else {
+      LLVM::masked_scatter::create(rewriter, loc, value, ptrs, mask, alignment);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Preparation on the kiln IR
+//===----------------------------------------------------------------------===//
+
+/// The kernel parameter a pointer derives from, through addptr chains,
+/// shape changes and loop-carried values; -1 if it cannot be told.
+int64_t traceParameter(Value ptr) {
+  for (int depth = 0; depth < 256; ++depth) {
+    if (auto arg = dyn_cast<BlockArgument>(ptr)) {
+      Operation *owner = arg.getOwner()->getParentOp();
+      if (isa<func::FuncOp>(owner))
+        return arg.getOwner()->isEntryBlock() ? arg.getArgNumber() : -1;
+      if (auto loop = dyn_cast<scf::ForOp>(owner)) {
+        if (arg.getArgNumber() == 0)
+          return -1; // the induction variable
+        ptr = loop.getInitArgs()[arg.getArgNumber() - 1];
+        continue;
+      }
+      return -1;
+    }
+    Operation *op = ptr.getDefiningOp();
+    if (auto add = dyn_cast<AddPtrOp>(op))
+      ptr = add.getPtr();
+    else if (isa<SplatOp, BroadcastOp, ExpandDimsOp>(op))
+      ptr = op->getOperand(0);
+    else if (auto loop = dyn_cast<scf::ForOp>(op))
+      ptr = loop.getInitArgs()[cast<OpResult>(ptr).getResultNumber()];
+    else
+      return -1;
+  }
+  return -1;
+}
+
+std::string describeLocation(Location loc) {
+  std::string text = "<unknown>";
+  loc->walk([&](Location inner) {
+    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      text = (file.getFilename().str() + ":" + std::to_string(file.getLine()) +
+              ":" + std::to_string(file.getColumn()));
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return text;
+}
+
+/// Numbers every load and store of a kernel whose buffer is known (for
+/// checked mode) and records where each is in the source.
+void numberAccessSites(ModuleOp module) {
+  Builder builder(module.getContext());
+  SmallVector<Attribute> sites;
+  module.walk([&](Operation *op) {
+    if (!isa<LoadOp, StoreOp>(op))
+      return;
+    Value ptr = isa<LoadOp>(op) ? cast<LoadOp>(op).getPtr() : cast<StoreOp>(op).getPtr();
+    int64_t param = traceParameter(ptr);
+    if (param < 0)
+      return;
+    int64_t id = int64_t(sites.size()) | (param << 16);
+    op->setAttr(kSiteAttr, builder.getI32IntegerAttr(id));
+    sites.push_back(builder.getDictionaryAttr({
+        builder.getNamedAttr("loc", builder.getStringAttr(describeLocation(op->getLoc()))),
+        builder.getNamedAttr("param", builder.getI32IntegerAttr(param)),
+        builder.getNamedAttr("store", builder.getBoolAttr(isa<StoreOp>(op))),
+    }));
+  });
+  module->setAttr(kSitesAttr, builder.getArrayAttr(sites));
+}
+
+/// Appends the grid parameters to each kernel and replaces the grid queries
+/// with them. Returns failure if a query is outside a kernel.
+LogicalResult addGridParameters(ModuleOp module) {
+  MLIRContext *context = module.getContext();
+  Type i32 = IntegerType::get(context, 32);
+  for (auto function : module.getOps<func::FuncOp>()) {
+    if (!function->hasAttr("kiln.kernel"))
+      continue;
+    unsigned first = function.getNumArguments();
+    SmallVector<unsigned> indices(kGridParameters, first);
+    SmallVector<Type> types(kGridParameters, i32);
+    SmallVector<DictionaryAttr> attrs(kGridParameters, DictionaryAttr::get(context));
+    SmallVector<Location> locs(kGridParameters, function.getLoc());
+    if (failed(function.insertArguments(indices, types, attrs, locs)))
+      return failure();
+    function.walk([&](Operation *op) {
+      if (auto id = dyn_cast<ProgramIdOp>(op)) {
+        id.replaceAllUsesWith(function.getArgument(first + id.getAxis()));
+        id.erase();
+      } else if (auto count = dyn_cast<NumProgramsOp>(op)) {
+        count.replaceAllUsesWith(function.getArgument(first + 3 + count.getAxis()));
+        count.erase();
+      }
+    });
+  }
+  WalkResult stray = module.walk([](Operation *op) {
+    if (isa<ProgramIdOp, NumProgramsOp>(op)) {
+      op->emitOpError("outside a kernel cannot be lowered for the CPU");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(stray.wasInterrupted());
+}
+
+/// Adds `<kernel>.kiln_entry(ptr params, i32 x 6)`, which reads each kernel
+/// parameter from its 8-byte slot (params[i] points at it) and calls the
+/// kernel: one signature for the launcher, whatever the kernel's.
+void addEntryFunctions(ModuleOp module) {
+  MLIRContext *context = module.getContext();
+  OpBuilder builder(context);
+  auto ptrType = LLVM::LLVMPointerType::get(context);
+  Type i32 = IntegerType::get(context, 32);
+  SmallVector<LLVM::LLVMFuncOp> kernels;
+  module.walk([&](LLVM::LLVMFuncOp function) {
+    if (function->hasAttr("kiln.kernel"))
+      kernels.push_back(function);
+  });
+  for (LLVM::LLVMFuncOp kernel : kernels) {
+    kernel->removeAttr("kiln.kernel");
+    for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+      kernel.removeArgAttr(i, StringAttr::get(context, "kiln.divisibility"));
+    Location loc = kernel.getLoc();
+    builder.setInsertionPointAfter(kernel);
+    SmallVector<Type> entryInputs{ptrType};
+    entryInputs.append(kGridParameters, i32);
+    auto entry = LLVM::LLVMFuncOp::create(
+        builder, loc, (kernel.getName() + ".kiln_entry").str(),
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context), entryInputs));
+    Block *body = entry.addEntryBlock(builder);
+    builder.setInsertionPointToStart(body);
+    SmallVector<Value> arguments;
+    unsigned own = kernel.getNumArguments() - kGridParameters;
+    for (unsigned i = 0; i < own; ++i) {
+      Value slotAddress = LLVM::GEPOp::create(builder, loc, ptrType, ptrType,
+                                              body->getArgument(0),
+                                              ArrayRef<LLVM::GEPArg>{int32_t(i)});
+      Value slot = LLVM::LoadOp::create(builder, loc, ptrType, slotAddress);
+      arguments.push_back(LLVM::LoadOp::create(
+          builder, loc, kernel.getArgumentTypes()[i], slot));
+    }
+    for (unsigned i = 0; i < kGridParameters; ++i)
+      arguments.push_back(body->getArgument(1 + i));
+    LLVM::CallOp::create(builder, loc, kernel, arguments);
+    LLVM::ReturnOp::create(builder, loc, ValueRange{});
+  }
+}
+
+struct ConvertKilnToLLVMCPU
+    : public kiln::impl::ConvertKilnToLLVMCPUBase<ConvertKilnToLLVMCPU> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    numberAccessSites(module);
+    if (failed(addGridParameters(module)))
+      return signalPassFailure();
+
+    // Access plans come from the axis info of the kiln IR: a 1-D block
+    // proven contiguous over its whole length is one masked vector access.
+    AxisInfoAnalysis axisInfo(module);
+    AccessPlans plans;
+    module.walk([&](Operation *op) {
+      Value ptr;
+      if (auto load = dyn_cast<LoadOp>(op))
+        ptr = load.getPtr();
+      else if (auto store = dyn_cast<StoreOp>(op))
+        ptr = store.getPtr();
+      else
+        return;
+      AccessPlan plan;
+      int64_t bytes = std::max<int64_t>(
+          1, memoryType(getPointeeType(ptr.getType())).getIntOrFloatBitWidth() / 8);
+      const AxisInfo &info = axisInfo.getAxisInfo(ptr);
+      plan.alignment = unsigned(std::clamp<int64_t>(info.divisibility[0], bytes, 64));
+      if (auto tensor = dyn_cast<RankedTensorType>(ptr.getType()))
+        plan.contiguous = tensor.getRank() == 1 &&
+                          info.contiguity[0] >= tensor.getDimSize(0);
+      else
+        plan.contiguous = true; // a scalar: one lane at its own address
+      plans[op] = plan;
+    });
+
+    {
+      RewritePatternSet patterns(context);
+      populateSCFToControlFlowConversionPatterns(patterns);
+      ConversionTarget target(*context);
+      target.addIllegalDialect<scf::SCFDialect>();
+      target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+      if (failed(applyPartialConversion(module, target, std::move(patterns))))
+        return signalPassFailure();
+    }
+
+    CPUTypeConverter converter(context);
+    RewritePatternSet patterns(context);
+    patterns.add<MakeRangeLowering, SplatLowering, BlockConstantLowering,
+                 ExpandDimsLowering, BroadcastLowering, AddPtrLowering>(converter);
+    patterns.add<LoadLowering, StoreLowering>(converter, plans, checked);
+    arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    populateMathToLLVMConversionPatterns(converter, patterns);
+    cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+    populateFuncToLLVMConversionPatterns(converter, patterns);
+    LLVMConversionTarget target(*context);
+    target.addLegalOp<ModuleOp>();
+    if (failed(applyFullConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+    module.walk([](Operation *op) { op->removeAttr(kSiteAttr); });
+    addEntryFunctions(module);
+  }
+};
+
+} // namespace

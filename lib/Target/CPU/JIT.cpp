@@ -1,0 +1,331 @@
+//===- JIT.cpp - Compiling and running kernels on the host -----------------===//
+//
+// Translates a CPU kernel module to LLVM IR, optimizes it at O3 for the host
+// processor, compiles it with ORC's LLJIT, and runs launches on a persistent
+// pool of threads that share the grid's programs through an atomic counter.
+// Checked kernels call back into this file for their launch's bounds table
+// and to report out-of-bounds accesses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Target/CPU/JIT.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/Core.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <atomic>
+#include <cstring>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+using namespace mlir;
+using namespace mlir::kiln::cpu;
+
+//===----------------------------------------------------------------------===//
+// Checked-mode callbacks
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// What one launch's workers share for checked mode.
+struct CheckState {
+  const int64_t *bounds = nullptr;
+  std::mutex mutex;
+  std::optional<OutOfBounds> first;
+};
+
+thread_local CheckState *currentCheck = nullptr;
+
+} // namespace
+
+extern "C" {
+/// The running launch's (base, size) table, indexed by kernel parameter.
+static const int64_t *kilnCpuBounds() {
+  return currentCheck ? currentCheck->bounds : nullptr;
+}
+
+/// Called by checked kernels after each access; `any` is whether an active
+/// lane was outside its buffer, `index` the smallest such element index.
+static void kilnCpuCheck(int32_t site, bool any, int64_t index) {
+  if (!any || !currentCheck)
+    return;
+  std::lock_guard<std::mutex> lock(currentCheck->mutex);
+  if (!currentCheck->first)
+    currentCheck->first = OutOfBounds{site, index};
+}
+}
+
+//===----------------------------------------------------------------------===//
+// Half-precision conversions
+//===----------------------------------------------------------------------===//
+
+// LLVM lowers some fp16/bf16 conversions to compiler-rt's library calls,
+// which a process need not contain; the JIT resolves them here. Narrowing
+// from double goes through float, as PyTorch's own conversions do.
+namespace {
+uint16_t roundToBFloat16Bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep it a quiet NaN
+    return uint16_t((bits >> 16) | 0x40);
+  bits += 0x7fffu + ((bits >> 16) & 1u); // round to nearest even
+  return uint16_t(bits >> 16);
+}
+
+__bf16 toBFloat16(float value) {
+  uint16_t bits = roundToBFloat16Bits(value);
+  __bf16 result;
+  std::memcpy(&result, &bits, sizeof(bits));
+  return result;
+}
+} // namespace
+
+extern "C" {
+static _Float16 kilnTruncSFHF2(float value) { return _Float16(value); }
+static _Float16 kilnTruncDFHF2(double value) { return _Float16(float(value)); }
+static float kilnExtendHFSF2(_Float16 value) { return float(value); }
+static __bf16 kilnTruncSFBF2(float value) { return toBFloat16(value); }
+static __bf16 kilnTruncDFBF2(double value) { return toBFloat16(float(value)); }
+}
+
+//===----------------------------------------------------------------------===//
+// Thread pool
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Persistent worker threads; `run` executes a job on N of them (the caller
+/// being one) and returns when all have finished it.
+class WorkerPool {
+public:
+  static WorkerPool &get() {
+    static WorkerPool *pool = new WorkerPool(); // never destroyed: see ~
+    return *pool;
+  }
+
+  void run(unsigned workers, const std::function<void()> &job) {
+    std::lock_guard<std::mutex> serial(launchMutex);
+    if (workers <= 1) {
+      job();
+      return;
+    }
+    ensureThreads(workers - 1);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      current = &job;
+      active = workers - 1;
+      remaining = workers - 1;
+      ++generation;
+    }
+    wake.notify_all();
+    job();
+    std::unique_lock<std::mutex> lock(mutex);
+    done.wait(lock, [&] { return remaining == 0; });
+    current = nullptr;
+  }
+
+private:
+  void ensureThreads(unsigned count) {
+    while (threads.size() < count) {
+      unsigned index = threads.size();
+      threads.emplace_back([this, index] { workerLoop(index); });
+      threads.back().detach(); // the pool lives as long as the process
+    }
+  }
+
+  void workerLoop(unsigned index) {
+    uint64_t seen = 0;
+    for (;;) {
+      const std::function<void()> *job;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return generation != seen; });
+        seen = generation;
+        if (index >= active)
+          continue;
+        job = current;
+      }
+      (*job)();
+      std::lock_guard<std::mutex> lock(mutex);
+      if (--remaining == 0)
+        done.notify_one();
+    }
+  }
+
+  std::mutex launchMutex; // one launch at a time on the pool
+  std::mutex mutex;
+  std::condition_variable wake, done;
+  std::vector<std::thread> threads;
+  const std::function<void()> *current = nullptr;
+  unsigned active = 0, remaining = 0;
+  uint64_t generation = 0;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// HostKernel
+//===----------------------------------------------------------------------===//
+
+HostKernel::~HostKernel() = default;
+
+static std::string errorText(llvm::Error error) {
+  return llvm::toString(std::move(error));
+}
+
+FailureOr<std::unique_ptr<HostKernel>>
+HostKernel::compile(ModuleOp module, StringRef kernelName) {
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  auto kernel = std::unique_ptr<HostKernel>(new HostKernel());
+
+  if (auto sites = module->getAttrOfType<ArrayAttr>("kiln_cpu.sites"))
+    for (Attribute attr : sites) {
+      auto site = cast<DictionaryAttr>(attr);
+      kernel->sites.push_back(
+          {cast<StringAttr>(site.get("loc")).str(),
+           int(cast<IntegerAttr>(site.get("param")).getInt()),
+           cast<BoolAttr>(site.get("store")).getValue()});
+    }
+
+  auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machineBuilder)
+    return module.emitError() << "cannot describe the host processor: "
+                              << errorText(machineBuilder.takeError());
+  machineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto machine = machineBuilder->createTargetMachine();
+  if (!machine)
+    return module.emitError() << "cannot create the host target machine: "
+                              << errorText(machine.takeError());
+
+  MLIRContext *context = module.getContext();
+  registerBuiltinDialectTranslation(*context);
+  registerLLVMDialectTranslation(*context);
+  auto llvmContext = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, *llvmContext, "kiln");
+  if (!llvmModule)
+    return module.emitError() << "translation to LLVM IR failed";
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  llvmModule->setDataLayout((*machine)->createDataLayout());
+  {
+    llvm::LoopAnalysisManager loops;
+    llvm::FunctionAnalysisManager functions;
+    llvm::CGSCCAnalysisManager cgscc;
+    llvm::ModuleAnalysisManager modules;
+    llvm::PassBuilder builder(machine->get());
+    builder.registerModuleAnalyses(modules);
+    builder.registerCGSCCAnalyses(cgscc);
+    builder.registerFunctionAnalyses(functions);
+    builder.registerLoopAnalyses(loops);
+    builder.crossRegisterProxies(loops, functions, cgscc, modules);
+    builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+        .run(*llvmModule, modules);
+  }
+  {
+    llvm::raw_string_ostream os(kernel->llvmIR);
+    llvmModule->print(os, nullptr);
+  }
+
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(std::move(*machineBuilder))
+                 .create();
+  if (!jit)
+    return module.emitError() << "cannot create the JIT: "
+                              << errorText(jit.takeError());
+  llvm::orc::JITDylib &library = (*jit)->getMainJITDylib();
+  // Kernels may call the C math library (expf, ...) and the checked-mode
+  // callbacks of this file.
+  auto processSymbols = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!processSymbols)
+    return module.emitError() << "cannot search the process's symbols: "
+                              << errorText(processSymbols.takeError());
+  library.addGenerator(std::move(*processSymbols));
+  llvm::orc::SymbolMap callbacks;
+  callbacks[(*jit)->mangleAndIntern("__kiln_cpu_bounds")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&kilnCpuBounds),
+      llvm::JITSymbolFlags::Exported};
+  callbacks[(*jit)->mangleAndIntern("__kiln_cpu_check")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&kilnCpuCheck),
+      llvm::JITSymbolFlags::Exported};
+  auto addRuntime = [&](StringRef name, auto *function) {
+    callbacks[(*jit)->mangleAndIntern(name)] = {
+        llvm::orc::ExecutorAddr::fromPtr(function),
+        llvm::JITSymbolFlags::Exported};
+  };
+  addRuntime("__truncsfhf2", &kilnTruncSFHF2);
+  addRuntime("__truncdfhf2", &kilnTruncDFHF2);
+  addRuntime("__extendhfsf2", &kilnExtendHFSF2);
+  addRuntime("__gnu_h2f_ieee", &kilnExtendHFSF2);
+  addRuntime("__truncsfbf2", &kilnTruncSFBF2);
+  addRuntime("__truncdfbf2", &kilnTruncDFBF2);
+  if (auto error = library.define(llvm::orc::absoluteSymbols(callbacks)))
+    return module.emitError() << "cannot define the runtime callbacks: "
+                              << errorText(std::move(error));
+  if (auto error = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(
+          std::move(llvmModule), std::move(llvmContext))))
+    return module.emitError() << "cannot add the kernel to the JIT: "
+                              << errorText(std::move(error));
+  auto address = (*jit)->lookup((kernelName + ".kiln_entry").str());
+  if (!address)
+    return module.emitError() << "cannot compile kernel '" << kernelName
+                              << "': " << errorText(address.takeError());
+  kernel->entry = address->toPtr<EntryFunction>();
+  kernel->jit = std::move(*jit);
+  return kernel;
+}
+
+std::optional<OutOfBounds>
+HostKernel::launch(unsigned gx, unsigned gy, unsigned gz, void **params,
+                   unsigned numThreads, const std::vector<int64_t> *bounds) const {
+  uint64_t programs = uint64_t(gx) * gy * gz;
+  if (programs == 0)
+    return std::nullopt;
+  if (numThreads == 0)
+    numThreads = std::max(1u, std::thread::hardware_concurrency());
+  unsigned workers = unsigned(std::min<uint64_t>(numThreads, programs));
+  // Programs are handed out in small chunks: enough to balance uneven
+  // programs, few enough that the counter is not contended.
+  uint64_t chunk = std::max<uint64_t>(1, programs / (uint64_t(workers) * 8));
+  std::atomic<uint64_t> next{0};
+  CheckState check;
+  check.bounds = bounds ? bounds->data() : nullptr;
+  EntryFunction function = entry;
+  auto job = [&] {
+    CheckState *previous = currentCheck;
+    currentCheck = &check;
+    for (;;) {
+      uint64_t start = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (start >= programs)
+        break;
+      uint64_t end = std::min(programs, start + chunk);
+      for (uint64_t p = start; p < end; ++p)
+        function(params, int32_t(p % gx), int32_t((p / gx) % gy),
+                 int32_t(p / (uint64_t(gx) * gy)), int32_t(gx), int32_t(gy),
+                 int32_t(gz));
+    }
+    currentCheck = previous;
+  };
+  WorkerPool::get().run(workers, job);
+  return check.first;
+}

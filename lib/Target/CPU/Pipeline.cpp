@@ -1,0 +1,39 @@
+//===- Pipeline.cpp - The CPU lowering pipeline ----------------------------===//
+//
+// Lists, in order, the passes that take a kernel from the kiln dialect to
+// host LLVM, and registers them as a named pipeline for kiln-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Target/CPU/Pipeline.h"
+
+#include "kiln/Conversion/Passes.h"
+
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+void cpu::buildKilnToLLVMPipeline(OpPassManager &pm,
+                                  const PipelineOptions &options) {
+  // The same target-neutral clean-up as the GPU pipeline starts with.
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // A program is one host thread: blocks become whole-block vectors.
+  ConvertKilnToLLVMCPUOptions lowering;
+  lowering.checked = options.checked;
+  pm.addPass(createConvertKilnToLLVMCPU(lowering));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void cpu::registerPipelines() {
+  PassPipelineRegistration<PipelineOptions>(
+      "kiln-cpu-to-llvm", "Lower a kiln kernel to host LLVM (CPU backend)",
+      buildKilnToLLVMPipeline);
+}

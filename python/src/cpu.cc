@@ -1,0 +1,116 @@
+//===- cpu.cc - kiln._C.cpu: compiling and launching kernels on the host ---===//
+//
+// Binds the CPU backend: `compile(module, name)` JIT-compiles a module that
+// went through the kiln-cpu-to-llvm pipeline into a `Kernel`, whose `launch`
+// packs the arguments (ArgumentPacking.h codes; pointers are int addresses)
+// and runs the grid on the host thread pool with the GIL released.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ArgumentPacking.h"
+#include "Diagnostics.h"
+#include "IRModule.h"
+
+#include "kiln/Target/CPU/JIT.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <vector>
+
+namespace py = pybind11;
+using mlir::kiln::cpu::HostKernel;
+
+namespace {
+
+std::shared_ptr<HostKernel> compileKernel(kiln::python::PyModule &module,
+                                          const std::string &name) {
+  kiln::python::DiagnosticCapture capture(module.context.get());
+  auto kernel = HostKernel::compile(module.get(), name);
+  if (mlir::failed(kernel))
+    capture.raise("CPU compilation");
+  return std::shared_ptr<HostKernel>(std::move(*kernel));
+}
+
+unsigned readGridValue(py::handle value, const char *axis) {
+  unsigned result;
+  if (!kiln::python::readGrid(value.ptr(), axis, 0x7fffffffLL, result))
+    throw py::error_already_set();
+  return result;
+}
+
+void launch(const HostKernel &kernel, py::handle gx, py::handle gy,
+            py::handle gz, const std::string &codes, py::tuple args,
+            unsigned numThreads, py::object bounds) {
+  unsigned x = readGridValue(gx, "x"), y = readGridValue(gy, "y"),
+           z = readGridValue(gz, "z");
+  Py_ssize_t count = Py_ssize_t(codes.size());
+  if (PyTuple_GET_SIZE(args.ptr()) != count)
+    throw py::value_error("launch: " + std::to_string(count) +
+                          " argument codes for " +
+                          std::to_string(PyTuple_GET_SIZE(args.ptr())) +
+                          " arguments");
+  std::vector<uint64_t> slots(count);
+  std::vector<void *> params(count);
+  Py_ssize_t used = 0;
+  if (!kiln::python::packArguments(codes.c_str(), count, args.ptr(),
+                                   slots.data(), params.data(), used))
+    throw py::error_already_set();
+
+  std::vector<int64_t> table;
+  if (!bounds.is_none()) {
+    for (py::handle entry : bounds) {
+      auto pair = entry.cast<std::pair<int64_t, int64_t>>();
+      table.push_back(pair.first);
+      table.push_back(pair.second);
+    }
+  }
+  std::optional<mlir::kiln::cpu::OutOfBounds> fault;
+  {
+    py::gil_scoped_release release;
+    fault = kernel.launch(x, y, z, params.data(), numThreads,
+                          bounds.is_none() ? nullptr : &table);
+  }
+  if (!fault)
+    return;
+  const auto &sites = kernel.getSites();
+  std::string message = "out-of-bounds access";
+  if (fault->site >= 0 && size_t(fault->site) < sites.size()) {
+    const auto &site = sites[fault->site];
+    int64_t size = 0;
+    if (size_t(2 * site.parameter + 1) < table.size())
+      size = table[2 * site.parameter + 1];
+    message = site.location + ": out-of-bounds " +
+              (site.store ? "store to" : "load from") + " parameter " +
+              std::to_string(site.parameter) + " at element index " +
+              std::to_string(fault->index) + " (the buffer has " +
+              std::to_string(size) + " bytes)";
+  }
+  throw py::index_error(message);
+}
+
+} // namespace
+
+void initCPU(py::module_ &m) {
+  py::class_<HostKernel, std::shared_ptr<HostKernel>>(
+      m, "Kernel", "A kernel compiled for the host by the CPU backend")
+      .def_property_readonly("llvm_ir", &HostKernel::getLLVMIR,
+                             "the optimized LLVM IR")
+      .def_property_readonly(
+          "sites",
+          [](const HostKernel &kernel) {
+            py::list sites;
+            for (const auto &site : kernel.getSites())
+              sites.append(py::make_tuple(site.location, site.parameter, site.store));
+            return sites;
+          },
+          "(location, parameter, is_store) of each checked access")
+      .def("launch", &launch, py::arg("grid_x"), py::arg("grid_y"),
+           py::arg("grid_z"), py::arg("codes"), py::arg("args"),
+           py::arg("num_threads") = 0, py::arg("bounds") = py::none(),
+           "Run every program of the grid on the host; raises IndexError for "
+           "an out-of-bounds access of a checked kernel");
+  m.def("compile", &compileKernel, py::arg("module"), py::arg("name"),
+        "JIT-compile a module lowered by kiln-cpu-to-llvm (raises MLIRError)");
+}
