@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -95,8 +96,18 @@ static AxisInfo argumentInfo(BlockArgument arg) {
 AxisInfo AxisInfoAnalysis::compute(Value value) {
   SmallVector<int64_t> shape = shapeOf(value.getType());
   int64_t rank = shape.size();
-  if (auto arg = dyn_cast<BlockArgument>(value))
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    // A loop's induction variable is a multiple of what divides both its
+    // start and its step.
+    if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
+      if (arg == loop.getInductionVar()) {
+        AxisInfo info = AxisInfo::unknown(1);
+        info.divisibility[0] = gcd(getAxisInfo(loop.getLowerBound()).divisibility[0],
+                                   getAxisInfo(loop.getStep()).divisibility[0]);
+        return info;
+      }
     return argumentInfo(arg);
+  }
 
   Operation *op = value.getDefiningOp();
   auto operandInfo = [&](unsigned i) -> AxisInfo {

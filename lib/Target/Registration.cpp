@@ -9,6 +9,7 @@
 #include "kiln/Target/Registration.h"
 
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 #include "kiln/Target/CPU/Pipeline.h"
@@ -36,6 +37,7 @@ void mlir::kiln::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::kiln::registerAllPasses() {
   registerKilnConversionPasses();
+  registerKilnPasses();
   gpu::registerKilnGPUPasses();
   registerTransformsPasses();
   // Registered from its factory: its generated registration lives in the

@@ -8,6 +8,7 @@
 #include "kiln/Target/CPU/Pipeline.h"
 
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -23,7 +24,13 @@ void cpu::buildKilnToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  // A program is one host thread: blocks become whole-block vectors.
+  // Element-wise kernels run chunk by chunk, so that a chunk's vectors fit
+  // in registers; then a program is one host thread whose blocks (or
+  // chunks) are LLVM vectors.
+  KilnStripMineOptions stripMine;
+  stripMine.chunkSize = options.chunkSize;
+  pm.addPass(createKilnStripMine(stripMine));
+  pm.addPass(createCanonicalizerPass());
   ConvertKilnToLLVMCPUOptions lowering;
   lowering.checked = options.checked;
   pm.addPass(createConvertKilnToLLVMCPU(lowering));

@@ -18,6 +18,9 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<bool> checked{*this, "checked",
                        llvm::cl::desc("bounds-check every memory access"),
                        llvm::cl::init(false)};
+  Option<int64_t> chunkSize{*this, "chunk-size",
+                            llvm::cl::desc("elements per chunk of element-wise kernels"),
+                            llvm::cl::init(128)};
 };
 
 /// kiln -> LLVM dialect for the host: inline and simplify, then lower.
