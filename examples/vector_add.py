@@ -1,8 +1,9 @@
 """Vector addition with Kiln: the smallest complete kernel.
 
-With a CUDA GPU this runs the kernel on 98432 fp32 elements, checks the result
-against torch and times it. Without one it compiles the kernel ahead of time
-for sm_90a and shows the PTX, and says that nothing ran.
+With a CUDA GPU this runs the kernel there on 98432 fp32 elements, checks the
+result against torch and times it. Without one it does the same on the CPU
+backend (torch CPU tensors run there), then compiles the kernel ahead of time
+for sm_90a and shows the PTX a GPU would run.
 """
 
 import re
@@ -30,15 +31,15 @@ def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def runnable_device():
-    """The torch device Kiln can launch kernels on here, or None.
+def runnable_device() -> str:
+    """The torch device to run on: "cuda" with a usable GPU, else "cpu".
 
-    A CPU backend will make "cpu" an answer too; the rest of this script
-    works the same on either device.
+    Kiln picks the backend from where the tensors are, so the rest of this
+    script is the same on either device.
     """
     if torch.cuda.is_available() and kiln._C.driver.is_available():
         return "cuda"
-    return None
+    return "cpu"
 
 
 def run(device: str, size: int = 98432) -> None:
@@ -48,6 +49,9 @@ def run(device: str, size: int = 98432) -> None:
 
     out = add(x, y)  # the first call compiles
     expected = x + y
+    # warmup() returns the compiled kernel a launch with these arguments uses.
+    compiled = add_kernel.warmup(x, y, out, size, BLOCK=1024, grid=(1,))
+    print(f"ran on the {compiled.metadata['backend']} backend")
     print(f"kiln: {out[:4].tolist()} ...")
     print(f"torch: {expected[:4].tolist()} ...")
     if not torch.equal(out, expected):
@@ -92,12 +96,12 @@ def show_ptx(head: int = 60) -> None:
 
 def main() -> None:
     device = runnable_device()
-    if device is not None:
-        run(device)
-        return
-    print("no CUDA GPU found: compiling the kernel without running it.\n")
-    show_ptx()
-    print("\nThe kernel was compiled, not run: running it needs a CUDA GPU.")
+    if device == "cpu":
+        print("no CUDA GPU found: running on Kiln's CPU backend.\n")
+    run(device)
+    if device == "cpu":
+        print("\nThe same kernel compiled for a GPU:\n")
+        show_ptx()
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 
 from kiln import language
 from kiln.compiler.compiler import CompiledKernel, compile
-from kiln.errors import CompilationError, KilnError, OutOfResources
+from kiln.errors import CompilationError, KilnError, OutOfBoundsError, OutOfResources
 from kiln.runtime.jit import JITFunction, jit
 
 
@@ -39,6 +39,7 @@ __all__ = [
     "CompiledKernel",
     "JITFunction",
     "KilnError",
+    "OutOfBoundsError",
     "OutOfResources",
     "cdiv",
     "compile",

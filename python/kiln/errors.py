@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["KilnError", "CompilationError", "OutOfResources"]
+__all__ = ["KilnError", "CompilationError", "OutOfBoundsError", "OutOfResources"]
 
 
 class KilnError(Exception):
@@ -71,3 +71,48 @@ class OutOfResources(KilnError):
 
     def __reduce__(self):
         return (type(self), (self.required, self.limit, self.name))
+
+
+class OutOfBoundsError(KilnError, IndexError):
+    """A checked CPU launch found a load or store outside its argument's buffer.
+
+    Raised after the launch, by the CPU backend in checked mode
+    (``KILN_CPU_CHECKED=1`` or ``kiln.jit(checked=True)``); the faulting
+    access was skipped, so no memory outside the buffers was touched. It is
+    an ``IndexError`` too, so code that catches indexing errors catches it.
+
+    Attributes:
+        message: the description, naming the parameter and the element index.
+        filename, lineno, col: the kernel source location of the access
+            (``None`` when the backend did not report one).
+        parameter: the kernel parameter whose buffer was overrun (``None``
+            when it could not be told).
+        index: the offending element index (``None`` if not reported).
+        source_line: the text of that source line, quoted under the message.
+    """
+
+    def __init__(self, message: str, filename: Optional[str] = None, lineno: Optional[int] = None,
+                 col: Optional[int] = None, parameter: Optional[str] = None, index: Optional[int] = None,
+                 source_line: Optional[str] = None) -> None:
+        self.message = message
+        self.filename = filename
+        self.lineno = lineno
+        self.col = col
+        self.parameter = parameter
+        self.index = index
+        self.source_line = source_line.rstrip("\r\n") if source_line is not None else None
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        if self.filename is None or self.lineno is None:
+            return self.message
+        col = self.col if self.col is not None else 1
+        text = f"{self.filename}:{self.lineno}:{col}: {self.message}"
+        if self.source_line:
+            prefix = "".join(c if c == "\t" else " " for c in self.source_line[:max(col - 1, 0)])
+            text += f"\n{self.source_line}\n{prefix}^"
+        return text
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.filename, self.lineno, self.col, self.parameter, self.index,
+                             self.source_line))

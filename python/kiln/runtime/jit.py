@@ -2,26 +2,35 @@
 
 A :class:`JITFunction` wraps a Python function written in ``kiln.language``.
 ``kernel[grid](*args, num_warps=4, num_stages=3, **kwargs)`` binds the
-arguments, computes the specialization key, looks the compiled kernel up in a
-per-device in-memory cache, compiles and loads it on a miss, and launches it
-on torch's current stream. The contract is Triton's ``triton.jit``.
+arguments, computes the specialization key, looks the compiled kernel up in
+an in-memory cache (per CUDA device, or the CPU), compiles and loads it on a
+miss, and launches it: on torch's current stream for the GPU, on a thread
+pool for the CPU backend. The contract is Triton's ``triton.jit``.
+
+Which backend runs a launch is decided once per key (see
+:mod:`kiln.runtime.backends`): the ``backend=`` launch option, then
+``kiln.jit(backend=...)``, then ``$KILN_BACKEND``, then the arrays (CPU arrays
+run on the CPU, CUDA tensors on the GPU). The launch option and the raw
+values of ``$KILN_BACKEND`` and ``$KILN_CPU_CHECKED`` are part of the key.
 
 The key. Every launch computes one key piece per parameter through a
 per-parameter dispatch table indexed by the argument's exact class, so the
 hot path is one dict lookup and one small function call per argument:
 
 * tensors (anything with ``data_ptr()`` and ``dtype``): (dtype, address
-  divisible by 16, device index);
+  divisible by 16, device index, -1 on the CPU); numpy arrays: (dtype,
+  aligned, -1); other ``__array_interface__`` / ``__dlpack__`` objects:
+  (class, element type, aligned, device);
 * ``int``: its type code ("i32", "i64", "u64"), suffixed ":1" when it equals 1
   and ":16" when it is divisible by 16; ``bool``: "i1"; ``float``: "fp32";
 * constexpr parameters: (class, value);
 * parameters in ``do_not_specialize`` drop the alignment/divisibility flags.
 
-Validation (CPU tensors, tensors on another device, unsupported types,
+Validation (arrays on the wrong device or mixed devices, unsupported types,
 integers out of range) happens only on a cache miss: a key holding a bad
-argument (a CPU tensor's device index is -1, an unsupported type gets a
-sentinel piece) can never be in the cache, because the miss path raises
-before inserting.
+argument (its device is in the key, an unsupported type gets a sentinel
+piece) can never be in the cache, because the miss path raises before
+inserting.
 """
 
 from __future__ import annotations
@@ -33,6 +42,8 @@ import textwrap
 from typing import Any, Callable, Generic, Iterable, Optional, TypeVar, Union, overload
 
 from kiln.compiler.specialization import Specialization
+from kiln.runtime import backends as _backends
+from kiln.runtime import cpu as _cpu
 from kiln.runtime import driver as _driver
 
 __all__ = ["JITFunction", "LoadedKernel", "jit"]
@@ -141,6 +152,32 @@ def _pointer_key_plain(value: Any) -> tuple:
     return (dtype, _device_index(value))
 
 
+def _numpy_key(value: Any) -> tuple:
+    return (value.dtype, not value.ctypes.data & 15, -1)
+
+
+def _numpy_key_plain(value: Any) -> tuple:
+    return (value.dtype, -1)
+
+
+def _array_key(value: Any) -> tuple:
+    """Other array protocols: slow, but their users are not benchmarks."""
+    cls = value.__class__
+    kind = _cpu.array_kind(cls)
+    try:
+        device = _backends.array_device(value)
+        if device != _backends.CPU:
+            return (cls, device)
+        return (cls, _cpu.element_name(value, kind), not _cpu.address_of(value, kind) & 15)
+    except Exception:  # noqa: BLE001 - the miss path re-examines it and explains
+        return (_UNSUPPORTED, cls)
+
+
+def _array_key_plain(value: Any) -> tuple:
+    key = _array_key(value)
+    return key[:2]
+
+
 def _bool_key(value: bool) -> str:
     return "i1"
 
@@ -173,14 +210,22 @@ class _KeyTable(dict):
     is a plain dict hit.
     """
 
-    def __init__(self, entries: dict, tensor_key: Callable, pointer_key: Callable):
+    def __init__(self, entries: dict, tensor_key: Callable, pointer_key: Callable, numpy_key: Callable,
+                 array_key: Callable):
         super().__init__(entries)
         self._tensor_key = tensor_key
         self._pointer_key = pointer_key
+        self._numpy_key = numpy_key
+        self._array_key = array_key
 
     def __missing__(self, cls: type) -> Callable[[Any], Any]:
-        if hasattr(cls, "data_ptr"):
+        kind = _cpu.array_kind(cls)
+        if kind == _cpu.ArrayKind.TORCH:
             key = self._tensor_key if hasattr(cls, "get_device") else self._pointer_key
+        elif kind == _cpu.ArrayKind.NUMPY:
+            key = self._numpy_key
+        elif kind is not None:
+            key = self._array_key
         elif issubclass(cls, bool):
             key = _bool_key
         elif issubclass(cls, int):
@@ -201,11 +246,15 @@ _SPECIALIZED = _KeyTable(
     {int: _int_key, bool: _bool_key, float: _float_key, type(None): _none_key},
     _tensor_key,
     _pointer_key,
+    _numpy_key,
+    _array_key,
 )
 _PLAIN = _KeyTable(
     {int: _int_key_plain, bool: _bool_key, float: _float_key, type(None): _none_key},
     _tensor_key_plain,
     _pointer_key_plain,
+    _numpy_key_plain,
+    _array_key_plain,
 )
 
 # Constexpr values whose class alone makes (class, value) a faithful key.
@@ -253,28 +302,35 @@ def _is_constexpr_annotation(annotation: Any) -> bool:
 
 
 def _compile_jit_function(jit_fn: "JITFunction", signature: dict, constexprs: dict, attrs: Specialization,
-                          target: str, num_warps: int, num_stages: int) -> Any:
-    """Calls the compiler (a separate name so tests can replace it)."""
+                          target: str, num_warps: int, num_stages: int, **options: Any) -> Any:
+    """Calls the compiler (a separate name so tests can replace it).
+
+    ``options`` (``checked=``) are passed only for the CPU target.
+    """
     from kiln.compiler.compiler import compile_jit_function
 
-    return compile_jit_function(jit_fn, signature, constexprs, attrs, target, num_warps, num_stages)
+    return compile_jit_function(jit_fn, signature, constexprs, attrs, target, num_warps, num_stages, **options)
 
 
 class LoadedKernel:
-    """A compiled kernel loaded on one device, with what a launch needs.
+    """A compiled kernel loaded on one device (or the CPU), with what a launch needs.
 
     Attributes:
         kernel: the compiler's CompiledKernel (``.asm``, ``.metadata``, ``.name``).
-        function: the CUfunction handle; module: the CUmodule handle.
+        function: the CUfunction handle; module: the CUmodule handle (None on the CPU).
         arg_codes: one launch packing code per bound parameter ("-" for constexprs).
         shared: dynamic shared memory bytes; num_warps: warps per program.
         n_regs / n_spills: registers per thread and spilled bytes per thread.
+        device: the CUDA device index, or "cpu".
+        launcher: the :class:`kiln.runtime.cpu.CpuLauncher` of a CPU kernel, else None.
     """
 
-    __slots__ = ("kernel", "module", "function", "arg_codes", "shared", "num_warps", "n_regs", "n_spills", "device")
+    __slots__ = ("kernel", "module", "function", "arg_codes", "shared", "num_warps", "n_regs", "n_spills", "device",
+                 "launcher")
 
-    def __init__(self, kernel: Any, module: int, function: int, arg_codes: str, shared: int, num_warps: int,
-                 n_regs: int, n_spills: int, device: int):
+    def __init__(self, kernel: Any, module: Optional[int], function: Optional[int], arg_codes: str, shared: int,
+                 num_warps: int, n_regs: int, n_spills: int, device: Union[int, str],
+                 launcher: Optional[_cpu.CpuLauncher] = None):
         self.kernel = kernel
         self.module = module
         self.function = function
@@ -284,6 +340,12 @@ class LoadedKernel:
         self.n_regs = n_regs
         self.n_spills = n_spills
         self.device = device
+        self.launcher = launcher
+
+    @property
+    def backend(self) -> str:
+        """"cpu" or "cuda"."""
+        return _backends.CPU if self.launcher is not None else _backends.CUDA
 
     def __repr__(self) -> str:
         return (f"LoadedKernel({getattr(self.kernel, 'name', '?')}, device={self.device}, "
@@ -300,13 +362,21 @@ class JITFunction(Generic[T]):
     ``arg_names``, ``constexpr_names``, ``__globals__``,
     ``starting_line_number``, ``noinline``, ``debug``.
 
-    ``cache`` maps a device index to ``{key: LoadedKernel}``.
+    ``cache`` maps a CUDA device index, or ``"cpu"``, to ``{key: LoadedKernel}``.
+    ``backend`` is the kernel's forced backend (None: chosen per launch) and
+    ``checked`` whether its CPU launches are bounds-checked.
     """
 
     def __init__(self, fn: T, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
-                 noinline: bool = False):
+                 noinline: bool = False, backend: Optional[str] = None, checked: bool = False):
         if not inspect.isfunction(fn):
             raise TypeError(f"kiln.jit expects a Python function, got {type(fn).__name__}")
+        if backend is not None and not isinstance(backend, str):
+            raise TypeError(f"kiln.jit: backend must be a str or None, got {type(backend).__name__}")
+        if not isinstance(checked, bool):
+            raise TypeError(f"kiln.jit: checked must be a bool, got {type(checked).__name__}")
+        self.backend = _backends.normalize(backend, f"kiln.jit({fn.__name__}): backend")
+        self.checked = checked
         self.fn = fn
         self.__name__ = fn.__name__
         self.__qualname__ = fn.__qualname__
@@ -356,7 +426,14 @@ class JITFunction(Generic[T]):
             _CONSTEXPR if name in self.constexpr_names else _PLAIN if name in self.do_not_specialize else _SPECIALIZED
             for name in self.arg_names)
         self._num_params = len(self.arg_names)
-        self.cache: dict[int, dict[tuple, LoadedKernel]] = {}
+        # Positions and names of the parameters a compiled kernel takes.
+        self._runtime_positions = tuple(i for i, name in enumerate(self.arg_names)
+                                        if name not in self.constexpr_names)
+        self._runtime_names = tuple(self.arg_names[i] for i in self._runtime_positions)
+        self.cache: dict[Union[int, str], dict[tuple, LoadedKernel]] = {}
+        # The hot path's single lookup: key -> the CPU LoadedKernel, or, for a
+        # GPU key, {device index: LoadedKernel}.
+        self._routes: dict[tuple, Union[LoadedKernel, dict[int, LoadedKernel]]] = {}
         # Compiled kernels by (target, key): a second device of the same target
         # only loads the binary again.
         self._compiled: dict[tuple, Any] = {}
@@ -400,35 +477,61 @@ class JITFunction(Generic[T]):
         return tuple(values)
 
     def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, warmup: bool = False,
-            **kwargs: Any) -> Any:
+            backend: Optional[str] = None, num_threads: Optional[int] = None, **kwargs: Any) -> Any:
         """Binds, specializes, compiles on a cache miss and launches.
+
+        Args:
+            grid: 1 to 3 ints, or a callable on the named arguments returning them.
+            num_warps, num_stages: compile options (as Triton's).
+            warmup: compile and load only.
+            backend: "cpu", "cuda" or "nvidia" forces a backend for this launch.
+            num_threads: CPU backend threads (0: every core; default
+                ``$KILN_CPU_THREADS``, else every core). GPU launches ignore it.
 
         Returns the compiled kernel (the compiler's CompiledKernel).
         """
         bound = args if not kwargs and len(args) == self._num_params else self._bind(args, kwargs)
-        device = _driver.current_device()
-        key = (num_warps, num_stages, tuple([table[value.__class__](value)
-                                             for table, value in zip(self._key_tables, bound)]))
-        # No cache yet for this device (None[key]), a new key, or an unhashable
-        # constexpr all take the miss path, which validates and explains.
-        cache = self.cache.get(device)
+        key = (backend, _backends.environment(), num_warps, num_stages,
+               tuple([table[value.__class__](value) for table, value in zip(self._key_tables, bound)]))
+        # A new key or an unhashable constexpr take the miss path, which
+        # validates and explains.
         try:
-            loaded = cache[key]
+            route = self._routes[key]
         except (KeyError, TypeError):
-            loaded = self._miss(bound, key, device, num_warps, num_stages)
+            route = None
+        if route.__class__ is dict:
+            loaded = route.get(_driver.current_device())
+            if loaded is None:  # this GPU key on another device
+                loaded = self._miss(bound, key, backend, num_warps, num_stages)
+        elif route is None:
+            loaded = self._miss(bound, key, backend, num_warps, num_stages)
+        else:
+            loaded = route
         if grid.__class__ is tuple and len(grid) == 3:
             grid_x, grid_y, grid_z = grid
         else:
             grid_x, grid_y, grid_z = self._grid3(grid, bound)
+        if num_threads is None:
+            threads = _backends.parse_threads(_backends.threads_setting(), _backends.THREADS_ENV)
+        elif num_threads.__class__ is int and num_threads >= 0:
+            threads = num_threads
+        else:
+            threads = _backends.parse_threads(num_threads, f"kernel {self.__name__}: num_threads")  # raises
         if warmup:
             return loaded.kernel
-        _driver.launch(grid_x, grid_y, grid_z, num_warps, loaded.shared, _driver.current_stream(device),
-                       loaded.function, loaded.arg_codes, bound)
+        launcher = loaded.launcher
+        if launcher is None:
+            _driver.launch(grid_x, grid_y, grid_z, num_warps, loaded.shared, _driver.current_stream(loaded.device),
+                           loaded.function, loaded.arg_codes, bound)
+        else:
+            launcher(grid_x, grid_y, grid_z, bound, threads)
         return loaded.kernel
 
-    def warmup(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, **kwargs: Any) -> Any:
+    def warmup(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, backend: Optional[str] = None,
+               **kwargs: Any) -> Any:
         """Compiles and loads the kernel for these arguments without launching it."""
-        return self.run(*args, grid=grid, num_warps=num_warps, num_stages=num_stages, warmup=True, **kwargs)
+        return self.run(*args, grid=grid, num_warps=num_warps, num_stages=num_stages, warmup=True, backend=backend,
+                        **kwargs)
 
     def _grid3(self, grid: Any, bound: tuple) -> tuple:
         """Normalizes a grid (1-3 ints, or a callable on the named arguments)."""
@@ -441,12 +544,18 @@ class JITFunction(Generic[T]):
 
     # -- the miss path -----------------------------------------------------------
 
-    def _describe_arguments(self, bound: tuple, device: int) -> tuple[dict, dict, Specialization]:
-        """Validates the arguments and returns (signature, constexprs, specialization)."""
+    def _describe_arguments(self, bound: tuple, backend: str,
+                            device: Optional[int]) -> tuple[dict, dict, Specialization, list]:
+        """Validates the arguments for ``backend`` (on CUDA ``device``).
+
+        Returns (signature, constexprs, specialization, array kinds of the
+        runtime parameters: an :class:`kiln.runtime.cpu.ArrayKind` or None).
+        """
         signature: dict[str, str] = {}
         constexprs: dict[str, Any] = {}
         divisible_by_16 = []
         equal_to_1 = []
+        kinds: list[Optional[str]] = []
         for name, value in zip(self.arg_names, bound):
             if name in self.constexpr_names:
                 value = _constexpr_value(value)
@@ -458,10 +567,19 @@ class JITFunction(Generic[T]):
                 constexprs[name] = value
                 continue
             specialize = name not in self.do_not_specialize
+            kind = _cpu.array_kind(value.__class__)
+            if kind == _cpu.ArrayKind.TORCH and not hasattr(value, "dtype"):
+                kind = None  # data_ptr() without a dtype: not an array Kiln understands
+            kinds.append(kind)
             if value is None:
                 raise TypeError(f"kernel {self.__name__}: argument '{name}' is None; only constexpr parameters "
                                 f"may be None")
-            if isinstance(value, bool):
+            if kind is not None:
+                signature[name] = "*" + self._pointer_element(name, value, kind)
+                address = self._check_array_device(name, value, kind, backend, device)
+                if specialize and address is not None and address % 16 == 0:
+                    divisible_by_16.append(name)
+            elif isinstance(value, bool):
                 signature[name] = "i1"
             elif isinstance(value, int):
                 code = _int_code(value)
@@ -475,28 +593,43 @@ class JITFunction(Generic[T]):
                     divisible_by_16.append(name)
             elif isinstance(value, float):
                 signature[name] = "fp32"
-            elif hasattr(value, "data_ptr") and hasattr(value, "dtype"):
-                signature[name] = "*" + self._pointer_element(name, value)
-                index = _device_index(value)
-                if index == -1:
-                    raise ValueError(f"kernel {self.__name__}: argument '{name}' is on the CPU; launch needs CUDA "
-                                     f"tensors")
-                if index is not None and index != device:
-                    raise ValueError(f"kernel {self.__name__}: argument '{name}' is on cuda:{index} but the launch "
-                                     f"is on cuda:{device}; all tensors must be on the current device")
-                if specialize and value.data_ptr() % 16 == 0:
-                    divisible_by_16.append(name)
             else:
                 raise TypeError(f"kernel {self.__name__}: argument '{name}' has unsupported type "
-                                f"{type(value).__name__}; expected a tensor, int, float or bool")
+                                f"{type(value).__name__}; expected a tensor or array, int, float or bool")
         attrs = Specialization(divisible_by_16=frozenset(divisible_by_16), equal_to_1=frozenset(equal_to_1))
-        return signature, constexprs, attrs
+        return signature, constexprs, attrs, kinds
 
-    def _pointer_element(self, name: str, value: Any) -> str:
-        dtype_name = str(value.dtype).rsplit(".", 1)[-1]
+    def _check_array_device(self, name: str, value: Any, kind: str, backend: str,
+                            device: Optional[int]) -> Optional[int]:
+        """Raises unless the array can be used by ``backend``; returns its
+        address (None when a duck-typed GPU array's cannot be read)."""
+        where = _backends.array_device(value)
+        if backend == _backends.CPU:
+            if where != _backends.CPU:
+                raise ValueError(f"kernel {self.__name__}: argument '{name}' is on {where}; the CPU backend needs "
+                                 f"CPU arrays (torch CPU tensors, numpy arrays, __array_interface__ or CPU "
+                                 f"__dlpack__ objects)")
+            return _cpu.address_of(value, kind)
+        if where == _backends.CPU:
+            raise ValueError(f"kernel {self.__name__}: argument '{name}' is on the CPU; launch needs CUDA tensors")
+        if kind != _cpu.ArrayKind.TORCH:
+            raise TypeError(f"kernel {self.__name__}: argument '{name}' is a {type(value).__name__} on {where}; "
+                            f"GPU launches take torch tensors (or objects with data_ptr() and dtype)")
+        index = _device_index(value)
+        if index is not None and index != device:
+            raise ValueError(f"kernel {self.__name__}: argument '{name}' is on cuda:{index} but the launch "
+                             f"is on cuda:{device}; all tensors must be on the current device")
+        return value.data_ptr()
+
+    def _pointer_element(self, name: str, value: Any, kind: str = _cpu.ArrayKind.TORCH) -> str:
+        try:
+            dtype_name = _cpu.element_name(value, kind)
+        except TypeError as error:
+            raise TypeError(f"kernel {self.__name__}: argument '{name}': {error}") from None
         code = _DTYPE_CODES.get(dtype_name)
         if code is None:
-            raise TypeError(f"kernel {self.__name__}: argument '{name}' has unsupported element type {value.dtype}")
+            dtype = getattr(value, "dtype", dtype_name)
+            raise TypeError(f"kernel {self.__name__}: argument '{name}' has unsupported element type {dtype}")
         return code
 
     @staticmethod
@@ -507,18 +640,40 @@ class JITFunction(Generic[T]):
         if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1:
             raise ValueError(f"kernel {name}: num_stages must be a positive int, got {num_stages!r}")
 
-    def _miss(self, bound: tuple, key: tuple, device: int, num_warps: int, num_stages: int) -> LoadedKernel:
-        """Validates, compiles (unless another device of the same target did) and loads."""
-        self._check_options(self.__name__, num_warps, num_stages)
-        signature, constexprs, attrs = self._describe_arguments(bound, device)
-        target = _driver.get_target(device)
-        # The key holds device indices; what the compiler sees does not.
-        compile_key = (target, num_warps, num_stages, tuple(signature.items()),
+    def _choose_backend(self, bound: tuple, backend_option: Any, env_backend: Any) -> str:
+        """The backend of a launch: the options in precedence order, else the arrays."""
+        if backend_option is not None and not isinstance(backend_option, str):
+            raise TypeError(f"kernel {self.__name__}: backend must be a str, got {type(backend_option).__name__}")
+        option = _backends.normalize(backend_option, f"kernel {self.__name__}: backend")
+        from_env = _backends.normalize(env_backend, _backends.BACKEND_ENV)
+        forced = option or self.backend or from_env
+        values = [bound[i] for i in self._runtime_positions]
+        return _backends.choose(self.__name__, self._runtime_names, values, forced, _driver.is_available)
+
+    def _compile(self, signature: dict, constexprs: dict, attrs: Specialization, target: str, num_warps: int,
+                 num_stages: int, checked: bool) -> Any:
+        """Compiles, unless another device of the same target already did."""
+        compile_key = (target, checked, num_warps, num_stages, tuple(signature.items()),
                        tuple((name, type(value), value) for name, value in constexprs.items()), attrs)
         compiled = self._compiled.get(compile_key)
         if compiled is None:
-            compiled = _compile_jit_function(self, signature, constexprs, attrs, target, num_warps, num_stages)
+            options = {"checked": checked} if target == _backends.CPU else {}
+            compiled = _compile_jit_function(self, signature, constexprs, attrs, target, num_warps, num_stages,
+                                             **options)
             self._compiled[compile_key] = compiled
+        return compiled
+
+    def _miss(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int) -> LoadedKernel:
+        """Chooses the backend, validates, compiles (unless done before) and loads."""
+        self._check_options(self.__name__, num_warps, num_stages)
+        env_backend, env_checked = key[1]
+        backend = self._choose_backend(bound, backend_option, env_backend)
+        if backend == _backends.CPU:
+            return self._miss_cpu(bound, key, num_warps, num_stages, env_checked)
+        device = _driver.current_device()
+        signature, constexprs, attrs, _ = self._describe_arguments(bound, backend, device)
+        compiled = self._compile(signature, constexprs, attrs, _driver.get_target(device), num_warps, num_stages,
+                                 False)
         metadata = compiled.metadata
         shared = int(metadata.get("shared", 0))
         # Without ptxas the compiler keeps no cubin; the driver then JIT-compiles the PTX.
@@ -531,6 +686,23 @@ class JITFunction(Generic[T]):
                             for name in self.arg_names)
         loaded = LoadedKernel(compiled, module, function, arg_codes, shared, num_warps, n_regs, n_spills, device)
         self.cache.setdefault(device, {})[key] = loaded
+        self._routes.setdefault(key, {})[device] = loaded
+        return loaded
+
+    def _miss_cpu(self, bound: tuple, key: tuple, num_warps: int, num_stages: int, env_checked: Any) -> LoadedKernel:
+        checked = self.checked or _backends.parse_checked(env_checked)
+        signature, constexprs, attrs, kinds = self._describe_arguments(bound, _backends.CPU, None)
+        compiled = self._compile(signature, constexprs, attrs, _backends.CPU, num_warps, num_stages, checked)
+        kernel = getattr(compiled, "cpu", None)
+        if kernel is None:
+            raise RuntimeError(f"kernel {self.__name__}: the compiler returned no CPU kernel for target 'cpu'")
+        codes = "".join("p" if signature[name].startswith("*") else _LAUNCH_CODES[signature[name]]
+                        for name in self._runtime_names)
+        launcher = _cpu.CpuLauncher(kernel, self.__name__, self._runtime_positions, self._runtime_names, codes,
+                                    kinds, checked)
+        loaded = LoadedKernel(compiled, None, None, codes, 0, num_warps, 0, 0, _backends.CPU, launcher)
+        self.cache.setdefault(_backends.CPU, {})[key] = loaded
+        self._routes[key] = loaded
         return loaded
 
 
@@ -541,12 +713,13 @@ def jit(fn: T) -> JITFunction[T]:
 
 @overload
 def jit(*, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
-        noinline: bool = False) -> Callable[[T], JITFunction[T]]:
+        noinline: bool = False, backend: Optional[str] = None, checked: bool = False) -> Callable[[T], JITFunction[T]]:
     ...
 
 
 def jit(fn: Optional[T] = None, *, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
-        noinline: bool = False) -> Union[JITFunction[T], Callable[[T], JITFunction[T]]]:
+        noinline: bool = False, backend: Optional[str] = None,
+        checked: bool = False) -> Union[JITFunction[T], Callable[[T], JITFunction[T]]]:
     """Decorates a kernel written in ``kiln.language``, like ``triton.jit``.
 
     Usable as ``@kiln.jit`` or ``@kiln.jit(do_not_specialize=["n"], ...)``.
@@ -557,10 +730,18 @@ def jit(fn: Optional[T] = None, *, do_not_specialize: Iterable[Union[str, int]] 
             specialize the kernel (no equal-to-1 / divisible-by-16 variants).
         debug: compile with device-side assertions enabled.
         noinline: when called from another kernel, keep it a separate function.
+        backend: "cpu", "cuda" or "nvidia" runs every launch on that backend
+            (a launch's ``backend=`` option still wins); None lets the
+            arrays decide (see :mod:`kiln.runtime.backends`).
+        checked: bounds-check every load and store of CPU launches and raise
+            :class:`kiln.errors.OutOfBoundsError` naming the faulting source
+            line, parameter and index (as ``KILN_CPU_CHECKED=1``). GPU
+            launches are not checked.
     """
 
     def decorator(fn: T) -> JITFunction[T]:
-        return JITFunction(fn, do_not_specialize=do_not_specialize, debug=debug, noinline=noinline)
+        return JITFunction(fn, do_not_specialize=do_not_specialize, debug=debug, noinline=noinline, backend=backend,
+                           checked=checked)
 
     if fn is not None:
         return decorator(fn)

@@ -1,6 +1,10 @@
-"""GPU tests: every test in this folder is skipped, with the reason, when
-there is no usable CUDA device (torch without CUDA, or kiln's driver cannot
-open libcuda or sees no device)."""
+"""GPU-only tests: what only a CUDA device has (PTX contents, CUDA streams,
+CUDA launch errors, CUDA-event timing). Kernel correctness tests live in
+../kernels and run on every backend present.
+
+Every test in this folder is skipped, with the reason, when there is no
+usable CUDA device (torch without CUDA, or kiln's driver cannot open libcuda
+or sees no device)."""
 
 from pathlib import Path
 

@@ -60,6 +60,8 @@ class FakeRuntime:
         self.loads = []
         self.launches = []
         self.device = device
+        # A GPU machine: kernels with no array arguments go to the GPU too.
+        monkeypatch.setattr(driver, "is_available", lambda: True)
         monkeypatch.setattr(driver, "current_device", lambda: self.device)
         monkeypatch.setattr(driver, "current_stream", lambda device: 1234 + device)
         monkeypatch.setattr(driver, "get_target", lambda device: target)
@@ -93,6 +95,10 @@ def fake(monkeypatch):
     for kernel in (add_kernel, nospec_kernel, scalar_kernel):
         monkeypatch.setattr(kernel, "cache", {})
         monkeypatch.setattr(kernel, "_compiled", {})
+        monkeypatch.setattr(kernel, "_routes", {})
+    # These tests are about the GPU path: the environment must not force the CPU.
+    for name in ("KILN_BACKEND", "KILN_CPU_CHECKED", "KILN_CPU_THREADS"):
+        monkeypatch.delenv(name, raising=False)
     return runtime
 
 
@@ -349,16 +355,33 @@ def test_warmup_compiles_without_launching(fake):
 # -- device errors ------------------------------------------------------------------
 
 
-def test_cpu_tensor_is_rejected(fake):
+def test_cpu_tensor_among_cuda_tensors_is_rejected(fake):
     x, y = tensors(2)
     cpu = torch.empty(16)
-    with pytest.raises(ValueError, match="argument 'out_ptr' is on the CPU; launch needs CUDA tensors"):
+    with pytest.raises(ValueError, match="argument 'out_ptr' is on the CPU but argument 'x_ptr' is on cuda:0; "
+                                         "the arrays of one launch must all be on the CPU or all on the GPU"):
         add_kernel[(1,)](x, y, cpu, 16, BLOCK=16)
+    # Forced onto the GPU, a CPU tensor is reported as such.
+    with pytest.raises(ValueError, match="argument 'out_ptr' is on the CPU; launch needs CUDA tensors"):
+        add_kernel[(1,)](x, y, cpu, 16, BLOCK=16, backend="cuda")
     # A previous good launch does not let a CPU tensor through the cache.
     add_kernel[(1,)](x, y, FakeTensor(), 16, BLOCK=16)
-    with pytest.raises(ValueError, match="argument 'x_ptr' is on the CPU"):
+    with pytest.raises(ValueError, match="argument 'x_ptr' is on the CPU but argument 'y_ptr' is on cuda:0"):
         add_kernel[(1,)](torch.empty(16), y, FakeTensor(), 16, BLOCK=16)
     assert len(fake.launches) == 1
+    assert fake.compiles[0].target == "sm_90a"
+
+
+def test_cuda_tensor_forced_onto_the_cpu_is_rejected(fake, monkeypatch):
+    x, y, out = tensors()
+    with pytest.raises(ValueError, match="argument 'x_ptr' is on cuda:0; the CPU backend needs CPU arrays"):
+        add_kernel[(1,)](x, y, out, 16, BLOCK=16, backend="cpu")
+    monkeypatch.setenv("KILN_BACKEND", "cpu")
+    with pytest.raises(ValueError, match="argument 'x_ptr' is on cuda:0; the CPU backend needs CPU arrays"):
+        add_kernel[(1,)](x, y, out, 16, BLOCK=16)
+    # The launch option beats the environment.
+    add_kernel[(1,)](x, y, out, 16, BLOCK=16, backend="nvidia")
+    assert [c.target for c in fake.compiles] == ["sm_90a"] and len(fake.launches) == 1
 
 
 def test_tensors_on_another_device(fake):
@@ -405,7 +428,7 @@ def test_launch_without_a_device(monkeypatch):
 def test_launch_without_a_device_real_driver():
     driver.reset()
     with pytest.raises(RuntimeError, match="^no CUDA device found: "):
-        add_kernel[(1,)](*[torch.empty(4) for _ in range(3)], 4, BLOCK=16)
+        add_kernel[(1,)](*[torch.empty(4) for _ in range(3)], 4, BLOCK=16, backend="cuda")
     assert driver.device_count() == 0
     assert driver.unavailable_reason()
 

@@ -1,0 +1,272 @@
+"""Host arrays and the CPU backend's launcher.
+
+Kernels see pointers; the CPU backend needs, for each array argument, its
+element type (for the signature), its data address (for the launch) and, in
+checked mode, the extent of its memory. This module gets them from:
+
+* torch tensors on the CPU, and any object with ``data_ptr()`` and a torch
+  ``dtype`` (the fast path: one method call per launch);
+* numpy arrays (``ndarray.ctypes.data``);
+* any other object with ``__array_interface__`` (numpy's protocol: a
+  ``typestr`` such as ``"<f4"`` and a ``data`` address);
+* any other object with ``__dlpack__`` on the CPU, viewed through
+  ``torch.utils.dlpack.from_dlpack`` (which knows bfloat16) or, without
+  torch, ``numpy.from_dlpack``.
+
+:class:`CpuLauncher` is what the JIT calls for every CPU launch: it turns the
+bound arguments into the tuple ``kiln._C.cpu.Kernel.launch`` takes, adds the
+buffers' bounds in checked mode, and turns an out-of-bounds report into
+:class:`kiln.errors.OutOfBoundsError` naming the parameter.
+"""
+
+from __future__ import annotations
+
+import linecache
+import re
+import sys
+from typing import Any, Callable, Optional, Sequence
+
+from kiln.errors import OutOfBoundsError
+
+__all__ = ["ArrayKind", "array_kind", "element_name", "address_of", "extent_of", "CpuLauncher"]
+
+
+class ArrayKind:
+    """How an argument's data address and extent are read (one per class)."""
+
+    TORCH = "torch"        # data_ptr(), dtype, stride(), element_size()
+    NUMPY = "numpy"        # numpy.ndarray and its subclasses
+    INTERFACE = "interface"  # __array_interface__
+    DLPACK = "dlpack"      # __dlpack__ on the CPU
+
+
+def array_kind(cls: type) -> Optional[str]:
+    """The :class:`ArrayKind` of arguments of class ``cls``, or None for non-arrays."""
+    if hasattr(cls, "data_ptr"):
+        return ArrayKind.TORCH
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        if issubclass(cls, numpy.ndarray):
+            return ArrayKind.NUMPY
+        if issubclass(cls, numpy.generic):
+            # numpy scalars expose __array_interface__ too, but are values:
+            # np.float64 is a float, the others stay unsupported as before.
+            return None
+    if hasattr(cls, "__array_interface__"):
+        return ArrayKind.INTERFACE
+    if hasattr(cls, "__dlpack__"):
+        return ArrayKind.DLPACK
+    return None
+
+
+# Element types of __array_interface__ typestrs (without the byte order), by
+# the names torch and numpy give them.
+_TYPESTR_NAMES = {
+    "b1": "bool", "i1": "int8", "i2": "int16", "i4": "int32", "i8": "int64",
+    "u1": "uint8", "u2": "uint16", "u4": "uint32", "u8": "uint64",
+    "f2": "float16", "f4": "float32", "f8": "float64",
+}
+
+
+def _interface(value: Any) -> dict:
+    interface = value.__array_interface__
+    if not isinstance(interface, dict) or "typestr" not in interface or "data" not in interface:
+        raise TypeError(f"{type(value).__name__}.__array_interface__ lacks 'typestr' or 'data'")
+    return interface
+
+
+def _typestr_name(typestr: str) -> str:
+    order, body = typestr[:1], typestr[1:]
+    little = sys.byteorder == "little"
+    if order == ">" and little or order == "<" and not little:
+        raise TypeError(f"byte-swapped array (typestr {typestr!r}): kernels read native byte order")
+    name = _TYPESTR_NAMES.get(body)
+    if name is None:
+        raise TypeError(f"unsupported array element type (typestr {typestr!r})")
+    return name
+
+
+def _from_dlpack(value: Any) -> Any:
+    """A torch tensor (or numpy array) viewing a CPU DLPack producer's memory."""
+    try:
+        from torch.utils.dlpack import from_dlpack
+    except ImportError:
+        from numpy import from_dlpack  # type: ignore[no-redef]
+    return from_dlpack(value)
+
+
+def element_name(value: Any, kind: str) -> str:
+    """The element type of an array argument, by torch's/numpy's name
+    (``"float32"``, ``"bfloat16"``, ...).
+
+    Raises:
+        TypeError: for an element type no name is known for.
+    """
+    if kind == ArrayKind.INTERFACE:
+        return _typestr_name(_interface(value)["typestr"])
+    if kind == ArrayKind.DLPACK:
+        value = _from_dlpack(value)
+    return str(value.dtype).rsplit(".", 1)[-1]
+
+
+def address_of(value: Any, kind: str) -> int:
+    """The address of an array argument's first element."""
+    if kind == ArrayKind.TORCH:
+        return value.data_ptr()
+    if kind == ArrayKind.NUMPY:
+        return value.ctypes.data
+    if kind == ArrayKind.INTERFACE:
+        return int(_interface(value)["data"][0])
+    view = _from_dlpack(value)
+    return view.data_ptr() if hasattr(view, "data_ptr") else view.ctypes.data
+
+
+def _span(address: int, shape: Sequence[int], strides: Sequence[int], itemsize: int) -> tuple[int, int]:
+    """(lowest address, bytes) of the memory a strided array can reach."""
+    if any(size == 0 for size in shape):
+        return address, 0
+    low = high = 0
+    for size, stride in zip(shape, strides):
+        reach = (size - 1) * stride
+        if reach < 0:
+            low += reach
+        else:
+            high += reach
+    return address + low, high - low + itemsize
+
+
+def extent_of(value: Any, kind: str) -> tuple[int, int]:
+    """(lowest address, size in bytes) of the memory an array argument covers,
+    for checked mode's bounds.
+
+    Raises:
+        TypeError: when the argument does not say its shape and strides.
+    """
+    if kind == ArrayKind.DLPACK:
+        value, kind = _from_dlpack(value), ArrayKind.TORCH
+        if not hasattr(value, "stride"):  # numpy.from_dlpack's result
+            kind = ArrayKind.NUMPY
+    if kind == ArrayKind.TORCH:
+        try:
+            itemsize = value.element_size()
+            # torch counts strides in elements, numpy and the interface in bytes.
+            strides = tuple(stride * itemsize for stride in value.stride())
+            return _span(value.data_ptr(), tuple(value.shape), strides, itemsize)
+        except AttributeError:
+            raise TypeError(f"{type(value).__name__} has data_ptr() but not shape, stride() and element_size(); "
+                            f"checked mode cannot tell its size") from None
+    if kind == ArrayKind.NUMPY:
+        return _span(value.ctypes.data, value.shape, value.strides, value.itemsize)
+    interface = _interface(value)
+    shape = tuple(interface.get("shape", ()))
+    typestr = interface["typestr"]
+    _typestr_name(typestr)  # rejects what element_name would
+    itemsize = int(typestr[2:])
+    strides = interface.get("strides")
+    if strides is None:  # C-contiguous
+        strides, step = [], itemsize
+        for size in reversed(shape):
+            strides.insert(0, step)
+            step *= size
+    return _span(int(interface["data"][0]), shape, tuple(strides), itemsize)
+
+
+# What kiln._C.cpu reports for a checked access outside a buffer.
+_OUT_OF_BOUNDS = re.compile(r"^(?:(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): )?(?P<what>.*?)"
+                            r"\bparameter (?P<param>\d+)(?P<rest>.*)$", re.S)
+_ELEMENT_INDEX = re.compile(r"element index (-?\d+)")
+
+
+class CpuLauncher:
+    """Launches one compiled CPU kernel with a JITFunction's bound arguments.
+
+    Only the runtime (non-constexpr) parameters are passed to
+    ``kiln._C.cpu.Kernel.launch``, each array as its address; ``codes``,
+    the argument tuple and, in checked mode, the bounds list are all indexed
+    by that runtime parameter list, and so is the "parameter N" of the
+    backend's out-of-bounds reports.
+    """
+
+    __slots__ = ("kernel", "kernel_name", "names", "codes", "checked", "_plan", "_kinds")
+
+    def __init__(self, kernel: Any, kernel_name: str, positions: Sequence[int], names: Sequence[str],
+                 codes: str, kinds: Sequence[Optional[str]], checked: bool) -> None:
+        """
+        Args:
+            kernel: the ``kiln._C.cpu.Kernel``.
+            kernel_name: for error messages.
+            positions: where each runtime parameter is in the bound arguments.
+            names: the runtime parameters' names.
+            codes: one launch code per runtime parameter ('p' for arrays).
+            kinds: each runtime parameter's :class:`ArrayKind`, None for scalars.
+            checked: pass bounds and translate out-of-bounds reports.
+        """
+        self.kernel = kernel
+        self.kernel_name = kernel_name
+        self.names = tuple(names)
+        self.codes = codes
+        self.checked = checked
+        self._kinds = tuple(kinds)
+        # (position, address getter or None) per runtime parameter: the only
+        # per-argument work of a launch.
+        self._plan = tuple((position, _GETTERS[kind] if kind else None) for position, kind in zip(positions, kinds))
+
+    def __call__(self, grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
+        """Runs the grid and returns when every program has finished.
+
+        Raises:
+            OutOfBoundsError: in checked mode, for an access outside a buffer.
+        """
+        args = tuple([bound[position] if getter is None else getter(bound[position])
+                      for position, getter in self._plan])
+        if not self.checked:
+            self.kernel.launch(grid_x, grid_y, grid_z, self.codes, args, num_threads, None)
+            return
+        bounds = [(0, 0) if kind is None else extent_of(bound[position], kind)
+                  for (position, _), kind in zip(self._plan, self._kinds)]
+        try:
+            self.kernel.launch(grid_x, grid_y, grid_z, self.codes, args, num_threads, bounds)
+        except IndexError as error:
+            raise self.out_of_bounds(str(error)) from None
+
+    def out_of_bounds(self, report: str) -> OutOfBoundsError:
+        """The OutOfBoundsError for a backend report, the parameter named."""
+        match = _OUT_OF_BOUNDS.match(report)
+        if match is None:
+            return OutOfBoundsError(f"kernel {self.kernel_name}: {report}")
+        index = int(match["param"])
+        parameter = self.names[index] if 0 <= index < len(self.names) else None
+        who = f"'{parameter}'" if parameter is not None else f"parameter {index}"
+        message = f"{match['what']}{who}{match['rest']} in kernel {self.kernel_name}"
+        element = _ELEMENT_INDEX.search(report)
+        filename = match["file"]
+        lineno = int(match["line"]) if match["line"] else None
+        source = linecache.getline(filename, lineno) if filename and lineno else ""
+        return OutOfBoundsError(message, filename, lineno, int(match["col"]) if match["col"] else None,
+                                parameter, int(element.group(1)) if element else None, source or None)
+
+
+def _torch_address(value: Any) -> int:
+    return value.data_ptr()
+
+
+def _numpy_address(value: Any) -> int:
+    return value.ctypes.data
+
+
+def _interface_address(value: Any) -> int:
+    return address_of(value, ArrayKind.INTERFACE)
+
+
+def _dlpack_address(value: Any) -> int:
+    # The producer (still referenced by the bound arguments) owns the memory,
+    # so the address stays valid after the temporary view is dropped.
+    return address_of(value, ArrayKind.DLPACK)
+
+
+_GETTERS: dict[str, Callable[[Any], int]] = {
+    ArrayKind.TORCH: _torch_address,
+    ArrayKind.NUMPY: _numpy_address,
+    ArrayKind.INTERFACE: _interface_address,
+    ArrayKind.DLPACK: _dlpack_address,
+}
