@@ -85,7 +85,8 @@ void launch(const HostKernel &kernel, py::handle gx, py::handle gy,
               (site.store ? "store to" : "load from") + " parameter " +
               std::to_string(site.parameter) + " at element index " +
               std::to_string(fault->index) + " (the buffer has " +
-              std::to_string(size) + " bytes)";
+              std::to_string(size / std::max(1, site.elementBytes)) +
+              " elements)";
   }
   throw py::index_error(message);
 }

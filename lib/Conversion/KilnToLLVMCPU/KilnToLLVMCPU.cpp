@@ -421,6 +421,10 @@ void numberAccessSites(ModuleOp module) {
         builder.getNamedAttr("loc", builder.getStringAttr(describeLocation(op->getLoc()))),
         builder.getNamedAttr("param", builder.getI32IntegerAttr(param)),
         builder.getNamedAttr("store", builder.getBoolAttr(isa<StoreOp>(op))),
+        builder.getNamedAttr(
+            "element_bytes",
+            builder.getI32IntegerAttr(std::max<int64_t>(
+                1, memoryType(getPointeeType(ptr.getType())).getIntOrFloatBitWidth() / 8))),
     }));
   });
   module->setAttr(kSitesAttr, builder.getArrayAttr(sites));

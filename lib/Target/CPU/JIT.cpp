@@ -204,7 +204,8 @@ HostKernel::compile(ModuleOp module, StringRef kernelName) {
       kernel->sites.push_back(
           {cast<StringAttr>(site.get("loc")).str(),
            int(cast<IntegerAttr>(site.get("param")).getInt()),
-           cast<BoolAttr>(site.get("store")).getValue()});
+           cast<BoolAttr>(site.get("store")).getValue(),
+           int(cast<IntegerAttr>(site.get("element_bytes")).getInt())});
     }
 
   auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();

@@ -4,7 +4,7 @@
 // A contiguous 1-D access is one masked vector access from its first
 // address; the grid queries read the six parameters appended to the kernel,
 // and an entry function unpacks the parameter slots.
-// CHECK: module attributes {kiln_cpu.sites = [{loc = "{{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}}", param = 0 : i32, store = false}, {loc = {{.*}}, param = 1 : i32, store = true}]}
+// CHECK: module attributes {kiln_cpu.sites = [{element_bytes = 4 : i32, loc = "{{.*}}.mlir:{{[0-9]+}}:{{[0-9]+}}", param = 0 : i32, store = false}, {element_bytes = 4 : i32, loc = {{.*}}, param = 1 : i32, store = true}]}
 // CHECK-LABEL: llvm.func @copy(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[N:.*]]: i32, %[[PID:.*]]: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32)
 // CHECK: llvm.mul %[[PID]]

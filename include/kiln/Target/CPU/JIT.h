@@ -29,6 +29,7 @@ struct AccessSite {
   std::string location; // file:line:col of the access in the kernel source
   int parameter;        // the kernel parameter whose buffer it reads or writes
   bool store;
+  int elementBytes; // size of one element in memory
 };
 
 /// The first out-of-bounds access of a checked launch.
