@@ -12,6 +12,7 @@
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -46,6 +47,12 @@ void nvidia::buildKilnGPUToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Kernel source lines become `.loc` directives in the PTX (as nvcc's
+  // -lineinfo does): profilers show source lines, and ptxas errors can be
+  // traced back to the kernel's file:line:col.
+  LLVM::DIScopeForLLVMFuncOpPassOptions debugInfo;
+  debugInfo.emissionKind = LLVM::DIEmissionKind::DebugDirectivesOnly;
+  pm.addPass(LLVM::createDIScopeForLLVMFuncOpPass(debugInfo));
 }
 
 void nvidia::registerPipelines() {
