@@ -3,11 +3,14 @@
 // Lowers the kiln ops that create blocks or compute addresses to per-thread
 // LLVM and NVVM: program_id/num_programs read special registers, make_range
 // computes each element's index from the thread id and the layout, splat
-// and splat constants fill a thread's vector, addptr is a vector GEP.
+// and splat constants fill a thread's vector (splat and addptr are shared
+// with the CPU lowering: kiln/Conversion/LLVMCommon/Patterns.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Utility.h"
+
+#include "kiln/Conversion/LLVMCommon/Patterns.h"
 
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -86,20 +89,6 @@ struct MakeRangeOpLowering : public ConvertOpToLLVMPattern<MakeRangeOp> {
   LaunchShape launch;
 };
 
-struct SplatOpLowering : public ConvertOpToLLVMPattern<SplatOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(SplatOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto type = dyn_cast_if_present<VectorType>(
-        getTypeConverter()->convertType(op.getType()));
-    if (!type)
-      return rewriter.notifyMatchFailure(op, "expected a blocked layout");
-    rewriter.replaceOp(op, splatVector(rewriter, op.getLoc(), type, adaptor.getSrc()));
-    return success();
-  }
-};
-
 /// A splat constant block becomes the same constant in each thread's vector.
 struct SplatConstantLowering : public ConvertOpToLLVMPattern<arith::ConstantOp> {
   SplatConstantLowering(const LLVMTypeConverter &converter)
@@ -116,25 +105,6 @@ struct SplatConstantLowering : public ConvertOpToLLVMPattern<arith::ConstantOp> 
     auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     auto value = SplatElementsAttr::get(type, splat.getSplatValue<Attribute>());
     rewriter.replaceOpWithNewOp<LLVM::ConstantOp>(op, type, value);
-    return success();
-  }
-};
-
-struct AddPtrOpLowering : public ConvertOpToLLVMPattern<AddPtrOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(AddPtrOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Type resultType = getTypeConverter()->convertType(op.getType());
-    Type pointee = getTypeConverter()->convertType(getPointeeType(op.getType()));
-    if (!resultType || !pointee)
-      return rewriter.notifyMatchFailure(op, "unconvertible type");
-    // Booleans live in memory as bytes.
-    if (pointee.isInteger(1))
-      pointee = rewriter.getI8Type();
-    rewriter.replaceOpWithNewOp<LLVM::GEPOp>(op, resultType, pointee,
-                                             adaptor.getPtr(),
-                                             ValueRange{adaptor.getOffset()});
     return success();
   }
 };
@@ -166,8 +136,9 @@ struct LayoutChangeLowering : public ConvertOpToLLVMPattern<OpTy> {
 void mlir::kiln::gpu::populateBlockOpToLLVMPatterns(
     KilnGPUToLLVMTypeConverter &converter, RewritePatternSet &patterns,
     const LaunchShape &launch) {
-  patterns.add<ProgramIdOpLowering, NumProgramsOpLowering, SplatOpLowering,
-               SplatConstantLowering, AddPtrOpLowering,
+  populateSplatAndAddPtrToLLVMPatterns(converter, patterns);
+  patterns.add<ProgramIdOpLowering, NumProgramsOpLowering,
+               SplatConstantLowering,
                LayoutChangeLowering<ConvertLayoutOp>,
                LayoutChangeLowering<BroadcastOp>,
                LayoutChangeLowering<ExpandDimsOp>>(converter);

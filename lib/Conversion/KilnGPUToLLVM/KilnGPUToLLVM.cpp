@@ -11,6 +11,7 @@
 #include "Utility.h"
 
 #include "kiln/Analysis/AxisInfo.h"
+#include "kiln/Conversion/LLVMCommon/Patterns.h"
 #include "kiln/Conversion/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -18,9 +19,7 @@
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
-#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/bit.h"
 
@@ -92,15 +91,8 @@ struct ConvertKilnGPUToLLVM
 
     // Structured control flow to branches first: the type conversion below
     // then only sees block arguments and branch operands.
-    {
-      RewritePatternSet patterns(context);
-      populateSCFToControlFlowConversionPatterns(patterns);
-      ConversionTarget target(*context);
-      target.addIllegalDialect<scf::SCFDialect>();
-      target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-      if (failed(applyPartialConversion(module, target, std::move(patterns))))
-        return signalPassFailure();
-    }
+    if (failed(convertStructuredControlFlow(module)))
+      return signalPassFailure();
 
     // Decide access widths on the unconverted IR, where the analysis can
     // still see block types and kiln ops.

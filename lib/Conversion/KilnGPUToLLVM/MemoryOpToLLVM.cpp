@@ -11,6 +11,8 @@
 
 #include "Utility.h"
 
+#include "kiln/Conversion/LLVMCommon/Patterns.h"
+
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -39,13 +41,6 @@ static AccessShape getAccessShape(unsigned elementBits, int64_t width) {
   unsigned totalBits = elementBits * width;
   unsigned bits = std::min(32u, totalBits);
   return {bits, totalBits / bits};
-}
-
-/// The element type as stored in memory (booleans are bytes).
-static Type memoryElementType(Type element) {
-  if (element.isInteger(1))
-    return IntegerType::get(element.getContext(), 8);
-  return element;
 }
 
 /// Packs a run of memory-typed scalars into access words: the run's bits,
@@ -118,7 +113,7 @@ struct LoadOpLowering : public ConvertOpToLLVMPattern<LoadOp> {
                               << "' is only valid for stores";
     Type resultType = getTypeConverter()->convertType(op.getType());
     Type element = getTypeConverter()->convertType(getPointeeType(op.getPtr().getType()));
-    Type memElement = memoryElementType(element);
+    Type memElement = getMemoryElementType(element);
     int64_t width = widths.lookup(op);
     SmallVector<Value> ptrs = unpackElements(rewriter, loc, adaptor.getPtr());
     SmallVector<Value> masks;
@@ -218,7 +213,7 @@ struct StoreOpLowering : public ConvertOpToLLVMPattern<StoreOp> {
                               << stringifyCacheModifier(op.getCache())
                               << "' is only valid for loads";
     Type element = getTypeConverter()->convertType(getPointeeType(op.getPtr().getType()));
-    Type memElement = memoryElementType(element);
+    Type memElement = getMemoryElementType(element);
     int64_t width = widths.lookup(op);
     SmallVector<Value> ptrs = unpackElements(rewriter, loc, adaptor.getPtr());
     SmallVector<Value> values = unpackElements(rewriter, loc, adaptor.getValue());

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Analysis/AxisInfo.h"
+#include "kiln/Conversion/LLVMCommon/Patterns.h"
 #include "kiln/Conversion/LLVMCommon/VectorUtils.h"
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/IR/Dialect.h"
@@ -20,7 +21,6 @@
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
-#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -62,13 +62,6 @@ public:
   }
 };
 
-/// Memory holds booleans as bytes.
-Type memoryType(Type element) {
-  if (element.isInteger(1))
-    return IntegerType::get(element.getContext(), 8);
-  return element;
-}
-
 Type withElement(Type type, Type element) {
   if (auto vector = dyn_cast<VectorType>(type))
     return VectorType::get(vector.getShape(), element);
@@ -90,17 +83,6 @@ struct MakeRangeLowering : public ConvertOpToLLVMPattern<MakeRangeOp> {
       values.push_back(int32_t(i));
     rewriter.replaceOpWithNewOp<LLVM::ConstantOp>(
         op, type, DenseElementsAttr::get(type, ArrayRef<int32_t>(values)));
-    return success();
-  }
-};
-
-struct SplatLowering : public ConvertOpToLLVMPattern<SplatOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(SplatOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
-    rewriter.replaceOp(op, splatVector(rewriter, op.getLoc(), type, adaptor.getSrc()));
     return success();
   }
 };
@@ -155,21 +137,6 @@ struct BroadcastLowering : public ConvertOpToLLVMPattern<BroadcastOp> {
     }
     Value src = adaptor.getSrc();
     rewriter.replaceOpWithNewOp<LLVM::ShuffleVectorOp>(op, src, src, mask);
-    return success();
-  }
-};
-
-struct AddPtrLowering : public ConvertOpToLLVMPattern<AddPtrOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(AddPtrOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Type resultType = getTypeConverter()->convertType(op.getType());
-    Type pointee = memoryType(
-        getTypeConverter()->convertType(getPointeeType(op.getType())));
-    rewriter.replaceOpWithNewOp<LLVM::GEPOp>(op, resultType, pointee,
-                                             adaptor.getPtr(),
-                                             ValueRange{adaptor.getOffset()});
     return success();
   }
 };
@@ -287,7 +254,7 @@ struct LoadLowering : public AccessLowering<LoadOp> {
     Location loc = op.getLoc();
     Type resultType = getTypeConverter()->convertType(op.getType());
     Type element = getTypeConverter()->convertType(getPointeeType(op.getPtr().getType()));
-    Type memElement = memoryType(element);
+    Type memElement = getMemoryElementType(element);
     Value ptrs = asVector(rewriter, loc, adaptor.getPtr());
     int64_t lanes = cast<VectorType>(ptrs.getType()).getNumElements();
     auto memType = VectorType::get({lanes}, memElement);
@@ -332,7 +299,7 @@ struct StoreLowering : public AccessLowering<StoreOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type element = getTypeConverter()->convertType(getPointeeType(op.getPtr().getType()));
-    Type memElement = memoryType(element);
+    Type memElement = getMemoryElementType(element);
     Value ptrs = asVector(rewriter, loc, adaptor.getPtr());
     int64_t lanes = cast<VectorType>(ptrs.getType()).getNumElements();
     Value value = asVector(rewriter, loc, adaptor.getValue());
@@ -424,7 +391,7 @@ void numberAccessSites(ModuleOp module) {
         builder.getNamedAttr(
             "element_bytes",
             builder.getI32IntegerAttr(std::max<int64_t>(
-                1, memoryType(getPointeeType(ptr.getType())).getIntOrFloatBitWidth() / 8))),
+                1, getMemoryElementType(getPointeeType(ptr.getType())).getIntOrFloatBitWidth() / 8))),
     }));
   });
   module->setAttr(kSitesAttr, builder.getArrayAttr(sites));
@@ -533,7 +500,7 @@ struct ConvertKilnToLLVMCPU
         return;
       AccessPlan plan;
       int64_t bytes = std::max<int64_t>(
-          1, memoryType(getPointeeType(ptr.getType())).getIntOrFloatBitWidth() / 8);
+          1, getMemoryElementType(getPointeeType(ptr.getType())).getIntOrFloatBitWidth() / 8);
       const AxisInfo &info = axisInfo.getAxisInfo(ptr);
       plan.alignment = unsigned(std::clamp<int64_t>(info.divisibility[0], bytes, 64));
       if (auto tensor = dyn_cast<RankedTensorType>(ptr.getType()))
@@ -544,20 +511,14 @@ struct ConvertKilnToLLVMCPU
       plans[op] = plan;
     });
 
-    {
-      RewritePatternSet patterns(context);
-      populateSCFToControlFlowConversionPatterns(patterns);
-      ConversionTarget target(*context);
-      target.addIllegalDialect<scf::SCFDialect>();
-      target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-      if (failed(applyPartialConversion(module, target, std::move(patterns))))
-        return signalPassFailure();
-    }
+    if (failed(convertStructuredControlFlow(module)))
+      return signalPassFailure();
 
     CPUTypeConverter converter(context);
     RewritePatternSet patterns(context);
-    patterns.add<MakeRangeLowering, SplatLowering, BlockConstantLowering,
-                 ExpandDimsLowering, BroadcastLowering, AddPtrLowering>(converter);
+    populateSplatAndAddPtrToLLVMPatterns(converter, patterns);
+    patterns.add<MakeRangeLowering, BlockConstantLowering, ExpandDimsLowering,
+                 BroadcastLowering>(converter);
     patterns.add<LoadLowering, StoreLowering>(converter, plans, checked);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);

@@ -1,0 +1,33 @@
+//===- Patterns.h - Lowerings shared by Kiln's LLVM conversions -*- C++ -*-===//
+//
+// The pieces of the kiln -> LLVM lowering that do not depend on how a target
+// spreads a block over threads: both the GPU lowering (a thread's elements)
+// and the CPU lowering (a program's elements) represent a block as an LLVM
+// vector, so splats and pointer arithmetic lower the same way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CONVERSION_LLVMCOMMON_PATTERNS_H
+#define KILN_CONVERSION_LLVMCOMMON_PATTERNS_H
+
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::kiln {
+
+/// The type an element has in memory: booleans are bytes.
+Type getMemoryElementType(Type element);
+
+/// Rewrites structured control flow (scf) into branches (cf), so that the
+/// type conversion that follows only meets block arguments and branches.
+LogicalResult convertStructuredControlFlow(ModuleOp module);
+
+/// Adds the lowerings of kiln.splat (a vector splat of the converted block
+/// type) and kiln.addptr (a GEP over the memory element type).
+void populateSplatAndAddPtrToLLVMPatterns(const LLVMTypeConverter &converter,
+                                          RewritePatternSet &patterns);
+
+} // namespace mlir::kiln
+
+#endif // KILN_CONVERSION_LLVMCOMMON_PATTERNS_H
