@@ -1,4 +1,4 @@
-"""Which backend runs a launch: the CPU or the CUDA GPU.
+"""Which backend runs a launch, and the runtime's environment settings.
 
 The rules, in order of precedence (see docs/design/cpu_backend.md):
 
@@ -10,7 +10,10 @@ The rules, in order of precedence (see docs/design/cpu_backend.md):
    argument of each kind; a launch with no arrays at all runs on the GPU when
    a CUDA device is usable, else on the CPU.
 
-``"nvidia"`` is accepted as another name of ``"cuda"``.
+Names are looked up in the backend registry (:mod:`kiln.backends`), so
+``"nvidia"`` is another name of ``"cuda"`` and any registered backend can be
+forced by name; the array-driven default (rule 4) knows only the CPU and
+CUDA.
 
 The environment is read on every launch (so a test or a user can change it
 between launches), through :func:`environment`, which costs tens of
@@ -20,8 +23,9 @@ nanoseconds rather than the half microsecond of ``os.environ.get``.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Iterable, Optional
 
+from kiln import backends as _registry
 from kiln.runtime.cpu import ArrayKind, array_kind
 
 __all__ = [
@@ -44,8 +48,6 @@ CUDA = "cuda"
 BACKEND_ENV = "KILN_BACKEND"
 CHECKED_ENV = "KILN_CPU_CHECKED"
 THREADS_ENV = "KILN_CPU_THREADS"
-
-_NAMES = {"cpu": CPU, "cuda": CUDA, "nvidia": CUDA}
 
 # os.environ keeps its contents in ``_data`` (bytes keys on POSIX) and
 # updates it on every assignment, so reading it directly is both current and
@@ -81,20 +83,21 @@ def _text(value: Any) -> Any:
 
 
 def normalize(name: Any, origin: str) -> Optional[str]:
-    """``"cpu"`` or ``"cuda"`` for a backend name, None for None or "".
+    """The canonical name (``"cpu"``, ``"cuda"``, ...) of a registered
+    backend's name or alias, None for None or "".
 
     ``origin`` says where the name came from, for the error message.
 
     Raises:
-        ValueError: for any other name.
+        ValueError: for a name no backend answers to.
     """
     name = _text(name)
     if name is None or name == "":
         return None
-    backend = _NAMES.get(name.strip().lower()) if isinstance(name, str) else None
-    if backend is None:
-        raise ValueError(f"{origin}: unknown backend {name!r}; expected 'cpu', 'cuda' or 'nvidia'")
-    return backend
+    try:
+        return _registry.get_backend(name).name
+    except ValueError as error:
+        raise ValueError(f"{origin}: {error}") from None
 
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -200,14 +203,14 @@ _DLPACK_CUDA_HOST = 3
 _DLPACK_CUDA_MANAGED = 13
 
 
-def choose(kernel_name: str, names: Iterable[str], values: Iterable[Any], forced: Optional[str],
-           cuda_usable: Callable[[], bool]) -> str:
+def choose(kernel_name: str, names: Iterable[str], values: Iterable[Any], forced: Optional[str]) -> str:
     """The backend of a launch whose runtime arguments are ``names``/``values``.
 
     ``forced`` is the normalized override (launch option, kernel option or
     environment), or None. A forced backend is returned as is: the backend's
     own argument checks then report arrays on the wrong device with its own
-    message. ``cuda_usable`` is asked only when no argument is an array.
+    message. The CUDA backend is asked whether it is available only when no
+    argument is an array.
 
     Raises:
         ValueError: when CPU arrays and CUDA arrays are mixed.
@@ -232,4 +235,4 @@ def choose(kernel_name: str, names: Iterable[str], values: Iterable[Any], forced
         return CPU
     if first_cuda:
         return CUDA
-    return CUDA if cuda_usable() else CPU
+    return CUDA if _registry.get_backend(CUDA).is_available() else CPU

@@ -7,6 +7,11 @@ an in-memory cache (per CUDA device, or the CPU), compiles and loads it on a
 miss, and launches it: on torch's current stream for the GPU, on a thread
 pool for the CPU backend. The contract is Triton's ``triton.jit``.
 
+Everything backend-specific (targets, devices, which arrays a backend takes,
+compile options, loading, the launch call) is asked of the chosen
+:class:`kiln.backends.Backend`; this module only binds, keys, caches and
+dispatches.
+
 Which backend runs a launch is decided once per key (see
 :mod:`kiln.runtime.backends`): the ``backend=`` launch option, then
 ``kiln.jit(backend=...)``, then ``$KILN_BACKEND``, then the arrays (CPU arrays
@@ -41,10 +46,11 @@ import inspect
 import textwrap
 from typing import Any, Callable, Generic, Iterable, Optional, TypeVar, Union, overload
 
+from kiln import backends as _registry
+from kiln.backends.base import Backend, LoadedKernel
 from kiln.compiler.specialization import Specialization
 from kiln.runtime import backends as _backends
 from kiln.runtime import cpu as _cpu
-from kiln.runtime import driver as _driver
 
 __all__ = ["JITFunction", "LoadedKernel", "jit"]
 
@@ -79,22 +85,6 @@ _DTYPE_CODES = {
     "float8_e4m3fnuz": "fp8e4b8",
     "float8_e5m2fnuz": "fp8e5b16",
 }
-
-# Codes of kiln._C.driver.launch's argument packing, by signature type.
-_LAUNCH_CODES = {
-    "i1": "b",
-    "i8": "c",
-    "u8": "B",
-    "i16": "h",
-    "u16": "H",
-    "i32": "i",
-    "u32": "I",
-    "i64": "l",
-    "u64": "L",
-    "fp32": "f",
-    "fp64": "d",
-}
-
 
 def _int_code(value: int) -> Optional[str]:
     """The narrowest of i32, i64, u64 that holds ``value``, else None."""
@@ -305,51 +295,26 @@ def _compile_jit_function(jit_fn: "JITFunction", signature: dict, constexprs: di
                           target: str, num_warps: int, num_stages: int, **options: Any) -> Any:
     """Calls the compiler (a separate name so tests can replace it).
 
-    ``options`` (``checked=``) are passed only for the CPU target.
+    ``options`` are the backend's :meth:`~kiln.backends.Backend.compile_options`
+    (``checked=`` for the CPU, none for NVIDIA).
     """
     from kiln.compiler.compiler import compile_jit_function
 
     return compile_jit_function(jit_fn, signature, constexprs, attrs, target, num_warps, num_stages, **options)
 
 
-class LoadedKernel:
-    """A compiled kernel loaded on one device (or the CPU), with what a launch needs.
+class _DeviceRoutes(dict):
+    """A multi-device backend's route for one key: {device: LoadedKernel}.
 
-    Attributes:
-        kernel: the compiler's CompiledKernel (``.asm``, ``.metadata``, ``.name``).
-        function: the CUfunction handle; module: the CUmodule handle (None on the CPU).
-        arg_codes: one launch packing code per bound parameter ("-" for constexprs).
-        shared: dynamic shared memory bytes; num_warps: warps per program.
-        n_regs / n_spills: registers per thread and spilled bytes per thread.
-        device: the CUDA device index, or "cpu".
-        launcher: the :class:`kiln.runtime.cpu.CpuLauncher` of a CPU kernel, else None.
+    ``current_device`` is the backend's, so the hot path picks the current
+    device's kernel without knowing which backend it is.
     """
 
-    __slots__ = ("kernel", "module", "function", "arg_codes", "shared", "num_warps", "n_regs", "n_spills", "device",
-                 "launcher")
+    __slots__ = ("current_device",)
 
-    def __init__(self, kernel: Any, module: Optional[int], function: Optional[int], arg_codes: str, shared: int,
-                 num_warps: int, n_regs: int, n_spills: int, device: Union[int, str],
-                 launcher: Optional[_cpu.CpuLauncher] = None):
-        self.kernel = kernel
-        self.module = module
-        self.function = function
-        self.arg_codes = arg_codes
-        self.shared = shared
-        self.num_warps = num_warps
-        self.n_regs = n_regs
-        self.n_spills = n_spills
-        self.device = device
-        self.launcher = launcher
-
-    @property
-    def backend(self) -> str:
-        """"cpu" or "cuda"."""
-        return _backends.CPU if self.launcher is not None else _backends.CUDA
-
-    def __repr__(self) -> str:
-        return (f"LoadedKernel({getattr(self.kernel, 'name', '?')}, device={self.device}, "
-                f"num_warps={self.num_warps}, shared={self.shared}, n_regs={self.n_regs}, n_spills={self.n_spills})")
+    def __init__(self, backend: Backend):
+        super().__init__()
+        self.current_device = backend.current_device
 
 
 _EMPTY = inspect.Parameter.empty
@@ -362,7 +327,8 @@ class JITFunction(Generic[T]):
     ``arg_names``, ``constexpr_names``, ``__globals__``,
     ``starting_line_number``, ``noinline``, ``debug``.
 
-    ``cache`` maps a CUDA device index, or ``"cpu"``, to ``{key: LoadedKernel}``.
+    ``cache`` maps a CUDA device index, or ``"cpu"``, to ``{key: LoadedKernel}``;
+    ``runtime_positions`` / ``runtime_names`` are the non-constexpr parameters.
     ``backend`` is the kernel's forced backend (None: chosen per launch) and
     ``checked`` whether its CPU launches are bounds-checked.
     """
@@ -426,16 +392,18 @@ class JITFunction(Generic[T]):
             _CONSTEXPR if name in self.constexpr_names else _PLAIN if name in self.do_not_specialize else _SPECIALIZED
             for name in self.arg_names)
         self._num_params = len(self.arg_names)
-        # Positions and names of the parameters a compiled kernel takes.
-        self._runtime_positions = tuple(i for i, name in enumerate(self.arg_names)
-                                        if name not in self.constexpr_names)
-        self._runtime_names = tuple(self.arg_names[i] for i in self._runtime_positions)
-        self.cache: dict[Union[int, str], dict[tuple, LoadedKernel]] = {}
-        # The hot path's single lookup: key -> the CPU LoadedKernel, or, for a
-        # GPU key, {device index: LoadedKernel}.
-        self._routes: dict[tuple, Union[LoadedKernel, dict[int, LoadedKernel]]] = {}
-        # Compiled kernels by (target, key): a second device of the same target
-        # only loads the binary again.
+        # Positions and names of the parameters a compiled kernel takes (the
+        # backends' loaders read them).
+        self.runtime_positions = tuple(i for i, name in enumerate(self.arg_names)
+                                       if name not in self.constexpr_names)
+        self.runtime_names = tuple(self.arg_names[i] for i in self.runtime_positions)
+        self.cache: dict[Any, dict[tuple, LoadedKernel]] = {}
+        # The hot path's single lookup: key -> the LoadedKernel of a
+        # single-device backend (the CPU), or, for a multi-device backend's
+        # key (CUDA), its _DeviceRoutes.
+        self._routes: dict[tuple, Union[LoadedKernel, _DeviceRoutes]] = {}
+        # Compiled kernels by (target, options, key): a second device of the
+        # same target only loads the binary again.
         self._compiled: dict[tuple, Any] = {}
 
     # -- calling ---------------------------------------------------------------
@@ -484,7 +452,8 @@ class JITFunction(Generic[T]):
             grid: 1 to 3 ints, or a callable on the named arguments returning them.
             num_warps, num_stages: compile options (as Triton's).
             warmup: compile and load only.
-            backend: "cpu", "cuda" or "nvidia" forces a backend for this launch.
+            backend: "cpu", "cuda" or "nvidia" (or another registered
+                backend's name) forces a backend for this launch.
             num_threads: CPU backend threads (0: every core; default
                 ``$KILN_CPU_THREADS``, else every core). GPU launches ignore it.
 
@@ -499,9 +468,9 @@ class JITFunction(Generic[T]):
             route = self._routes[key]
         except (KeyError, TypeError):
             route = None
-        if route.__class__ is dict:
-            loaded = route.get(_driver.current_device())
-            if loaded is None:  # this GPU key on another device
+        if route.__class__ is _DeviceRoutes:
+            loaded = route.get(route.current_device())
+            if loaded is None:  # this key on another device
                 loaded = self._miss(bound, key, backend, num_warps, num_stages)
         elif route is None:
             loaded = self._miss(bound, key, backend, num_warps, num_stages)
@@ -519,12 +488,7 @@ class JITFunction(Generic[T]):
             threads = _backends.parse_threads(num_threads, f"kernel {self.__name__}: num_threads")  # raises
         if warmup:
             return loaded.kernel
-        launcher = loaded.launcher
-        if launcher is None:
-            _driver.launch(grid_x, grid_y, grid_z, num_warps, loaded.shared, _driver.current_stream(loaded.device),
-                           loaded.function, loaded.arg_codes, bound)
-        else:
-            launcher(grid_x, grid_y, grid_z, bound, threads)
+        loaded.launch(grid_x, grid_y, grid_z, bound, threads)
         return loaded.kernel
 
     def warmup(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, backend: Optional[str] = None,
@@ -544,9 +508,9 @@ class JITFunction(Generic[T]):
 
     # -- the miss path -----------------------------------------------------------
 
-    def _describe_arguments(self, bound: tuple, backend: str,
-                            device: Optional[int]) -> tuple[dict, dict, Specialization, list]:
-        """Validates the arguments for ``backend`` (on CUDA ``device``).
+    def _describe_arguments(self, bound: tuple, backend: Backend,
+                            device: Any) -> tuple[dict, dict, Specialization, list]:
+        """Validates the arguments for a launch of ``backend`` on ``device``.
 
         Returns (signature, constexprs, specialization, array kinds of the
         runtime parameters: an :class:`kiln.runtime.cpu.ArrayKind` or None).
@@ -576,7 +540,8 @@ class JITFunction(Generic[T]):
                                 f"may be None")
             if kind is not None:
                 signature[name] = "*" + self._pointer_element(name, value, kind)
-                address = self._check_array_device(name, value, kind, backend, device)
+                address = backend.check_array(self.__name__, name, value, kind, _backends.array_device(value),
+                                              device)
                 if specialize and address is not None and address % 16 == 0:
                     divisible_by_16.append(name)
             elif isinstance(value, bool):
@@ -599,28 +564,6 @@ class JITFunction(Generic[T]):
         attrs = Specialization(divisible_by_16=frozenset(divisible_by_16), equal_to_1=frozenset(equal_to_1))
         return signature, constexprs, attrs, kinds
 
-    def _check_array_device(self, name: str, value: Any, kind: str, backend: str,
-                            device: Optional[int]) -> Optional[int]:
-        """Raises unless the array can be used by ``backend``; returns its
-        address (None when a duck-typed GPU array's cannot be read)."""
-        where = _backends.array_device(value)
-        if backend == _backends.CPU:
-            if where != _backends.CPU:
-                raise ValueError(f"kernel {self.__name__}: argument '{name}' is on {where}; the CPU backend needs "
-                                 f"CPU arrays (torch CPU tensors, numpy arrays, __array_interface__ or CPU "
-                                 f"__dlpack__ objects)")
-            return _cpu.address_of(value, kind)
-        if where == _backends.CPU:
-            raise ValueError(f"kernel {self.__name__}: argument '{name}' is on the CPU; launch needs CUDA tensors")
-        if kind != _cpu.ArrayKind.TORCH:
-            raise TypeError(f"kernel {self.__name__}: argument '{name}' is a {type(value).__name__} on {where}; "
-                            f"GPU launches take torch tensors (or objects with data_ptr() and dtype)")
-        index = _device_index(value)
-        if index is not None and index != device:
-            raise ValueError(f"kernel {self.__name__}: argument '{name}' is on cuda:{index} but the launch "
-                             f"is on cuda:{device}; all tensors must be on the current device")
-        return value.data_ptr()
-
     def _pointer_element(self, name: str, value: Any, kind: str = _cpu.ArrayKind.TORCH) -> str:
         try:
             dtype_name = _cpu.element_name(value, kind)
@@ -640,69 +583,47 @@ class JITFunction(Generic[T]):
         if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1:
             raise ValueError(f"kernel {name}: num_stages must be a positive int, got {num_stages!r}")
 
-    def _choose_backend(self, bound: tuple, backend_option: Any, env_backend: Any) -> str:
+    def _choose_backend(self, bound: tuple, backend_option: Any, env_backend: Any) -> Backend:
         """The backend of a launch: the options in precedence order, else the arrays."""
         if backend_option is not None and not isinstance(backend_option, str):
             raise TypeError(f"kernel {self.__name__}: backend must be a str, got {type(backend_option).__name__}")
         option = _backends.normalize(backend_option, f"kernel {self.__name__}: backend")
         from_env = _backends.normalize(env_backend, _backends.BACKEND_ENV)
         forced = option or self.backend or from_env
-        values = [bound[i] for i in self._runtime_positions]
-        return _backends.choose(self.__name__, self._runtime_names, values, forced, _driver.is_available)
+        values = [bound[i] for i in self.runtime_positions]
+        return _registry.get_backend(_backends.choose(self.__name__, self.runtime_names, values, forced))
 
     def _compile(self, signature: dict, constexprs: dict, attrs: Specialization, target: str, num_warps: int,
-                 num_stages: int, checked: bool) -> Any:
+                 num_stages: int, options: dict) -> Any:
         """Compiles, unless another device of the same target already did."""
-        compile_key = (target, checked, num_warps, num_stages, tuple(signature.items()),
+        compile_key = (target, tuple(sorted(options.items())), num_warps, num_stages, tuple(signature.items()),
                        tuple((name, type(value), value) for name, value in constexprs.items()), attrs)
         compiled = self._compiled.get(compile_key)
         if compiled is None:
-            options = {"checked": checked} if target == _backends.CPU else {}
             compiled = _compile_jit_function(self, signature, constexprs, attrs, target, num_warps, num_stages,
                                              **options)
             self._compiled[compile_key] = compiled
         return compiled
 
     def _miss(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int) -> LoadedKernel:
-        """Chooses the backend, validates, compiles (unless done before) and loads."""
+        """Chooses the backend, validates, compiles (unless done before), loads and caches."""
         self._check_options(self.__name__, num_warps, num_stages)
-        env_backend, env_checked = key[1]
-        backend = self._choose_backend(bound, backend_option, env_backend)
-        if backend == _backends.CPU:
-            return self._miss_cpu(bound, key, num_warps, num_stages, env_checked)
-        device = _driver.current_device()
-        signature, constexprs, attrs, _ = self._describe_arguments(bound, backend, device)
-        compiled = self._compile(signature, constexprs, attrs, _driver.get_target(device), num_warps, num_stages,
-                                 False)
-        metadata = compiled.metadata
-        shared = int(metadata.get("shared", 0))
-        # Without ptxas the compiler keeps no cubin; the driver then JIT-compiles the PTX.
-        binary = compiled.asm.get("cubin")
-        if binary is None:
-            binary = compiled.asm["ptx"]
-        module, function, n_regs, n_spills = _driver.load_binary(compiled.name, binary, shared, device)
-        arg_codes = "".join("-" if name in self.constexpr_names else
-                            "p" if signature[name].startswith("*") else _LAUNCH_CODES[signature[name]]
-                            for name in self.arg_names)
-        loaded = LoadedKernel(compiled, module, function, arg_codes, shared, num_warps, n_regs, n_spills, device)
+        environment = key[1]
+        backend = self._choose_backend(bound, backend_option, environment[0])
+        options = backend.compile_options(self, environment)
+        device = backend.current_device()
+        signature, constexprs, attrs, kinds = self._describe_arguments(bound, backend, device)
+        compiled = self._compile(signature, constexprs, attrs, backend.target_for(device), num_warps, num_stages,
+                                 options)
+        loaded = backend.load(self, compiled, signature, kinds, device, num_warps, options)
         self.cache.setdefault(device, {})[key] = loaded
-        self._routes.setdefault(key, {})[device] = loaded
-        return loaded
-
-    def _miss_cpu(self, bound: tuple, key: tuple, num_warps: int, num_stages: int, env_checked: Any) -> LoadedKernel:
-        checked = self.checked or _backends.parse_checked(env_checked)
-        signature, constexprs, attrs, kinds = self._describe_arguments(bound, _backends.CPU, None)
-        compiled = self._compile(signature, constexprs, attrs, _backends.CPU, num_warps, num_stages, checked)
-        kernel = getattr(compiled, "cpu", None)
-        if kernel is None:
-            raise RuntimeError(f"kernel {self.__name__}: the compiler returned no CPU kernel for target 'cpu'")
-        codes = "".join("p" if signature[name].startswith("*") else _LAUNCH_CODES[signature[name]]
-                        for name in self._runtime_names)
-        launcher = _cpu.CpuLauncher(kernel, self.__name__, self._runtime_positions, self._runtime_names, codes,
-                                    kinds, checked)
-        loaded = LoadedKernel(compiled, None, None, codes, 0, num_warps, 0, 0, _backends.CPU, launcher)
-        self.cache.setdefault(_backends.CPU, {})[key] = loaded
-        self._routes[key] = loaded
+        if backend.multi_device:
+            routes = self._routes.get(key)
+            if routes is None:
+                routes = self._routes[key] = _DeviceRoutes(backend)
+            routes[device] = loaded
+        else:
+            self._routes[key] = loaded
         return loaded
 
 
@@ -730,9 +651,10 @@ def jit(fn: Optional[T] = None, *, do_not_specialize: Iterable[Union[str, int]] 
             specialize the kernel (no equal-to-1 / divisible-by-16 variants).
         debug: compile with device-side assertions enabled.
         noinline: when called from another kernel, keep it a separate function.
-        backend: "cpu", "cuda" or "nvidia" runs every launch on that backend
-            (a launch's ``backend=`` option still wins); None lets the
-            arrays decide (see :mod:`kiln.runtime.backends`).
+        backend: "cpu", "cuda" or "nvidia" (or another registered backend's
+            name) runs every launch on that backend (a launch's ``backend=``
+            option still wins); None lets the arrays decide (see
+            :mod:`kiln.runtime.backends`).
         checked: bounds-check every load and store of CPU launches and raise
             :class:`kiln.errors.OutOfBoundsError` naming the faulting source
             line, parameter and index (as ``KILN_CPU_CHECKED=1``). GPU

@@ -3,13 +3,14 @@ sm_90a, and ptxas assembly of the result (CI has ptxas but no GPU)."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
 
 import kiln
 import kiln.language as kl
-from kiln.compiler.compiler import find_ptxas
+from kiln.backends.nvidia import find_ptxas
 from kiln.compiler.specialization import Specialization
 
 
@@ -176,3 +177,26 @@ def test_scalar_argument_types() -> None:
     signature = {"out_ptr": "*fp64", "a": "i1", "b": "u32", "c": "i64", "d": "fp64", "e": "fp32"}
     kernel = kiln.compile(scalar_arguments_kernel, signature=signature)
     assert ".entry scalar_arguments_kernel" in kernel.asm["ptx"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the stand-in ptxas is a shell script")
+def test_ptxas_error_points_at_the_kernel_line(tmp_path, monkeypatch) -> None:
+    # A stand-in ptxas that rejects the PTX line of the first global load,
+    # as ptxas reports errors: "<file>, line N; error : ...".
+    fake = tmp_path / "ptxas"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'for last; do :; done\n'
+        'line=$(grep -n "ld.global" "$last" | head -n 1 | cut -d: -f1)\n'
+        'echo "ptxas $last, line $line; error   : Unknown modifier" >&2\n'
+        "exit 255\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("KILN_PTXAS", str(fake))
+    with pytest.raises(kiln.CompilationError) as info:
+        compile_add()
+    error = info.value
+    load_line = next(i for i, text in enumerate(open(__file__), 1) if "kl.load(x_ptr + offs, mask=mask)" in text)
+    assert (error.filename, error.lineno) == (__file__, load_line)
+    assert "ptxas failed for sm_90a" in str(error) and "Unknown modifier" in str(error)
+    assert "kl.load(x_ptr + offs, mask=mask)" in str(error)

@@ -1,0 +1,84 @@
+"""The CPU backend ("cpu"): kiln -> host LLVM, JIT-compiled in process, run on a thread pool.
+
+Its one target is ``"cpu"``; it adds the ``"llir"`` stage (the optimized host
+LLVM IR) and keeps the ``kiln._C.cpu.Kernel`` on ``CompiledKernel.cpu``.
+``num_warps`` and ``num_stages`` are recorded, not used. Host arrays are
+recognized by :mod:`kiln.runtime.cpu`, whose :class:`CpuLauncher` is the
+launch callable. See docs/design/cpu_backend.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Mapping, Optional, Sequence
+
+from kiln import _C
+from kiln.backends.base import Backend, LoadedKernel, launch_codes
+from kiln.compiler.compiler import CompiledKernel, located_error, pipeline_text, run_pipeline
+from kiln.runtime import backends as _settings
+from kiln.runtime import cpu as _arrays
+
+__all__ = ["CpuBackend"]
+
+CPU = "cpu"
+
+
+class CpuBackend(Backend):
+    """The host processor: always available, one device (``"cpu"``)."""
+
+    name = CPU
+    target_help = "'cpu'"
+
+    def accepts_target(self, target: Any) -> bool:
+        return target == CPU
+
+    def is_available(self) -> bool:
+        return True
+
+    def current_device(self) -> str:
+        return CPU
+
+    def target_for(self, device: Hashable) -> str:
+        return CPU
+
+    def check_array(self, kernel_name: str, name: str, value: Any, kind: str, where: Optional[str],
+                    device: Hashable) -> Optional[int]:
+        if where != CPU:
+            raise ValueError(f"kernel {kernel_name}: argument '{name}' is on {where}; the CPU backend needs "
+                             f"CPU arrays (torch CPU tensors, numpy arrays, __array_interface__ or CPU "
+                             f"__dlpack__ objects)")
+        return _arrays.address_of(value, kind)
+
+    def compile_options(self, kernel: Any, environment: tuple) -> dict[str, Any]:
+        """``checked``: ``kiln.jit(checked=True)`` or ``$KILN_CPU_CHECKED``."""
+        _, env_checked = environment
+        return {"checked": kernel.checked or _settings.parse_checked(env_checked)}
+
+    def compile(self, fn: Any, module: Any, asm: dict[str, Any], metadata: dict[str, Any],
+                options: Mapping[str, Any]) -> CompiledKernel:
+        """``kiln-cpu-to-llvm{checked=...}``, then LLVM's O3 and ORC's LLJIT."""
+        checked = bool(options.get("checked", False))
+        pipeline = pipeline_text("kiln-cpu-to-llvm", checked="true" if checked else "false")
+        run_pipeline(fn, module, pipeline, "CPU lowering")
+        try:
+            host = _C.cpu.compile(module, fn.__name__)
+        except _C.ir.MLIRError as error:
+            raise located_error(fn, error, "CPU lowering") from error
+        asm["llir"] = host.llvm_ir
+        metadata["pipelines"] = [pipeline]
+        metadata["backend"] = CPU
+        metadata["checked"] = checked
+        return CompiledKernel(name=metadata["name"], asm=asm, metadata=metadata, cpu=host)
+
+    def load(self, kernel: Any, compiled: CompiledKernel, signature: Mapping[str, str],
+             kinds: Sequence[Optional[str]], device: Hashable, num_warps: int,
+             options: Mapping[str, Any]) -> LoadedKernel:
+        host = getattr(compiled, "cpu", None)
+        if host is None:
+            raise RuntimeError(f"kernel {kernel.__name__}: the compiler returned no CPU kernel for target 'cpu'")
+        checked = bool(options.get("checked", False))
+        # Only the runtime parameters reach the host kernel: constexprs are compiled in.
+        codes = launch_codes(signature, kernel.runtime_names)
+        launcher = _arrays.CpuLauncher(host, kernel.__name__, kernel.runtime_positions, kernel.runtime_names, codes,
+                                       kinds, checked)
+        return LoadedKernel(compiled, launcher, self.name, CPU, arg_codes=codes, num_warps=num_warps,
+                            launcher=launcher)

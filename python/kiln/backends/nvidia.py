@@ -1,0 +1,148 @@
+"""The NVIDIA backend ("cuda", also "nvidia"): kiln -> kiln_gpu -> LLVM -> PTX -> cubin.
+
+Targets are chips (``sm_80``, ``sm_90a``, ...) that the C++ side knows. The
+stages it adds to ``asm`` are ``"kiln_gpu"`` (with layouts), ``"llir"``,
+``"ptx"`` and ``"cubin"`` (None when no ptxas is installed: the driver then
+JIT-compiles the PTX). Kernels load once per CUDA device through
+:mod:`kiln.runtime.driver` and launch on torch's current stream.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, Hashable, Mapping, Optional, Sequence
+
+from kiln import _C
+from kiln.backends.base import Backend, LoadedKernel, launch_codes
+from kiln.compiler.compiler import (CompiledKernel, error_at, error_at_kernel, located_error, pipeline_text,
+                                    run_pipeline)
+from kiln.compiler.ptx_lines import first_error_location
+from kiln.runtime import cpu as _arrays
+from kiln.runtime import driver as _driver
+
+__all__ = ["NvidiaBackend", "STAGES", "find_ptxas"]
+
+#: The stages of an NVIDIA compile, in order.
+STAGES = ("kiln", "kiln_gpu", "llir", "ptx", "cubin")
+
+_CHIP = re.compile(r"sm_\d+a?")
+
+
+def find_ptxas() -> str | None:
+    """Locates ptxas: ``$KILN_PTXAS``, then ``$CUDA_HOME/bin``, the standard
+    toolkit location, and ``PATH``. Returns None if there is none."""
+    candidates = [os.environ.get("KILN_PTXAS")]
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home:
+            candidates.append(os.path.join(home, "bin", "ptxas"))
+    candidates.append(shutil.which("ptxas"))
+    for candidate in candidates:
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def _run_ptxas(ptxas: str, ptx: str, target: str, fn: Any) -> bytes:
+    with tempfile.TemporaryDirectory(prefix="kiln-ptxas-") as tmp:
+        ptx_path = Path(tmp) / "kernel.ptx"
+        cubin_path = Path(tmp) / "kernel.cubin"
+        ptx_path.write_text(ptx)
+        result = subprocess.run(
+            [ptxas, f"-arch={target}", "-o", str(cubin_path), str(ptx_path)],
+            capture_output=True, text=True, timeout=300,
+        )
+        if result.returncode != 0:
+            message = f"ptxas failed for {target}:\n{result.stderr.strip()}"
+            # The PTX's .loc directives lead from the failing PTX line to
+            # the kernel source line that produced it.
+            where = first_error_location(ptx, result.stderr)
+            raise error_at(*where, message) if where else error_at_kernel(fn, message)
+        return cubin_path.read_bytes()
+
+
+class NvidiaBackend(Backend):
+    """CUDA GPUs through the driver API (libcuda opened at run time)."""
+
+    name = "cuda"
+    aliases = ("nvidia",)
+    target_help = "an NVIDIA chip such as 'sm_80' or 'sm_90a'"
+    multi_device = True
+    stage_suffixes = {"kiln_gpu": "kiln_gpu.mlir", "ptx": "ptx", "cubin": "cubin"}
+
+    def accepts_target(self, target: Any) -> bool:
+        return isinstance(target, str) and _CHIP.fullmatch(target) is not None and _C.compiler.is_valid_chip(target)
+
+    def is_available(self) -> bool:
+        # Looked up on the driver module each time, so tests can replace it.
+        return _driver.is_available()
+
+    def current_device(self) -> int:
+        return _driver.current_device()
+
+    def target_for(self, device: Hashable) -> str:
+        return _driver.get_target(device)
+
+    def check_array(self, kernel_name: str, name: str, value: Any, kind: str, where: Optional[str],
+                    device: Hashable) -> Optional[int]:
+        if where == "cpu":
+            raise ValueError(f"kernel {kernel_name}: argument '{name}' is on the CPU; launch needs CUDA tensors")
+        if kind != _arrays.ArrayKind.TORCH:
+            raise TypeError(f"kernel {kernel_name}: argument '{name}' is a {type(value).__name__} on {where}; "
+                            f"GPU launches take torch tensors (or objects with data_ptr() and dtype)")
+        # array_device says "cuda:N" for a known index, "cuda" for an unknown one.
+        index = int(where[5:]) if where is not None and where.startswith("cuda:") else None
+        if index is not None and index != device:
+            raise ValueError(f"kernel {kernel_name}: argument '{name}' is on cuda:{index} but the launch "
+                             f"is on cuda:{device}; all tensors must be on the current device")
+        return value.data_ptr()
+
+    def compile(self, fn: Any, module: Any, asm: dict[str, Any], metadata: dict[str, Any],
+                options: Mapping[str, Any]) -> CompiledKernel:
+        """kiln -> kiln_gpu -> LLVM (two registered pipelines), then PTX and,
+        with ptxas, a cubin. ``options["checked"]`` is ignored: GPU launches
+        are not bounds-checked."""
+        target = metadata["target"]
+        settings = {"target": target, "num-warps": metadata["num_warps"], "num-stages": metadata["num_stages"]}
+        pipelines = [
+            ("kiln_gpu", pipeline_text("kiln-nvidia-to-kiln-gpu", **settings)),
+            (None, pipeline_text("kiln-nvidia-to-llvm", **settings)),
+        ]
+        for stage, pipeline in pipelines:
+            run_pipeline(fn, module, pipeline, "lowering")
+            if stage:
+                asm[stage] = module.str()
+        try:
+            asm["llir"], asm["ptx"] = _C.compiler.translate_to_ptx(module, target)
+        except _C.ir.MLIRError as error:
+            raise located_error(fn, error, "PTX generation") from error
+        ptxas = find_ptxas()
+        asm["cubin"] = _run_ptxas(ptxas, asm["ptx"], target, fn) if ptxas else None
+        metadata["pipelines"] = [pipeline for _, pipeline in pipelines]
+        metadata["backend"] = "nvidia"
+        return CompiledKernel(name=metadata["name"], asm=asm, metadata=metadata)
+
+    def load(self, kernel: Any, compiled: CompiledKernel, signature: Mapping[str, str],
+             kinds: Sequence[Optional[str]], device: Hashable, num_warps: int,
+             options: Mapping[str, Any]) -> LoadedKernel:
+        shared = int(compiled.metadata.get("shared", 0))
+        # Without ptxas the compiler keeps no cubin; the driver then JIT-compiles the PTX.
+        binary = compiled.asm.get("cubin")
+        if binary is None:
+            binary = compiled.asm["ptx"]
+        module, function, n_regs, n_spills = _driver.load_binary(compiled.name, binary, shared, device)
+        # kiln._C.driver.launch takes every bound argument and skips the constexprs ("-").
+        arg_codes = launch_codes(signature, kernel.arg_names, skipped="-")
+
+        def launch(grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
+            # _driver's attributes are read per launch: current_stream rebinds
+            # itself to torch's raw entry point on first use (and tests replace both).
+            _driver.launch(grid_x, grid_y, grid_z, num_warps, shared, _driver.current_stream(device), function,
+                           arg_codes, bound)
+
+        return LoadedKernel(compiled, launch, self.name, device, arg_codes=arg_codes, num_warps=num_warps,
+                            module=module, function=function, shared=shared, n_regs=n_regs, n_spills=n_spills)
