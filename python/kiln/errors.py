@@ -13,6 +13,22 @@ from typing import Optional
 __all__ = ["KilnError", "CompilationError", "OutOfBoundsError", "OutOfResources"]
 
 
+def _located_text(located: str, unlocated: str, filename: Optional[str], lineno: Optional[int],
+                  col: Optional[int], source_line: Optional[str]) -> str:
+    """``file:line:col: <located>``, then the source line with a caret under
+    the column; just ``unlocated`` when the location is unknown."""
+    if filename is None or lineno is None:
+        return unlocated
+    col = col if col is not None else 1
+    text = f"{filename}:{lineno}:{col}: {located}"
+    if source_line:
+        # Tabs are kept in the caret line so the caret stays under the
+        # column whatever the terminal's tab width.
+        prefix = "".join(c if c == "\t" else " " for c in source_line[:max(col - 1, 0)])
+        text += f"\n{source_line}\n{prefix}^"
+    return text
+
+
 class KilnError(Exception):
     """Base class of every error Kiln raises on purpose."""
 
@@ -38,16 +54,8 @@ class CompilationError(KilnError):
         super().__init__(self._format())
 
     def _format(self) -> str:
-        if self.filename is None or self.lineno is None:
-            return self.message
-        col = self.col if self.col is not None else 1
-        text = f"{self.filename}:{self.lineno}:{col}: error: {self.message}"
-        if self.source_line:
-            # Tabs are kept in the caret line so the caret stays under the
-            # column whatever the terminal's tab width.
-            prefix = "".join(c if c == "\t" else " " for c in self.source_line[:max(col - 1, 0)])
-            text += f"\n{self.source_line}\n{prefix}^"
-        return text
+        return _located_text(f"error: {self.message}", self.message, self.filename, self.lineno, self.col,
+                             self.source_line)
 
     def __reduce__(self):
         return (type(self), (self.message, self.filename, self.lineno, self.col, self.source_line))
@@ -104,14 +112,7 @@ class OutOfBoundsError(KilnError, IndexError):
         super().__init__(self._format())
 
     def _format(self) -> str:
-        if self.filename is None or self.lineno is None:
-            return self.message
-        col = self.col if self.col is not None else 1
-        text = f"{self.filename}:{self.lineno}:{col}: {self.message}"
-        if self.source_line:
-            prefix = "".join(c if c == "\t" else " " for c in self.source_line[:max(col - 1, 0)])
-            text += f"\n{self.source_line}\n{prefix}^"
-        return text
+        return _located_text(self.message, self.message, self.filename, self.lineno, self.col, self.source_line)
 
     def __reduce__(self):
         return (type(self), (self.message, self.filename, self.lineno, self.col, self.parameter, self.index,

@@ -32,21 +32,7 @@ def pytest_report_header(config):
 import pytest  # noqa: E402 - after the sys.path fix above
 
 
-def cuda_skip_reason():
-    """Why kernels cannot run on a CUDA GPU here, or None when they can."""
-    try:
-        import torch
-    except ImportError:
-        return "torch is not installed"
-    if not torch.cuda.is_available():
-        return "torch sees no CUDA device"
-    try:
-        from kiln.runtime import driver
-    except ImportError as error:
-        return f"kiln cannot be imported: {error}"
-    if not driver.is_available():
-        return f"kiln's CUDA driver is unavailable: {driver.unavailable_reason()}"
-    return None
+from kiln_test_support import cuda_skip_reason  # noqa: E402
 
 
 BACKENDS = ("cpu", "cuda")

@@ -10,26 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from kiln_test_support import cuda_skip_reason
+
 _HERE = Path(__file__).resolve().parent
 
 
-def _skip_reason():
-    try:
-        import torch
-    except ImportError:
-        return "torch is not installed"
-    if not torch.cuda.is_available():
-        return "torch sees no CUDA device"
-    try:
-        from kiln.runtime import driver
-    except ImportError as error:
-        return f"kiln cannot be imported: {error}"
-    if not driver.is_available():
-        return f"kiln's CUDA driver is unavailable: {driver.unavailable_reason()}"
-    return None
-
-
-SKIP_REASON = _skip_reason()
+SKIP_REASON = cuda_skip_reason()
 
 
 def pytest_collection_modifyitems(config, items):
