@@ -35,6 +35,15 @@ import pytest  # noqa: E402 - after the sys.path fix above
 from kiln_test_support import cuda_skip_reason  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _private_kernel_cache(tmp_path_factory, monkeypatch):
+    """Gives every test an empty on-disk kernel cache of its own, so that no
+    test reads what another (or an earlier run) compiled, and none writes
+    to the user's ~/.cache/kiln."""
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path_factory.mktemp("kiln-cache")))
+    monkeypatch.delenv("KILN_DISABLE_CACHE", raising=False)
+
+
 BACKENDS = ("cpu", "cuda")
 
 

@@ -11,6 +11,8 @@ The compiler and the JIT talk to backends only through this interface:
   (:meth:`Backend.current_device`);
 * **compiling**: :meth:`Backend.compile` runs the backend's pipelines on the
   module the frontend built (the ``kiln`` stage) and produces its binary;
+  :meth:`Backend.cache_identity` says whether (and keyed on what else) the
+  result may be kept in the on-disk cache;
 * **arguments**: :meth:`Backend.check_array` accepts or rejects an array
   argument with the backend's own message, and :meth:`Backend.compile_options`
   turns the kernel's and environment's settings into compile options;
@@ -177,6 +179,14 @@ class Backend(abc.ABC):
         return {}
 
     # -- compiling, loading ----------------------------------------------------
+
+    def cache_identity(self, options: Mapping[str, Any]) -> Optional[str]:
+        """What, besides the compiler build and the kernel, this backend's
+        results depend on (external tools and their versions), as a string
+        for the on-disk cache's key (:mod:`kiln.runtime.disk_cache`); None
+        when its results cannot be kept on disk, the default (an in-process
+        object, as the CPU backend's JIT-compiled code)."""
+        return None
 
     @abc.abstractmethod
     def compile(self, fn: Any, module: Any, asm: dict[str, Any], metadata: dict[str, Any],

@@ -101,6 +101,16 @@ class NvidiaBackend(Backend):
                              f"is on cuda:{device}; all tensors must be on the current device")
         return value.data_ptr()
 
+    def cache_identity(self, options: Mapping[str, Any]) -> Optional[str]:
+        """The ptxas that would make the cubin (path, size and modification
+        time; running ``ptxas --version`` would cost a process per compile),
+        or "none": the entry then holds no cubin."""
+        ptxas = find_ptxas()
+        if ptxas is None:
+            return "ptxas none"
+        stat = os.stat(ptxas)
+        return f"ptxas {ptxas} {stat.st_size} {stat.st_mtime_ns}"
+
     def compile(self, fn: Any, module: Any, asm: dict[str, Any], metadata: dict[str, Any],
                 options: Mapping[str, Any]) -> CompiledKernel:
         """kiln -> kiln_gpu -> LLVM (two registered pipelines), then PTX and,

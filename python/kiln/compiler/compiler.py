@@ -11,6 +11,9 @@ pipeline run is recorded in ``metadata["pipelines"]`` so that
 ``kiln-opt --pass-pipeline=...`` replays what the JIT ran.
 
 Setting ``KILN_DUMP_DIR`` writes every stage of every compiled kernel there.
+Results of backends that allow it (NVIDIA) are kept in the on-disk cache,
+:mod:`kiln.runtime.disk_cache` (``$KILN_CACHE_DIR``), and read back by a
+later compile of the same kernel, settings and compiler build.
 This module also holds what every backend's compile step shares: running a
 pipeline with errors located in the kernel's source.
 """
@@ -46,6 +49,9 @@ class CompiledKernel:
     metadata: dict[str, Any] = field(default_factory=dict)
     #: The host kernel (``kiln._C.cpu.Kernel``) when compiled for the CPU.
     cpu: Any = None
+    #: Whether this came from the on-disk cache rather than the compiler.
+    #: Not compared: a hit equals the compile it saves.
+    from_disk_cache: bool = field(default=False, compare=False)
 
     @property
     def binary(self) -> bytes:
@@ -111,16 +117,22 @@ def run_pipeline(fn: Any, module: Any, pipeline: str, stage: str) -> None:
 _COMMON_SUFFIXES = {"kiln": "kiln.mlir", "llir": "ll"}
 
 
+def _stage_file_names(name: str, asm: Mapping[str, Any], backend_suffixes: Mapping[str, str]) -> dict[str, str]:
+    """The file each stage is written to, ``<kernel>.<suffix>`` (in
+    ``KILN_DUMP_DIR`` and in on-disk cache entries)."""
+    return {stage: f"{name}.{backend_suffixes.get(stage) or _COMMON_SUFFIXES.get(stage, stage)}" for stage in asm}
+
+
 def _dump(name: str, asm: Mapping[str, Any], backend_suffixes: Mapping[str, str]) -> None:
     directory = os.environ.get("KILN_DUMP_DIR")
     if not directory:
         return
     os.makedirs(directory, exist_ok=True)
-    for stage, content in asm.items():
+    for stage, file_name in _stage_file_names(name, asm, backend_suffixes).items():
+        content = asm[stage]
         if content is None:
             continue
-        suffix = backend_suffixes.get(stage) or _COMMON_SUFFIXES.get(stage, stage)
-        path = os.path.join(directory, f"{name}.{suffix}")
+        path = os.path.join(directory, file_name)
         mode = "wb" if isinstance(content, bytes) else "w"
         with open(path, mode) as f:
             f.write(content)
@@ -143,13 +155,16 @@ def compile_jit_function(
     ``target`` is ``"cpu"`` for the CPU backend (``checked`` then
     bounds-checks every access) or an NVIDIA chip; the backend that owns it
     does everything after the ``kiln`` stage. Further keyword ``options``
-    are passed to that backend's compile step, with ``checked``.
+    are passed to that backend's compile step, with ``checked``. When the
+    backend's results may be kept on disk, a valid entry of the on-disk cache
+    is returned instead of compiling, and a compile fills it.
 
     Raises:
         CompilationError: for any error in the kernel, located in its source.
         ValueError: for an unknown target or an invalid ``num_warps``.
     """
     from kiln.compiler.frontend import generate_kiln_ir
+    from kiln.runtime import disk_cache
 
     backend = _backends.backend_for_target(target)
     if not isinstance(num_warps, int) or num_warps < 1 or num_warps > 32 or num_warps & (num_warps - 1):
@@ -157,9 +172,6 @@ def compile_jit_function(
     if not isinstance(num_stages, int) or num_stages < 1:
         raise ValueError(f"num_stages must be a positive integer, got {num_stages!r}")
 
-    context = _C.ir.Context()
-    module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context)
-    asm: dict[str, Any] = {"kiln": module.str()}
     name = fn.__name__
     metadata = {
         "name": name,
@@ -170,7 +182,28 @@ def compile_jit_function(
         "signature": dict(signature),
         "constexprs": dict(constexprs),
     }
-    compiled = backend.compile(fn, module, asm, metadata, {"checked": checked, **options})
+    options = {"checked": checked, **options}
+    identity = backend.cache_identity(options)
+    directory = disk_cache.cache_dir() if identity is not None else None
+    key = None
+    if directory is not None:
+        key = disk_cache.kernel_key(fn, signature, constexprs, attrs, target, num_warps, num_stages, options,
+                                    backend.name, identity)
+    if key is not None:
+        hit = disk_cache.read(directory, key, metadata)
+        if hit is not None:
+            asm, metadata = hit
+            compiled = CompiledKernel(name=name, asm=asm, metadata=metadata, from_disk_cache=True)
+            _dump(name, compiled.asm, backend.stage_suffixes)
+            return compiled
+
+    context = _C.ir.Context()
+    module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context)
+    asm: dict[str, Any] = {"kiln": module.str()}
+    compiled = backend.compile(fn, module, asm, metadata, options)
+    if key is not None:
+        disk_cache.write(directory, key, compiled.asm, compiled.metadata,
+                         _stage_file_names(name, compiled.asm, backend.stage_suffixes))
     _dump(name, compiled.asm, backend.stage_suffixes)
     return compiled
 

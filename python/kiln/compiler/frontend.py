@@ -36,7 +36,7 @@ from kiln.language.core import constexpr, dtype, tensor
 
 ir = _C.ir
 
-__all__ = ["KernelSource", "generate_kiln_ir"]
+__all__ = ["KernelSource", "generate_kiln_ir", "global_scope", "is_kernel_source"]
 
 
 @runtime_checkable
@@ -141,8 +141,24 @@ def _is_runtime(value: Any) -> bool:
     return isinstance(value, tensor)
 
 
-def _is_kernel_source(value: Any) -> bool:
+def is_kernel_source(value: Any) -> bool:
+    """True for a ``@kiln.jit`` function (anything satisfying :class:`KernelSource`)."""
     return not isinstance(value, type) and isinstance(value, KernelSource)
+
+
+def global_scope(fn: KernelSource) -> dict[str, Any]:
+    """The names ``fn``'s body reads outside its parameters: its globals,
+    overridden by its closure variables (the on-disk cache's key reads the
+    same scope, so that both see the same callees and constants)."""
+    scope = dict(fn.__globals__)
+    func = fn.fn
+    closure = getattr(func, "__closure__", None) or ()
+    for name, cell in zip(func.__code__.co_freevars, closure):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:  # an unassigned cell
+            pass
+    return scope
 
 
 def _assigned_names(stmts: Sequence[ast.stmt]) -> list[str]:
@@ -188,7 +204,7 @@ class CodeGenerator(ast.NodeVisitor):
     """Generates one function (kernel or helper) into ``module``."""
 
     def __init__(self, fn: KernelSource, module: Any, builder: Any, functions: dict) -> None:
-        if not _is_kernel_source(fn):
+        if not is_kernel_source(fn):
             raise TypeError(f"generate_kiln_ir expects a @kiln.jit function, got {type(fn).__name__}")
         self.fn = fn
         self.module = module
@@ -206,7 +222,7 @@ class CodeGenerator(ast.NodeVisitor):
         self.fn_def = defs[0]
         self._locate_source(code.co_firstlineno)
         self.lscope: dict[str, Any] = {}
-        self.gscope = self._global_scope()
+        self.gscope = global_scope(fn)
         self.region_depth = 0  # scf regions we are inside (returns are top-level only)
         self.is_kernel = True
         self.result_types: Optional[list[dtype]] = None
@@ -265,17 +281,6 @@ class CodeGenerator(ast.NodeVisitor):
 
     # -- scopes ----------------------------------------------------------------
 
-    def _global_scope(self) -> dict[str, Any]:
-        scope = dict(self.fn.__globals__)
-        func = self.fn.fn
-        closure = getattr(func, "__closure__", None) or ()
-        for name, cell in zip(func.__code__.co_freevars, closure):
-            try:
-                scope[name] = cell.cell_contents
-            except ValueError:  # an unassigned cell
-                pass
-        return scope
-
     def lookup(self, name: str, node: ast.AST) -> Any:
         if name in self.lscope:
             value = self.lscope[name]
@@ -298,7 +303,7 @@ class CodeGenerator(ast.NodeVisitor):
             return value.value
         if value is None or isinstance(value, (bool, int, float, str, dtype, ModuleType, type)):
             return value
-        if _is_kernel_source(value) or core.is_builtin(value) or callable(value):
+        if is_kernel_source(value) or core.is_builtin(value) or callable(value):
             return value
         if isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str, dtype)) for v in value):
             return value
@@ -898,7 +903,7 @@ class CodeGenerator(ast.NodeVisitor):
             if k.arg is None:
                 raise self.error("**kwargs arguments are not supported in kiln kernels", k)
             kwargs[k.arg] = _unwrap(self.visit(k.value))
-        if _is_kernel_source(func):
+        if is_kernel_source(func):
             return self._call_jit(func, args, kwargs, node)
         if core.is_builtin(func):
             return self._run(node, lambda: _unwrap(func(*args, **kwargs, _builder=self.builder)))

@@ -37,6 +37,7 @@ __all__ = [
     "environment",
     "normalize",
     "parse_checked",
+    "parse_flag",
     "parse_threads",
     "array_device",
     "choose",
@@ -104,8 +105,9 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
 
 
-def parse_checked(value: Any) -> bool:
-    """Interprets ``KILN_CPU_CHECKED`` (None when unset).
+def parse_flag(value: Any, variable: str) -> bool:
+    """Interprets the boolean environment variable ``variable`` whose raw
+    value is ``value`` (None when unset, which is False).
 
     Raises:
         ValueError: for a value that is not a recognizable boolean.
@@ -118,7 +120,16 @@ def parse_checked(value: Any) -> bool:
         return True
     if lowered in _FALSE:
         return False
-    raise ValueError(f"{CHECKED_ENV}={value!r} is not a boolean; use 1 or 0")
+    raise ValueError(f"{variable}={value!r} is not a boolean; use 1 or 0")
+
+
+def parse_checked(value: Any) -> bool:
+    """Interprets ``KILN_CPU_CHECKED`` (None when unset).
+
+    Raises:
+        ValueError: for a value that is not a recognizable boolean.
+    """
+    return parse_flag(value, CHECKED_ENV)
 
 
 _THREADS_CACHE: dict[Any, int] = {}

@@ -1,0 +1,345 @@
+"""The on-disk cache of compiled kernels: one directory per key under ``$KILN_CACHE_DIR``.
+
+A compile for a backend whose results can be kept (the NVIDIA backend: its
+result is text and a cubin; the CPU backend's is an in-process JIT object
+and is never cached) first computes a key and looks for
+``<cache dir>/<key>/``. The key is the SHA-256 of a JSON document holding
+everything the compiled result depends on:
+
+* the compiler build (:func:`build_identity`);
+* the backend's name and its own identity (which ptxas, for NVIDIA);
+* the target, ``num_warps``, ``num_stages``, the backend options;
+* the signature, the constexpr values and the specialization;
+* for the kernel and every ``@kiln.jit`` function it names, transitively
+  (found in its globals and closure as the frontend finds them): its source,
+  file, first line (locations end up in the IR and the PTX), name,
+  ``debug`` and ``noinline``, and the value of every constant global it names.
+
+An entry holds one file per stage of ``asm`` and ``metadata.json``: the key
+document, the metadata the backend added, and each stage's file name, size
+and SHA-256. It is written into a temporary directory beside it and renamed
+into place, so readers see a whole entry or none; when another process won
+the race, its entry stays and ours is discarded. A read checks the key
+document, the metadata and every stage's size and checksum; an entry that
+fails any check is removed and the kernel recompiled (silently: a damaged
+entry costs one compile, nothing else). Any OS error (an unwritable or
+unreadable directory) makes the cache step a no-op; it never fails a compile.
+
+``KILN_CACHE_DIR`` names the directory (unset or empty: ``~/.cache/kiln``);
+``KILN_DISABLE_CACHE=1`` turns the cache off.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import types
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from kiln.compiler.frontend import global_scope, is_kernel_source
+from kiln.compiler.specialization import Specialization
+from kiln.language.core import constexpr, dtype
+from kiln.runtime.backends import parse_flag
+
+__all__ = ["CACHE_DIR_ENV", "DISABLE_ENV", "CacheKey", "build_identity", "cache_dir", "kernel_key", "read", "write"]
+
+CACHE_DIR_ENV = "KILN_CACHE_DIR"
+DISABLE_ENV = "KILN_DISABLE_CACHE"
+
+# Raised to 2 (and so on) whenever the layout of an entry changes: old
+# entries then simply stop matching.
+_FORMAT = 1
+_METADATA_FILE = "metadata.json"
+# Metadata the compile call determines rather than the backend: rebuilt from
+# the call on a hit, so values JSON cannot represent (dtype constexprs,
+# tuples) come back exactly as a compile gives them.
+_CALL_METADATA = ("signature", "constexprs")
+# Metadata an entry must agree on with the compile that reads it.
+_KEY_METADATA = ("name", "target", "num_warps", "num_stages")
+
+
+class _Uncacheable(Exception):
+    """A value the result depends on has no stable spelling for the key."""
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    """The key of one compile: ``digest`` (the entry's directory name) and
+    the ``document`` it hashes, kept in the entry and compared on a read."""
+
+    digest: str
+    document: dict[str, Any]
+
+
+def cache_dir() -> Optional[str]:
+    """The cache directory, or None when ``KILN_DISABLE_CACHE`` is set.
+
+    Raises:
+        ValueError: when ``KILN_DISABLE_CACHE`` is not a boolean.
+    """
+    if parse_flag(os.environ.get(DISABLE_ENV), DISABLE_ENV):
+        return None
+    return os.environ.get(CACHE_DIR_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "kiln")
+
+
+@functools.lru_cache(maxsize=1)
+def build_identity() -> str:
+    """The compiler build, computed once per process: ``kiln.__version__``,
+    a hash of the Python sources of the ``kiln`` package (the frontend and
+    the language decide the IR; hashing them takes about a millisecond), and
+    the size and modification time of the ``kiln._C`` extension. The
+    extension's bytes are not hashed: the shipped, statically linked module
+    is about 90 MB, which takes about 0.45 s to hash, more than the 55 ms
+    compile it would save. A rebuild rewrites the file, changing its time."""
+    import kiln
+    from kiln import _C
+
+    package = os.path.dirname(os.path.abspath(kiln.__file__))
+    sources = hashlib.sha256()
+    for directory, subdirectories, files in os.walk(package):
+        subdirectories.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(directory, name)
+                sources.update(os.path.relpath(path, package).encode() + b"\0")
+                with open(path, "rb") as f:
+                    sources.update(f.read())
+    extension = os.stat(_C.__file__)
+    return (f"kiln {kiln.__version__}; python {sources.hexdigest()}; "
+            f"_C {os.path.basename(_C.__file__)} {extension.st_size} {extension.st_mtime_ns}")
+
+
+# -- the key ---------------------------------------------------------------------
+
+
+def _encode(value: Any) -> Any:
+    """A JSON spelling of a constant that tells apart every value the
+    frontend treats differently (1, 1.0 and True; a dtype and its name).
+
+    Raises:
+        _Uncacheable: for anything else.
+    """
+    if isinstance(value, constexpr):
+        return _encode(value.value)
+    if value is None or type(value) in (bool, int, float, str):
+        return [type(value).__name__, repr(value)]
+    if isinstance(value, dtype):
+        return ["dtype", type(value).__name__, str(value)]
+    if type(value) is tuple:
+        return ["tuple", [_encode(item) for item in value]]
+    raise _Uncacheable(f"{type(value).__name__} value")
+
+
+def _names_read(tree: ast.AST) -> list[tuple[str, ...]]:
+    """Every name and dotted attribute chain (``mod.helper`` as ("mod",
+    "helper")) the source reads, in order of first appearance. Local
+    variables are included: the key may then hold a global they shadow,
+    which costs nothing but a spurious miss when that global changes."""
+    chains: dict[tuple[str, ...], None] = {}
+    for node in ast.walk(tree):
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            chain = [node.id]
+            for part in reversed(parts):
+                chains.setdefault(tuple(chain))
+                chain.append(part)
+            chains.setdefault(tuple(chain))
+    return list(chains)
+
+
+def _resolve(scope: Mapping[str, Any], chain: tuple[str, ...]) -> tuple[bool, Any]:
+    """Looks ``a.b.c`` up through modules only (attributes of other objects
+    are runtime values the frontend computes itself)."""
+    value = scope.get(chain[0], _resolve)
+    for part in chain[1:]:
+        if value is _resolve or not isinstance(value, types.ModuleType):
+            return False, None
+        value = getattr(value, part, _resolve)
+    return value is not _resolve, value
+
+
+def _functions(kernel: Any) -> list[dict[str, Any]]:
+    """The key's entry for ``kernel`` and each jit function it names, transitively."""
+    entries: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    pending = [kernel]
+    while pending:
+        fn = pending.pop(0)
+        if id(fn.fn) in seen:
+            continue
+        seen.add(id(fn.fn))
+        try:
+            tree = ast.parse(fn.src)
+        except SyntaxError:
+            raise _Uncacheable("unparsable source") from None  # the frontend reports it
+        scope = global_scope(fn)
+        constants: dict[str, Any] = {}
+        for chain in _names_read(tree):
+            found, value = _resolve(scope, chain)
+            if not found:
+                continue
+            if is_kernel_source(value):
+                pending.append(value)
+            elif isinstance(value, constexpr):
+                # The frontend reads any kl.constexpr global: one without a
+                # stable spelling makes the whole compile uncacheable.
+                constants[".".join(chain)] = _encode(value)
+            else:
+                # Modules, types and callables are the compiler's own (the
+                # build covers them) or rejected by the frontend when used;
+                # a constant that cannot be spelled would be rejected too.
+                try:
+                    constants[".".join(chain)] = _encode(value)
+                except _Uncacheable:
+                    pass
+        code = fn.fn.__code__
+        entries.append({
+            "name": fn.__name__,
+            "file": code.co_filename,
+            "line": code.co_firstlineno,
+            "source": fn.src,
+            "debug": getattr(fn, "debug", None),
+            "noinline": bool(getattr(fn, "noinline", False)),
+            "constants": constants,
+        })
+    return entries
+
+
+def kernel_key(fn: Any, signature: Mapping[str, str], constexprs: Mapping[str, Any], attrs: Specialization,
+               target: str, num_warps: int, num_stages: int, options: Mapping[str, Any], backend: str,
+               backend_identity: str) -> Optional[CacheKey]:
+    """The key of compiling ``fn`` with these settings, or None when a value
+    it depends on (a constexpr of an unusual type) has no stable spelling,
+    or ``fn`` is no jit function (the frontend then says so)."""
+    if not is_kernel_source(fn):
+        return None
+    try:
+        document = {
+            "format": _FORMAT,
+            "build": build_identity(),
+            "backend": backend,
+            "backend_identity": backend_identity,
+            "target": target,
+            "num_warps": num_warps,
+            "num_stages": num_stages,
+            "options": sorted([name, _encode(value)] for name, value in options.items()),
+            "signature": [[name, ty] for name, ty in signature.items()],
+            "constexprs": [[name, _encode(value)] for name, value in constexprs.items()],
+            "divisible_by_16": sorted(attrs.divisible_by_16),
+            "equal_to_1": sorted(attrs.equal_to_1),
+            "functions": _functions(fn),
+        }
+    except _Uncacheable:
+        return None
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return CacheKey(hashlib.sha256(text.encode()).hexdigest(), json.loads(text))
+
+
+# -- entries ------------------------------------------------------------------------
+
+
+def _discard(path: str) -> None:
+    """Removes an entry, first renaming it aside (to a name no key has) so
+    that no reader ever sees it half deleted."""
+    directory, name = os.path.split(path)
+    aside = os.path.join(directory, f".discard-{name[:16]}-{os.getpid()}-{os.urandom(4).hex()}")
+    try:
+        os.rename(path, aside)
+    except OSError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _read_stage(entry: str, record: Any) -> Any:
+    """One stage's content, checked against its size and checksum.
+
+    Raises:
+        ValueError: for a record or file that does not match.
+    """
+    if record is None:
+        return None
+    name, binary, size, digest = record["file"], record["binary"], record["size"], record["sha256"]
+    if not isinstance(name, str) or os.path.basename(name) != name or name == _METADATA_FILE:
+        raise ValueError("bad file name")
+    with open(os.path.join(entry, name), "rb") as f:
+        data = f.read()
+    if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
+        raise ValueError("size or checksum mismatch")
+    return data if binary else data.decode()
+
+
+def read(directory: str, key: CacheKey, metadata: Mapping[str, Any]) -> Optional[tuple[dict, dict]]:
+    """The ``(asm, metadata)`` of the entry for ``key``, or None on a miss.
+
+    ``metadata`` is the common metadata of the compile (name, target,
+    options, signature, constexprs); the entry's must agree with it. An
+    entry that fails any check is removed.
+    """
+    entry = os.path.join(directory, key.digest)
+    try:
+        with open(os.path.join(entry, _METADATA_FILE), "rb") as f:
+            text = f.read()
+    except OSError:
+        return None
+    try:
+        manifest = json.loads(text)
+        stored = manifest["metadata"]
+        if (manifest["format"] != _FORMAT or manifest["key"] != key.document or not isinstance(stored, dict)
+                or any(stored.get(name) != metadata[name] for name in _KEY_METADATA)):
+            raise ValueError("entry does not match its key")
+        asm = {stage: _read_stage(entry, record) for stage, record in manifest["stages"].items()}
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        _discard(entry)
+        return None
+    return asm, {**metadata, **stored}
+
+
+def write(directory: str, key: CacheKey, asm: Mapping[str, Any], metadata: Mapping[str, Any],
+          file_names: Mapping[str, str]) -> None:
+    """Stores a compile's ``asm`` (each stage in ``file_names[stage]``) and
+    ``metadata`` under ``key``. Does nothing when they cannot be stored
+    exactly (a stage that is neither text nor bytes, metadata JSON would
+    change) or the directory cannot be written."""
+    stored = {name: value for name, value in metadata.items() if name not in _CALL_METADATA}
+    try:
+        if json.loads(json.dumps(stored)) != stored:
+            return
+    except (TypeError, ValueError):
+        return
+    if any(content is not None and not isinstance(content, (str, bytes)) for content in asm.values()):
+        return
+    try:
+        os.makedirs(directory, exist_ok=True)
+        temporary = tempfile.mkdtemp(prefix=f".{key.digest[:16]}-", dir=directory)
+    except OSError:
+        return
+    try:
+        stages: dict[str, Any] = {}
+        for stage, content in asm.items():
+            if content is None:
+                stages[stage] = None
+                continue
+            data = content if isinstance(content, bytes) else content.encode()
+            name = file_names[stage]
+            with open(os.path.join(temporary, name), "wb") as f:
+                f.write(data)
+            stages[stage] = {"file": name, "binary": isinstance(content, bytes), "size": len(data),
+                             "sha256": hashlib.sha256(data).hexdigest()}
+        manifest = {"format": _FORMAT, "key": key.document, "metadata": stored, "stages": stages}
+        with open(os.path.join(temporary, _METADATA_FILE), "w") as f:
+            # In insertion order: a hit returns asm and metadata in the order a compile does.
+            json.dump(manifest, f, indent=1)
+        # Atomic: a reader sees the whole entry or none. When another process
+        # renamed its entry first, the rename fails and that entry stays.
+        os.rename(temporary, os.path.join(directory, key.digest))
+    except OSError:
+        shutil.rmtree(temporary, ignore_errors=True)
