@@ -16,6 +16,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
@@ -56,26 +58,16 @@ struct NumProgramsOpLowering : public ConvertOpToLLVMPattern<NumProgramsOp> {
   }
 };
 
-/// Returns the blocked layout of `type`, or null.
-static BlockedEncodingAttr getBlockedLayout(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor)
-    return {};
-  return dyn_cast_if_present<BlockedEncodingAttr>(tensor.getEncoding());
-}
-
 struct MakeRangeOpLowering : public ConvertOpToLLVMPattern<MakeRangeOp> {
   MakeRangeOpLowering(const LLVMTypeConverter &converter, LaunchShape launch)
       : ConvertOpToLLVMPattern(converter), launch(launch) {}
   LogicalResult
   matchAndRewrite(MakeRangeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto layout = getBlockedLayout(op.getType());
-    if (!layout)
-      return rewriter.notifyMatchFailure(op, "expected a blocked layout");
+    if (!getThreadLayout(op.getType()))
+      return rewriter.notifyMatchFailure(op, "expected a thread layout");
     Location loc = op.getLoc();
-    Value index = emitElementCoordinates(rewriter, loc, layout,
-                                         op.getType().getShape(), launch)[0];
+    Value index = emitBlockCoordinates(rewriter, loc, op.getType(), launch)[0];
     if (op.getStart() != 0) {
       auto type = cast<VectorType>(index.getType());
       Value start = LLVM::ConstantOp::create(
@@ -96,7 +88,8 @@ struct SplatConstantLowering : public ConvertOpToLLVMPattern<arith::ConstantOp> 
   LogicalResult
   matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!getBlockedLayout(op.getType()))
+    auto tensor = dyn_cast<RankedTensorType>(op.getType());
+    if (!tensor || !getThreadLayout(tensor))
       return failure();
     auto splat = dyn_cast<SplatElementsAttr>(op.getValue());
     if (!splat)
@@ -109,25 +102,85 @@ struct SplatConstantLowering : public ConvertOpToLLVMPattern<arith::ConstantOp> 
   }
 };
 
-/// Ops whose lowering needs to move elements between threads. A conversion
-/// between layouts that give each thread the same elements in the same
-/// order is a no-op; anything else is reported, not miscompiled.
-template <typename OpTy>
-struct LayoutChangeLowering : public ConvertOpToLLVMPattern<OpTy> {
-  using ConvertOpToLLVMPattern<OpTy>::ConvertOpToLLVMPattern;
+/// expand_dims from the slice of a layout to the layout itself: each thread
+/// holds the same elements in the same order (kiln-gpu-match-shape-layouts
+/// arranges for it), so the values pass through.
+struct ExpandDimsOpLowering : public ConvertOpToLLVMPattern<ExpandDimsOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+  matchAndRewrite(ExpandDimsOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
-    auto dstType = cast<RankedTensorType>(op.getType());
-    if (srcType.getShape() == dstType.getShape() &&
-        srcType.getEncoding() == dstType.getEncoding()) {
+    auto slice = dyn_cast_if_present<SliceEncodingAttr>(op.getSrc().getType().getEncoding());
+    if (!slice || slice.getDim() != op.getAxis() ||
+        slice.getParent() != op.getType().getEncoding())
+      return op.emitOpError() << "from " << op.getSrc().getType() << " to "
+                              << op.getType()
+                              << " needs its operand in the slice of the result's "
+                                 "layout (kiln-gpu-match-shape-layouts)";
+    rewriter.replaceOp(op, adaptor.getSrc());
+    return success();
+  }
+};
+
+/// broadcast within one blocked layout: a thread holds, for each element of
+/// the result, the source element it repeats, so the result is a shuffle of
+/// the thread's source elements with a static mask.
+struct BroadcastOpLowering : public ConvertOpToLLVMPattern<BroadcastOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType srcType = op.getSrc().getType(), dstType = op.getType();
+    auto layout = dyn_cast_if_present<BlockedEncodingAttr>(dstType.getEncoding());
+    if (!layout || srcType.getEncoding() != layout)
+      return op.emitOpError() << "from " << srcType << " to " << dstType
+                              << " needs its operand in the result's layout "
+                                 "(kiln-gpu-match-shape-layouts)";
+    SmallVector<SmallVector<int32_t>> srcOffsets =
+        getElementOffsets(layout, srcType.getShape());
+    SmallVector<SmallVector<int32_t>> dstOffsets =
+        getElementOffsets(layout, dstType.getShape());
+    unsigned rank = dstType.getRank();
+    // Source elements by their offsets along the dimensions not broadcast.
+    std::map<SmallVector<int32_t>, int32_t> sourceOf;
+    for (size_t e = 0; e < srcOffsets[0].size(); ++e) {
+      SmallVector<int32_t> key;
+      for (unsigned d = 0; d < rank; ++d)
+        key.push_back(srcType.getDimSize(d) == 1 ? 0 : srcOffsets[d][e]);
+      sourceOf.try_emplace(key, int32_t(e));
+    }
+    SmallVector<int32_t> mask;
+    for (size_t e = 0; e < dstOffsets[0].size(); ++e) {
+      SmallVector<int32_t> key;
+      for (unsigned d = 0; d < rank; ++d)
+        key.push_back(srcType.getDimSize(d) == 1 ? 0 : dstOffsets[d][e]);
+      auto it = sourceOf.find(key);
+      if (it == sourceOf.end())
+        return op.emitOpError("cannot find a thread's source element");
+      mask.push_back(it->second);
+    }
+    Value src = adaptor.getSrc();
+    if (!isa<VectorType>(src.getType()))
+      return rewriter.notifyMatchFailure(op, "expected a vector");
+    rewriter.replaceOpWithNewOp<LLVM::ShuffleVectorOp>(op, src, src, mask);
+    return success();
+  }
+};
+
+/// A conversion between two encodings of the same elements is a no-op;
+/// anything else is reported, not miscompiled.
+struct ConvertLayoutOpLowering : public ConvertOpToLLVMPattern<ConvertLayoutOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getSrc().getType() == op.getType()) {
       rewriter.replaceOp(op, adaptor.getSrc());
       return success();
     }
-    return op.emitOpError()
-           << "between layouts " << srcType << " and " << dstType
-           << " is not supported by the GPU lowering yet";
+    return op.emitOpError() << "between " << op.getSrc().getType() << " and "
+                            << op.getType()
+                            << " is not supported by the GPU lowering yet";
   }
 };
 
@@ -138,9 +191,7 @@ void mlir::kiln::gpu::populateBlockOpToLLVMPatterns(
     const LaunchShape &launch) {
   populateSplatAndAddPtrToLLVMPatterns(converter, patterns);
   patterns.add<ProgramIdOpLowering, NumProgramsOpLowering,
-               SplatConstantLowering,
-               LayoutChangeLowering<ConvertLayoutOp>,
-               LayoutChangeLowering<BroadcastOp>,
-               LayoutChangeLowering<ExpandDimsOp>>(converter);
+               SplatConstantLowering, ExpandDimsOpLowering, BroadcastOpLowering,
+               ConvertLayoutOpLowering>(converter);
   patterns.add<MakeRangeOpLowering>(converter, launch);
 }

@@ -39,15 +39,23 @@ static int64_t getAccessWidth(AxisInfoAnalysis &axisInfo, Value ptr, Value mask)
   auto tensor = dyn_cast<RankedTensorType>(ptr.getType());
   if (!tensor)
     return 1;
-  auto layout = dyn_cast_if_present<BlockedEncodingAttr>(tensor.getEncoding());
+  std::optional<ThreadLayout> layout = getThreadLayout(tensor);
   if (!layout)
     return 1;
-  unsigned fastest = layout.getOrder()[0];
-  int64_t width = std::min<int64_t>(axisInfo.getPtrVectorWidth(ptr, fastest),
-                                    std::min<int64_t>(layout.getSizePerThread()[fastest],
-                                                      tensor.getDimSize(fastest)));
+  // The layout's fastest dimension, as a dimension of the block itself (a
+  // slice's removed dimension holds one element: no run to widen).
+  int64_t fastest = layout->blocked.getOrder()[0];
+  if (fastest == layout->slicedDim)
+    return 1;
+  int64_t blockDim = layout->slicedDim >= 0 && fastest > layout->slicedDim
+                         ? fastest - 1
+                         : fastest;
+  int64_t width = std::min<int64_t>(
+      axisInfo.getPtrVectorWidth(ptr, blockDim),
+      std::min<int64_t>(layout->blocked.getSizePerThread()[fastest],
+                        tensor.getDimSize(blockDim)));
   if (mask)
-    width = std::min(width, axisInfo.getMaskConstancy(mask, fastest));
+    width = std::min(width, axisInfo.getMaskConstancy(mask, blockDim));
   return int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(1, width))));
 }
 

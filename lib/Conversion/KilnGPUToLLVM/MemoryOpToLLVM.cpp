@@ -224,9 +224,8 @@ struct StoreOpLowering : public ConvertOpToLLVMPattern<StoreOp> {
     // Replicated elements are stored by their owner thread only.
     Value owner;
     if (auto tensor = dyn_cast<RankedTensorType>(op.getPtr().getType()))
-      if (auto layout = dyn_cast_if_present<BlockedEncodingAttr>(tensor.getEncoding()))
-        emitElementCoordinates(rewriter, loc, layout, tensor.getShape(), launch,
-                               &owner);
+      if (getThreadLayout(tensor))
+        emitBlockCoordinates(rewriter, loc, tensor, launch, &owner);
     Value predicates = adaptor.getMask();
     if (owner)
       predicates = predicates ? LLVM::AndOp::create(rewriter, loc, predicates, owner)

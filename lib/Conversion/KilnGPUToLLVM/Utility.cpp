@@ -19,14 +19,13 @@ KilnGPUToLLVMTypeConverter::KilnGPUToLLVMTypeConverter(MLIRContext *context)
     return LLVM::LLVMPointerType::get(context, type.getAddressSpace());
   });
   addConversion([this](RankedTensorType type) -> std::optional<Type> {
-    auto layout = dyn_cast_if_present<BlockedEncodingAttr>(type.getEncoding());
+    std::optional<ThreadLayout> layout = getThreadLayout(type);
     if (!layout)
       return std::nullopt;
     Type element = convertType(type.getElementType());
     if (!element)
       return std::nullopt;
-    return VectorType::get({layout.getElementsPerThread(type.getShape())},
-                           element);
+    return VectorType::get({layout->getElementsPerThread()}, element);
   });
 }
 
@@ -44,9 +43,9 @@ static SmallVector<Value> delinearize(OpBuilder &builder, Location loc,
   return coords;
 }
 
-SmallVector<Value> mlir::kiln::gpu::emitElementCoordinates(
-    OpBuilder &builder, Location loc, BlockedEncodingAttr layout,
-    ArrayRef<int64_t> shape, const LaunchShape &launch, Value *isOwner) {
+SmallVector<SmallVector<int32_t>>
+mlir::kiln::gpu::getElementOffsets(BlockedEncodingAttr layout,
+                                   ArrayRef<int64_t> shape) {
   unsigned rank = layout.getRank();
   ArrayRef<unsigned> order = layout.getOrder();
   SmallVector<int64_t> tile = layout.getShapePerCTATile();
@@ -56,20 +55,8 @@ SmallVector<Value> mlir::kiln::gpu::emitElementCoordinates(
     repeats.push_back(std::max<int64_t>(1, shape[d] / tile[d]));
   }
   int64_t count = layout.getElementsPerThread(shape);
-
-  // Where this thread's first element lies, per dimension.
-  Value tid = NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
-  Value warpSize = createI32Constant(builder, loc, launch.threadsPerWarp);
-  Value lane = LLVM::URemOp::create(builder, loc, tid, warpSize);
-  Value warp = LLVM::UDivOp::create(builder, loc, tid, warpSize);
-  SmallVector<Value> laneCoords =
-      delinearize(builder, loc, lane, layout.getThreadsPerWarp(), order);
-  SmallVector<Value> warpCoords =
-      delinearize(builder, loc, warp, layout.getWarpsPerCTA(), order);
-
-  // Per element, the offset from that first element: the element index
-  // enumerates the thread's own run (fastest dimension first), then the
-  // repeats of the tile.
+  // The element index enumerates the thread's own run (fastest dimension
+  // first), then the repeats of the tile.
   SmallVector<SmallVector<int32_t>> offsets(rank, SmallVector<int32_t>(count));
   for (int64_t e = 0; e < count; ++e) {
     int64_t rest = e;
@@ -85,6 +72,39 @@ SmallVector<Value> mlir::kiln::gpu::emitElementCoordinates(
     for (unsigned d = 0; d < rank; ++d)
       offsets[d][e] = repeat[d] * tile[d] + within[d];
   }
+  return offsets;
+}
+
+SmallVector<Value> mlir::kiln::gpu::emitBlockCoordinates(
+    OpBuilder &builder, Location loc, RankedTensorType type,
+    const LaunchShape &launch, Value *isOwner) {
+  std::optional<ThreadLayout> layout = getThreadLayout(type);
+  SmallVector<Value> coords = emitElementCoordinates(
+      builder, loc, layout->blocked, layout->shape, launch, isOwner);
+  if (layout->slicedDim >= 0)
+    coords.erase(coords.begin() + layout->slicedDim);
+  return coords;
+}
+
+SmallVector<Value> mlir::kiln::gpu::emitElementCoordinates(
+    OpBuilder &builder, Location loc, BlockedEncodingAttr layout,
+    ArrayRef<int64_t> shape, const LaunchShape &launch, Value *isOwner) {
+  unsigned rank = layout.getRank();
+  ArrayRef<unsigned> order = layout.getOrder();
+  SmallVector<int64_t> tile = layout.getShapePerCTATile();
+  int64_t count = layout.getElementsPerThread(shape);
+
+  // Where this thread's first element lies, per dimension.
+  Value tid = NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
+  Value warpSize = createI32Constant(builder, loc, launch.threadsPerWarp);
+  Value lane = LLVM::URemOp::create(builder, loc, tid, warpSize);
+  Value warp = LLVM::UDivOp::create(builder, loc, tid, warpSize);
+  SmallVector<Value> laneCoords =
+      delinearize(builder, loc, lane, layout.getThreadsPerWarp(), order);
+  SmallVector<Value> warpCoords =
+      delinearize(builder, loc, warp, layout.getWarpsPerCTA(), order);
+
+  SmallVector<SmallVector<int32_t>> offsets = getElementOffsets(layout, shape);
 
   auto vectorType = VectorType::get({count}, builder.getI32Type());
   SmallVector<Value> coords;

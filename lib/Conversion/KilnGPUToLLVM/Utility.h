@@ -45,6 +45,20 @@ SmallVector<Value> emitElementCoordinates(OpBuilder &builder, Location loc,
                                           const LaunchShape &launch,
                                           Value *isOwner = nullptr);
 
+/// Per element a thread holds of a block with `layout` and `shape`, its
+/// offset from the thread's first element along each dimension (before
+/// wrapping around the block): offsets[dim][element]. The same for every
+/// thread.
+SmallVector<SmallVector<int32_t>> getElementOffsets(BlockedEncodingAttr layout,
+                                                   ArrayRef<int64_t> shape);
+
+/// emitElementCoordinates for a block type with a blocked or slice layout,
+/// one vector per dimension of the block itself.
+SmallVector<Value> emitBlockCoordinates(OpBuilder &builder, Location loc,
+                                        RankedTensorType type,
+                                        const LaunchShape &launch,
+                                        Value *isOwner = nullptr);
+
 /// Vector widths of each load and store, decided before conversion starts.
 using AccessWidths = llvm::DenseMap<Operation *, int64_t>;
 

@@ -35,6 +35,9 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   // ...then the layouts of accessed blocks are chosen for wide, coalesced
   // memory instructions.
   pm.addPass(gpu::createKilnGPUCoalesce());
+  // ...and blocks that change shape get the layouts that make expand_dims
+  // and broadcast free (the originals they replace die in canonicalize).
+  pm.addPass(gpu::createKilnGPUMatchShapeLayouts());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

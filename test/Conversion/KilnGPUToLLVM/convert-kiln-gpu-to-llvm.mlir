@@ -93,3 +93,24 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
     return
   }
 }
+
+// -----
+
+#b2 = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [2, 16], warpsPerCTA = [1, 1], order = [1, 0]}>
+#s0 = #kiln_gpu.slice<{dim = 0, parent = #b2}>
+
+// expand_dims from a slice passes the thread's values through; broadcast
+// repeats each of the thread's two source elements for its two rows.
+// CHECK-LABEL: llvm.func @expand_and_broadcast
+// CHECK: llvm.mlir.constant(dense<[0, 1]> : vector<2xi32>)
+// CHECK: %[[COLS:.*]] = llvm.add %{{.*}}, %{{.*}} : vector<2xi32>
+// CHECK-NEXT: %[[ROWS:.*]] = llvm.shufflevector %[[COLS]], %[[COLS]] [0, 1, 0, 1] : vector<2xi32>
+// CHECK-NEXT: llvm.return %[[ROWS]] : vector<4xi32>
+module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func public @expand_and_broadcast() -> tensor<4x32xi32, #b2> attributes {kiln.kernel} {
+    %r = kiln.make_range {start = 0 : i32, end = 32 : i32} : tensor<32xi32, #s0>
+    %e = kiln.expand_dims %r {axis = 0 : i32} : tensor<32xi32, #s0> -> tensor<1x32xi32, #b2>
+    %b = kiln.broadcast %e : tensor<1x32xi32, #b2> -> tensor<4x32xi32, #b2>
+    return %b : tensor<4x32xi32, #b2>
+  }
+}

@@ -35,6 +35,10 @@ struct KilnGPUOpAsmInterface : public OpAsmDialectInterface {
       os << "blocked";
       return AliasResult::FinalAlias;
     }
+    if (isa<SliceEncodingAttr>(attr)) {
+      os << "slice";
+      return AliasResult::FinalAlias;
+    }
     return AliasResult::NoAlias;
   }
 };
@@ -125,6 +129,28 @@ BlockedEncodingAttr mlir::kiln::gpu::getDefaultBlockedEncoding(
     warpsLeft /= warps[dim];
   }
   return BlockedEncodingAttr::get(context, perThread, threads, warps, order);
+}
+
+LogicalResult
+SliceEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          unsigned dim, BlockedEncodingAttr parent) {
+  if (!parent || dim >= parent.getRank())
+    return emitError() << "expected dim < " << (parent ? parent.getRank() : 0)
+                       << " (the parent's rank), got " << dim;
+  return success();
+}
+
+std::optional<ThreadLayout>
+mlir::kiln::gpu::getThreadLayout(RankedTensorType type) {
+  Attribute encoding = type.getEncoding();
+  if (auto blocked = dyn_cast_if_present<BlockedEncodingAttr>(encoding))
+    return ThreadLayout{blocked, SmallVector<int64_t>(type.getShape()), -1};
+  if (auto slice = dyn_cast_if_present<SliceEncodingAttr>(encoding)) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape.insert(shape.begin() + slice.getDim(), 1);
+    return ThreadLayout{slice.getParent(), shape, int64_t(slice.getDim())};
+  }
+  return std::nullopt;
 }
 
 int mlir::kiln::gpu::getNumWarps(ModuleOp module) {

@@ -34,6 +34,28 @@ BlockedEncodingAttr getDefaultBlockedEncoding(MLIRContext *context,
                                               unsigned sizePerThread,
                                               int numWarps, int threadsPerWarp);
 
+/// How a block's elements are spread over threads, whatever its encoding: a
+/// blocked layout and the shape it applies to. A slice layout is its parent
+/// applied to the block's shape with a dimension of size one inserted.
+struct ThreadLayout {
+  BlockedEncodingAttr blocked;
+  SmallVector<int64_t> shape;
+  /// The inserted dimension of a slice layout, or -1.
+  int64_t slicedDim = -1;
+
+  /// The dimension of the layout's shape that dimension `dim` of the block
+  /// is.
+  unsigned layoutDim(unsigned dim) const {
+    return slicedDim >= 0 && int64_t(dim) >= slicedDim ? dim + 1 : dim;
+  }
+  int64_t getElementsPerThread() const {
+    return blocked.getElementsPerThread(shape);
+  }
+};
+
+/// The thread layout of a block type with a blocked or slice encoding.
+std::optional<ThreadLayout> getThreadLayout(RankedTensorType type);
+
 /// Rewrites in place the type of every block value under `root` (op results,
 /// block arguments, function signatures, dense constants) to carry the
 /// encoding `encodingFor` returns for its current type; a null attribute

@@ -49,4 +49,24 @@ def KilnGPU_BlockedEncodingAttr : AttrDef<KilnGPU_Dialect, "BlockedEncoding"> {
   }];
 }
 
+def KilnGPU_SliceEncodingAttr : AttrDef<KilnGPU_Dialect, "SliceEncoding"> {
+  let mnemonic = "slice";
+  let summary = "A parent layout with one dimension removed";
+  let description = [{
+    The layout of a block that becomes a block of the parent layout when a
+    dimension of size one is inserted at `dim` (by `kiln.expand_dims`): each
+    thread holds exactly the elements it holds of that expanded block, in the
+    same order, so `expand_dims` moves no data. Threads that the parent
+    spreads along `dim` hold replicas.
+
+    Example: the rows of a 2-D layout's row index.
+    ```mlir
+    #kiln_gpu.slice<{dim = 1, parent = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>}>
+    ```
+  }];
+  let parameters = (ins "unsigned":$dim, "BlockedEncodingAttr":$parent);
+  let assemblyFormat = "`<` `{` `dim` `=` $dim `,` `parent` `=` $parent `}` `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // KILN_GPU_ATTRS

@@ -32,4 +32,30 @@ def KilnGPUCoalesce : Pass<"kiln-gpu-coalesce", "mlir::ModuleOp"> {
   }];
 }
 
+def KilnGPUMatchShapeLayouts : Pass<"kiln-gpu-match-shape-layouts", "mlir::ModuleOp"> {
+  let summary = "Give the operands of shape-changing ops the layouts their results imply";
+  let description = [{
+    `kiln.expand_dims` moves no data when its operand has the slice of its
+    result's layout, and `kiln.broadcast` moves none when its operand has the
+    result's own layout (each thread then already holds the elements it
+    repeats). Layout assignment gives every shape its own layout, so this
+    pass recomputes the producers of such operands under the layout needed:
+    ranges, splats, constants, element-wise ops, pointer arithmetic, loads
+    and shape changes are cloned with the new layout (cheaper than moving
+    elements between threads). A producer that cannot be recomputed (a block
+    carried by a loop) is reported.
+
+    Before:
+    ```mlir
+    %r = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #blocked1d>
+    %e = kiln.expand_dims %r {axis = 1 : i32} : tensor<32xi32, #blocked1d> -> tensor<32x1xi32, #blocked2d>
+    ```
+    After:
+    ```mlir
+    %r2 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #kiln_gpu.slice<{dim = 1, parent = #blocked2d}>>
+    %e = kiln.expand_dims %r2 {axis = 1 : i32} : tensor<32xi32, #kiln_gpu.slice<{dim = 1, parent = #blocked2d}>> -> tensor<32x1xi32, #blocked2d>
+    ```
+  }];
+}
+
 #endif // KILN_GPU_TRANSFORMS_PASSES
