@@ -157,7 +157,11 @@ AxisInfo AxisInfoAnalysis::compute(Value value) {
   if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
     AxisInfo info = operandInfo(0);
     int64_t axis = expand.getAxis();
-    int64_t divisibility = *llvm::min_element(info.divisibility);
+    // Along the new dimension of size one every element starts a run, so
+    // its divisibility must divide every element: nothing beyond 1 as soon
+    // as the source holds consecutive values.
+    bool consecutive = llvm::any_of(info.contiguity, [](int64_t c) { return c > 1; });
+    int64_t divisibility = consecutive ? 1 : *llvm::min_element(info.divisibility);
     info.contiguity.insert(info.contiguity.begin() + axis, 1);
     info.divisibility.insert(info.divisibility.begin() + axis, divisibility);
     info.constancy.insert(info.constancy.begin() + axis, 1);

@@ -138,6 +138,36 @@ TEST_F(AxisInfoTest, MaskConstancyFollowsBoundDivisibility) {
   EXPECT_EQ(analysis.getMaskConstancy(ret.getOperand(1), 0), 1);
 }
 
+TEST_F(AxisInfoTest, ExpandedRangeIsNotAlignedAlongTheNewDimension) {
+  // rows[:, None] * 128 + cols[None, :]: each row starts at a multiple of
+  // 128, but rows[:, None] alone holds consecutive values in every row.
+  std::string text = R"(
+    func.func @k() -> (tensor<16x1xi32>, tensor<16x32xi32>) {
+      %r = kiln.make_range {start = 0 : i32, end = 16 : i32} : tensor<16xi32>
+      %c = kiln.make_range {start = 0 : i32, end = 32 : i32} : tensor<32xi32>
+      %rows = kiln.expand_dims %r {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+      %s = arith.constant dense<128> : tensor<16x1xi32>
+      %scaled = arith.muli %rows, %s : tensor<16x1xi32>
+      %rb = kiln.broadcast %scaled : tensor<16x1xi32> -> tensor<16x32xi32>
+      %cols = kiln.expand_dims %c {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+      %cb = kiln.broadcast %cols : tensor<1x32xi32> -> tensor<16x32xi32>
+      %offs = arith.addi %rb, %cb : tensor<16x32xi32>
+      return %rows, %offs : tensor<16x1xi32>, tensor<16x32xi32>
+    })";
+  module = parseSourceString<ModuleOp>(text, &context);
+  ASSERT_TRUE(module);
+  auto function = cast<func::FuncOp>(module->getBody()->front());
+  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
+  AxisInfoAnalysis analysis(*module);
+  const AxisInfo &rows = analysis.getAxisInfo(ret.getOperand(0));
+  EXPECT_EQ(rows.divisibility[1], 1);
+  EXPECT_EQ(rows.contiguity[0], 16);
+  const AxisInfo &offs = analysis.getAxisInfo(ret.getOperand(1));
+  EXPECT_EQ(offs.contiguity[1], 32);
+  EXPECT_EQ(offs.divisibility[1], 128); // each row's run starts at i * 128
+  EXPECT_EQ(offs.contiguity[0], 1);
+}
+
 TEST(HighestPowerOf2Divisor, Values) {
   EXPECT_EQ(highestPowerOf2Divisor(48), 16);
   EXPECT_EQ(highestPowerOf2Divisor(-12), 4);
