@@ -31,14 +31,23 @@ protected:
     std::string text = ("func.func @k(" + arguments + ") -> tensor<1024xi32> {\n" +
                         body + "\n}")
                            .str();
-    module = parseSourceString<ModuleOp>(text, &context);
-    EXPECT_TRUE(module) << text;
-    if (!module)
+    SmallVector<Value> values = returnedValues(text);
+    if (values.empty())
       return AxisInfo::unknown(1);
+    return analysis->getAxisInfo(values[0]);
+  }
+
+  /// Parses a module of one function and returns the operands of its
+  /// return, with `analysis` set up on the module.
+  SmallVector<Value> returnedValues(StringRef text) {
+    module = parseSourceString<ModuleOp>(text, &context);
+    EXPECT_TRUE(module) << text.str();
+    if (!module)
+      return {};
     auto function = cast<func::FuncOp>(module->getBody()->front());
     auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
     analysis = std::make_unique<AxisInfoAnalysis>(*module);
-    return analysis->getAxisInfo(ret.getOperand(0));
+    return SmallVector<Value>(ret.getOperands());
   }
 
   MLIRContext context;
@@ -107,15 +116,12 @@ TEST_F(AxisInfoTest, PointerVectorWidth) {
       %hp = kiln.addptr %hs, %r : tensor<1024x!kiln.ptr<f16>>, tensor<1024xi32>
       return %pp, %qp, %hp : tensor<1024x!kiln.ptr<f32>>, tensor<1024x!kiln.ptr<f32>>, tensor<1024x!kiln.ptr<f16>>
     })";
-  module = parseSourceString<ModuleOp>(text, &context);
-  ASSERT_TRUE(module);
-  auto function = cast<func::FuncOp>(module->getBody()->front());
-  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
-  AxisInfoAnalysis analysis(*module);
+  SmallVector<Value> values = returnedValues(text);
+  ASSERT_FALSE(values.empty());
   // 16-byte aligned f32: four per access; unproven alignment: one; f16: eight.
-  EXPECT_EQ(analysis.getPtrVectorWidth(ret.getOperand(0), 0), 4);
-  EXPECT_EQ(analysis.getPtrVectorWidth(ret.getOperand(1), 0), 1);
-  EXPECT_EQ(analysis.getPtrVectorWidth(ret.getOperand(2), 0), 8);
+  EXPECT_EQ(analysis->getPtrVectorWidth(values[0], 0), 4);
+  EXPECT_EQ(analysis->getPtrVectorWidth(values[1], 0), 1);
+  EXPECT_EQ(analysis->getPtrVectorWidth(values[2], 0), 8);
 }
 
 TEST_F(AxisInfoTest, MaskConstancyFollowsBoundDivisibility) {
@@ -129,13 +135,10 @@ TEST_F(AxisInfoTest, MaskConstancyFollowsBoundDivisibility) {
       %b = arith.cmpi slt, %r, %ms : tensor<1024xi32>
       return %a, %b : tensor<1024xi1>, tensor<1024xi1>
     })";
-  module = parseSourceString<ModuleOp>(text, &context);
-  ASSERT_TRUE(module);
-  auto function = cast<func::FuncOp>(module->getBody()->front());
-  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
-  AxisInfoAnalysis analysis(*module);
-  EXPECT_EQ(analysis.getMaskConstancy(ret.getOperand(0), 0), 16);
-  EXPECT_EQ(analysis.getMaskConstancy(ret.getOperand(1), 0), 1);
+  SmallVector<Value> values = returnedValues(text);
+  ASSERT_FALSE(values.empty());
+  EXPECT_EQ(analysis->getMaskConstancy(values[0], 0), 16);
+  EXPECT_EQ(analysis->getMaskConstancy(values[1], 0), 1);
 }
 
 TEST_F(AxisInfoTest, ExpandedRangeIsNotAlignedAlongTheNewDimension) {
@@ -154,15 +157,12 @@ TEST_F(AxisInfoTest, ExpandedRangeIsNotAlignedAlongTheNewDimension) {
       %offs = arith.addi %rb, %cb : tensor<16x32xi32>
       return %rows, %offs : tensor<16x1xi32>, tensor<16x32xi32>
     })";
-  module = parseSourceString<ModuleOp>(text, &context);
-  ASSERT_TRUE(module);
-  auto function = cast<func::FuncOp>(module->getBody()->front());
-  auto ret = cast<func::ReturnOp>(function.getBody().front().getTerminator());
-  AxisInfoAnalysis analysis(*module);
-  const AxisInfo &rows = analysis.getAxisInfo(ret.getOperand(0));
+  SmallVector<Value> values = returnedValues(text);
+  ASSERT_FALSE(values.empty());
+  const AxisInfo &rows = analysis->getAxisInfo(values[0]);
   EXPECT_EQ(rows.divisibility[1], 1);
   EXPECT_EQ(rows.contiguity[0], 16);
-  const AxisInfo &offs = analysis.getAxisInfo(ret.getOperand(1));
+  const AxisInfo &offs = analysis->getAxisInfo(values[1]);
   EXPECT_EQ(offs.contiguity[1], 32);
   EXPECT_EQ(offs.divisibility[1], 128); // each row's run starts at i * 128
   EXPECT_EQ(offs.contiguity[0], 1);
