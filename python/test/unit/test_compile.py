@@ -200,3 +200,25 @@ def test_ptxas_error_points_at_the_kernel_line(tmp_path, monkeypatch) -> None:
     assert (error.filename, error.lineno) == (__file__, load_line)
     assert "ptxas failed for sm_90a" in str(error) and "Unknown modifier" in str(error)
     assert "kl.load(x_ptr + offs, mask=mask)" in str(error)
+
+
+@kiln.jit
+def _row_major_copy(x_ptr, out_ptr, stride_x, stride_out, BM: kl.constexpr, BN: kl.constexpr):
+    rows = kl.arange(0, BM)
+    cols = kl.arange(0, BN)
+    x = kl.load(x_ptr + rows[:, None] * stride_x + cols[None, :])
+    kl.store(out_ptr + rows[:, None] * stride_out + cols[None, :], x)
+
+
+def test_2d_access_width_follows_the_row_stride() -> None:
+    # Rows of x start at multiples of an unaligned stride: element accesses.
+    # Rows of out start at multiples of 16 elements: 16-byte accesses.
+    attrs = Specialization(divisible_by_16=frozenset({"x_ptr", "out_ptr", "stride_out"}))
+    kernel = kiln.compile(_row_major_copy, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "stride_x": "i32",
+                                                      "stride_out": "i32"},
+                          constexprs={"BM": 16, "BN": 32}, attrs=attrs)
+    ptx = kernel.asm["ptx"]
+    loads = set(re.findall(r"ld\.global\.\S+", ptx))
+    stores = set(re.findall(r"st\.global\.\S+", ptx))
+    assert loads == {"ld.global.b32"}, loads
+    assert stores == {"st.global.v4.b32"}, stores
