@@ -100,6 +100,12 @@ struct PyWhileOp {
   Owner owner;
 };
 
+/// A kiln.reduce or kiln.scan whose combine region is being built.
+struct PyCombineOp {
+  Operation *op;
+  Owner owner;
+};
+
 std::string toString(Type type) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -744,6 +750,56 @@ public:
     scf::YieldOp::create(builder, loc, unwrapValues(values));
   }
 
+  /// kiln.reduce over `axis` of `srcs`, with an empty combine block taking
+  /// (accumulated..., new...) scalars; the caller fills it and ends it with
+  /// createCombineReturn. The builder is left after the op.
+  PyCombineOp createReduce(const std::vector<PyValue> &srcs, int axis) {
+    requireInsertionPoint();
+    SmallVector<Value> values = combineOperands(srcs, axis);
+    SmallVector<Type> resultTypes;
+    for (Value v : values) {
+      auto type = llvm::cast<RankedTensorType>(v.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape.erase(shape.begin() + axis);
+      resultTypes.push_back(shape.empty() ? type.getElementType()
+                                          : Type(RankedTensorType::get(shape, type.getElementType())));
+    }
+    auto op = kd::ReduceOp::create(builder, loc, resultTypes, values, axis);
+    addCombineBlock(op.getCombineOp(), values);
+    builder.setInsertionPointAfter(op);
+    return {op.getOperation(), owner};
+  }
+
+  /// kiln.scan over `axis` of `srcs`; see createReduce.
+  PyCombineOp createScan(const std::vector<PyValue> &srcs, int axis, bool reverse) {
+    requireInsertionPoint();
+    SmallVector<Value> values = combineOperands(srcs, axis);
+    SmallVector<Type> resultTypes;
+    for (Value v : values)
+      resultTypes.push_back(v.getType());
+    auto op = kd::ScanOp::create(builder, loc, resultTypes, values, axis, reverse);
+    addCombineBlock(op.getCombineOp(), values);
+    builder.setInsertionPointAfter(op);
+    return {op.getOperation(), owner};
+  }
+
+  /// Ends the combine block the builder is in, then verifies the whole
+  /// reduce or scan (now that its region is complete).
+  void createCombineReturn(const std::vector<PyValue> &values) {
+    requireInsertionPoint();
+    Operation *parent = builder.getInsertionBlock()->getParentOp();
+    SmallVector<Value> results = unwrapValues(values);
+    if (isa_and_present<kd::ReduceOp>(parent))
+      kd::ReduceReturnOp::create(builder, loc, results);
+    else if (isa_and_present<kd::ScanOp>(parent))
+      kd::ScanReturnOp::create(builder, loc, results);
+    else
+      throw py::value_error("the builder is not in the combine block of a reduce or scan");
+    DiagnosticCapture capture(context.get());
+    if (failed(mlir::verify(parent)))
+      capture.raise("building '" + parent->getName().getStringRef().str() + "'");
+  }
+
   void createCondition(const PyValue &cond, const std::vector<PyValue> &values) {
     requireInsertionPoint();
     Value c = checkValue(cond);
@@ -758,6 +814,30 @@ private:
   mutable OpBuilder builder;
   Location loc;
   Owner owner;
+
+  SmallVector<Value> combineOperands(const std::vector<PyValue> &srcs, int axis) {
+    SmallVector<Value> values = unwrapValues(srcs);
+    if (values.empty())
+      throw py::value_error("a reduce or scan needs at least one block");
+    for (Value v : values) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type)
+        throw py::type_error("a reduce or scan takes blocks, got " + toString(v.getType()));
+      if (axis < 0 || axis >= type.getRank())
+        throw py::value_error("axis " + std::to_string(axis) + " is out of range for a block of rank " +
+                              std::to_string(type.getRank()));
+    }
+    return values;
+  }
+
+  void addCombineBlock(Region &region, ValueRange srcs) {
+    SmallVector<Type> types;
+    for (int twice = 0; twice < 2; ++twice)
+      for (Value v : srcs)
+        types.push_back(getElementTypeOrSelf(v.getType()));
+    SmallVector<Location> locs(types.size(), loc);
+    builder.createBlock(&region, {}, types, locs);
+  }
 
   void requireInsertionPoint() const {
     if (!builder.getInsertionBlock())
@@ -875,8 +955,9 @@ private:
     Operation *operation = op;
     DiagnosticCapture capture(context.get());
     if (failed(mlir::verify(operation, /*verifyRecursively=*/false))) {
+      std::string name = operation->getName().getStringRef().str();
       operation->erase();
-      capture.raise("building '" + operation->getName().getStringRef().str() + "'");
+      capture.raise("building '" + name + "'");
     }
     return op;
   }
@@ -1099,12 +1180,26 @@ void initIR(py::module_ &m) {
         return wrapValues(o.op.getResults(), o.owner);
       });
 
+  py::class_<PyCombineOp>(m, "CombineOp", "A kiln.reduce or kiln.scan")
+      .def_property_readonly("block", [](const PyCombineOp &o) {
+        return PyBlock{&o.op->getRegion(0).front(), o.owner};
+      })
+      .def_property_readonly("results", [](const PyCombineOp &o) {
+        return wrapValues(o.op->getResults(), o.owner);
+      });
+
   py::class_<PyModule, std::shared_ptr<PyModule>>(m, "Module", "A builtin.module")
       .def_static("create", &createModule, py::arg("context"))
       .def_static("parse", &parseModule, py::arg("context"), py::arg("text"))
       .def("str", &printModule, py::arg("debug_info") = false)
       .def("__str__", [](const PyModule &mod) { return printModule(mod, false); })
       .def("verify", &verifyModule)
+      .def("int_attr", [](const PyModule &mod, const std::string &name) -> std::optional<int64_t> {
+        auto attr = mod.get()->getAttrOfType<IntegerAttr>(name);
+        if (!attr)
+          return std::nullopt;
+        return attr.getInt();
+      }, py::arg("name"), "The module's integer attribute `name`, or None")
       .def("get_function", &getFunction, py::arg("name"))
       .def_property_readonly("context", [](const PyModule &mod) { return mod.context; });
 
@@ -1166,7 +1261,10 @@ void initIR(py::module_ &m) {
       .def("create_while", &PyBuilder::createWhile, py::arg("init_values"))
       .def("set_if_results", &PyBuilder::setIfResults, py::arg("if_op"), py::arg("result_types"))
       .def("create_yield", &PyBuilder::createYield, py::arg("values"))
-      .def("create_condition", &PyBuilder::createCondition, py::arg("cond"), py::arg("values"));
+      .def("create_condition", &PyBuilder::createCondition, py::arg("cond"), py::arg("values"))
+      .def("create_reduce", &PyBuilder::createReduce, py::arg("srcs"), py::arg("axis"))
+      .def("create_scan", &PyBuilder::createScan, py::arg("srcs"), py::arg("axis"), py::arg("reverse"))
+      .def("create_combine_return", &PyBuilder::createCombineReturn, py::arg("values"));
 
   m.attr("BINARY_OPS") = py::cast(namesOf(kBinaryOps));
   m.attr("UNARY_OPS") = py::cast(namesOf(kUnaryOps));

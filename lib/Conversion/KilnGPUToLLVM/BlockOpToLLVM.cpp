@@ -167,23 +167,6 @@ struct BroadcastOpLowering : public ConvertOpToLLVMPattern<BroadcastOp> {
   }
 };
 
-/// A conversion between two encodings of the same elements is a no-op;
-/// anything else is reported, not miscompiled.
-struct ConvertLayoutOpLowering : public ConvertOpToLLVMPattern<ConvertLayoutOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (op.getSrc().getType() == op.getType()) {
-      rewriter.replaceOp(op, adaptor.getSrc());
-      return success();
-    }
-    return op.emitOpError() << "between " << op.getSrc().getType() << " and "
-                            << op.getType()
-                            << " is not supported by the GPU lowering yet";
-  }
-};
-
 } // namespace
 
 void mlir::kiln::gpu::populateBlockOpToLLVMPatterns(
@@ -191,7 +174,7 @@ void mlir::kiln::gpu::populateBlockOpToLLVMPatterns(
     const LaunchShape &launch) {
   populateSplatAndAddPtrToLLVMPatterns(converter, patterns);
   patterns.add<ProgramIdOpLowering, NumProgramsOpLowering,
-               SplatConstantLowering, ExpandDimsOpLowering, BroadcastOpLowering,
-               ConvertLayoutOpLowering>(converter);
+               SplatConstantLowering, ExpandDimsOpLowering, BroadcastOpLowering>(
+      converter);
   patterns.add<MakeRangeOpLowering>(converter, launch);
 }

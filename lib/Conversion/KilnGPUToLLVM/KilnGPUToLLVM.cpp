@@ -113,10 +113,18 @@ struct ConvertKilnGPUToLLVM
         widths[op] = getAccessWidth(axisInfo, store.getPtr(), store.getMask());
     });
 
+    // One scratch buffer in shared memory serves every op that needs one.
+    int64_t scratch = 0;
+    module.walk([&](Operation *op) {
+      scratch = std::max(scratch, getScratchBytes(op, launch));
+    });
+    declareScratch(module, scratch);
+
     KilnGPUToLLVMTypeConverter converter(context);
     RewritePatternSet patterns(context);
     populateBlockOpToLLVMPatterns(converter, patterns, launch);
     populateMemoryOpToLLVMPatterns(converter, patterns, widths, launch);
+    populateReduceScanOpToLLVMPatterns(converter, patterns, launch);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);

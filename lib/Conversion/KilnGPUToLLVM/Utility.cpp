@@ -95,14 +95,8 @@ SmallVector<Value> mlir::kiln::gpu::emitElementCoordinates(
   int64_t count = layout.getElementsPerThread(shape);
 
   // Where this thread's first element lies, per dimension.
-  Value tid = NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
-  Value warpSize = createI32Constant(builder, loc, launch.threadsPerWarp);
-  Value lane = LLVM::URemOp::create(builder, loc, tid, warpSize);
-  Value warp = LLVM::UDivOp::create(builder, loc, tid, warpSize);
-  SmallVector<Value> laneCoords =
-      delinearize(builder, loc, lane, layout.getThreadsPerWarp(), order);
-  SmallVector<Value> warpCoords =
-      delinearize(builder, loc, warp, layout.getWarpsPerCTA(), order);
+  ThreadCoordinates thread = emitThreadCoordinates(builder, loc, layout, launch);
+  SmallVector<Value> &laneCoords = thread.lane, &warpCoords = thread.warp;
 
   SmallVector<SmallVector<int32_t>> offsets = getElementOffsets(layout, shape);
 
@@ -138,4 +132,91 @@ SmallVector<Value> mlir::kiln::gpu::emitElementCoordinates(
   if (isOwner)
     *isOwner = owner;
   return coords;
+}
+
+ThreadCoordinates mlir::kiln::gpu::emitThreadCoordinates(
+    OpBuilder &builder, Location loc, BlockedEncodingAttr layout,
+    const LaunchShape &launch) {
+  Value tid = NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
+  Value warpSize = createI32Constant(builder, loc, launch.threadsPerWarp);
+  Value lane = LLVM::URemOp::create(builder, loc, tid, warpSize);
+  Value warp = LLVM::UDivOp::create(builder, loc, tid, warpSize);
+  return {delinearize(builder, loc, lane, layout.getThreadsPerWarp(),
+                      layout.getOrder()),
+          delinearize(builder, loc, warp, layout.getWarpsPerCTA(),
+                      layout.getOrder())};
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory scratch
+//===----------------------------------------------------------------------===//
+
+static constexpr StringLiteral kScratchName = "kiln_scratch";
+
+void mlir::kiln::gpu::declareScratch(ModuleOp module, int64_t bytes) {
+  MLIRContext *context = module.getContext();
+  OpBuilder builder(context);
+  module->setAttr(KilnGPUDialect::getSharedAttrName(),
+                  builder.getI32IntegerAttr(int32_t(bytes)));
+  if (bytes == 0 || module.lookupSymbol(kScratchName))
+    return;
+  builder.setInsertionPointToStart(module.getBody());
+  // Dynamic shared memory: a zero-length external array, sized at launch.
+  auto type = LLVM::LLVMArrayType::get(IntegerType::get(context, 8), 0);
+  LLVM::GlobalOp::create(builder, module.getLoc(), type, /*isConstant=*/false,
+                         LLVM::Linkage::External, kScratchName, Attribute(),
+                         /*alignment=*/16, /*addrSpace=*/3);
+}
+
+Value mlir::kiln::gpu::getScratchBase(OpBuilder &builder, Location loc) {
+  return LLVM::AddressOfOp::create(
+      builder, loc, LLVM::LLVMPointerType::get(builder.getContext(), 3),
+      kScratchName);
+}
+
+Value mlir::kiln::gpu::getSharedAddress(OpBuilder &builder, Location loc,
+                                        Value base, Value byteOffset) {
+  return LLVM::GEPOp::create(builder, loc, base.getType(), builder.getI8Type(),
+                             base, ValueRange{byteOffset});
+}
+
+void mlir::kiln::gpu::emitBarrier(OpBuilder &builder, Location loc) {
+  NVVM::Barrier0Op::create(builder, loc);
+}
+
+Value mlir::kiln::gpu::emitShuffle(OpBuilder &builder, Location loc,
+                                   Value value, Value operand,
+                                   NVVM::ShflKind kind) {
+  Type type = value.getType();
+  Type i32 = builder.getI32Type();
+  Value all = createI32Constant(builder, loc, -1);
+  // shfl.up clamps at lane 0, the others at lane 31.
+  Value clamp = createI32Constant(builder, loc, kind == NVVM::ShflKind::up ? 0 : 0x1f);
+  auto shuffle32 = [&](Value v) -> Value {
+    return NVVM::ShflOp::create(builder, loc, i32, all, v, operand, clamp, kind,
+                                UnitAttr());
+  };
+  unsigned bits = type.getIntOrFloatBitWidth();
+  Type intType = builder.getIntegerType(bits);
+  Value asInt = isa<IntegerType>(type) ? value
+                                       : LLVM::BitcastOp::create(builder, loc, intType, value);
+  Value shuffled;
+  if (bits == 64) {
+    auto pair = VectorType::get({2}, i32);
+    Value halves = LLVM::BitcastOp::create(builder, loc, pair, asInt);
+    Value result = LLVM::PoisonOp::create(builder, loc, pair);
+    for (int i = 0; i < 2; ++i) {
+      Value index = createI32Constant(builder, loc, i);
+      Value half = LLVM::ExtractElementOp::create(builder, loc, halves, index);
+      result = LLVM::InsertElementOp::create(builder, loc, result, shuffle32(half), index);
+    }
+    shuffled = LLVM::BitcastOp::create(builder, loc, intType, result);
+  } else if (bits == 32) {
+    shuffled = shuffle32(asInt);
+  } else {
+    Value wide = LLVM::ZExtOp::create(builder, loc, i32, asInt);
+    shuffled = LLVM::TruncOp::create(builder, loc, intType, shuffle32(wide));
+  }
+  return isa<IntegerType>(type) ? shuffled
+                                : LLVM::BitcastOp::create(builder, loc, type, shuffled);
 }

@@ -14,6 +14,7 @@
 
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -59,6 +60,48 @@ SmallVector<Value> emitBlockCoordinates(OpBuilder &builder, Location loc,
                                         const LaunchShape &launch,
                                         Value *isOwner = nullptr);
 
+/// Coordinates of the calling thread in `layout`, per dimension: its lane
+/// within the warp's threads and its warp within the CTA's warps.
+struct ThreadCoordinates {
+  SmallVector<Value> lane;
+  SmallVector<Value> warp;
+};
+ThreadCoordinates emitThreadCoordinates(OpBuilder &builder, Location loc,
+                                        BlockedEncodingAttr layout,
+                                        const LaunchShape &launch);
+
+//===----------------------------------------------------------------------===//
+// Shared memory scratch
+//
+// Ops that move elements between threads (reductions across warps, scans,
+// layout conversions) use the start of the kernel's dynamic shared memory
+// as scratch, one op at a time: each use starts with a barrier (earlier
+// readers are done) and puts one between its writes and its reads. The
+// pass sizes the buffer for the largest use before conversion.
+//===----------------------------------------------------------------------===//
+
+/// Bytes of scratch `op` needs (0 for none), from its unconverted types.
+int64_t getScratchBytes(Operation *op, const LaunchShape &launch);
+
+/// The base of the scratch: a pointer in the shared address space.
+Value getScratchBase(OpBuilder &builder, Location loc);
+
+/// `base` advanced by `byteOffset` (an i32).
+Value getSharedAddress(OpBuilder &builder, Location loc, Value base,
+                       Value byteOffset);
+
+/// bar.sync 0.
+void emitBarrier(OpBuilder &builder, Location loc);
+
+/// Declares the scratch global (once) in `module`, records its size in the
+/// module attribute `kiln_gpu.shared`.
+void declareScratch(ModuleOp module, int64_t bytes);
+
+/// `value` (a scalar of any type) from the lane that a shfl.sync of `kind`
+/// with `operand` reads, bit for bit.
+Value emitShuffle(OpBuilder &builder, Location loc, Value value, Value operand,
+                  NVVM::ShflKind kind);
+
 /// Vector widths of each load and store, decided before conversion starts.
 using AccessWidths = llvm::DenseMap<Operation *, int64_t>;
 
@@ -69,6 +112,9 @@ void populateMemoryOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
 void populateBlockOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                    RewritePatternSet &patterns,
                                    const LaunchShape &launch);
+void populateReduceScanOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
+                                        RewritePatternSet &patterns,
+                                        const LaunchShape &launch);
 
 } // namespace mlir::kiln::gpu
 

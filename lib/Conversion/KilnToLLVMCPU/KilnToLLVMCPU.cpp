@@ -142,14 +142,182 @@ struct BroadcastLowering : public ConvertOpToLLVMPattern<BroadcastOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Reductions and scans
+//===----------------------------------------------------------------------===//
+
+/// Row-major strides of `shape`.
+SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// For each element of a block of `shape` with `shape[axis]` replaced by
+/// `extent`, the index in a block of `shape` of the element at the same
+/// coordinates, with `shift` added along `axis`.
+SmallVector<int32_t> shiftedIndices(ArrayRef<int64_t> shape, int64_t axis,
+                                    int64_t extent, int64_t shift) {
+  SmallVector<int64_t> outShape(shape);
+  outShape[axis] = extent;
+  SmallVector<int64_t> inStrides = rowMajorStrides(shape);
+  SmallVector<int64_t> outStrides = rowMajorStrides(outShape);
+  int64_t count = 1;
+  for (int64_t d : outShape)
+    count *= d;
+  SmallVector<int32_t> indices;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t index = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      int64_t coord = (i / outStrides[d]) % outShape[d];
+      if (int64_t(d) == axis)
+        coord += shift;
+      index += coord * inStrides[d];
+    }
+    indices.push_back(int32_t(index));
+  }
+  return indices;
+}
+
+SmallVector<Value> shuffleAll(OpBuilder &builder, Location loc,
+                              ArrayRef<Value> values, ArrayRef<int32_t> mask) {
+  SmallVector<Value> shuffled;
+  for (Value v : values)
+    shuffled.push_back(LLVM::ShuffleVectorOp::create(builder, loc, v, v, mask));
+  return shuffled;
+}
+
+/// A reduction halves the reduced axis until it has one element: each step
+/// combines the lower half with the upper half, on whole vectors.
+struct ReduceLowering : public ConvertOpToLLVMPattern<ReduceOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getSrcs().front().getType());
+    SmallVector<int64_t> shape(type.getShape());
+    int64_t axis = op.getAxis();
+    if (!llvm::isPowerOf2_64(shape[axis]))
+      return op.emitOpError("expected a power-of-two extent along the axis");
+    SmallVector<Value> values(adaptor.getSrcs());
+    while (shape[axis] > 1) {
+      int64_t half = shape[axis] / 2;
+      SmallVector<Value> lower =
+          shuffleAll(rewriter, loc, values, shiftedIndices(shape, axis, half, 0));
+      SmallVector<Value> upper = shuffleAll(
+          rewriter, loc, values, shiftedIndices(shape, axis, half, half));
+      FailureOr<SmallVector<Value>> combined =
+          emitCombine(op, rewriter, lower, upper);
+      if (failed(combined))
+        return failure();
+      values = *combined;
+      shape[axis] = half;
+    }
+    for (auto [i, result] : llvm::enumerate(op.getResult()))
+      if (!isa<RankedTensorType>(result.getType()))
+        values[i] = LLVM::ExtractElementOp::create(
+            rewriter, loc, values[i], createI32Constant(rewriter, loc, 0));
+    rewriter.replaceOp(op, values);
+    return success();
+  }
+};
+
+/// An inclusive scan in log2(n) steps (Hillis and Steele): at step k each
+/// element combines with the element k before it along the axis (after it,
+/// for a reverse scan), where there is one.
+struct ScanLowering : public ConvertOpToLLVMPattern<ScanOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ScanOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getSrcs().front().getType());
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t axis = op.getAxis(), extent = shape[axis];
+    bool reverse = op.getReverse();
+    SmallVector<int64_t> strides = rowMajorStrides(shape);
+    SmallVector<Value> values(adaptor.getSrcs());
+    auto maskType = VectorType::get({type.getNumElements()}, rewriter.getI1Type());
+    for (int64_t step = 1; step < extent; step *= 2) {
+      // Lanes without a partner take their own value; the select below
+      // keeps them unchanged.
+      SmallVector<int32_t> partner;
+      SmallVector<bool> hasPartner;
+      for (int64_t i = 0; i < type.getNumElements(); ++i) {
+        int64_t coord = (i / strides[axis]) % extent;
+        bool inside = reverse ? coord + step < extent : coord >= step;
+        hasPartner.push_back(inside);
+        int64_t offset = reverse ? step : -step;
+        partner.push_back(int32_t(inside ? i + offset * strides[axis] : i));
+      }
+      SmallVector<Value> other = shuffleAll(rewriter, loc, values, partner);
+      FailureOr<SmallVector<Value>> combined =
+          emitCombine(op, rewriter, other, values);
+      if (failed(combined))
+        return failure();
+      Value mask = LLVM::ConstantOp::create(
+          rewriter, loc, maskType,
+          DenseElementsAttr::get(maskType, ArrayRef<bool>(hasPartner)));
+      for (auto [value, next] : llvm::zip(values, *combined))
+        value = LLVM::SelectOp::create(rewriter, loc, mask, next, value);
+    }
+    rewriter.replaceOp(op, values);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Loads and stores
 //===----------------------------------------------------------------------===//
 
 /// How one load or store accesses memory, decided before conversion.
 struct AccessPlan {
-  bool contiguous = false; // one masked vector access from the first address
+  /// Elements (in row-major order) in each run of consecutive addresses
+  /// that one masked vector access moves from the run's first address: the
+  /// whole block, each row, or 1 (a gather or scatter).
+  int64_t runLength = 1;
   unsigned alignment = 1;
 };
+
+/// Lanes [start, start + count) of `vector`.
+Value sliceVector(OpBuilder &builder, Location loc, Value vector, int64_t start,
+                  int64_t count) {
+  SmallVector<int32_t> lanes;
+  for (int64_t i = 0; i < count; ++i)
+    lanes.push_back(int32_t(start + i));
+  return LLVM::ShuffleVectorOp::create(builder, loc, vector, vector, lanes);
+}
+
+/// The vectors of `parts`, one after the other (pairwise, as a tree).
+Value concatVectors(OpBuilder &builder, Location loc, SmallVector<Value> parts) {
+  auto length = [](Value v) { return cast<VectorType>(v.getType()).getNumElements(); };
+  // shufflevector takes two operands of one type: the shorter is padded.
+  auto padTo = [&](Value v, int64_t size) {
+    SmallVector<int32_t> lanes;
+    for (int64_t j = 0; j < size; ++j)
+      lanes.push_back(j < length(v) ? int32_t(j) : -1);
+    return Value(LLVM::ShuffleVectorOp::create(builder, loc, v, v, lanes));
+  };
+  while (parts.size() > 1) {
+    SmallVector<Value> joined;
+    for (size_t i = 0; i + 1 < parts.size(); i += 2) {
+      int64_t a = length(parts[i]), b = length(parts[i + 1]);
+      int64_t width = std::max(a, b);
+      Value first = a < width ? padTo(parts[i], width) : parts[i];
+      Value second = b < width ? padTo(parts[i + 1], width) : parts[i + 1];
+      SmallVector<int32_t> lanes;
+      for (int64_t j = 0; j < a + b; ++j)
+        lanes.push_back(int32_t(j < a ? j : width + (j - a)));
+      joined.push_back(LLVM::ShuffleVectorOp::create(builder, loc, first, second, lanes));
+    }
+    if (parts.size() % 2)
+      joined.push_back(parts.back());
+    parts = std::move(joined);
+  }
+  return parts.front();
+}
+
 using AccessPlans = llvm::DenseMap<Operation *, AccessPlan>;
 
 /// Shared by loads and stores: the access's vector of addresses, its mask
@@ -272,11 +440,23 @@ struct LoadLowering : public AccessLowering<LoadOp> {
     mask = checkBounds(op, rewriter, ptrs, mask,
                        memElement.getIntOrFloatBitWidth() / 8);
     Value loaded;
-    if (plan.contiguous) {
+    if (plan.runLength == lanes) {
       Value base = LLVM::ExtractElementOp::create(
           rewriter, loc, ptrs, createI32Constant(rewriter, loc, 0));
       loaded = LLVM::MaskedLoadOp::create(rewriter, loc, memType, base, mask,
                                           other, plan.alignment);
+    } else if (plan.runLength > 1) {
+      int64_t run = plan.runLength;
+      auto runType = VectorType::get({run}, memElement);
+      SmallVector<Value> parts;
+      for (int64_t start = 0; start < lanes; start += run) {
+        Value base = LLVM::ExtractElementOp::create(
+            rewriter, loc, ptrs, createI32Constant(rewriter, loc, start));
+        parts.push_back(LLVM::MaskedLoadOp::create(
+            rewriter, loc, runType, base, sliceVector(rewriter, loc, mask, start, run),
+            sliceVector(rewriter, loc, other, start, run), plan.alignment));
+      }
+      loaded = concatVectors(rewriter, loc, parts);
     } else {
       loaded = LLVM::masked_gather::create(rewriter, loc, memType, ptrs, mask,
                                            ValueRange{other}, plan.alignment);
@@ -312,10 +492,19 @@ struct StoreLowering : public AccessLowering<StoreOp> {
                        memElement.getIntOrFloatBitWidth() / 8);
     AccessPlan plan = plans.lookup(op);
     auto alignment = rewriter.getI32IntegerAttr(plan.alignment);
-    if (plan.contiguous) {
+    if (plan.runLength == lanes) {
       Value base = LLVM::ExtractElementOp::create(
           rewriter, loc, ptrs, createI32Constant(rewriter, loc, 0));
       LLVM::MaskedStoreOp::create(rewriter, loc, value, base, mask, alignment);
+    } else if (plan.runLength > 1) {
+      int64_t run = plan.runLength;
+      for (int64_t start = 0; start < lanes; start += run) {
+        Value base = LLVM::ExtractElementOp::create(
+            rewriter, loc, ptrs, createI32Constant(rewriter, loc, start));
+        LLVM::MaskedStoreOp::create(rewriter, loc, sliceVector(rewriter, loc, value, start, run),
+                                    base, sliceVector(rewriter, loc, mask, start, run),
+                                    alignment);
+      }
     } else {
       LLVM::masked_scatter::create(rewriter, loc, value, ptrs, mask, alignment);
     }
@@ -502,12 +691,19 @@ struct ConvertKilnToLLVMCPU
       int64_t bytes = std::max<int64_t>(
           1, getMemoryElementType(getPointeeType(ptr.getType())).getIntOrFloatBitWidth() / 8);
       const AxisInfo &info = axisInfo.getAxisInfo(ptr);
-      plan.alignment = unsigned(std::clamp<int64_t>(info.divisibility[0], bytes, 64));
-      if (auto tensor = dyn_cast<RankedTensorType>(ptr.getType()))
-        plan.contiguous = tensor.getRank() == 1 &&
-                          info.contiguity[0] >= tensor.getDimSize(0);
-      else
-        plan.contiguous = true; // a scalar: one lane at its own address
+      auto tensor = dyn_cast<RankedTensorType>(ptr.getType());
+      if (!tensor) {
+        plan.runLength = 1; // a scalar: one lane at its own address
+        plan.alignment = unsigned(std::clamp<int64_t>(info.divisibility[0], bytes, 64));
+      } else {
+        // Consecutive along the last dimension, whole rows at a time; a
+        // 1-D block or rows of one element then cover the whole block.
+        int64_t last = tensor.getRank() - 1;
+        int64_t row = tensor.getDimSize(last);
+        if (info.contiguity[last] >= row && row > 1)
+          plan.runLength = tensor.getRank() == 1 ? tensor.getNumElements() : row;
+        plan.alignment = unsigned(std::clamp<int64_t>(info.divisibility[last], bytes, 64));
+      }
       plans[op] = plan;
     });
 
@@ -518,7 +714,7 @@ struct ConvertKilnToLLVMCPU
     RewritePatternSet patterns(context);
     populateSplatAndAddPtrToLLVMPatterns(converter, patterns);
     patterns.add<MakeRangeLowering, BlockConstantLowering, ExpandDimsLowering,
-                 BroadcastLowering>(converter);
+                 BroadcastLowering, ReduceLowering, ScanLowering>(converter);
     patterns.add<LoadLowering, StoreLowering>(converter, plans, checked);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);

@@ -72,3 +72,56 @@ void mlir::kiln::populateSplatAndAddPtrToLLVMPatterns(
     const LLVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<SplatOpLowering, AddPtrOpLowering>(converter);
 }
+
+FailureOr<SmallVector<Value>> mlir::kiln::emitCombine(Operation *op,
+                                                      OpBuilder &builder,
+                                                      ValueRange accumulated,
+                                                      ValueRange next) {
+  Region &region = op->getRegion(0);
+  if (!region.hasOneBlock())
+    return op->emitOpError("with control flow in its combine function is not "
+                           "supported; use kl.where instead of if"),
+           failure();
+  Block &block = region.front();
+  auto vectorType = dyn_cast<VectorType>(accumulated.front().getType());
+  Location loc = op->getLoc();
+  auto vectorize = [&](Value value) -> Value {
+    if (!vectorType || isa<VectorType>(value.getType()))
+      return value;
+    return splatVector(builder, loc,
+                       VectorType::get(vectorType.getShape(), value.getType()),
+                       value);
+  };
+
+  IRMapping mapping;
+  unsigned n = accumulated.size();
+  for (unsigned i = 0; i < n; ++i) {
+    mapping.map(block.getArgument(i), accumulated[i]);
+    mapping.map(block.getArgument(n + i), next[i]);
+  }
+  for (Operation &inner : block.without_terminator()) {
+    if (inner.getNumRegions() != 0)
+      return inner.emitOpError("in a combine function is not supported"),
+             failure();
+    SmallVector<Value> operands;
+    bool onVectors = false;
+    for (Value operand : inner.getOperands()) {
+      operands.push_back(mapping.lookupOrDefault(operand));
+      onVectors |= isa<VectorType>(operands.back().getType());
+    }
+    // Splats go before the clone that uses them.
+    if (onVectors)
+      for (Value &operand : operands)
+        operand = vectorize(operand);
+    Operation *clone = builder.clone(inner, mapping);
+    if (onVectors) {
+      clone->setOperands(operands);
+      for (Value result : clone->getResults())
+        result.setType(VectorType::get(vectorType.getShape(), result.getType()));
+    }
+  }
+  SmallVector<Value> results;
+  for (Value returned : block.getTerminator()->getOperands())
+    results.push_back(vectorize(mapping.lookupOrDefault(returned)));
+  return results;
+}

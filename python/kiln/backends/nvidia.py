@@ -126,6 +126,8 @@ class NvidiaBackend(Backend):
             run_pipeline(fn, module, pipeline, "lowering")
             if stage:
                 asm[stage] = module.str()
+        # Scratch shared memory for reductions, scans and layout changes.
+        metadata["shared"] = module.int_attr("kiln_gpu.shared") or 0
         try:
             asm["llir"], asm["ptx"] = _C.compiler.translate_to_ptx(module, target)
         except _C.ir.MLIRError as error:

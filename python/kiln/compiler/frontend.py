@@ -212,6 +212,7 @@ class CodeGenerator(ast.NodeVisitor):
         # Shared by every generator of one module: mangled name -> (ir.Function,
         # result types), or None while that function is being generated.
         self.functions = functions
+        self._call_node: Optional[ast.AST] = None
         code = fn.fn.__code__
         self.filename = code.co_filename
         self.tree = ast.parse(fn.src)
@@ -906,6 +907,11 @@ class CodeGenerator(ast.NodeVisitor):
         if is_kernel_source(func):
             return self._call_jit(func, args, kwargs, node)
         if core.is_builtin(func):
+            if core.wants_generator(func):
+                # Builtins that call jit functions (combine functions of
+                # reductions and scans) call them through this generator.
+                kwargs["_generator"] = self
+                self._call_node = node
             return self._run(node, lambda: _unwrap(func(*args, **kwargs, _builder=self.builder)))
         if func is builtins.range or func is core.range or func is core.static_range:
             raise self.error("range objects can only be used as the iterator of a for loop", node)
@@ -969,6 +975,12 @@ class CodeGenerator(ast.NodeVisitor):
         if returns_tuple:
             return tuple(outs)
         return outs[0] if outs else None
+
+    def call_function(self, callee: KernelSource, args: Sequence[Any]) -> Any:
+        """Calls the jit function `callee` with `args` at the builder's
+        insertion point, for a builtin being compiled (see wants_generator);
+        errors are located at that builtin's call."""
+        return self._call_jit(callee, list(args), {}, self._call_node)
 
     def _mangle(self, callee: KernelSource, values: dict[str, Any]) -> str:
         parts = []

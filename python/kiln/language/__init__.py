@@ -57,6 +57,8 @@ from kiln.language.core import (
     where,
     zeros,
 )
+from kiln.language.reduction import associative_scan, reduce
+from kiln.language.standard import argmax, argmin, cumprod, cumsum, max, min, softmax, sum, xor_sum
 
 __all__ = [
     "abs", "arange", "bfloat16", "block_type", "broadcast_to", "builtin", "cast", "cdiv", "ceil", "constexpr",
@@ -64,4 +66,7 @@ __all__ = [
     "int8", "int16", "int32", "int64", "load", "log", "log2", "maximum", "minimum", "num_programs",
     "pointer_type", "program_id", "range", "rsqrt", "sin", "sqrt", "static_assert", "static_print",
     "static_range", "store", "tanh", "tensor", "uint8", "uint16", "uint32", "uint64", "where", "zeros",
+    # reductions and scans
+    "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "max", "min", "reduce", "softmax", "sum",
+    "xor_sum",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import inspect
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
 from kiln.errors import CompilationError, KilnError
@@ -45,7 +46,14 @@ def builtin(fn: F) -> F:
         return fn(*args, **kwargs)
 
     wrapper.__kiln_builtin__ = True  # type: ignore[attr-defined]
+    wrapper.__kiln_wants_generator__ = "_generator" in inspect.signature(fn).parameters  # type: ignore
     return wrapper  # type: ignore[return-value]
+
+
+def wants_generator(fn: Any) -> bool:
+    """True for builtins that take ``_generator``: the frontend's code
+    generator, through which they call ``@kiln.jit`` functions."""
+    return getattr(fn, "__kiln_wants_generator__", False)
 
 
 def is_builtin(fn: Any) -> bool:

@@ -28,6 +28,17 @@ LogicalResult convertStructuredControlFlow(ModuleOp module);
 void populateSplatAndAddPtrToLLVMPatterns(const LLVMTypeConverter &converter,
                                           RewritePatternSet &patterns);
 
+/// Emits the combine function of a kiln.reduce or kiln.scan (its single
+/// block) on `accumulated` and `next`, one value per operand each, and
+/// returns the combined values. The values are scalars or vectors of one
+/// length: on vectors, the combine function's scalar ops are cloned as the
+/// same ops on vectors (lane by lane), with scalars they use splat. The
+/// clones are left for the conversion to lower. Fails, with an error on
+/// `op`, if the combine function has control flow.
+FailureOr<SmallVector<Value>> emitCombine(Operation *op, OpBuilder &builder,
+                                          ValueRange accumulated,
+                                          ValueRange next);
+
 } // namespace mlir::kiln
 
 #endif // KILN_CONVERSION_LLVMCOMMON_PATTERNS_H

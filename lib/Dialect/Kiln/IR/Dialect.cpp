@@ -232,3 +232,104 @@ void StoreOp::getEffects(
   effects.emplace_back(MemoryEffects::Write::get(), &getPtrMutable(),
                        SideEffects::DefaultResource::get());
 }
+
+//===----------------------------------------------------------------------===//
+// ReduceOp and ScanOp
+//===----------------------------------------------------------------------===//
+
+/// Checks what reductions and scans share: operands of one shape and an
+/// axis within it.
+static LogicalResult verifyCombineOperands(Operation *op, ValueRange srcs,
+                                           int64_t axis) {
+  if (srcs.empty())
+    return op->emitOpError("expected at least one operand");
+  auto first = cast<RankedTensorType>(srcs.front().getType());
+  for (Value src : srcs.drop_front())
+    if (cast<RankedTensorType>(src.getType()).getShape() != first.getShape())
+      return op->emitOpError() << "expected operands of one shape, got "
+                               << shapeString(first) << " and "
+                               << shapeString(cast<RankedTensorType>(src.getType()));
+  if (axis < 0 || axis >= first.getRank())
+    return op->emitOpError() << "expected axis in [0, " << first.getRank()
+                             << "), got " << axis;
+  return success();
+}
+
+/// Checks a combine region: (accumulated..., new...) scalars of the operands'
+/// element types in, one scalar of each out.
+static LogicalResult verifyCombineRegion(Operation *op, Region &region,
+                                         ValueRange srcs) {
+  Block &block = region.front();
+  size_t n = srcs.size();
+  if (block.getNumArguments() != 2 * n)
+    return op->emitOpError() << "expected a combine function of " << 2 * n
+                             << " arguments, got " << block.getNumArguments();
+  for (size_t i = 0; i < 2 * n; ++i) {
+    Type expected = getElementTypeOrSelf(srcs[i % n].getType());
+    if (block.getArgument(i).getType() != expected)
+      return op->emitOpError() << "expected combine argument " << i
+                               << " of type " << expected << ", got "
+                               << block.getArgument(i).getType();
+  }
+  Operation *terminator = block.getTerminator();
+  if (terminator->getNumOperands() != n)
+    return op->emitOpError() << "expected the combine function to return " << n
+                             << " values, got " << terminator->getNumOperands();
+  for (size_t i = 0; i < n; ++i) {
+    Type expected = getElementTypeOrSelf(srcs[i].getType());
+    if (terminator->getOperand(i).getType() != expected)
+      return op->emitOpError() << "expected combine result " << i << " of type "
+                               << expected << ", got "
+                               << terminator->getOperand(i).getType();
+  }
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  if (failed(verifyCombineOperands(*this, getSrcs(), getAxis())))
+    return failure();
+  if (getNumResults() != getSrcs().size())
+    return emitOpError() << "expected " << getSrcs().size() << " results, got "
+                         << getNumResults();
+  for (auto [src, result] : llvm::zip(getSrcs(), getResult())) {
+    auto srcType = cast<RankedTensorType>(src.getType());
+    SmallVector<int64_t> shape(srcType.getShape());
+    shape.erase(shape.begin() + getAxis());
+    auto resultType = dyn_cast<RankedTensorType>(result.getType());
+    bool ok = shape.empty()
+                  ? result.getType() == srcType.getElementType()
+                  : resultType && resultType.getShape() == ArrayRef(shape) &&
+                        resultType.getElementType() == srcType.getElementType();
+    if (!ok)
+      return emitOpError() << "expected a result of shape "
+                           << (shape.empty() ? std::string("()")
+                                             : shapeString(RankedTensorType::get(
+                                                   shape, srcType.getElementType())))
+                           << " and element type " << srcType.getElementType()
+                           << ", got " << result.getType();
+  }
+  return success();
+}
+
+LogicalResult ReduceOp::verifyRegions() {
+  return verifyCombineRegion(*this, getCombineOp(), getSrcs());
+}
+
+LogicalResult ScanOp::verify() {
+  if (failed(verifyCombineOperands(*this, getSrcs(), getAxis())))
+    return failure();
+  if (getNumResults() != getSrcs().size())
+    return emitOpError() << "expected " << getSrcs().size() << " results, got "
+                         << getNumResults();
+  for (auto [src, result] : llvm::zip(getSrcs(), getResult()))
+    if (cast<RankedTensorType>(src.getType()).getShape() !=
+            cast<RankedTensorType>(result.getType()).getShape() ||
+        getElementTypeOrSelf(src) != getElementTypeOrSelf(result))
+      return emitOpError() << "expected each result of its operand's type, got "
+                           << result.getType() << " for " << src.getType();
+  return success();
+}
+
+LogicalResult ScanOp::verifyRegions() {
+  return verifyCombineRegion(*this, getCombineOp(), getSrcs());
+}

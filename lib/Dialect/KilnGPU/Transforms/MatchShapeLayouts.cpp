@@ -1,10 +1,12 @@
 //===- MatchShapeLayouts.cpp - Layouts for expand_dims and broadcast ------===//
 //
-// Implements kiln-gpu-match-shape-layouts: operands of expand_dims get the
-// slice of the result's layout and operands of broadcast the result's own
-// layout, by recomputing their producers under that layout. Recomputing a
-// range or a splat costs a few instructions per thread, far less than
-// exchanging elements between threads through shared memory.
+// Implements kiln-gpu-match-shape-layouts: reductions produce the slice of
+// their operand's layout, operands of expand_dims get the slice of the
+// result's layout and operands of broadcast the result's own layout, by
+// recomputing their producers under that layout. Recomputing a range or a
+// splat costs a few instructions per thread, far less than exchanging
+// elements between threads through shared memory, which is what a
+// kiln_gpu.convert_layout inserted where nothing can be recomputed does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +33,14 @@ class Rematerializer {
 public:
   /// `value` with encoding `encoding`: itself, or a clone of its producer
   /// (and, recursively, of the producers of its block operands).
+  /// With `convertWhenStuck`, a value whose producer cannot be recomputed
+  /// is converted (kiln_gpu.convert_layout); without it, get() fails
+  /// quietly there instead.
+  explicit Rematerializer(bool convertWhenStuck)
+      : convertWhenStuck(convertWhenStuck) {}
+
+  /// `value` with encoding `encoding`: itself, or a clone of its producer
+  /// (and, recursively, of the producers of its block operands).
   FailureOr<Value> get(Value value, Attribute encoding) {
     auto type = cast<RankedTensorType>(value.getType());
     if (type.getEncoding() == encoding)
@@ -40,22 +50,30 @@ public:
       return it->second;
 
     Operation *producer = value.getDefiningOp();
-    if (!producer)
-      return emitError(value.getLoc(), "a block carried by control flow")
-             , failure();
-    if (auto convert = dyn_cast<ConvertLayoutOp>(producer))
+    if (auto convert = dyn_cast_if_present<ConvertLayoutOp>(producer))
       return get(convert.getSrc(), encoding);
-    auto load = dyn_cast<LoadOp>(producer);
+    auto load = dyn_cast_if_present<LoadOp>(producer);
     bool recomputable =
-        isa<MakeRangeOp, SplatOp, arith::ConstantOp, AddPtrOp, ExpandDimsOp,
-            BroadcastOp, arith::SelectOp>(producer) ||
-        (load && !load.getIsVolatile()) ||
-        (producer->hasTrait<OpTrait::Elementwise>() &&
-         producer->getNumResults() == 1);
-    if (!recomputable)
-      return producer->emitOpError()
-                 << "cannot be recomputed under another layout",
-             failure();
+        producer &&
+        (isa<MakeRangeOp, SplatOp, arith::ConstantOp, AddPtrOp, ExpandDimsOp,
+             BroadcastOp, arith::SelectOp>(producer) ||
+         (load && !load.getIsVolatile()) ||
+         (producer->hasTrait<OpTrait::Elementwise>() &&
+          producer->getNumResults() == 1));
+    if (!recomputable) {
+      if (!convertWhenStuck)
+        return failure();
+      // A block carried by control flow, a reduction's result...: its
+      // elements move between threads.
+      OpBuilder builder(value.getContext());
+      builder.setInsertionPointAfterValue(value);
+      auto newType = RankedTensorType::get(type.getShape(),
+                                           type.getElementType(), encoding);
+      Value converted =
+          ConvertLayoutOp::create(builder, value.getLoc(), newType, value);
+      memo[key] = converted;
+      return converted;
+    }
 
     IRMapping mapping;
     for (Value operand : producer->getOperands()) {
@@ -102,18 +120,105 @@ public:
   }
 
 private:
+  bool convertWhenStuck;
   DenseMap<std::pair<Value, Attribute>, Value> memo;
 };
+
+/// Gives each reduction over a block of two or more dimensions the slice of
+/// its operand's layout as result layout (what its lowering produces, with
+/// no data movement), and converts the result back where it is used.
+void setReductionLayouts(ModuleOp module) {
+  int numWarps = getNumWarps(module);
+  int threadsPerWarp = getThreadsPerWarp(module);
+  module.walk([&](ReduceOp op) {
+    auto srcType = cast<RankedTensorType>(op.getSrcs().front().getType());
+    if (srcType.getRank() < 2) {
+      // The results are scalars, reduced from operands in any layout: a
+      // conversion of the operands (e.g. after the first reduction of an
+      // axis=None reduction) is not needed.
+      // All operands must keep one layout.
+      SmallVector<Value> sources;
+      for (Value src : op.getSrcs())
+        if (auto convert = src.getDefiningOp<ConvertLayoutOp>())
+          sources.push_back(convert.getSrc());
+      bool oneLayout = sources.size() == op.getSrcs().size() &&
+                       llvm::all_of(sources, [&](Value v) {
+                         return v.getType() == sources.front().getType() ||
+                                cast<RankedTensorType>(v.getType()).getEncoding() ==
+                                    cast<RankedTensorType>(sources.front().getType())
+                                        .getEncoding();
+                       });
+      if (oneLayout)
+        for (auto [operand, source] : llvm::zip(op->getOpOperands(), sources))
+          operand.set(source);
+      return;
+    }
+    OpBuilder builder(op);
+    // Operands in a slice layout (a reduction of a reduction) first get a
+    // blocked one: the result's layout is a slice of a blocked layout.
+    auto blocked = dyn_cast_if_present<BlockedEncodingAttr>(srcType.getEncoding());
+    if (!blocked) {
+      SmallVector<unsigned> order;
+      for (int64_t d = srcType.getRank() - 1; d >= 0; --d)
+        order.push_back(d);
+      blocked = getDefaultBlockedEncoding(op.getContext(), srcType.getShape(),
+                                          order, 1, numWarps, threadsPerWarp);
+    }
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = cast<RankedTensorType>(operand.get().getType());
+      if (type.getEncoding() != blocked)
+        operand.set(ConvertLayoutOp::create(
+            builder, op.getLoc(),
+            RankedTensorType::get(type.getShape(), type.getElementType(), blocked),
+            operand.get()));
+    }
+    auto slice = SliceEncodingAttr::get(op.getContext(), op.getAxis(), blocked);
+    builder.setInsertionPointAfter(op);
+    for (Value result : op.getResult()) {
+      auto type = cast<RankedTensorType>(result.getType());
+      if (type.getEncoding() == slice)
+        continue;
+      result.setType(RankedTensorType::get(type.getShape(), type.getElementType(), slice));
+      auto back = ConvertLayoutOp::create(builder, op.getLoc(), type, result);
+      result.replaceAllUsesExcept(back, back);
+    }
+  });
+}
+
+/// A store of a converted block stores the unconverted block instead, with
+/// its pointers and mask recomputed under that block's layout, when they can
+/// be: no data moves between threads.
+void storeWithoutConversion(ModuleOp module) {
+  Rematerializer strict(/*convertWhenStuck=*/false);
+  module.walk([&](StoreOp store) {
+    auto convert = store.getValue().getDefiningOp<ConvertLayoutOp>();
+    if (!convert)
+      return;
+    Attribute encoding = convert.getSrc().getType().getEncoding();
+    FailureOr<Value> ptr = strict.get(store.getPtr(), encoding);
+    if (failed(ptr))
+      return;
+    FailureOr<Value> mask = store.getMask() ? strict.get(store.getMask(), encoding)
+                                            : FailureOr<Value>(Value());
+    if (failed(mask))
+      return;
+    store.getPtrMutable().assign(*ptr);
+    if (*mask)
+      store.getMaskMutable().assign(*mask);
+    store.getValueMutable().assign(convert.getSrc());
+  });
+}
 
 struct KilnGPUMatchShapeLayouts
     : public gpu::impl::KilnGPUMatchShapeLayoutsBase<KilnGPUMatchShapeLayouts> {
   void runOnOperation() override {
+    setReductionLayouts(getOperation());
     SmallVector<Operation *> shapeChanges;
     getOperation().walk([&](Operation *op) {
       if (isa<ExpandDimsOp, BroadcastOp>(op))
         shapeChanges.push_back(op);
     });
-    Rematerializer rematerializer;
+    Rematerializer rematerializer(/*convertWhenStuck=*/true);
     // Consumers first: a broadcast's requirement travels up through the
     // expand_dims that feeds it.
     for (Operation *op : llvm::reverse(shapeChanges)) {
@@ -129,6 +234,7 @@ struct KilnGPUMatchShapeLayouts
         return signalPassFailure();
       op->setOperand(0, *operand);
     }
+    storeWithoutConversion(getOperation());
   }
 };
 

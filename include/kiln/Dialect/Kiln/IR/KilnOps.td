@@ -230,4 +230,83 @@ def Kiln_StoreOp : Kiln_Op<"store", [
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Reductions and scans
+//===----------------------------------------------------------------------===//
+
+def Kiln_ReduceOp : Kiln_Op<"reduce", [RecursiveMemoryEffects,
+    SingleBlock]> {
+  let summary = "Combine the elements of blocks along one axis";
+  let description = [{
+    Reduces one or more blocks of the same shape along `axis` with the
+    combine function in the region. The region takes two groups of scalars,
+    an accumulated value of each operand followed by a new one, and returns
+    the combined value of each operand with `kiln.reduce.return`. The
+    combine function must be associative: the lowerings combine in any
+    grouping, though always in increasing order along `axis`.
+
+    Each result has its operand's shape with `axis` removed, or is a scalar
+    when the operands are 1-D.
+
+    Example (sum of each row):
+    ```mlir
+    %s = kiln.reduce(%x) {axis = 1 : i32} : (tensor<16x64xf32>) -> tensor<16xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.addf %a, %b : f32
+      kiln.reduce.return %c : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_Block>:$srcs, I32Attr:$axis);
+  let results = (outs Variadic<Kiln_ScalarOrBlock>:$result);
+  let regions = (region SizedRegion<1>:$combineOp);
+  let assemblyFormat = [{
+    `(` $srcs `)` attr-dict `:` functional-type($srcs, $result) $combineOp
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Kiln_ReduceReturnOp : Kiln_Op<"reduce.return", [Pure, Terminator,
+    HasParent<"ReduceOp">]> {
+  let summary = "Result of a reduction's combine function";
+  let arguments = (ins Variadic<Kiln_Scalar>:$result);
+  let assemblyFormat = "$result attr-dict `:` type($result)";
+}
+
+def Kiln_ScanOp : Kiln_Op<"scan", [RecursiveMemoryEffects,
+    SingleBlock]> {
+  let summary = "Inclusive prefix combination of blocks along one axis";
+  let description = [{
+    Element `i` along `axis` of each result is the combination of the
+    operand's elements `0..i` along `axis` (`i..n-1` when `reverse` is set),
+    with the associative combine function in the region, taking the earlier
+    value first. The region has the form of `kiln.reduce`'s.
+
+    Example (cumulative sum):
+    ```mlir
+    %s = kiln.scan(%x) {axis = 0 : i32, reverse = false} : (tensor<64xf32>) -> tensor<64xf32> {
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.addf %a, %b : f32
+      kiln.scan.return %c : f32
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_Block>:$srcs, I32Attr:$axis, BoolAttr:$reverse);
+  let results = (outs Variadic<Kiln_Block>:$result);
+  let regions = (region SizedRegion<1>:$combineOp);
+  let assemblyFormat = [{
+    `(` $srcs `)` attr-dict `:` functional-type($srcs, $result) $combineOp
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def Kiln_ScanReturnOp : Kiln_Op<"scan.return", [Pure, Terminator,
+    HasParent<"ScanOp">]> {
+  let summary = "Result of a scan's combine function";
+  let arguments = (ins Variadic<Kiln_Scalar>:$result);
+  let assemblyFormat = "$result attr-dict `:` type($result)";
+}
+
 #endif // KILN_OPS

@@ -30,6 +30,8 @@ def KilnGPU_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getNumWarpsAttrName() { return "kiln_gpu.num_warps"; }
     static constexpr ::llvm::StringLiteral getThreadsPerWarpAttrName() { return "kiln_gpu.threads_per_warp"; }
     static constexpr ::llvm::StringLiteral getTargetAttrName() { return "kiln_gpu.target"; }
+    /// Bytes of dynamic shared memory the lowered kernel needs (scratch).
+    static constexpr ::llvm::StringLiteral getSharedAttrName() { return "kiln_gpu.shared"; }
   }];
 }
 

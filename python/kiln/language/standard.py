@@ -1,0 +1,197 @@
+"""The standard reductions and scans of ``kiln.language``, as Triton's:
+``sum max min argmax argmin xor_sum cumsum cumprod softmax``.
+
+Each is a builtin that promotes its input (see ``reduction.py``) and calls
+``kl.reduce`` / ``kl.associative_scan`` with one of the ``@kiln.jit``
+combine functions below.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from kiln.errors import CompilationError
+from kiln.language import core, reduction, semantic
+from kiln.language.core import _unwrap, builtin, tensor
+from kiln.runtime.jit import jit
+
+Builder = Any
+Generator = Any
+
+
+# ---------------------------------------------------------------------------
+# Combine functions
+# ---------------------------------------------------------------------------
+
+
+@jit
+def _sum_combine(a, b):
+    return a + b
+
+
+@jit
+def _prod_combine(a, b):
+    return a * b
+
+
+@jit
+def _max_combine(a, b):
+    return core.maximum(a, b)
+
+
+@jit
+def _min_combine(a, b):
+    return core.minimum(a, b)
+
+
+@jit
+def _xor_combine(a, b):
+    return a ^ b
+
+
+@jit
+def _argmax_combine_left(value1, index1, value2, index2):
+    # The larger value; on a tie, the smaller index (the first occurrence).
+    gt = (value1 > value2) | ((value1 == value2) & (index1 < index2))
+    return core.where(gt, value1, value2), core.where(gt, index1, index2)
+
+
+@jit
+def _argmax_combine_any(value1, index1, value2, index2):
+    gt = value1 > value2
+    return core.where(gt, value1, value2), core.where(gt, index1, index2)
+
+
+@jit
+def _argmin_combine_left(value1, index1, value2, index2):
+    lt = (value1 < value2) | ((value1 == value2) & (index1 < index2))
+    return core.where(lt, value1, value2), core.where(lt, index1, index2)
+
+
+@jit
+def _argmin_combine_any(value1, index1, value2, index2):
+    lt = value1 < value2
+    return core.where(lt, value1, value2), core.where(lt, index1, index2)
+
+
+# ---------------------------------------------------------------------------
+# Reductions
+# ---------------------------------------------------------------------------
+
+
+def _block(input: Any, what: str) -> tensor:
+    input = _unwrap(input)
+    if not isinstance(input, tensor) or not input.shape:
+        raise CompilationError(f"kl.{what} takes a block, got {input!r}")
+    return input
+
+
+@builtin
+def sum(input: Any, axis: Any = None, keep_dims: bool = False, dtype: Optional[core.dtype] = None,
+        _builder: Builder = None, _generator: Generator = None) -> tensor:
+    """Sum of ``input`` along ``axis`` (all axes if None). Integers narrower
+    than 32 bits are summed in (u)int32 unless ``dtype`` is given."""
+    x = reduction._promote_sum(_block(input, "sum"), dtype, _builder)
+    return reduction.reduce_impl(x, axis, _sum_combine, bool(_unwrap(keep_dims)), _builder, _generator)
+
+
+def _extreme(name: str, input: Any, axis: Any, return_indices: Any, tie_break_left: Any, keep_dims: Any,
+             b: Builder, generator: Generator) -> Any:
+    x = reduction._promote_extreme(_block(input, name), b)
+    keep = bool(_unwrap(keep_dims))
+    if _unwrap(return_indices):
+        left = bool(_unwrap(tie_break_left))
+        if name == "max":
+            combine = _argmax_combine_left if left else _argmax_combine_any
+        else:
+            combine = _argmin_combine_left if left else _argmin_combine_any
+        return reduction.reduce_with_indices(x, axis, combine, keep, b, generator)
+    combine = _max_combine if name == "max" else _min_combine
+    return reduction.reduce_impl(x, axis, combine, keep, b, generator)
+
+
+@builtin
+def max(input: Any, axis: Any = None, return_indices: bool = False, return_indices_tie_break_left: bool = True,
+        keep_dims: bool = False, _builder: Builder = None, _generator: Generator = None) -> Any:
+    """Maximum of ``input`` along ``axis``; with ``return_indices``, also
+    the int32 index of the maximum (the first one if
+    ``return_indices_tie_break_left``)."""
+    return _extreme("max", input, axis, return_indices, return_indices_tie_break_left, keep_dims, _builder,
+                    _generator)
+
+
+@builtin
+def min(input: Any, axis: Any = None, return_indices: bool = False, return_indices_tie_break_left: bool = True,
+        keep_dims: bool = False, _builder: Builder = None, _generator: Generator = None) -> Any:
+    """Minimum of ``input`` along ``axis``; see :func:`max`."""
+    return _extreme("min", input, axis, return_indices, return_indices_tie_break_left, keep_dims, _builder,
+                    _generator)
+
+
+@builtin
+def argmax(input: Any, axis: Any, tie_break_left: bool = True, keep_dims: bool = False, _builder: Builder = None,
+           _generator: Generator = None) -> tensor:
+    """int32 index of the maximum of ``input`` along ``axis``."""
+    return _extreme("max", input, axis, True, tie_break_left, keep_dims, _builder, _generator)[1]
+
+
+@builtin
+def argmin(input: Any, axis: Any, tie_break_left: bool = True, keep_dims: bool = False, _builder: Builder = None,
+           _generator: Generator = None) -> tensor:
+    """int32 index of the minimum of ``input`` along ``axis``."""
+    return _extreme("min", input, axis, True, tie_break_left, keep_dims, _builder, _generator)[1]
+
+
+@builtin
+def xor_sum(input: Any, axis: Any = None, keep_dims: bool = False, _builder: Builder = None,
+            _generator: Generator = None) -> tensor:
+    """Bitwise xor of the (integer) elements of ``input`` along ``axis``."""
+    x = _block(input, "xor_sum")
+    if not x.dtype.is_int():
+        raise CompilationError(f"kl.xor_sum needs integers, got {x.dtype}")
+    return reduction.reduce_impl(x, axis, _xor_combine, bool(_unwrap(keep_dims)), _builder, _generator)
+
+
+# ---------------------------------------------------------------------------
+# Scans
+# ---------------------------------------------------------------------------
+
+
+@builtin
+def cumsum(input: Any, axis: int = 0, reverse: bool = False, dtype: Optional[core.dtype] = None,
+           _builder: Builder = None, _generator: Generator = None) -> tensor:
+    """Inclusive cumulative sum along ``axis`` (promoted as :func:`sum`)."""
+    x = reduction._promote_sum(_block(input, "cumsum"), dtype, _builder)
+    return reduction.scan_impl(x, axis, _sum_combine, reverse, _builder, _generator)
+
+
+@builtin
+def cumprod(input: Any, axis: int = 0, reverse: bool = False, _builder: Builder = None,
+            _generator: Generator = None) -> tensor:
+    """Inclusive cumulative product along ``axis`` (promoted as :func:`sum`)."""
+    x = reduction._promote_sum(_block(input, "cumprod"), None, _builder)
+    return reduction.scan_impl(x, axis, _prod_combine, reverse, _builder, _generator)
+
+
+# ---------------------------------------------------------------------------
+# Softmax
+# ---------------------------------------------------------------------------
+
+
+@builtin
+def softmax(x: Any, dim: Any = None, keep_dims: bool = False, ieee_rounding: bool = False,
+            _builder: Builder = None, _generator: Generator = None) -> tensor:
+    """exp(x - max(x)) / sum(exp(x - max(x))) along ``dim`` (0 if None), as
+    Triton computes it: the max and sum broadcast back against ``x``
+    (``keep_dims`` keeps their reduced axis for that)."""
+    b = _builder
+    x = _block(x, "softmax")
+    if not x.dtype.is_floating():
+        raise CompilationError(f"kl.softmax needs a floating-point block, got {x.dtype}")
+    axis = 0 if _unwrap(dim) is None else _unwrap(dim)
+    keep = bool(_unwrap(keep_dims))
+    z = semantic.sub(x, reduction.reduce_impl(reduction._promote_extreme(x, b), axis, _max_combine, keep, b,
+                                              _generator), b)
+    numerator = semantic.math_unary("exp", "exp", z, b)
+    denominator = reduction.reduce_impl(numerator, axis, _sum_combine, keep, b, _generator)
+    return semantic.truediv(numerator, denominator, b)

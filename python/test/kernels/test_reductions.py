@@ -1,0 +1,294 @@
+"""Reductions and scans on every backend present: kl.sum/max/min/argmax/
+argmin/xor_sum/reduce over one axis or all, kl.cumsum/cumprod/
+associative_scan forward and reverse, with masks for sizes that are not
+powers of two. Compared with torch in float64 on fresh random inputs; on
+the GPU each runs at several warp counts, so that reductions cross lanes
+and warps (through shared memory)."""
+
+import pytest
+import torch
+
+import kiln
+import kiln.language as kl
+
+
+def _random(arrays, shape, dtype, seed):
+    if dtype.is_floating_point:
+        return arrays.randn(int(torch.tensor(shape).prod()), seed=seed).reshape(shape).to(dtype)
+    low, high = (-50, 50) if dtype.is_signed else (0, 100)
+    return arrays.randint(low, high, int(torch.tensor(shape).prod()), dtype, seed=seed).reshape(shape)
+
+
+def _fill(dtype, kind):
+    """The value a masked element must read as to leave `kind` unchanged."""
+    if kind in ("sum", "xor_sum", "cumsum"):
+        return 0
+    if kind == "cumprod":
+        return 1
+    if dtype.is_floating_point:
+        return float("-inf") if kind in ("max", "argmax") else float("inf")
+    info = torch.iinfo(dtype)
+    return info.min if kind in ("max", "argmax") else info.max
+
+
+@kiln.jit
+def reduce_rows_kernel(x_ptr, out_ptr, M, N, stride, FILL: kl.constexpr, KIND: kl.constexpr, AXIS: kl.constexpr,
+                       BM: kl.constexpr, BN: kl.constexpr):
+    rows = kl.arange(0, BM)
+    cols = kl.arange(0, BN)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    x = kl.load(x_ptr + rows[:, None] * stride + cols[None, :], mask=mask, other=FILL)
+    if KIND == "sum":
+        r = kl.sum(x, axis=AXIS)
+    elif KIND == "max":
+        r = kl.max(x, axis=AXIS)
+    elif KIND == "min":
+        r = kl.min(x, axis=AXIS)
+    elif KIND == "argmax":
+        r = kl.argmax(x, axis=AXIS)
+    elif KIND == "argmin":
+        r = kl.argmin(x, axis=AXIS)
+    else:
+        r = kl.xor_sum(x, axis=AXIS)
+    if AXIS == 1:
+        kl.store(out_ptr + rows, r, mask=rows < M)
+    else:
+        kl.store(out_ptr + cols, r, mask=cols < N)
+
+
+def _torch_reduce(x, kind, axis):
+    if kind == "sum":
+        return x.double().sum(axis)
+    if kind == "max":
+        return x.double().amax(axis)
+    if kind == "min":
+        return x.double().amin(axis)
+    if kind == "argmax":
+        return x.double().argmax(axis)
+    if kind == "argmin":
+        return x.double().argmin(axis)
+    result = x[0] if axis == 0 else x[:, 0]
+    for i in range(1, x.shape[axis]):
+        result = result ^ (x[i] if axis == 0 else x[:, i])
+    return result
+
+
+@pytest.mark.parametrize("kind", ["sum", "max", "min", "argmax", "argmin", "xor_sum"])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.float16])
+def test_reduce_axis(arrays, kind, axis, dtype) -> None:
+    if kind == "xor_sum" and dtype.is_floating_point:
+        pytest.skip("xor_sum takes integers")
+    M, N, BM, BN = 13, 50, 16, 64
+    x = _random(arrays, (M, N + 3), dtype, seed=hash((kind, axis)) % 1000)[:, :N]
+    out_dtype = {"argmax": torch.int32, "argmin": torch.int32}.get(kind, dtype)
+    if kind in ("max", "min") and dtype == torch.float16:
+        out_dtype = torch.float32  # computed in fp32, as Triton
+    if kind == "sum" and dtype == torch.float16:
+        out_dtype = torch.float16
+    size = M if axis == 1 else N
+    out = arrays.full(size, -7, out_dtype)
+    for num_warps in (1, 4, 8) if arrays.backend == "cuda" else (4,):
+        reduce_rows_kernel[(1,)](x, out, M, N, x.stride(0), FILL=_fill(dtype, kind), KIND=kind, AXIS=axis, BM=BM,
+                                 BN=BN, num_warps=num_warps)
+        expected = _torch_reduce(x.cpu(), kind, axis)
+        got = out.cpu()
+        if kind in ("argmax", "argmin") and dtype == torch.float16:
+            # Ties are likely in fp16: the chosen element must hold the extreme.
+            picked = x.cpu().gather(axis, got.long().unsqueeze(axis)).squeeze(axis)
+            extreme = x.cpu().amax(axis) if kind == "argmax" else x.cpu().amin(axis)
+            assert torch.equal(picked, extreme)
+        elif dtype == torch.float16 and kind == "sum":
+            torch.testing.assert_close(got.double(), expected, rtol=1e-2, atol=5e-2)
+        elif dtype.is_floating_point and kind == "sum":
+            torch.testing.assert_close(got.double(), expected, rtol=1e-5, atol=1e-4)
+        else:
+            assert torch.equal(got.to(expected.dtype), expected), (num_warps, got, expected)
+
+
+@kiln.jit
+def reduce_all_kernel(x_ptr, out_ptr, idx_ptr, M, N, BM: kl.constexpr, BN: kl.constexpr, KEEP: kl.constexpr):
+    rows = kl.arange(0, BM)
+    cols = kl.arange(0, BN)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    x = kl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=float("-inf"))
+    value, index = kl.max(x, axis=None, return_indices=True, keep_dims=KEEP)
+    total = kl.sum(kl.where(mask, x, 0.0), axis=None, keep_dims=KEEP)
+    if KEEP:
+        kl.static_assert(len(total.shape) == 2)
+        kl.store(out_ptr + kl.arange(0, 1)[:, None] + kl.arange(0, 1)[None, :], value)
+        kl.store(out_ptr + 1 + kl.arange(0, 1)[:, None] + kl.arange(0, 1)[None, :], total)
+        kl.store(idx_ptr + kl.arange(0, 1)[:, None] + kl.arange(0, 1)[None, :], index)
+    else:
+        kl.store(out_ptr, value)
+        kl.store(out_ptr + 1, total)
+        kl.store(idx_ptr, index)
+
+
+@pytest.mark.parametrize("keep_dims", [False, True])
+@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (32, 32)])
+def test_reduce_all_axes(arrays, shape, keep_dims) -> None:
+    M, N = shape
+    x = arrays.randn(M * N, seed=M * 7 + N).reshape(M, N)
+    out = arrays.full(2, float("nan"), torch.float32)
+    idx = arrays.full(1, -1, torch.int32)
+    reduce_all_kernel[(1,)](x, out, idx, M, N, BM=32, BN=32, KEEP=keep_dims)
+    ref = x.cpu().double()
+    assert out[0].item() == ref.max().item()
+    assert idx[0].item() == ref.argmax().item()
+    assert abs(out[1].item() - ref.sum().item()) <= 1e-4 * max(1.0, ref.abs().sum().item())
+
+
+@kiln.jit
+def _combine_sum_and_max(s1, m1, s2, m2):
+    return s1 + s2, kl.maximum(m1, m2)
+
+
+@kiln.jit
+def custom_reduce_kernel(x_ptr, sum_ptr, max_ptr, N, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    x = kl.load(x_ptr + kl.program_id(0) * N + offs, mask=offs < N, other=0.0)
+    s, m = kl.reduce((x, kl.abs(x)), 0, _combine_sum_and_max)
+    kl.store(sum_ptr + kl.program_id(0), s)
+    kl.store(max_ptr + kl.program_id(0), m)
+
+
+@pytest.mark.parametrize("N", [1, 17, 1000])
+def test_custom_tuple_reduce(arrays, N) -> None:
+    rows = 3
+    x = arrays.randn(rows * N, seed=N).reshape(rows, N)
+    sums = arrays.full(rows, float("nan"), torch.float32)
+    maxes = arrays.full(rows, float("nan"), torch.float32)
+    custom_reduce_kernel[(rows,)](x, sums, maxes, N, BLOCK=1024)
+    ref = x.cpu().double()
+    torch.testing.assert_close(sums.cpu().double(), ref.sum(1), rtol=1e-5, atol=1e-4)
+    assert torch.equal(maxes.cpu().double(), ref.abs().amax(1))
+
+
+@kiln.jit
+def scan_kernel(x_ptr, out_ptr, M, N, KIND: kl.constexpr, AXIS: kl.constexpr, REVERSE: kl.constexpr,
+                BM: kl.constexpr, BN: kl.constexpr):
+    rows = kl.arange(0, BM)
+    cols = kl.arange(0, BN)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    offsets = rows[:, None] * N + cols[None, :]
+    if KIND == "cumprod":
+        x = kl.load(x_ptr + offsets, mask=mask, other=1)
+        y = kl.cumprod(x, axis=AXIS, reverse=REVERSE)
+    else:
+        x = kl.load(x_ptr + offsets, mask=mask, other=0)
+        y = kl.cumsum(x, axis=AXIS, reverse=REVERSE)
+    kl.store(out_ptr + offsets, y, mask=mask)
+
+
+@pytest.mark.parametrize("kind", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("shape,blocks", [((5, 100), (8, 128)), ((32, 32), (32, 32)), ((1, 1), (2, 4))])
+def test_scan(arrays, kind, axis, reverse, shape, blocks) -> None:
+    M, N = shape
+    BM, BN = blocks
+    # Integers keep the comparison exact (products wrap as in C, as torch's).
+    x = arrays.randint(-3, 4, M * N, torch.int32, seed=M + N + axis).reshape(M, N)
+    if kind == "cumprod":
+        x = torch.where(x == 0, torch.ones_like(x), x)
+    out = arrays.full((M, N), -12345, torch.int32)
+    for num_warps in (1, 4, 8) if arrays.backend == "cuda" else (4,):
+        scan_kernel[(1,)](x, out, M, N, KIND=kind, AXIS=axis, REVERSE=reverse, BM=BM, BN=BN, num_warps=num_warps)
+        ref = x.cpu().long()
+        if reverse:
+            ref = ref.flip(axis)
+        ref = ref.cumsum(axis) if kind == "cumsum" else ref.cumprod(axis)
+        if reverse:
+            ref = ref.flip(axis)
+        assert torch.equal(out.cpu().long(), ref.to(torch.int32).long()), num_warps
+
+
+@kiln.jit
+def _first_nonzero_combine(a_value, a_seen, b_value, b_seen):
+    # Not commutative: keeps the earlier value once one was seen.
+    return kl.where(a_seen != 0, a_value, b_value), a_seen | b_seen
+
+
+@kiln.jit
+def float_scan_kernel(x_ptr, out_ptr, seen_ptr, N, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    x = kl.load(x_ptr + offs, mask=offs < N, other=0.0)
+    s = kl.cumsum(x, 0)
+    kl.store(out_ptr + offs, s, mask=offs < N)
+    seen = (x > 1.0).to(kl.int32)
+    first, any_seen = kl.associative_scan((x, seen), 0, _first_nonzero_combine)
+    kl.store(seen_ptr + offs, kl.where(any_seen != 0, first, 0.0), mask=offs < N)
+
+
+def test_float_and_tuple_scan(arrays) -> None:
+    N = 1000
+    x = arrays.randn(N, seed=5)
+    out = arrays.full(N, float("nan"), torch.float32)
+    first = arrays.full(N, float("nan"), torch.float32)
+    for num_warps in (1, 4, 8) if arrays.backend == "cuda" else (4,):
+        float_scan_kernel[(1,)](x, out, first, N, BLOCK=1024, num_warps=num_warps)
+        ref = x.cpu().double().cumsum(0)
+        torch.testing.assert_close(out.cpu().double(), ref, rtol=1e-4, atol=1e-3)
+        xs = x.cpu()
+        expected = torch.zeros(N)
+        current = None
+        for i in range(N):
+            if current is None and xs[i] > 1.0:
+                current = xs[i].item()
+            expected[i] = 0.0 if current is None else current
+        assert torch.equal(first.cpu(), expected), num_warps
+
+
+@kiln.jit
+def softmax_kernel(x_ptr, out_ptr, N, BLOCK: kl.constexpr):
+    row = kl.program_id(0)
+    offs = kl.arange(0, BLOCK)
+    x = kl.load(x_ptr + row * N + offs, mask=offs < N, other=-float("inf"))
+    kl.store(out_ptr + row * N + offs, kl.softmax(x), mask=offs < N)
+
+
+@pytest.mark.parametrize("N", [1, 100, 1024])
+def test_softmax(arrays, N) -> None:
+    x = arrays.randn(4 * N, seed=N).reshape(4, N)
+    out = arrays.full((4, N), float("nan"), torch.float32)
+    softmax_kernel[(4,)](x, out, N, BLOCK=1024)
+    torch.testing.assert_close(out.cpu().double(), torch.softmax(x.cpu().double(), 1), rtol=1e-5, atol=1e-6)
+
+
+# -- errors ----------------------------------------------------------------------
+
+
+@kiln.jit
+def bad_axis_kernel(x_ptr, BLOCK: kl.constexpr):
+    x = kl.load(x_ptr + kl.arange(0, BLOCK))
+    kl.store(x_ptr, kl.sum(x, axis=1))
+
+
+@kiln.jit
+def _three_args(a, b, c):
+    return a + b + c
+
+
+@kiln.jit
+def bad_combine_kernel(x_ptr, BLOCK: kl.constexpr):
+    x = kl.load(x_ptr + kl.arange(0, BLOCK))
+    kl.store(x_ptr, kl.reduce(x, 0, _three_args))
+
+
+@kiln.jit
+def bad_xor_kernel(x_ptr, BLOCK: kl.constexpr):
+    x = kl.load(x_ptr + kl.arange(0, BLOCK))
+    kl.store(x_ptr, kl.xor_sum(x, 0))
+
+
+@pytest.mark.parametrize("kernel,message", [
+    (bad_axis_kernel, "axis 1 is out of range for a block of rank 1"),
+    (bad_combine_kernel, "takes 3 arguments, but combining 1 block(s) needs 2"),
+    (bad_xor_kernel, "kl.xor_sum needs integers, got fp32"),
+])
+def test_reduction_errors(kernel, message) -> None:
+    with pytest.raises(kiln.CompilationError) as info:
+        kiln.compile(kernel, signature={"x_ptr": "*fp32"}, constexprs={"BLOCK": 16}, target="cpu")
+    assert message in str(info.value)
+    assert "kl." in str(info.value)  # the source line is shown
