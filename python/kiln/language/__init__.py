@@ -65,3 +65,19 @@ __all__ = [
     "pointer_type", "program_id", "range", "rsqrt", "sin", "sqrt", "static_assert", "static_print",
     "static_range", "store", "tanh", "tensor", "uint8", "uint16", "uint32", "uint64", "where", "zeros",
 ]
+
+# Element-wise math beyond the basic functions (triton.language.math), and
+# `kl.extra.libdevice` (as `triton.language.extra.libdevice`).
+from kiln.language.core import (  # noqa: E402
+    PropagateNan,
+    clamp,
+    div_rn,
+    fdiv,
+    fma,
+    sigmoid,
+    sqrt_rn,
+    umulhi,
+)
+from kiln.language import extra  # noqa: E402
+
+__all__ += ["PropagateNan", "clamp", "div_rn", "extra", "fdiv", "fma", "sigmoid", "sqrt_rn", "umulhi"]

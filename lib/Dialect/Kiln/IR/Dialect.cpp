@@ -232,3 +232,26 @@ void StoreOp::getEffects(
   effects.emplace_back(MemoryEffects::Write::get(), &getPtrMutable(),
                        SideEffects::DefaultResource::get());
 }
+
+//===----------------------------------------------------------------------===//
+// ExternElementwiseOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ExternElementwiseOp::verify() {
+  if (getSymbol().empty())
+    return emitOpError() << "expected a function name, got an empty symbol";
+  if (getSrcs().empty())
+    return emitOpError() << "expected at least one operand, got none";
+  // The callee works on numbers; pointers have no element-wise meaning here.
+  auto isNumber = [](Type type) {
+    return isa<FloatType, IntegerType>(getElementTypeOrSelf(type));
+  };
+  for (Value src : getSrcs())
+    if (!isNumber(src.getType()))
+      return emitOpError() << "expected operands of number type, got "
+                           << src.getType();
+  if (!isNumber(getType()))
+    return emitOpError() << "expected a result of number type, got "
+                         << getType();
+  return success();
+}
