@@ -240,8 +240,6 @@ void StoreOp::getEffects(
 LogicalResult ExternElementwiseOp::verify() {
   if (getSymbol().empty())
     return emitOpError() << "expected a function name, got an empty symbol";
-  if (getSrcs().empty())
-    return emitOpError() << "expected at least one operand, got none";
   // The callee works on numbers; pointers have no element-wise meaning here.
   auto isNumber = [](Type type) {
     return isa<FloatType, IntegerType>(getElementTypeOrSelf(type));
