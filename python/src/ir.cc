@@ -197,6 +197,11 @@ Value buildCast(OpBuilder &b, Location loc, Type to, Value x) {
   return OpT::create(b, loc, to, x).getResult();
 }
 
+/// The high half of the full-width unsigned product (Triton's umulhi).
+Value buildUnsignedMulHigh(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MulUIExtendedOp::create(b, loc, x, y).getHigh();
+}
+
 struct BinaryOpInfo {
   const char *name;
   Kind kind;
@@ -230,6 +235,7 @@ const BinaryOpInfo kBinaryOps[] = {
     {"maximumf", Kind::Float, buildBinary<arith::MaximumFOp>},
     {"minimumf", Kind::Float, buildBinary<arith::MinimumFOp>},
     {"powf", Kind::Float, buildBinary<math::PowFOp>},
+    {"umulhi", Kind::Int, buildUnsignedMulHigh},
 };
 
 struct UnaryOpInfo {
@@ -674,6 +680,35 @@ public:
     Value result = info->build(builder, loc, dst, v);
     finish(result.getDefiningOp());
     return {result, owner};
+  }
+
+  //--- element-wise math beyond the tables -------------------------------//
+
+  PyValue fma(const PyValue &x, const PyValue &y, const PyValue &z) {
+    requireInsertionPoint();
+    Value a = checkValue(x), b = checkValue(y), c = checkValue(z);
+    checkSameType("fma", a, b);
+    checkSameType("fma", a, c);
+    checkKind("fma", a, Kind::Float);
+    return value(finish(math::FmaOp::create(builder, loc, a, b, c)));
+  }
+
+  /// kiln.extern_elementwise: `symbol` applied to each element of `args`
+  /// (all of one shape), giving `resultType`.
+  PyValue externElementwise(const std::string &symbol, const std::vector<PyValue> &args,
+                            const PyType &resultType) {
+    requireInsertionPoint();
+    SmallVector<Value> operands;
+    for (const PyValue &arg : args)
+      operands.push_back(checkValue(arg));
+    Type result = checkType(resultType);
+    for (Value operand : operands)
+      if (!sameShape(operand.getType(), result))
+        throw py::value_error("extern_elementwise '" + symbol + "' needs operands shaped like " +
+                              toString(result) + ", got " + toString(operand.getType()));
+    return value(finish(kd::ExternElementwiseOp::create(builder, loc, result,
+                                                        builder.getStringAttr(symbol),
+                                                        operands)));
   }
 
   //--- scf ----------------------------------------------------------------//
@@ -1253,6 +1288,9 @@ void initIR(py::module_ &m) {
       .def("cmpf", &PyBuilder::cmpf, py::arg("predicate"), py::arg("lhs"), py::arg("rhs"))
       .def("select", &PyBuilder::select, py::arg("cond"), py::arg("lhs"), py::arg("rhs"))
       .def("cast", &PyBuilder::cast, py::arg("name"), py::arg("value"), py::arg("type"))
+      .def("fma", &PyBuilder::fma, py::arg("x"), py::arg("y"), py::arg("z"))
+      .def("extern_elementwise", &PyBuilder::externElementwise, py::arg("symbol"),
+           py::arg("args"), py::arg("result_type"))
       // scf.
       .def("create_if", &PyBuilder::createIf, py::arg("cond"), py::arg("result_types"),
            py::arg("with_else"))

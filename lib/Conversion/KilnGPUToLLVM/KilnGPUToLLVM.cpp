@@ -11,6 +11,7 @@
 #include "Utility.h"
 
 #include "kiln/Analysis/AxisInfo.h"
+#include "kiln/Conversion/LLVMCommon/ElementwiseCall.h"
 #include "kiln/Conversion/LLVMCommon/Patterns.h"
 #include "kiln/Conversion/Passes.h"
 
@@ -126,6 +127,8 @@ struct ConvertKilnGPUToLLVM
     populateMemoryOpToLLVMPatterns(converter, patterns, widths, launch);
     populateReduceScanOpToLLVMPatterns(converter, patterns, launch);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    populateMathToLibdevicePatterns(converter, patterns);
+    populateExternElementwiseToLLVMPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
     populateFuncToLLVMConversionPatterns(converter, patterns);

@@ -116,6 +116,12 @@ void populateReduceScanOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                         RewritePatternSet &patterns,
                                         const LaunchShape &launch);
 
+/// Lowers math ops that NVPTX cannot select to libdevice calls and PTX
+/// approximations (MathToLibdevice.cpp); they take precedence over the
+/// upstream math -> LLVM patterns.
+void populateMathToLibdevicePatterns(const LLVMTypeConverter &converter,
+                                     RewritePatternSet &patterns);
+
 } // namespace mlir::kiln::gpu
 
 #endif // KILN_LIB_CONVERSION_KILNGPUTOLLVM_UTILITY_H

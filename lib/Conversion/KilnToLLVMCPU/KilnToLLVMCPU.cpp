@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Analysis/AxisInfo.h"
+#include "kiln/Conversion/LLVMCommon/ElementwiseCall.h"
 #include "kiln/Conversion/LLVMCommon/Patterns.h"
 #include "kiln/Conversion/LLVMCommon/VectorUtils.h"
 #include "kiln/Conversion/Passes.h"
@@ -42,6 +43,14 @@ constexpr StringLiteral kSiteAttr = "kiln_cpu.site";
 constexpr StringLiteral kSitesAttr = "kiln_cpu.sites";
 constexpr StringLiteral kBoundsFunction = "__kiln_cpu_bounds";
 constexpr StringLiteral kCheckFunction = "__kiln_cpu_check";
+
+/// Math ops LLVM has no intrinsic for call the C library, whose functions
+/// the JIT resolves in the process (f16 and bf16 compute in f32).
+const ScalarFunction kHostMathFunctions[] = {
+    {"math.erf", "erff", "erf"},
+    {"math.erfc", "erfcf", "erfc"},
+    {"math.cbrt", "cbrtf", "cbrt"},
+};
 
 /// A block becomes a vector of all its elements; pointers live in the host's
 /// single address space.
@@ -717,6 +726,9 @@ struct ConvertKilnToLLVMCPU
                  BroadcastLowering, ReduceLowering, ScanLowering>(converter);
     patterns.add<LoadLowering, StoreLowering>(converter, plans, checked);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    populateMathToCallPatterns(converter, patterns, kHostMathFunctions,
+                               /*benefit=*/2);
+    populateExternElementwiseToLLVMPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
     populateFuncToLLVMConversionPatterns(converter, patterns);

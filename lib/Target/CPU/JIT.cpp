@@ -10,10 +10,13 @@
 
 #include "kiln/Target/CPU/JIT.h"
 
+#include "kiln/Target/CPU/HostLibdevice.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -280,6 +283,19 @@ HostKernel::compile(ModuleOp module, StringRef kernelName) {
   addRuntime("__gnu_h2f_ieee", &kilnExtendHFSF2);
   addRuntime("__truncsfbf2", &kilnTruncSFBF2);
   addRuntime("__truncdfbf2", &kilnTruncDFBF2);
+  // libdevice names (kiln.extern_elementwise) run their host versions; a
+  // name without one is an error here rather than a failed lookup later.
+  llvm::StringSet<> hostLibdevice;
+  for (const HostFunction &function : getHostLibdeviceFunctions()) {
+    hostLibdevice.insert(function.name);
+    addRuntime(function.name, function.address);
+  }
+  for (const llvm::Function &function : *llvmModule)
+    if (function.isDeclaration() && function.getName().starts_with("__nv_") &&
+        !hostLibdevice.contains(function.getName()))
+      return module.emitError()
+             << "libdevice function '" << function.getName()
+             << "' has no host version; the CPU backend cannot run it";
   if (auto error = library.define(llvm::orc::absoluteSymbols(callbacks)))
     return module.emitError() << "cannot define the runtime callbacks: "
                               << errorText(std::move(error));

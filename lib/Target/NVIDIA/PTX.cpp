@@ -1,11 +1,14 @@
 //===- PTX.cpp - LLVM IR and PTX generation for NVIDIA GPUs ----------------===//
 //
-// Translates the LLVM + NVVM dialects to LLVM IR, runs LLVM's O3 pipeline
-// with the NVPTX target machine, and prints PTX.
+// Translates the LLVM + NVVM dialects to LLVM IR, links libdevice when the
+// kernel calls it, runs LLVM's O3 pipeline with the NVPTX target machine,
+// and prints PTX.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Target/NVIDIA/PTX.h"
+
+#include "kiln/Target/NVIDIA/Libdevice.h"
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -91,6 +94,16 @@ mlir::kiln::nvidia::translateToPTX(ModuleOp module, StringRef chip) {
     return module.emitError() << "translation to LLVM IR failed";
   llvmModule->setTargetTriple(machine->getTargetTriple());
   llvmModule->setDataLayout(machine->createDataLayout());
+
+  // Math functions come from libdevice, linked before optimizing so that
+  // they inline and what is unused disappears.
+  if (nvidia::callsLibdevice(*llvmModule)) {
+    llvm::Expected<std::string> libdevice = nvidia::findLibdevice();
+    if (!libdevice)
+      return module.emitError() << llvm::toString(libdevice.takeError());
+    if (llvm::Error linkError = nvidia::linkLibdevice(*llvmModule, *libdevice))
+      return module.emitError() << llvm::toString(std::move(linkError));
+  }
 
   // LLVM's standard O3 pipeline, with the NVPTX machine's cost model.
   {

@@ -70,3 +70,19 @@ __all__ = [
     "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "max", "min", "reduce", "softmax", "sum",
     "xor_sum",
 ]
+
+# Element-wise math beyond the basic functions (triton.language.math), and
+# `kl.extra.libdevice` (as `triton.language.extra.libdevice`).
+from kiln.language.core import (  # noqa: E402
+    PropagateNan,
+    clamp,
+    div_rn,
+    fdiv,
+    fma,
+    sigmoid,
+    sqrt_rn,
+    umulhi,
+)
+from kiln.language import extra  # noqa: E402
+
+__all__ += ["PropagateNan", "clamp", "div_rn", "extra", "fdiv", "fma", "sigmoid", "sqrt_rn", "umulhi"]

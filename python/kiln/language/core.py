@@ -13,6 +13,7 @@ The type logic (promotion, broadcasting, casts) lives in ``semantic.py``.
 from __future__ import annotations
 
 import builtins
+import enum
 import functools
 import inspect
 from typing import Any, Callable, Optional, Sequence, TypeVar
@@ -28,6 +29,7 @@ __all__ = [
     "range", "static_range", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs",
     "floor", "ceil", "erf", "tanh", "builtin",
 ]
+__all__ += ["PropagateNan", "sqrt_rn", "fma", "fdiv", "div_rn", "umulhi", "clamp", "sigmoid", "extern_elementwise"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -434,17 +436,19 @@ def cdiv(x: Any, div: Any, _builder: Any = None) -> Any:
 
 
 @builtin
-def minimum(x: Any, y: Any, _builder: Any = None) -> tensor:
-    """Element-wise minimum (NaNs are ignored, as in Triton's default)."""
+def minimum(x: Any, y: Any, propagate_nan: Any = None, _builder: Any = None) -> tensor:
+    """Element-wise minimum. With ``propagate_nan=kl.PropagateNan.ALL`` a NaN
+    in either operand gives NaN; by default (``NONE``) NaNs are ignored."""
     from kiln.language import semantic
-    return semantic.minimum(_unwrap(x), _unwrap(y), _builder)
+    return semantic.minimum(_unwrap(x), _unwrap(y), _builder, _propagate_nan(propagate_nan))
 
 
 @builtin
-def maximum(x: Any, y: Any, _builder: Any = None) -> tensor:
-    """Element-wise maximum (NaNs are ignored, as in Triton's default)."""
+def maximum(x: Any, y: Any, propagate_nan: Any = None, _builder: Any = None) -> tensor:
+    """Element-wise maximum. With ``propagate_nan=kl.PropagateNan.ALL`` a NaN
+    in either operand gives NaN; by default (``NONE``) NaNs are ignored."""
     from kiln.language import semantic
-    return semantic.maximum(_unwrap(x), _unwrap(y), _builder)
+    return semantic.maximum(_unwrap(x), _unwrap(y), _builder, _propagate_nan(propagate_nan))
 
 
 @builtin
@@ -544,6 +548,114 @@ def abs(x: Any, _builder: Any = None) -> tensor:
     """Element-wise absolute value (integers and floats)."""
     from kiln.language import semantic
     return semantic.abs(_unwrap(x), _builder)
+
+
+# ---------------------------------------------------------------------------
+# Element-wise math beyond the basic functions (triton.language.math)
+# ---------------------------------------------------------------------------
+
+
+class PropagateNan(enum.Enum):
+    """Whether kl.minimum, kl.maximum and kl.clamp return NaN when an operand
+    is NaN (``ALL``) or the other operand (``NONE``, the default)."""
+
+    NONE = 0x0000
+    ALL = 0xFFFF
+
+
+def _propagate_nan(value: Any) -> PropagateNan:
+    value = _unwrap(value)
+    if value is None:
+        return PropagateNan.NONE
+    if not isinstance(value, PropagateNan):
+        raise CompilationError(f"propagate_nan must be kl.PropagateNan.NONE or kl.PropagateNan.ALL, got {value!r}")
+    return value
+
+
+def _check_dtypes(name: str, accepted: tuple[str, ...], *args: Any) -> None:
+    """Triton's rule: every runtime argument must have one of `accepted`
+    element types (Python numbers are converted later)."""
+    for arg in args:
+        if isinstance(arg, tensor) and arg.dtype.name not in accepted:
+            raise CompilationError(f"kl.{name} expects {' or '.join(accepted)} arguments, got {arg.dtype}")
+
+
+@builtin
+def sqrt_rn(x: Any, _builder: Any = None) -> tensor:
+    """Element-wise square root, rounded to nearest (IEEE); fp32 only."""
+    from kiln.language import semantic
+    x = _unwrap(x)
+    _check_dtypes("sqrt_rn", ("fp32",), x)
+    return semantic.math_unary("sqrt", "sqrt_rn", x, _builder)
+
+
+@builtin
+def fma(x: Any, y: Any, z: Any, _builder: Any = None) -> tensor:
+    """Element-wise fused multiply-add ``x * y + z``, rounded once."""
+    from kiln.language import semantic
+    return semantic.fma(_unwrap(x), _unwrap(y), _unwrap(z), _builder)
+
+
+@builtin
+def fdiv(x: Any, y: Any, ieee_rounding: Any = False, _builder: Any = None) -> tensor:
+    """Element-wise floating-point division ``x / y``. Kiln always divides
+    with IEEE rounding, so ``ieee_rounding`` (kept for Triton's signature)
+    changes nothing."""
+    from kiln.language import semantic
+    _unwrap(ieee_rounding)
+    return semantic.fdiv(_unwrap(x), _unwrap(y), _builder)
+
+
+@builtin
+def div_rn(x: Any, y: Any, _builder: Any = None) -> tensor:
+    """Element-wise division rounded to nearest (IEEE); fp32 only."""
+    from kiln.language import semantic
+    x, y = _unwrap(x), _unwrap(y)
+    _check_dtypes("div_rn", ("fp32",), x, y)
+    return semantic.fdiv(x, y, _builder)
+
+
+@builtin
+def umulhi(x: Any, y: Any, _builder: Any = None) -> tensor:
+    """Element-wise high half of the full unsigned product of two 32- or
+    64-bit integers (the operands' bits are read as unsigned)."""
+    from kiln.language import semantic
+    x, y = _unwrap(x), _unwrap(y)
+    _check_dtypes("umulhi", ("int32", "int64", "uint32", "uint64"), x, y)
+    return semantic.umulhi(x, y, _builder)
+
+
+@builtin
+def clamp(x: Any, min: Any, max: Any, propagate_nan: Any = PropagateNan.NONE, _builder: Any = None) -> tensor:
+    """Element-wise ``minimum(maximum(x, min), max)`` for floating-point
+    values; the result is undefined where ``min > max``."""
+    from kiln.language import semantic
+    return semantic.clamp(_unwrap(x), _unwrap(min), _unwrap(max), _propagate_nan(propagate_nan), _builder)
+
+
+@builtin
+def sigmoid(x: Any, _builder: Any = None) -> tensor:
+    """Element-wise ``1 / (1 + exp(-x))``, computed as Triton's
+    ``tl.sigmoid`` is (so fp16 and bf16 inputs give fp32, as its division
+    does)."""
+    from kiln.language import semantic
+    return semantic.sigmoid(_unwrap(x), _builder)
+
+
+@builtin
+def extern_elementwise(lib_name: str, lib_path: str, args: Sequence[Any], arg_type_symbol_dict: dict,
+                       is_pure: bool = True, _builder: Any = None) -> tensor:
+    """Applies an external scalar function element-wise (Triton's
+    ``core.extern_elementwise``). ``arg_type_symbol_dict`` maps tuples of
+    argument dtypes to ``(symbol, result dtype)``; arguments are broadcast,
+    and promoted as arithmetic would when their types are not listed.
+    ``lib_name`` and ``lib_path`` are ignored: each backend knows where its
+    functions live."""
+    from kiln.language import semantic
+    if not _unwrap(is_pure):
+        raise CompilationError("extern_elementwise supports pure functions only (is_pure=True)")
+    return semantic.extern_elementwise("extern_elementwise", [_unwrap(a) for a in args],
+                                       _unwrap(arg_type_symbol_dict), _builder)
 
 
 # ---------------------------------------------------------------------------

@@ -577,16 +577,18 @@ def store(pointer: Any, value: Any, mask: Any, cache_modifier: str, eviction_pol
     b.store(ptr.handle, val.handle, mask_t.handle if mask_t is not None else None, cache, evict)
 
 
-def minimum(x: Any, y: Any, b: Builder) -> tensor:
+def minimum(x: Any, y: Any, b: Builder, propagate_nan: Any = None) -> tensor:
     x, y, ty = _arith(x, y, b)
-    name = "minnumf" if ty.is_floating() else "minui" if ty.is_int_unsigned() else "minsi"
-    return _emit(b, name, x, y)
+    if ty.is_floating():
+        return _emit(b, "minimumf" if _propagates_nan(propagate_nan) else "minnumf", x, y)
+    return _emit(b, "minui" if ty.is_int_unsigned() else "minsi", x, y)
 
 
-def maximum(x: Any, y: Any, b: Builder) -> tensor:
+def maximum(x: Any, y: Any, b: Builder, propagate_nan: Any = None) -> tensor:
     x, y, ty = _arith(x, y, b)
-    name = "maxnumf" if ty.is_floating() else "maxui" if ty.is_int_unsigned() else "maxsi"
-    return _emit(b, name, x, y)
+    if ty.is_floating():
+        return _emit(b, "maximumf" if _propagates_nan(propagate_nan) else "maxnumf", x, y)
+    return _emit(b, "maxui" if ty.is_int_unsigned() else "maxsi", x, y)
 
 
 def where(condition: Any, x: Any, y: Any, b: Builder) -> tensor:
@@ -615,3 +617,90 @@ def abs(x: Any, b: Builder) -> tensor:  # noqa: A001 - Triton's name
     if x.dtype.is_int():
         return tensor(b.unary("absi", x.handle), x.type)
     raise _fail(f"kl.abs needs a number, got {x.dtype}")
+
+
+# ---------------------------------------------------------------------------
+# Element-wise math beyond the basic functions
+# ---------------------------------------------------------------------------
+
+
+def _propagates_nan(propagate_nan: Any) -> bool:
+    from kiln.language.core import PropagateNan
+    return propagate_nan is PropagateNan.ALL
+
+
+def fma(x: Any, y: Any, z: Any, b: Builder) -> tensor:
+    """``x * y + z`` rounded once; the three operands promote as for ``+``."""
+    x, y = _operands(x, y, b)
+    z = z if isinstance(z, tensor) else _literal_like(z, x, b)
+    ty = computation_type(computation_type(x.dtype, y.dtype), z.dtype)
+    if not ty.is_floating():
+        raise _fail(f"kl.fma needs floating-point arguments, got {x.dtype}, {y.dtype} and {z.dtype}")
+    x, y, z = (cast(v, ty, b) for v in (x, y, z))
+    shape = broadcast_shapes(broadcast_shapes(x.shape, y.shape), z.shape)
+    x, y, z = (broadcast_to(v, shape, b) if shape else v for v in (x, y, z))
+    return tensor(b.fma(x.handle, y.handle, z.handle), x.type)
+
+
+def fdiv(x: Any, y: Any, b: Builder) -> tensor:
+    """Triton's fdiv: floating-point operands only, promoted as for ``/``."""
+    x, y = _operands(x, y, b)
+    if not x.dtype.is_floating() or not y.dtype.is_floating():
+        raise _fail(f"fdiv needs floating-point operands, got {x.dtype} and {y.dtype}")
+    return truediv(x, y, b)
+
+
+def umulhi(x: Any, y: Any, b: Builder) -> tensor:
+    x, y, ty = _arith(x, y, b)
+    if not ty.is_int() or ty.int_bitwidth not in (32, 64):
+        raise _fail(f"kl.umulhi needs 32- or 64-bit integer operands, got {ty}")
+    return _emit(b, "umulhi", x, y)
+
+
+def clamp(x: Any, lo: Any, hi: Any, propagate_nan: Any, b: Builder) -> tensor:
+    """``minimum(maximum(x, lo), hi)``, floating point only (Triton's
+    order, so a NaN ``x`` without propagation gives ``lo``)."""
+    x = to_tensor(x, b)
+    for value in (x, lo, hi):
+        if isinstance(value, tensor) and not value.dtype.is_floating():
+            raise _fail(f"kl.clamp supports floating-point values only, got {value.dtype}")
+    if not x.dtype.is_floating():
+        raise _fail(f"kl.clamp supports floating-point values only, got {x.dtype}")
+    return minimum(maximum(x, lo, b, propagate_nan), hi, b, propagate_nan)
+
+
+def sigmoid(x: Any, b: Builder) -> tensor:
+    """Triton's ``1 / (1 + exp(-x))``, with its types."""
+    x = to_tensor(x, b)
+    return truediv(1, add(1, math_unary("exp", "sigmoid", minus(x, b), b), b), b)
+
+
+def _type_list(types: tuple) -> str:
+    return "(" + ", ".join(str(t) for t in types) + ")"
+
+
+def extern_elementwise(name: str, args: list[Any], table: dict, b: Builder) -> tensor:
+    """Calls the function ``table`` lists for the arguments' element types,
+    element-wise. As in Triton, arguments whose types are not listed are
+    first promoted together as arithmetic would promote them."""
+    if not args:
+        raise _fail(f"{name} needs at least one argument")
+    args = [to_tensor(a, b) if not isinstance(a, tensor) else a for a in args]
+    given = tuple(a.dtype for a in args)
+    types = given
+    if types not in table and all(t.is_int() or t.is_floating() for t in types):
+        ty = types[0]
+        for t in types[1:]:
+            ty = computation_type(ty, t)
+        args = [cast(a, ty, b) for a in args]
+        types = tuple(a.dtype for a in args)
+    if types not in table:
+        accepted = ", ".join(_type_list(t) for t in table)
+        raise _fail(f"{name} does not accept arguments of type {_type_list(given)}; it accepts {accepted}")
+    symbol, result = table[types]
+    shape: list[int] = []
+    for a in args:
+        shape = broadcast_shapes(shape, a.shape)
+    args = [broadcast_to(a, shape, b) if shape else a for a in args]
+    result_ty = _with_shape(result, shape)
+    return tensor(b.extern_elementwise(symbol, [a.handle for a in args], result_ty.to_ir(b)), result_ty)

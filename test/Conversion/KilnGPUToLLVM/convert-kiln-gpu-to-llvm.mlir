@@ -114,3 +114,50 @@ module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 
     return %b : tensor<4x32xi32, #b2>
   }
 }
+
+// -----
+
+#b2 = #kiln_gpu.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>
+
+// Math that NVPTX cannot select: f32 exp is ex2.approx of x * log2(e); f64
+// exp and every erf call libdevice, one call per element; f16 computes in
+// f32 and rounds back. sqrt keeps the upstream lowering.
+// CHECK-DAG: llvm.func @__nv_erff(f32) -> f32
+// CHECK-DAG: llvm.func @__nv_exp(f64) -> f64
+// CHECK-DAG: llvm.func @llvm.nvvm.ex2.approx.f32(f32) -> f32
+// CHECK-LABEL: llvm.func @math
+// CHECK: llvm.mlir.constant(1.44269502 : f32) : f32
+// CHECK: llvm.fmul %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK-COUNT-2: llvm.call @llvm.nvvm.ex2.approx.f32(%{{.*}}) : (f32) -> f32
+// CHECK-COUNT-2: llvm.call @__nv_exp(%{{.*}}) : (f64) -> f64
+// CHECK: llvm.fpext %{{.*}} : vector<2xf16> to vector<2xf32>
+// CHECK-COUNT-2: llvm.call @__nv_erff(%{{.*}}) : (f32) -> f32
+// CHECK: llvm.fptrunc %{{.*}} : vector<2xf32> to vector<2xf16>
+// CHECK: llvm.intr.sqrt(%{{.*}}) : (vector<2xf32>) -> vector<2xf32>
+module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @math(%a: tensor<64xf32, #b2>, %b: tensor<64xf64, #b2>, %c: tensor<64xf16, #b2>) -> (tensor<64xf32, #b2>, tensor<64xf64, #b2>, tensor<64xf16, #b2>, tensor<64xf32, #b2>) {
+    %0 = math.exp %a : tensor<64xf32, #b2>
+    %1 = math.exp %b : tensor<64xf64, #b2>
+    %2 = math.erf %c : tensor<64xf16, #b2>
+    %3 = math.sqrt %a : tensor<64xf32, #b2>
+    return %0, %1, %2, %3 : tensor<64xf32, #b2>, tensor<64xf64, #b2>, tensor<64xf16, #b2>, tensor<64xf32, #b2>
+  }
+}
+
+// -----
+
+#b2 = #kiln_gpu.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>
+
+// kiln.extern_elementwise calls its symbol once per element a thread holds;
+// a scalar operand is shared by every call.
+// CHECK: llvm.func @__nv_powif(f32, i32) -> f32
+// CHECK-LABEL: llvm.func @extern
+// CHECK-COUNT-2: llvm.call @__nv_powif(%{{.*}}, %{{.*}}) : (f32, i32) -> f32
+// CHECK: llvm.call @__nv_powif(%{{.*}}, %{{.*}}) : (f32, i32) -> f32
+module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @extern(%x: tensor<64xf32, #b2>, %n: tensor<64xi32, #b2>, %s: f32, %m: i32) -> (tensor<64xf32, #b2>, f32) {
+    %0 = kiln.extern_elementwise "__nv_powif"(%x, %n) : (tensor<64xf32, #b2>, tensor<64xi32, #b2>) -> tensor<64xf32, #b2>
+    %1 = kiln.extern_elementwise "__nv_powif"(%s, %m) : (f32, i32) -> f32
+    return %0, %1 : tensor<64xf32, #b2>, f32
+  }
+}

@@ -58,3 +58,21 @@ func.func @strided_2d(%x: !kiln.ptr<f32>) attributes {kiln.kernel} {
   return
 }
 
+
+// -----
+
+// erf has no LLVM intrinsic: it calls the C library per element (f16 in
+// f32); kiln.extern_elementwise calls its libdevice name, which the JIT
+// resolves to a host version.
+// CHECK-DAG: llvm.func @erff(f32) -> f32
+// CHECK-DAG: llvm.func @__nv_erfinv(f64) -> f64
+// CHECK-LABEL: llvm.func @host_math
+// CHECK: llvm.fpext %{{.*}} : vector<4xf16> to vector<4xf32>
+// CHECK-COUNT-4: llvm.call @erff(%{{.*}}) : (f32) -> f32
+// CHECK: llvm.fptrunc %{{.*}} : vector<4xf32> to vector<4xf16>
+// CHECK-COUNT-4: llvm.call @__nv_erfinv(%{{.*}}) : (f64) -> f64
+func.func @host_math(%x: tensor<4xf16>, %y: tensor<4xf64>) -> (tensor<4xf16>, tensor<4xf64>) {
+  %0 = math.erf %x : tensor<4xf16>
+  %1 = kiln.extern_elementwise "__nv_erfinv"(%y) : (tensor<4xf64>) -> tensor<4xf64>
+  return %0, %1 : tensor<4xf16>, tensor<4xf64>
+}

@@ -6,3 +6,14 @@ func.func private @helper() -> i32 {
   %p = kiln.program_id {axis = 0 : i32} : i32
   return %p : i32
 }
+
+// -----
+
+// A symbol declared with another type is reported, not miscompiled.
+func.func @clash(%x: f32, %y: f64) -> (f32, f64) {
+  %0 = kiln.extern_elementwise "__nv_expf"(%x) : (f32) -> f32
+  // expected-error @+2 {{'kiln.extern_elementwise' op expected '__nv_expf' to have type '!llvm.func<f32 (f32)>', got '!llvm.func<f64 (f64)>'}}
+  // expected-error @+1 {{failed to legalize operation 'kiln.extern_elementwise'}}
+  %1 = kiln.extern_elementwise "__nv_expf"(%y) : (f64) -> f64
+  return %0, %1 : f32, f64
+}

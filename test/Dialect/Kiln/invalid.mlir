@@ -93,3 +93,43 @@ func.func @load_other_type(%p: tensor<16x!kiln.ptr<f32>>, %o: tensor<16xf16>) {
   %x = "kiln.load"(%p, %o) <{operandSegmentSizes = array<i32: 1, 0, 1>}> : (tensor<16x!kiln.ptr<f32>>, tensor<16xf16>) -> tensor<16xf32>
   return
 }
+
+// -----
+
+func.func @extern_elementwise_empty_symbol(%x: f32) {
+  // expected-error @+1 {{expected a function name, got an empty symbol}}
+  %r = kiln.extern_elementwise ""(%x) : (f32) -> f32
+  return
+}
+
+// -----
+
+func.func @extern_elementwise_no_operands() {
+  // expected-error @+1 {{expected 1 or more operands, but found 0}}
+  %r = kiln.extern_elementwise "__nv_expf"() : () -> f32
+  return
+}
+
+// -----
+
+func.func @extern_elementwise_pointer_operand(%p: !kiln.ptr<f32>) {
+  // expected-error @+1 {{expected operands of number type, got '!kiln.ptr<f32>'}}
+  %r = kiln.extern_elementwise "__nv_expf"(%p) : (!kiln.ptr<f32>) -> f32
+  return
+}
+
+// -----
+
+func.func @extern_elementwise_pointer_result(%x: f32) {
+  // expected-error @+1 {{expected a result of number type, got '!kiln.ptr<f32>'}}
+  %r = kiln.extern_elementwise "__nv_expf"(%x) : (f32) -> !kiln.ptr<f32>
+  return
+}
+
+// -----
+
+func.func @extern_elementwise_shapes(%x: tensor<64xf32>) {
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape and base type}}
+  %r = kiln.extern_elementwise "__nv_expf"(%x) : (tensor<64xf32>) -> tensor<128xf32>
+  return
+}

@@ -32,3 +32,12 @@ func.func @vector_add(%x: !kiln.ptr<f32>, %out: !kiln.ptr<f32, 1>, %n: i32) attr
   %b = kiln.broadcast %e : tensor<1x128xi32> -> tensor<4x128xi32>
   return
 }
+
+// CHECK-LABEL: func @extern_elementwise
+// CHECK: kiln.extern_elementwise "__nv_powf"(%{{.*}}, %{{.*}}) : (tensor<128xf32>, tensor<128xf32>) -> tensor<128xf32>
+// CHECK: kiln.extern_elementwise "__nv_isnand"(%{{.*}}) : (f64) -> i32
+func.func @extern_elementwise(%x: tensor<128xf32>, %s: f64) -> (tensor<128xf32>, i32) {
+  %p = kiln.extern_elementwise "__nv_powf"(%x, %x) : (tensor<128xf32>, tensor<128xf32>) -> tensor<128xf32>
+  %n = kiln.extern_elementwise "__nv_isnand"(%s) : (f64) -> i32
+  return %p, %n : tensor<128xf32>, i32
+}

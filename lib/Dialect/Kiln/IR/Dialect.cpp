@@ -333,3 +333,23 @@ LogicalResult ScanOp::verify() {
 LogicalResult ScanOp::verifyRegions() {
   return verifyCombineRegion(*this, getCombineOp(), getSrcs());
 }
+
+// ExternElementwiseOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ExternElementwiseOp::verify() {
+  if (getSymbol().empty())
+    return emitOpError() << "expected a function name, got an empty symbol";
+  // The callee works on numbers; pointers have no element-wise meaning here.
+  auto isNumber = [](Type type) {
+    return isa<FloatType, IntegerType>(getElementTypeOrSelf(type));
+  };
+  for (Value src : getSrcs())
+    if (!isNumber(src.getType()))
+      return emitOpError() << "expected operands of number type, got "
+                           << src.getType();
+  if (!isNumber(getType()))
+    return emitOpError() << "expected a result of number type, got "
+                         << getType();
+  return success();
+}

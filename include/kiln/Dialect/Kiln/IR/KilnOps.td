@@ -307,6 +307,33 @@ def Kiln_ScanReturnOp : Kiln_Op<"scan.return", [Pure, Terminator,
   let summary = "Result of a scan's combine function";
   let arguments = (ins Variadic<Kiln_Scalar>:$result);
   let assemblyFormat = "$result attr-dict `:` type($result)";
+
+// External element-wise functions
+//===----------------------------------------------------------------------===//
+
+def Kiln_ExternElementwiseOp : Kiln_Op<"extern_elementwise", [Pure, Elementwise,
+    SameOperandsAndResultShape]> {
+  let summary = "Element-wise call of an external pure function";
+  let description = [{
+    Applies the scalar function `symbol` to each element of its operands,
+    which are scalars or blocks of one shape, and returns the block (or
+    scalar) of results. The function must be pure: it reads nothing but its
+    arguments, so the call may be reordered, duplicated or removed like any
+    arithmetic op. The frontend picks `symbol` for the element types (the
+    NVIDIA libdevice names, `__nv_expf`, ...); each backend says what a name
+    means: the GPU links libdevice, the CPU provides host equivalents.
+
+    Example:
+    ```mlir
+    %y = kiln.extern_elementwise "__nv_powf"(%x, %e) : (tensor<128xf32>, tensor<128xf32>) -> tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$symbol, Variadic<Kiln_ScalarOrBlock>:$srcs);
+  let results = (outs Kiln_ScalarOrBlock:$result);
+  let assemblyFormat = [{
+    $symbol `(` $srcs `)` attr-dict `:` functional-type($srcs, $result)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // KILN_OPS

@@ -1,0 +1,138 @@
+//===- Libdevice.cpp - Linking NVIDIA's libdevice into kernels -------------===//
+//
+// Finds libdevice.10.bc, links the functions a kernel module needs from it,
+// internalizes them, and folds the reflect queries libdevice makes about
+// the compilation mode.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Target/NVIDIA/Libdevice.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Transforms/IPO/Internalize.h"
+
+#include <cstdlib>
+
+using namespace mlir::kiln;
+
+static constexpr const char *kLibdeviceFile = "libdevice.10.bc";
+
+llvm::Expected<std::string> nvidia::findLibdevice() {
+  if (const char *path = std::getenv("KILN_LIBDEVICE_PATH"); path && *path) {
+    if (llvm::sys::fs::exists(path))
+      return std::string(path);
+    return llvm::createStringError(
+        "KILN_LIBDEVICE_PATH is '%s', which does not exist; set it to the "
+        "path of %s",
+        path, kLibdeviceFile);
+  }
+  std::vector<std::string> candidates;
+  for (const char *variable : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *home = std::getenv(variable); home && *home)
+      candidates.push_back(home);
+  candidates.push_back("/usr/local/cuda");
+  std::string tried;
+  for (const std::string &home : candidates) {
+    llvm::SmallString<256> path(home);
+    llvm::sys::path::append(path, "nvvm", "libdevice", kLibdeviceFile);
+    if (llvm::sys::fs::exists(path))
+      return std::string(path);
+    tried += (tried.empty() ? "" : ", ") + std::string(path);
+  }
+  return llvm::createStringError(
+      "cannot find %s, which kernels calling math functions need (looked "
+      "for %s); install the CUDA toolkit or set KILN_LIBDEVICE_PATH",
+      kLibdeviceFile, tried.c_str());
+}
+
+bool nvidia::callsLibdevice(const llvm::Module &module) {
+  for (const llvm::Function &function : module)
+    if (function.isDeclaration() && function.getName().starts_with("__nv_"))
+      return true;
+  return false;
+}
+
+/// The name a `__nvvm_reflect` call asks about, if it is a constant string.
+static std::optional<llvm::StringRef> reflectQuery(llvm::CallInst *call) {
+  if (call->arg_size() != 1)
+    return std::nullopt;
+  auto *global = llvm::dyn_cast<llvm::GlobalVariable>(
+      call->getArgOperand(0)->stripPointerCasts());
+  if (!global || !global->hasInitializer())
+    return std::nullopt;
+  auto *data =
+      llvm::dyn_cast<llvm::ConstantDataSequential>(global->getInitializer());
+  if (!data || !data->isCString())
+    return std::nullopt;
+  return data->getAsCString();
+}
+
+/// Answers libdevice's questions about the compilation mode: denormals are
+/// kept (`__CUDA_FTZ` = 0) and square roots are IEEE-rounded
+/// (`__CUDA_PREC_SQRT` = 1). Other queries stay for NVVMReflect.
+static void foldReflectQueries(llvm::Module &module) {
+  llvm::Function *reflect = module.getFunction("__nvvm_reflect");
+  if (!reflect)
+    return;
+  llvm::SmallVector<llvm::CallInst *> calls;
+  for (llvm::User *user : reflect->users())
+    if (auto *call = llvm::dyn_cast<llvm::CallInst>(user))
+      calls.push_back(call);
+  for (llvm::CallInst *call : calls) {
+    std::optional<llvm::StringRef> query = reflectQuery(call);
+    if (!query)
+      continue;
+    int value;
+    if (*query == "__CUDA_FTZ")
+      value = 0;
+    else if (*query == "__CUDA_PREC_SQRT")
+      value = 1;
+    else
+      continue;
+    call->replaceAllUsesWith(llvm::ConstantInt::get(call->getType(), value));
+    call->eraseFromParent();
+  }
+}
+
+llvm::Error nvidia::linkLibdevice(llvm::Module &module,
+                                  const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "cannot read %s: %s",
+                                   path.c_str(),
+                                   buffer.getError().message().c_str());
+  auto library =
+      llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), module.getContext());
+  if (!library)
+    return llvm::createStringError(
+        "cannot parse %s: %s", path.c_str(),
+        llvm::toString(library.takeError()).c_str());
+  (*library)->setTargetTriple(module.getTargetTriple());
+  (*library)->setDataLayout(module.getDataLayout());
+
+  // What the kernel module defines itself stays visible; everything linked
+  // in becomes internal, so unused and inlined functions are dropped.
+  llvm::StringSet<> own;
+  for (const llvm::GlobalValue &value : module.global_values())
+    if (!value.isDeclaration())
+      own.insert(value.getName());
+  if (llvm::Linker::linkModules(module, std::move(*library),
+                                llvm::Linker::Flags::LinkOnlyNeeded))
+    return llvm::createStringError("cannot link %s into the kernel module",
+                                   path.c_str());
+  llvm::internalizeModule(module, [&](const llvm::GlobalValue &value) {
+    return value.isDeclaration() || own.contains(value.getName());
+  });
+  foldReflectQueries(module);
+  module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+  return llvm::Error::success();
+}
