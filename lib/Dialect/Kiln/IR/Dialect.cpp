@@ -334,6 +334,7 @@ LogicalResult ScanOp::verifyRegions() {
   return verifyCombineRegion(*this, getCombineOp(), getSrcs());
 }
 
+//===----------------------------------------------------------------------===//
 // ExternElementwiseOp
 //===----------------------------------------------------------------------===//
 

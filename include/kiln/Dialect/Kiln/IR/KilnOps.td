@@ -307,7 +307,9 @@ def Kiln_ScanReturnOp : Kiln_Op<"scan.return", [Pure, Terminator,
   let summary = "Result of a scan's combine function";
   let arguments = (ins Variadic<Kiln_Scalar>:$result);
   let assemblyFormat = "$result attr-dict `:` type($result)";
+}
 
+//===----------------------------------------------------------------------===//
 // External element-wise functions
 //===----------------------------------------------------------------------===//
 
