@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AtomicOpToLLVM.h"
+
 #include "kiln/Analysis/AxisInfo.h"
 #include "kiln/Conversion/LLVMCommon/Patterns.h"
 #include "kiln/Conversion/LLVMCommon/VectorUtils.h"
@@ -520,6 +522,7 @@ struct ConvertKilnToLLVMCPU
     patterns.add<MakeRangeLowering, BlockConstantLowering, ExpandDimsLowering,
                  BroadcastLowering>(converter);
     patterns.add<LoadLowering, StoreLowering>(converter, plans, checked);
+    populateAtomicAndHintOpToLLVMCPUPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);

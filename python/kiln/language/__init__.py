@@ -57,6 +57,16 @@ from kiln.language.core import (
     where,
     zeros,
 )
+from kiln.language.atomics import (
+    atomic_add,
+    atomic_and,
+    atomic_cas,
+    atomic_max,
+    atomic_min,
+    atomic_or,
+    atomic_xchg,
+    atomic_xor,
+)
 
 __all__ = [
     "abs", "arange", "bfloat16", "block_type", "broadcast_to", "builtin", "cast", "cdiv", "ceil", "constexpr",
@@ -64,4 +74,7 @@ __all__ = [
     "int8", "int16", "int32", "int64", "load", "log", "log2", "maximum", "minimum", "num_programs",
     "pointer_type", "program_id", "range", "rsqrt", "sin", "sqrt", "static_assert", "static_print",
     "static_range", "store", "tanh", "tensor", "uint8", "uint16", "uint32", "uint64", "where", "zeros",
+    # Atomics.
+    "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg",
+    "atomic_xor",
 ]

@@ -230,4 +230,7 @@ def Kiln_StoreOp : Kiln_Op<"store", [
   let hasVerifier = 1;
 }
 
+include "kiln/Dialect/Kiln/IR/KilnAtomicOps.td"
+include "kiln/Dialect/Kiln/IR/KilnHintOps.td"
+
 #endif // KILN_OPS

@@ -1,0 +1,48 @@
+//===- KilnHintOps.td - Compiler hints and debugging ops -----*- tablegen -*-===//
+//
+// Ops that tell the compiler facts about values (read by the axis-info
+// analysis, lowered to nothing) and ops that help debugging kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_HINT_OPS
+#define KILN_HINT_OPS
+
+def Kiln_AxisHintOp : Kiln_Op<"axis_hint", [Pure, AllTypesMatch<["src", "result"]>]> {
+  let summary = "Assert facts about an integer value's divisibility and runs";
+  let description = [{
+    Returns `src` unchanged and tells the axis-info analysis, per dimension,
+    facts the user guarantees: every element is a multiple of
+    `divisibility`, runs of `contiguity` consecutive elements increase by
+    one, runs of `constancy` elements are equal. Absent arrays claim nothing.
+    A scalar has one dimension. Every value must be a power of two.
+
+    Example:
+    ```mlir
+    %o = kiln.axis_hint %off {divisibility = array<i64: 16>} : i32
+    ```
+  }];
+  let arguments = (ins Kiln_IntLike:$src,
+                   OptionalAttr<DenseI64ArrayAttr>:$divisibility,
+                   OptionalAttr<DenseI64ArrayAttr>:$contiguity,
+                   OptionalAttr<DenseI64ArrayAttr>:$constancy);
+  let results = (outs Kiln_IntLike:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src)";
+  let hasVerifier = 1;
+}
+
+def Kiln_DebugBarrierOp : Kiln_Op<"debug_barrier"> {
+  let summary = "Wait until every thread of the program reaches this point";
+  let description = [{
+    Synchronizes the threads that run one program instance (a CTA barrier
+    on the GPU); a no-op where a program is one thread.
+
+    Example:
+    ```mlir
+    kiln.debug_barrier
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+#endif // KILN_HINT_OPS

@@ -1,0 +1,24 @@
+//===- AtomicOpToLLVM.h - CPU lowering of atomics and hints -----*- C++ -*-===//
+//
+// Pattern population entry point for the CPU lowering of kiln.atomic_rmw,
+// kiln.atomic_cas, kiln.axis_hint and kiln.debug_barrier.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_CONVERSION_KILNTOLLVMCPU_ATOMICOPTOLLVM_H
+#define KILN_LIB_CONVERSION_KILNTOLLVMCPU_ATOMICOPTOLLVM_H
+
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::kiln {
+
+/// Adds the CPU lowerings of the atomic ops (a loop over the active lanes,
+/// one LLVM atomicrmw or cmpxchg each) and of the hint and debug ops that
+/// lower to nothing on the host.
+void populateAtomicAndHintOpToLLVMCPUPatterns(const LLVMTypeConverter &converter,
+                                              RewritePatternSet &patterns);
+
+} // namespace mlir::kiln
+
+#endif // KILN_LIB_CONVERSION_KILNTOLLVMCPU_ATOMICOPTOLLVM_H
