@@ -117,6 +117,7 @@ struct ConvertKilnGPUToLLVM
     RewritePatternSet patterns(context);
     populateBlockOpToLLVMPatterns(converter, patterns, launch);
     populateMemoryOpToLLVMPatterns(converter, patterns, widths, launch);
+    populateAtomicOpToLLVMPatterns(converter, patterns, launch);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);

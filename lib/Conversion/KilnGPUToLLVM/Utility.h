@@ -69,6 +69,10 @@ void populateMemoryOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
 void populateBlockOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                    RewritePatternSet &patterns,
                                    const LaunchShape &launch);
+/// Atomics (predicated inline PTX), axis hints and debug barriers.
+void populateAtomicOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
+                                    RewritePatternSet &patterns,
+                                    const LaunchShape &launch);
 
 } // namespace mlir::kiln::gpu
 

@@ -20,8 +20,9 @@ def Kiln_RMWKind : I32EnumAttr<"RMWKind", "operation of an atomic read-modify-wr
   let cppNamespace = "::mlir::kiln";
   let genSpecializedAttr = 0;
 }
+// Printed as a bare keyword: it leads the op's custom form.
 def Kiln_RMWKindAttr : EnumAttr<Kiln_Dialect, Kiln_RMWKind, "rmw"> {
-  let assemblyFormat = "`<` $value `>`";
+  let assemblyFormat = "$value";
 }
 
 def Kiln_MemSemantic : I32EnumAttr<"MemSemantic", "memory ordering of an atomic", [
