@@ -5,9 +5,10 @@
 // predicate is the element's mask and ownership: an element a thread holds
 // only as a replica of another thread's (a block smaller than the layout's
 // tile) is applied by its owner alone, and a scalar atomic by thread 0 of
-// the program alone. Their old values then reach every thread that holds
-// the element through a small shared-memory array of the op's own, between
-// two CTA barriers. kiln.axis_hint lowers to its operand and
+// the program alone (after a CTA barrier, so that the whole program's
+// earlier accesses precede it). Their old values then reach every thread
+// that holds the element through a small shared-memory array of the op's
+// own, between two CTA barriers. kiln.axis_hint lowers to its operand and
 // kiln.debug_barrier to `bar.sync 0`.
 //
 //===----------------------------------------------------------------------===//
@@ -171,9 +172,8 @@ SmallVector<Value> shareOwnerValues(ConversionPatternRewriter &rewriter,
     owners.assign(values.size(), ownership.owner);
   Value spare = createI32Constant(rewriter, loc, ownership.numElements);
 
-  // The first barrier keeps a loop's next write from overtaking this
-  // round's reads.
-  NVVM::Barrier0Op::create(rewriter, loc);
+  // The barrier before the atomic (see AtomicLowering::lower) keeps a
+  // loop's next write from overtaking this round's reads.
   for (auto [value, owner, linear] : llvm::zip(values, owners, ownership.linear)) {
     Value slot = LLVM::SelectOp::create(rewriter, loc, owner, linear, spare);
     Value address = LLVM::GEPOp::create(rewriter, loc, ptrType, i64, base,
@@ -230,6 +230,13 @@ struct AtomicLowering : public ConvertOpToLLVMPattern<OpTy> {
     for (Value input : inputs)
       inputLists.push_back(unpackElements(rewriter, loc, input));
 
+    // A scalar atomic stands for the whole program: every thread's earlier
+    // accesses happen before it (so that a release publishes them), and
+    // its old value comes back through shared memory, whose slots must not
+    // be rewritten while a previous round still reads them.
+    bool shareOld = ownership.owner && !op.getResult().use_empty();
+    if (shareOld || !isa<RankedTensorType>(op.getType()))
+      NVVM::Barrier0Op::create(rewriter, loc);
     SmallVector<Value> olds;
     for (size_t e = 0; e < ptrList.size(); ++e) {
       SmallVector<Value> bits;
@@ -243,7 +250,7 @@ struct AtomicLowering : public ConvertOpToLLVMPattern<OpTy> {
                             : predicateList[e];
       olds.push_back(emitElement(rewriter, ptrList[e], bits, predicate, bitsType));
     }
-    if (ownership.owner && !op.getResult().use_empty())
+    if (shareOld)
       olds = shareOwnerValues(rewriter, loc, op, olds, ownership);
     for (Value &old : olds)
       if (old.getType() != element)

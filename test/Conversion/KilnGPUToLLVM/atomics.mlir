@@ -8,8 +8,8 @@
 // CHECK: llvm.mlir.global internal @kiln_atomic_exchange_0() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<33 x i64>
 // CHECK-LABEL: llvm.func @replicated
 // CHECK: %[[PRED:.*]] = llvm.and %{{.*}}, %{{.*}} : vector<1xi1>
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "mov.b32 $0, 0;\0A\09@$3 atom.relaxed.cta.global.add.u32 $0, [ $1 + 0 ], $2;", "=r,l,r,b"
 // CHECK: nvvm.barrier0
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "mov.b32 $0, 0;\0A\09@$3 atom.relaxed.cta.global.add.u32 $0, [ $1 + 0 ], $2;", "=r,l,r,b"
 // CHECK: llvm.store %{{.*}}, %{{.*}} : i64, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> i64
@@ -31,13 +31,16 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
 
 // -----
 
-// A scalar atomic runs on thread 0 only; its result is broadcast.
+// A scalar atomic runs on thread 0 only, after a barrier so that the
+// whole program's earlier accesses precede it; its result is broadcast.
 // Float max splits on the sign: signed max of the bits for non-negative
 // values, unsigned min for negative ones.
 // CHECK-LABEL: llvm.func @scalar
 // CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
 // CHECK: llvm.icmp "eq" %[[TID]]
+// CHECK: nvvm.barrier0
 // CHECK: "mov.b32 $0, 0;\0A\09@$3 atom.acq_rel.gpu.global.max.s32 $0, [ $1 + 0 ], $2;\0A\09@$4 atom.acq_rel.gpu.global.min.u32 $0, [ $1 + 0 ], $2;", "=r,l,r,b,b"
+// CHECK: nvvm.barrier0
 // CHECK: nvvm.barrier0
 // CHECK: "mov.b16 $0, 0;\0A\09@$4 atom.acquire.sys.global.cas.b16 $0, [ $1 + 0 ], $2, $3;", "=h,l,h,h,b"
 // CHECK: nvvm.barrier0
