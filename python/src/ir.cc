@@ -800,6 +800,14 @@ public:
     finish(kd::DebugBarrierOp::create(builder, loc));
   }
 
+  void assume(const PyValue &cond) {
+    requireInsertionPoint();
+    Value c = checkValue(cond);
+    if (!getElementTypeOrSelf(c.getType()).isInteger(1))
+      throw py::type_error("assume needs an i1 condition, got " + toString(c.getType()));
+    finish(kd::AssumeOp::create(builder, loc, c));
+  }
+
 private:
   ContextRef context;
   mutable OpBuilder builder;
@@ -1219,6 +1227,7 @@ void initIR(py::module_ &m) {
       .def("axis_hint", &PyBuilder::axisHint, py::arg("value"), py::arg("divisibility"),
            py::arg("contiguity"), py::arg("constancy"))
       .def("debug_barrier", &PyBuilder::debugBarrier)
+      .def("assume", &PyBuilder::assume, py::arg("cond"))
       // arith and math, by name.
       .def("binary", &PyBuilder::binary, py::arg("name"), py::arg("lhs"), py::arg("rhs"))
       .def("unary", &PyBuilder::unary, py::arg("name"), py::arg("operand"))

@@ -366,11 +366,22 @@ struct DebugBarrierOpLowering : public ConvertOpToLLVMPattern<DebugBarrierOp> {
   }
 };
 
+/// Assumptions only inform the analysis.
+struct AssumeOpLowering : public ConvertOpToLLVMPattern<AssumeOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(AssumeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::kiln::gpu::populateAtomicOpToLLVMPatterns(
     KilnGPUToLLVMTypeConverter &converter, RewritePatternSet &patterns,
     const LaunchShape &launch) {
   patterns.add<AtomicRMWOpLowering, AtomicCASOpLowering>(converter, launch);
-  patterns.add<AxisHintOpLowering, DebugBarrierOpLowering>(converter);
+  patterns.add<AxisHintOpLowering, DebugBarrierOpLowering, AssumeOpLowering>(converter);
 }

@@ -217,10 +217,21 @@ struct DebugBarrierLowering : public ConvertOpToLLVMPattern<DebugBarrierOp> {
   }
 };
 
+/// Assumptions only inform the analysis.
+struct AssumeOpLowering : public ConvertOpToLLVMPattern<AssumeOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(AssumeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::kiln::populateAtomicAndHintOpToLLVMCPUPatterns(
     const LLVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<AtomicRMWLowering, AtomicCASLowering, AxisHintLowering,
-               DebugBarrierLowering>(converter);
+               DebugBarrierLowering, AssumeOpLowering>(converter);
 }

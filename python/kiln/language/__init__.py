@@ -67,6 +67,7 @@ from kiln.language.atomics import (
     atomic_xchg,
     atomic_xor,
 )
+from kiln.language.hints import assume, debug_barrier, max_constancy, max_contiguous, multiple_of
 
 __all__ = [
     "abs", "arange", "bfloat16", "block_type", "broadcast_to", "builtin", "cast", "cdiv", "ceil", "constexpr",
@@ -77,4 +78,6 @@ __all__ = [
     # Atomics.
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg",
     "atomic_xor",
+    # Hints and debugging.
+    "assume", "debug_barrier", "max_constancy", "max_contiguous", "multiple_of",
 ]

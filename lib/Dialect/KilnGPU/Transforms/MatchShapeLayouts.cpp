@@ -48,7 +48,7 @@ public:
     auto load = dyn_cast<LoadOp>(producer);
     bool recomputable =
         isa<MakeRangeOp, SplatOp, arith::ConstantOp, AddPtrOp, ExpandDimsOp,
-            BroadcastOp, arith::SelectOp>(producer) ||
+            BroadcastOp, arith::SelectOp, AxisHintOp>(producer) ||
         (load && !load.getIsVolatile()) ||
         (producer->hasTrait<OpTrait::Elementwise>() &&
          producer->getNumResults() == 1);

@@ -31,6 +31,24 @@ def Kiln_AxisHintOp : Kiln_Op<"axis_hint", [Pure, AllTypesMatch<["src", "result"
   let hasVerifier = 1;
 }
 
+def Kiln_AssumeOp : Kiln_Op<"assume", [MemoryEffects<[MemWrite]>]> {
+  let summary = "A condition the user guarantees to hold";
+  let description = [{
+    States that `cond` is true. The axis-info analysis reads the form
+    `x % c == 0` (with `c` a constant) as `x` being a multiple of `c`'s
+    largest power-of-two divisor; other conditions are accepted and
+    ignored. Lowers to nothing. It is marked as writing memory only so that
+    dead-code elimination keeps it (and the condition it reads).
+
+    Example:
+    ```mlir
+    kiln.assume %cond : i1
+    ```
+  }];
+  let arguments = (ins Kiln_BoolLike:$cond);
+  let assemblyFormat = "$cond attr-dict `:` type($cond)";
+}
+
 def Kiln_DebugBarrierOp : Kiln_Op<"debug_barrier"> {
   let summary = "Wait until every thread of the program reaches this point";
   let description = [{
