@@ -800,6 +800,28 @@ public:
     finish(kd::DebugBarrierOp::create(builder, loc));
   }
 
+  void print(const std::string &prefix, const std::vector<PyValue> &args,
+             const std::vector<bool> &isSigned, bool hex) {
+    requireInsertionPoint();
+    SmallVector<Value> values = unwrapValues(args);
+    if (values.size() != isSigned.size())
+      throw py::value_error("print needs one is_signed flag per argument");
+    for (Value v : values)
+      if (!isKilnScalar(getElementTypeOrSelf(v.getType())))
+        throw py::type_error("cannot print a value of type " + toString(v.getType()));
+    SmallVector<int32_t> flags(isSigned.begin(), isSigned.end());
+    finish(kd::PrintOp::create(builder, loc, values, prefix, hex, flags));
+  }
+
+  void deviceAssert(const PyValue &cond, const std::string &message, const std::string &file,
+                    int line, const std::string &function) {
+    requireInsertionPoint();
+    Value c = checkValue(cond);
+    if (!getElementTypeOrSelf(c.getType()).isInteger(1))
+      throw py::type_error("device_assert needs an i1 condition, got " + toString(c.getType()));
+    finish(kd::AssertOp::create(builder, loc, c, message, file, line, function));
+  }
+
   void assume(const PyValue &cond) {
     requireInsertionPoint();
     Value c = checkValue(cond);
@@ -1228,6 +1250,10 @@ void initIR(py::module_ &m) {
            py::arg("contiguity"), py::arg("constancy"))
       .def("debug_barrier", &PyBuilder::debugBarrier)
       .def("assume", &PyBuilder::assume, py::arg("cond"))
+      .def("print", &PyBuilder::print, py::arg("prefix"), py::arg("args"), py::arg("is_signed"),
+           py::arg("hex"))
+      .def("device_assert", &PyBuilder::deviceAssert, py::arg("cond"), py::arg("message"),
+           py::arg("file"), py::arg("line"), py::arg("function"))
       // arith and math, by name.
       .def("binary", &PyBuilder::binary, py::arg("name"), py::arg("lhs"), py::arg("rhs"))
       .def("unary", &PyBuilder::unary, py::arg("name"), py::arg("operand"))

@@ -118,6 +118,7 @@ struct ConvertKilnGPUToLLVM
     populateBlockOpToLLVMPatterns(converter, patterns, launch);
     populateMemoryOpToLLVMPatterns(converter, patterns, widths, launch);
     populateAtomicOpToLLVMPatterns(converter, patterns, launch);
+    populateDebugOpToLLVMPatterns(converter, patterns, launch);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);

@@ -74,6 +74,11 @@ void populateAtomicOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                     RewritePatternSet &patterns,
                                     const LaunchShape &launch);
 
+/// Device prints (vprintf) and device assertions (__assertfail).
+void populateDebugOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
+                                   RewritePatternSet &patterns,
+                                   const LaunchShape &launch);
+
 } // namespace mlir::kiln::gpu
 
 #endif // KILN_LIB_CONVERSION_KILNGPUTOLLVM_UTILITY_H

@@ -1,7 +1,8 @@
 //===- AtomicOpToLLVM.h - CPU lowering of atomics and hints -----*- C++ -*-===//
 //
-// Pattern population entry point for the CPU lowering of kiln.atomic_rmw,
-// kiln.atomic_cas, kiln.axis_hint and kiln.debug_barrier.
+// Pattern population entry points for the CPU lowering of kiln.atomic_rmw,
+// kiln.atomic_cas, kiln.axis_hint, kiln.assume, kiln.debug_barrier,
+// kiln.print and kiln.assert.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,11 @@ namespace mlir::kiln {
 /// lower to nothing on the host.
 void populateAtomicAndHintOpToLLVMCPUPatterns(const LLVMTypeConverter &converter,
                                               RewritePatternSet &patterns);
+
+/// Adds the CPU lowerings of kiln.print and kiln.assert (calls into the CPU
+/// runtime, once per element).
+void populateDebugOpToLLVMCPUPatterns(const LLVMTypeConverter &converter,
+                                      RewritePatternSet &patterns);
 
 } // namespace mlir::kiln
 

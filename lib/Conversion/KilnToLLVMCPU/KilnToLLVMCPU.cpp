@@ -523,6 +523,7 @@ struct ConvertKilnToLLVMCPU
                  BroadcastLowering>(converter);
     patterns.add<LoadLowering, StoreLowering>(converter, plans, checked);
     populateAtomicAndHintOpToLLVMCPUPatterns(converter, patterns);
+    populateDebugOpToLLVMCPUPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);

@@ -67,6 +67,7 @@ from kiln.language.atomics import (
     atomic_xchg,
     atomic_xor,
 )
+from kiln.language.debugging import device_assert, device_print
 from kiln.language.hints import assume, debug_barrier, max_constancy, max_contiguous, multiple_of
 
 __all__ = [
@@ -79,5 +80,5 @@ __all__ = [
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg",
     "atomic_xor",
     # Hints and debugging.
-    "assume", "debug_barrier", "max_constancy", "max_contiguous", "multiple_of",
+    "assume", "debug_barrier", "device_assert", "device_print", "max_constancy", "max_contiguous", "multiple_of",
 ]

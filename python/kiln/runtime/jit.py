@@ -611,6 +611,9 @@ class JITFunction(Generic[T]):
         environment = key[1]
         backend = self._choose_backend(bound, backend_option, environment[0])
         options = backend.compile_options(self, environment)
+        # Debug mode (device assertions) is every backend's option.
+        if self.debug or (len(environment) > 2 and _backends.parse_flag(environment[2], _backends.DEBUG_ENV)):
+            options = {**options, "debug": True}
         device = backend.current_device()
         signature, constexprs, attrs, kinds = self._describe_arguments(bound, backend, device)
         compiled = self._compile(signature, constexprs, attrs, backend.target_for(device), num_warps, num_stages,

@@ -66,3 +66,22 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
     return
   }
 }
+
+// -----
+
+// Each owned element prints with one vprintf and fails with one
+// __assertfail, each behind a branch.
+// CHECK-LABEL: llvm.func @debugging
+// CHECK: llvm.cond_br
+// CHECK: llvm.call @vprintf(%{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr) -> i32
+// CHECK: llvm.cond_br
+// CHECK: llvm.call @__assertfail(%{{.*}}) : (!llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i64) -> ()
+module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func public @debugging(%n: i32) attributes {kiln.kernel} {
+    kiln.print %n {prefix = "n: ", hex = false, isSigned = array<i32: 1>} : i32
+    %c = arith.constant 0 : i32
+    %ok = arith.cmpi sgt, %n, %c : i32
+    kiln.assert %ok {message = "n > 0", file = "k.py", line = 4 : i32, function = "k"} : i1
+    return
+  }
+}

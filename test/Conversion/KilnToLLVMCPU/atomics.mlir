@@ -54,3 +54,22 @@ func.func public @hints(%p: !kiln.ptr<i32>, %n: i32) attributes {kiln.kernel} {
   kiln.store %q, %n : !kiln.ptr<i32>, i32
   return
 }
+
+// -----
+
+// Prints and assertions call the CPU runtime once per element; an assertion
+// skips the lanes whose condition holds.
+// CHECK-LABEL: llvm.func @debugging(
+// CHECK: llvm.call @__kiln_cpu_print(%{{.*}}) : (!llvm.ptr, i32, i32, i32, i32, i32, i32, i32, i64, i32, i32) -> ()
+// CHECK: %[[OK:.*]] = llvm.extractelement %{{.*}}[%{{.*}} : i32] : vector<8xi1>
+// CHECK: llvm.cond_br %[[OK]], ^{{.*}}, ^[[FAIL:.*]]
+// CHECK: ^[[FAIL]]:
+// CHECK: llvm.call @__kiln_cpu_assert_fail(%{{.*}}) : (!llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i32, i32, i32, i32) -> ()
+func.func public @debugging(%n: i32) attributes {kiln.kernel} {
+  %r = kiln.make_range {start = 0 : i32, end = 8 : i32} : tensor<8xi32>
+  kiln.print %r {prefix = "r: ", hex = false, isSigned = array<i32: 1>} : tensor<8xi32>
+  %ns = kiln.splat %n : i32 -> tensor<8xi32>
+  %ok = arith.cmpi slt, %r, %ns : tensor<8xi32>
+  kiln.assert %ok {message = "r < n", file = "k.py", line = 4 : i32, function = "k"} : tensor<8xi1>
+  return
+}

@@ -173,3 +173,11 @@ func.func @axis_hint_power_of_two(%n: i32) {
   %a = kiln.axis_hint %n {contiguity = array<i64: 12>} : i32
   return
 }
+
+// -----
+
+func.func @print_flags(%n: i32) {
+  // expected-error @+1 {{expected one isSigned flag per operand, got 2 for 1 operands}}
+  kiln.print %n {prefix = "n: ", hex = false, isSigned = array<i32: 1, 1>} : i32
+  return
+}

@@ -68,3 +68,14 @@ func.func @hints_and_barrier(%n: i32) {
   kiln.debug_barrier
   return
 }
+
+// CHECK-LABEL: func.func @debugging
+func.func @debugging(%n: i32, %f: f32) {
+  %r = kiln.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
+  // CHECK: kiln.print %{{.*}}, %{{.*}} {hex = true, isSigned = array<i32: 1, 0>, prefix = "v: "} : i32, tensor<128xi32>
+  kiln.print %n, %r {prefix = "v: ", hex = true, isSigned = array<i32: 1, 0>} : i32, tensor<128xi32>
+  %ok = arith.cmpi sge, %r, %r : tensor<128xi32>
+  // CHECK: kiln.assert %{{.*}} {file = "k.py", function = "k", line = 3 : i32, message = "r >= r"} : tensor<128xi1>
+  kiln.assert %ok {message = "r >= r", file = "k.py", line = 3 : i32, function = "k"} : tensor<128xi1>
+  return
+}

@@ -83,3 +83,11 @@ LogicalResult AxisHintOp::verify() {
   }
   return success();
 }
+
+LogicalResult PrintOp::verify() {
+  if (getIsSigned().size() != getArgs().size())
+    return emitOpError() << "expected one isSigned flag per operand, got "
+                         << getIsSigned().size() << " for "
+                         << getArgs().size() << " operands";
+  return success();
+}

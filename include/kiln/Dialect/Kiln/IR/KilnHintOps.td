@@ -63,4 +63,41 @@ def Kiln_DebugBarrierOp : Kiln_Op<"debug_barrier"> {
   let assemblyFormat = "attr-dict";
 }
 
+def Kiln_PrintOp : Kiln_Op<"print", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Print scalars or every element of blocks at run time";
+  let description = [{
+    Prints, for every element of each operand (once per element, whatever
+    the layout), a line `pid (x, y, z) idx (i, ...) <prefix><value>`, with
+    `(operand k) ` after the prefix when there are several operands.
+    `isSigned` tells, per operand, whether integers print as signed; `hex`
+    prints integers (and the bits of floats) in hexadecimal.
+
+    Example:
+    ```mlir
+    kiln.print %x {prefix = "x: ", hex = false, isSigned = array<i32: 1>} : tensor<128xi32>
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_ScalarOrBlock>:$args, StrAttr:$prefix,
+                   BoolAttr:$hex, DenseI32ArrayAttr:$isSigned);
+  let assemblyFormat = "$args attr-dict `:` type($args)";
+  let hasVerifier = 1;
+}
+
+def Kiln_AssertOp : Kiln_Op<"assert", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Report every element of a condition that is false";
+  let description = [{
+    For each element of `cond` that is false, reports `message` with the
+    source `file`, `line` and `function` of the assertion. The frontend only
+    emits it in debug mode.
+
+    Example:
+    ```mlir
+    kiln.assert %ok {message = "x > 0", file = "k.py", line = 12 : i32, function = "k"} : tensor<128xi1>
+    ```
+  }];
+  let arguments = (ins Kiln_BoolLike:$cond, StrAttr:$message, StrAttr:$file,
+                   I32Attr:$line, StrAttr:$function);
+  let assemblyFormat = "$cond attr-dict `:` type($cond)";
+}
+
 #endif // KILN_HINT_OPS
