@@ -16,7 +16,8 @@ Which backend runs a launch is decided once per key (see
 :mod:`kiln.runtime.backends`): the ``backend=`` launch option, then
 ``kiln.jit(backend=...)``, then ``$KILN_BACKEND``, then the arrays (CPU arrays
 run on the CPU, CUDA tensors on the GPU). The launch option and the raw
-values of ``$KILN_BACKEND`` and ``$KILN_CPU_CHECKED`` are part of the key.
+values of ``$KILN_BACKEND``, ``$KILN_CPU_CHECKED`` and ``$KILN_DEBUG`` are part
+of the key.
 
 The key. Every launch computes one key piece per parameter through a
 per-parameter dispatch table indexed by the argument's exact class, so the
