@@ -268,10 +268,9 @@ struct AtomicRMWOpLowering : public AtomicLowering<AtomicRMWOp> {
   matchAndRewrite(AtomicRMWOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getVal().getType());
-    if (element.isBF16() && op.getKind() == RMWKind::fadd &&
-        getTargetCapability(op) < 90)
-      return op.emitOpError() << "on bf16 needs sm_90 or newer, got sm_"
-                              << getTargetCapability(op);
+    // atom.add.noftz.bf16 needs sm_90; before, a compare-and-swap loop.
+    bool bf16Loop = element.isBF16() && op.getKind() == RMWKind::fadd &&
+                    getTargetCapability(op) < 90;
     std::string prefix = ("atom" + getSemanticSuffix(op.getSem()) +
                           getScopeSuffix(op.getScope()) + ".global")
                              .str();
@@ -284,6 +283,35 @@ struct AtomicRMWOpLowering : public AtomicLowering<AtomicRMWOp> {
           unsigned width = bitsType.getIntOrFloatBitWidth();
           std::string c = getConstraint(width).str();
           std::string mov = llvm::formatv("mov.b{0} $0, 0;\n\t", width).str();
+          if (bf16Loop) {
+            // Widen both to f32 (a bf16 is the high half of an f32), add,
+            // round back, and retry until no other thread intervened.
+            std::string text =
+                "{\n\t"
+                ".reg .pred %retry;\n\t"
+                ".reg .b16 %assumed, %sum;\n\t"
+                ".reg .b32 %wide, %addend;\n\t"
+                "mov.b16 $0, 0;\n\t"
+                "@!$3 bra.uni kiln_bf16_add_done_${:uid};\n\t"
+                "ld.volatile.global.b16 $0, [ $1 + 0 ];\n\t"
+                "cvt.u32.u16 %addend, $2;\n\t"
+                "shl.b32 %addend, %addend, 16;\n"
+                "kiln_bf16_add_retry_${:uid}:\n\t"
+                "mov.b16 %assumed, $0;\n\t"
+                "cvt.u32.u16 %wide, %assumed;\n\t"
+                "shl.b32 %wide, %wide, 16;\n\t"
+                "add.f32 %wide, %wide, %addend;\n\t"
+                "cvt.rn.bf16.f32 %sum, %wide;\n\t" +
+                prefix +
+                ".cas.b16 $0, [ $1 + 0 ], %assumed, %sum;\n\t"
+                "setp.ne.b16 %retry, $0, %assumed;\n\t"
+                "@%retry bra.uni kiln_bf16_add_retry_${:uid};\n"
+                "kiln_bf16_add_done_${:uid}:\n\t"
+                "}";
+            return createInlineAsm(builder, loc, bitsType,
+                                   ValueRange{ptr, bits[0], predicate}, text,
+                                   "=&h,l,h,b");
+          }
           if (kind != RMWKind::fmax && kind != RMWKind::fmin) {
             std::string text =
                 mov + llvm::formatv("@$3 {0}{1} $0, [ $1 + 0 ], $2;", prefix,
