@@ -65,11 +65,12 @@ Value asVector(OpBuilder &builder, Location loc, Value value) {
 }
 
 /// Emits a loop over the lanes of `ptrs` that calls `emitLane(ptr, lane)` for
-/// each lane whose `mask` bit is set (every lane without a mask) and
-/// collects the values it returns; inactive lanes hold zero. Returns the
-/// collected vector, or its only element when `resultType` is a scalar.
-Value emitLaneLoop(ConversionPatternRewriter &rewriter, Location loc,
-                   Type resultType, Value ptrs, Value mask,
+/// each lane whose `mask` bit is set (every lane without a mask) and, in
+/// `checked` mode, whose address is inside its buffer, and collects the
+/// values it returns; inactive lanes hold zero. Returns the collected
+/// vector, or its only element when `resultType` is a scalar.
+Value emitLaneLoop(ConversionPatternRewriter &rewriter, Location loc, Operation *op,
+                   bool checked, Type resultType, Value ptrs, Value mask,
                    function_ref<Value(OpBuilder &, Value, Value)> emitLane) {
   ptrs = asVector(rewriter, loc, ptrs);
   int64_t lanes = cast<VectorType>(ptrs.getType()).getNumElements();
@@ -78,6 +79,16 @@ Value emitLaneLoop(ConversionPatternRewriter &rewriter, Location loc,
   Type i32 = rewriter.getI32Type();
   if (mask)
     mask = asVector(rewriter, loc, mask);
+  if (checked) {
+    // Lanes outside their buffer are reported and dropped from the mask.
+    if (!mask) {
+      auto maskType = VectorType::get({lanes}, rewriter.getI1Type());
+      mask = LLVM::ConstantOp::create(rewriter, loc, maskType,
+                                      SplatElementsAttr::get(maskType, true));
+    }
+    mask = checkAccessBounds(op, rewriter, ptrs, mask,
+                             std::max(1u, element.getIntOrFloatBitWidth() / 8));
+  }
 
   Block *before = rewriter.getInsertionBlock();
   Block *after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
@@ -139,7 +150,9 @@ unsigned getAlignment(Type element) {
 }
 
 struct AtomicRMWLowering : public ConvertOpToLLVMPattern<AtomicRMWOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  AtomicRMWLowering(const LLVMTypeConverter &converter, bool checked)
+      : ConvertOpToLLVMPattern(converter), checked(checked) {}
+  bool checked;
   LogicalResult
   matchAndRewrite(AtomicRMWOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -150,7 +163,7 @@ struct AtomicRMWLowering : public ConvertOpToLLVMPattern<AtomicRMWOp> {
     LLVM::AtomicOrdering ordering = getOrdering(op.getSem());
     unsigned alignment = getAlignment(getElementTypeOrSelf(resultType));
     Value result = emitLaneLoop(
-        rewriter, loc, resultType, adaptor.getPtr(), adaptor.getMask(),
+        rewriter, loc, op, checked, resultType, adaptor.getPtr(), adaptor.getMask(),
         [&](OpBuilder &builder, Value ptr, Value lane) -> Value {
           return LLVM::AtomicRMWOp::create(builder, loc, binOp, ptr,
                                            laneOf(builder, loc, vals, lane),
@@ -162,7 +175,9 @@ struct AtomicRMWLowering : public ConvertOpToLLVMPattern<AtomicRMWOp> {
 };
 
 struct AtomicCASLowering : public ConvertOpToLLVMPattern<AtomicCASOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  AtomicCASLowering(const LLVMTypeConverter &converter, bool checked)
+      : ConvertOpToLLVMPattern(converter), checked(checked) {}
+  bool checked;
   LogicalResult
   matchAndRewrite(AtomicCASOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -175,7 +190,7 @@ struct AtomicCASLowering : public ConvertOpToLLVMPattern<AtomicCASOp> {
     LLVM::AtomicOrdering successOrdering = getOrdering(op.getSem());
     LLVM::AtomicOrdering failure = getFailureOrdering(op.getSem());
     Value result = emitLaneLoop(
-        rewriter, loc, resultType, adaptor.getPtr(), /*mask=*/Value(),
+        rewriter, loc, op, checked, resultType, adaptor.getPtr(), /*mask=*/Value(),
         [&](OpBuilder &builder, Value ptr, Value lane) -> Value {
           auto asBits = [&](Value v) -> Value {
             v = laneOf(builder, loc, v, lane);
@@ -231,7 +246,8 @@ struct AssumeOpLowering : public ConvertOpToLLVMPattern<AssumeOp> {
 } // namespace
 
 void mlir::kiln::populateAtomicAndHintOpToLLVMCPUPatterns(
-    const LLVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<AtomicRMWLowering, AtomicCASLowering, AxisHintLowering,
-               DebugBarrierLowering, AssumeOpLowering>(converter);
+    const LLVMTypeConverter &converter, RewritePatternSet &patterns,
+    bool checked) {
+  patterns.add<AtomicRMWLowering, AtomicCASLowering>(converter, checked);
+  patterns.add<AxisHintLowering, DebugBarrierLowering, AssumeOpLowering>(converter);
 }

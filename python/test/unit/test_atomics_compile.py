@@ -141,3 +141,24 @@ def test_errors_point_at_the_call(kernel, signature, message, target) -> None:
     assert message in str(error)
     assert error.filename == __file__
     assert error.source_line is not None and "kl.atomic_" in error.source_line
+
+
+@kiln.jit(checked=True)
+def overrun_atomic_kernel(bins_ptr, n, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    kl.atomic_add(bins_ptr + offs, 1, mask=offs < n)
+
+
+def test_checked_cpu_atomics_stay_inside_their_buffer() -> None:
+    import torch
+
+    from kiln.errors import OutOfBoundsError
+
+    backing = torch.zeros(16, dtype=torch.int32)
+    bins = backing[:8]
+    with pytest.raises(OutOfBoundsError) as info:
+        overrun_atomic_kernel[(1,)](bins, 12, BLOCK=16)
+    assert info.value.parameter == "bins_ptr" and info.value.index == 8
+    assert "kl.atomic_add" in info.value.source_line
+    # The lanes inside the buffer were applied, the others skipped.
+    assert backing.tolist() == [1] * 8 + [0] * 8

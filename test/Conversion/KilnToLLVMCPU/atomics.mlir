@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file -convert-kiln-to-llvm-cpu | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -convert-kiln-to-llvm-cpu='checked=true' | FileCheck %s --check-prefix=CHECKED
 
 // An atomic on a block is a loop over its lanes: a lane whose mask is set
 // performs one atomicrmw, with the requested ordering, and its old value
@@ -11,6 +12,12 @@
 // CHECK: llvm.cond_br
 // CHECK: %[[OLD:.*]] = llvm.atomicrmw add %{{.*}}, %{{.*}} monotonic {alignment = 4 : i64} : !llvm.ptr, i32
 // CHECK: llvm.insertelement %[[OLD]], %[[ACC]][%[[LANE]] : i32] : vector<64xi32>
+// In checked mode the atomic is a site of its own, reported as a store,
+// and lanes outside the buffer leave the mask before the loop.
+// CHECKED: kiln_cpu.sites = [{element_bytes = 4 : i32, loc = {{.*}}, param = 0 : i32, store = true}, {element_bytes = 4 : i32, loc = {{.*}}, param = 1 : i32, store = true}]
+// CHECKED-LABEL: llvm.func @histogram(
+// CHECKED: llvm.call @__kiln_cpu_check(
+// CHECKED: llvm.atomicrmw add
 func.func public @histogram(%bins: !kiln.ptr<i32>, %x: !kiln.ptr<i32>) attributes {kiln.kernel} {
   %r = kiln.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32>
   %c = arith.constant dense<7> : tensor<64xi32>
