@@ -530,10 +530,14 @@ class CodeGenerator(ast.NodeVisitor):
         raise _Returned()
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        test = self.visit(node.test)
+        test = _unwrap(self.visit(node.test))
         if _is_runtime(test):
-            raise self.error("assert on a runtime value is not supported yet; "
-                             "use kl.static_assert for compile-time conditions", node)
+            # As in Triton: a device assertion, checked in debug mode only.
+            msg = _unwrap(self.visit(node.msg)) if node.msg is not None else ""
+            if not isinstance(msg, str):
+                raise self.error(f"an assert message must be a constant string, got {msg!r}", node)
+            self._run(node, lambda: debugging.device_assert(test, msg, _builder=self.builder))
+            return
         if not test:
             msg = _unwrap(self.visit(node.msg)) if node.msg is not None else ""
             raise self.error(f"assertion failed{': ' + str(msg) if msg else ''}", node)

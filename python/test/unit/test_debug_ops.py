@@ -108,6 +108,20 @@ def test_kiln_debug_environment_enables_asserts(monkeypatch):
     assert_kernel[(1,)](x, 10, BLOCK=4)
 
 
+@kiln.jit(debug=True)
+def python_assert_kernel(x_ptr, n, BLOCK: kl.constexpr):
+    x = kl.load(x_ptr + kl.arange(0, BLOCK))
+    assert x < n, "x below n"
+
+
+def test_python_assert_on_a_runtime_value_is_a_device_assert():
+    x = torch.tensor([1, 2, 30, 4], dtype=torch.int32)
+    with pytest.raises(DeviceAssertionError, match=r"python_assert_kernel: device-side assertion failed: x below n "
+                                                   r"\(pid \(0, 0, 0\) idx \(2\)\)"):
+        python_assert_kernel[(1,)](x, 10, BLOCK=4)
+    python_assert_kernel[(1,)](x, 100, BLOCK=4)
+
+
 SIGNATURE = {"x_ptr": "*i32", "n": "i32"}
 
 
