@@ -93,7 +93,37 @@ static AxisInfo argumentInfo(BlockArgument arg) {
   return info;
 }
 
+/// The divisibility `kiln.assume(value % c == 0)` states for a scalar
+/// integer `value`: the largest power of two dividing `c`, or 1.
+static int64_t assumedDivisibility(Value value) {
+  int64_t best = 1;
+  for (Operation *rem : value.getUsers()) {
+    if (!isa<arith::RemSIOp, arith::RemUIOp>(rem) || rem->getOperand(0) != value)
+      continue;
+    APInt divisor;
+    if (!matchPattern(rem->getOperand(1), m_ConstantInt(&divisor)))
+      continue;
+    for (Operation *cmp : rem->getResult(0).getUsers()) {
+      auto compare = dyn_cast<arith::CmpIOp>(cmp);
+      if (!compare || compare.getPredicate() != arith::CmpIPredicate::eq ||
+          !matchPattern(compare.getRhs(), m_Zero()))
+        continue;
+      for (Operation *user : compare->getUsers())
+        if (isa<AssumeOp>(user))
+          best = std::max(best, highestPowerOf2Divisor(divisor.getSExtValue()));
+    }
+  }
+  return best;
+}
+
 AxisInfo AxisInfoAnalysis::compute(Value value) {
+  AxisInfo info = computeFromDefinition(value);
+  if (!isa<RankedTensorType>(value.getType()) && value.getType().isInteger())
+    info.divisibility[0] = std::max(info.divisibility[0], assumedDivisibility(value));
+  return info;
+}
+
+AxisInfo AxisInfoAnalysis::computeFromDefinition(Value value) {
   SmallVector<int64_t> shape = shapeOf(value.getType());
   int64_t rank = shape.size();
   if (auto arg = dyn_cast<BlockArgument>(value)) {
@@ -113,6 +143,26 @@ AxisInfo AxisInfoAnalysis::compute(Value value) {
   auto operandInfo = [&](unsigned i) -> AxisInfo {
     return getAxisInfo(op->getOperand(i));
   };
+
+  // User hints: facts the user guarantees, combined with what is proven.
+  if (auto hint = dyn_cast<AxisHintOp>(op)) {
+    AxisInfo info = operandInfo(0);
+    auto apply = [&](std::optional<ArrayRef<int64_t>> hinted,
+                     SmallVector<int64_t> &known, bool boundedByShape) {
+      if (!hinted)
+        return;
+      for (int64_t d = 0; d < rank && d < int64_t(hinted->size()); ++d) {
+        int64_t claim = (*hinted)[d];
+        if (boundedByShape)
+          claim = std::min(claim, shape[d]);
+        known[d] = std::max(known[d], capDivisibility(claim));
+      }
+    };
+    apply(hint.getDivisibility(), info.divisibility, /*boundedByShape=*/false);
+    apply(hint.getContiguity(), info.contiguity, /*boundedByShape=*/true);
+    apply(hint.getConstancy(), info.constancy, /*boundedByShape=*/true);
+    return info;
+  }
 
   // Constants.
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["KilnError", "CompilationError", "OutOfBoundsError", "OutOfResources"]
+__all__ = ["KilnError", "CompilationError", "OutOfBoundsError", "OutOfResources", "DeviceAssertionError"]
 
 
 def _located_text(located: str, unlocated: str, filename: Optional[str], lineno: Optional[int],
@@ -117,3 +117,13 @@ class OutOfBoundsError(KilnError, IndexError):
     def __reduce__(self):
         return (type(self), (self.message, self.filename, self.lineno, self.col, self.parameter, self.index,
                              self.source_line))
+
+
+class DeviceAssertionError(KilnError, AssertionError):
+    """A ``kl.device_assert`` failed in a CPU launch (compiled in debug mode).
+
+    Raised after the launch; its message names the assertion's
+    ``file:line``, function and message and the first failing program and
+    element. The failing programs ran to completion (a GPU would trap
+    instead).
+    """

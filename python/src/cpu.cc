@@ -67,10 +67,17 @@ void launch(const HostKernel &kernel, py::handle gx, py::handle gy,
     }
   }
   std::optional<mlir::kiln::cpu::OutOfBounds> fault;
+  std::string assertion;
   {
     py::gil_scoped_release release;
     fault = kernel.launch(x, y, z, params.data(), numThreads,
-                          bounds.is_none() ? nullptr : &table);
+                          bounds.is_none() ? nullptr : &table, &assertion);
+  }
+  if (!assertion.empty()) {
+    // kiln.errors.DeviceAssertionError, an AssertionError.
+    py::object error = py::module_::import("kiln.errors").attr("DeviceAssertionError");
+    PyErr_SetObject(error.ptr(), py::str(assertion).ptr());
+    throw py::error_already_set();
   }
   if (!fault)
     return;

@@ -844,6 +844,83 @@ public:
     scf::ConditionOp::create(builder, loc, c, unwrapValues(values));
   }
 
+  //--- atomics, hints and debugging -------------------------------------//
+
+  PyValue atomicRMW(const std::string &kind, const PyValue &ptr, const PyValue &val,
+                    std::optional<PyValue> mask, const std::string &sem,
+                    const std::string &scope) {
+    requireInsertionPoint();
+    auto rmwKind = kd::symbolizeRMWKind(kind);
+    if (!rmwKind)
+      throw py::value_error("unknown atomic kind '" + kind + "'");
+    Value p = checkValue(ptr), v = checkValue(val);
+    if (!isa<kd::PointerType>(getElementTypeOrSelf(p.getType())))
+      throw py::type_error("atomic_rmw needs a pointer, got " + toString(p.getType()));
+    Value m = mask ? checkMask(*mask, p.getType(), "atomic_rmw") : Value();
+    return value(finish(kd::AtomicRMWOp::create(builder, loc, v.getType(), *rmwKind, p, v, m,
+                                                  memSemantic(sem), memSyncScope(scope))));
+  }
+
+  PyValue atomicCAS(const PyValue &ptr, const PyValue &cmp, const PyValue &val,
+                    const std::string &sem, const std::string &scope) {
+    requireInsertionPoint();
+    Value p = checkValue(ptr), c = checkValue(cmp), v = checkValue(val);
+    if (!isa<kd::PointerType>(getElementTypeOrSelf(p.getType())))
+      throw py::type_error("atomic_cas needs a pointer, got " + toString(p.getType()));
+    checkSameType("atomic_cas", c, v);
+    return value(finish(kd::AtomicCASOp::create(builder, loc, v.getType(), p, c, v,
+                                                  memSemantic(sem), memSyncScope(scope))));
+  }
+
+  PyValue axisHint(const PyValue &src, const std::vector<int64_t> &divisibility,
+                   const std::vector<int64_t> &contiguity,
+                   const std::vector<int64_t> &constancy) {
+    requireInsertionPoint();
+    Value v = checkValue(src);
+    if (!elementHasKind(v.getType(), Kind::Int))
+      throw py::type_error("axis hints need an integer value, got " + toString(v.getType()));
+    auto array = [&](const std::vector<int64_t> &values) -> DenseI64ArrayAttr {
+      return values.empty() ? DenseI64ArrayAttr() : builder.getDenseI64ArrayAttr(values);
+    };
+    return value(finish(kd::AxisHintOp::create(builder, loc, v.getType(), v, array(divisibility),
+                                                 array(contiguity), array(constancy))));
+  }
+
+  void debugBarrier() {
+    requireInsertionPoint();
+    finish(kd::DebugBarrierOp::create(builder, loc));
+  }
+
+  void print(const std::string &prefix, const std::vector<PyValue> &args,
+             const std::vector<bool> &isSigned, bool hex) {
+    requireInsertionPoint();
+    SmallVector<Value> values = unwrapValues(args);
+    if (values.size() != isSigned.size())
+      throw py::value_error("print needs one is_signed flag per argument");
+    for (Value v : values)
+      if (!isKilnScalar(getElementTypeOrSelf(v.getType())))
+        throw py::type_error("cannot print a value of type " + toString(v.getType()));
+    SmallVector<int32_t> flags(isSigned.begin(), isSigned.end());
+    finish(kd::PrintOp::create(builder, loc, values, prefix, hex, flags));
+  }
+
+  void deviceAssert(const PyValue &cond, const std::string &message, const std::string &file,
+                    int line, const std::string &function) {
+    requireInsertionPoint();
+    Value c = checkValue(cond);
+    if (!getElementTypeOrSelf(c.getType()).isInteger(1))
+      throw py::type_error("device_assert needs an i1 condition, got " + toString(c.getType()));
+    finish(kd::AssertOp::create(builder, loc, c, message, file, line, function));
+  }
+
+  void assume(const PyValue &cond) {
+    requireInsertionPoint();
+    Value c = checkValue(cond);
+    if (!getElementTypeOrSelf(c.getType()).isInteger(1))
+      throw py::type_error("assume needs an i1 condition, got " + toString(c.getType()));
+    finish(kd::AssumeOp::create(builder, loc, c));
+  }
+
 private:
   ContextRef context;
   mutable OpBuilder builder;
@@ -967,6 +1044,19 @@ private:
       return *e;
     throw py::value_error("unknown eviction policy '" + name +
                           "'; expected one of normal, evict_first, evict_last");
+  }
+
+  static kd::MemSemantic memSemantic(const std::string &name) {
+    if (auto s = kd::symbolizeMemSemantic(name))
+      return *s;
+    throw py::value_error("unknown memory semantic '" + name +
+                          "'; expected one of relaxed, acquire, release, acq_rel");
+  }
+
+  static kd::MemSyncScope memSyncScope(const std::string &name) {
+    if (auto s = kd::symbolizeMemSyncScope(name))
+      return *s;
+    throw py::value_error("unknown memory scope '" + name + "'; expected one of gpu, cta, sys");
   }
 
   static void dropTerminator(Block *block) {
@@ -1281,6 +1371,19 @@ void initIR(py::module_ &m) {
            py::arg("cache") = "", py::arg("evict") = "", py::arg("is_volatile") = false)
       .def("store", &PyBuilder::store, py::arg("ptr"), py::arg("value"), py::arg("mask"),
            py::arg("cache") = "", py::arg("evict") = "")
+      // Atomics, hints and debugging.
+      .def("atomic_rmw", &PyBuilder::atomicRMW, py::arg("kind"), py::arg("ptr"), py::arg("val"),
+           py::arg("mask"), py::arg("sem") = "acq_rel", py::arg("scope") = "gpu")
+      .def("atomic_cas", &PyBuilder::atomicCAS, py::arg("ptr"), py::arg("cmp"), py::arg("val"),
+           py::arg("sem") = "acq_rel", py::arg("scope") = "gpu")
+      .def("axis_hint", &PyBuilder::axisHint, py::arg("value"), py::arg("divisibility"),
+           py::arg("contiguity"), py::arg("constancy"))
+      .def("debug_barrier", &PyBuilder::debugBarrier)
+      .def("assume", &PyBuilder::assume, py::arg("cond"))
+      .def("print", &PyBuilder::print, py::arg("prefix"), py::arg("args"), py::arg("is_signed"),
+           py::arg("hex"))
+      .def("device_assert", &PyBuilder::deviceAssert, py::arg("cond"), py::arg("message"),
+           py::arg("file"), py::arg("line"), py::arg("function"))
       // arith and math, by name.
       .def("binary", &PyBuilder::binary, py::arg("name"), py::arg("lhs"), py::arg("rhs"))
       .def("unary", &PyBuilder::unary, py::arg("name"), py::arg("operand"))

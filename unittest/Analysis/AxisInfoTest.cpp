@@ -168,6 +168,76 @@ TEST_F(AxisInfoTest, ExpandedRangeIsNotAlignedAlongTheNewDimension) {
   EXPECT_EQ(offs.contiguity[0], 1);
 }
 
+TEST_F(AxisInfoTest, DivisibilityHintOnAScalar) {
+  // An unspecialized stride is only known to be odd or even once hinted;
+  // the hint carries through the multiplication and the splat.
+  std::string text = R"(
+    func.func @k(%s: i32) -> (i32, i32, tensor<1024xi32>) {
+      %pid = kiln.program_id {axis = 0 : i32} : i32
+      %start = arith.muli %pid, %s : i32
+      %hinted = kiln.axis_hint %start {divisibility = array<i64: 16>} : i32
+      %b = kiln.splat %hinted : i32 -> tensor<1024xi32>
+      %r = kiln.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32>
+      %o = arith.addi %b, %r : tensor<1024xi32>
+      return %start, %hinted, %o : i32, i32, tensor<1024xi32>
+    })";
+  SmallVector<Value> values = returnedValues(text);
+  ASSERT_FALSE(values.empty());
+  EXPECT_EQ(analysis->getAxisInfo(values[0]).divisibility[0], 1);
+  EXPECT_EQ(analysis->getAxisInfo(values[1]).divisibility[0], 16);
+  EXPECT_EQ(analysis->getAxisInfo(values[2]).divisibility[0], 16);
+  EXPECT_EQ(analysis->getAxisInfo(values[2]).contiguity[0], 1024);
+}
+
+TEST_F(AxisInfoTest, ContiguityAndConstancyHintsOnABlock) {
+  // A gathered index block is unknown until hinted; hints never lower what
+  // is proven, and claims beyond the block's length are capped by it.
+  std::string text = R"(
+    func.func @k(%p: !kiln.ptr<i32>) -> (tensor<64xi32>, tensor<64xi32>, tensor<64xi32>) {
+      %r = kiln.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32>
+      %ps = kiln.splat %p : !kiln.ptr<i32> -> tensor<64x!kiln.ptr<i32>>
+      %pp = kiln.addptr %ps, %r : tensor<64x!kiln.ptr<i32>>, tensor<64xi32>
+      %idx = kiln.load %pp : tensor<64x!kiln.ptr<i32>> -> tensor<64xi32>
+      %a = kiln.axis_hint %idx {contiguity = array<i64: 8>, divisibility = array<i64: 8>} : tensor<64xi32>
+      %b = kiln.axis_hint %idx {constancy = array<i64: 128>} : tensor<64xi32>
+      %c = kiln.axis_hint %r {contiguity = array<i64: 4>} : tensor<64xi32>
+      return %a, %b, %c : tensor<64xi32>, tensor<64xi32>, tensor<64xi32>
+    })";
+  SmallVector<Value> values = returnedValues(text);
+  ASSERT_FALSE(values.empty());
+  const AxisInfo &a = analysis->getAxisInfo(values[0]);
+  EXPECT_EQ(a.contiguity[0], 8);
+  EXPECT_EQ(a.divisibility[0], 8);
+  EXPECT_EQ(a.constancy[0], 1);
+  EXPECT_EQ(analysis->getAxisInfo(values[1]).constancy[0], 64);
+  EXPECT_EQ(analysis->getAxisInfo(values[2]).contiguity[0], 64);
+}
+
+TEST_F(AxisInfoTest, AssumedRemainderGivesDivisibility) {
+  // kiln.assume(n % 48 == 0) makes n a multiple of 16; a remainder that is
+  // only computed, or compared with something else, claims nothing.
+  std::string text = R"(
+    func.func @k(%n: i32, %m: i32, %k: i32) -> (i32, i32, i32) {
+      %c48 = arith.constant 48 : i32
+      %c0 = arith.constant 0 : i32
+      %c1 = arith.constant 1 : i32
+      %rn = arith.remsi %n, %c48 : i32
+      %en = arith.cmpi eq, %rn, %c0 : i32
+      kiln.assume %en : i1
+      %rm = arith.remsi %m, %c48 : i32
+      %em = arith.cmpi eq, %rm, %c1 : i32
+      kiln.assume %em : i1
+      %rk = arith.remsi %k, %c48 : i32
+      %ek = arith.cmpi eq, %rk, %c0 : i32
+      return %n, %m, %k : i32, i32, i32
+    })";
+  SmallVector<Value> values = returnedValues(text);
+  ASSERT_FALSE(values.empty());
+  EXPECT_EQ(analysis->getAxisInfo(values[0]).divisibility[0], 16);
+  EXPECT_EQ(analysis->getAxisInfo(values[1]).divisibility[0], 1);
+  EXPECT_EQ(analysis->getAxisInfo(values[2]).divisibility[0], 1);
+}
+
 TEST(HighestPowerOf2Divisor, Values) {
   EXPECT_EQ(highestPowerOf2Divisor(48), 16);
   EXPECT_EQ(highestPowerOf2Divisor(-12), 4);

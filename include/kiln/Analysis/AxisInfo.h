@@ -61,6 +61,7 @@ public:
 
 private:
   AxisInfo compute(Value value);
+  AxisInfo computeFromDefinition(Value value);
   llvm::DenseMap<Value, AxisInfo> cache;
 };
 

@@ -126,6 +126,8 @@ struct ConvertKilnGPUToLLVM
     populateBlockOpToLLVMPatterns(converter, patterns, launch);
     populateMemoryOpToLLVMPatterns(converter, patterns, widths, launch);
     populateReduceScanOpToLLVMPatterns(converter, patterns, launch);
+    populateAtomicOpToLLVMPatterns(converter, patterns, launch);
+    populateDebugOpToLLVMPatterns(converter, patterns, launch);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLibdevicePatterns(converter, patterns);
     populateExternElementwiseToLLVMPatterns(converter, patterns);

@@ -122,6 +122,16 @@ void populateReduceScanOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
 void populateMathToLibdevicePatterns(const LLVMTypeConverter &converter,
                                      RewritePatternSet &patterns);
 
+/// Atomics (predicated inline PTX), axis hints and debug barriers.
+void populateAtomicOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
+                                    RewritePatternSet &patterns,
+                                    const LaunchShape &launch);
+
+/// Device prints (vprintf) and device assertions (__assertfail).
+void populateDebugOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
+                                   RewritePatternSet &patterns,
+                                   const LaunchShape &launch);
+
 } // namespace mlir::kiln::gpu
 
 #endif // KILN_LIB_CONVERSION_KILNGPUTOLLVM_UTILITY_H

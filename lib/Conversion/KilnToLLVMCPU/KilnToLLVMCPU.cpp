@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AtomicOpToLLVM.h"
+
 #include "kiln/Analysis/AxisInfo.h"
 #include "kiln/Conversion/LLVMCommon/ElementwiseCall.h"
 #include "kiln/Conversion/LLVMCommon/Patterns.h"
@@ -280,6 +282,80 @@ struct ScanLowering : public ConvertOpToLLVMPattern<ScanOp> {
 // Loads and stores
 //===----------------------------------------------------------------------===//
 
+} // namespace
+
+/// Compares each lane's address with the buffer of the parameter the access
+/// `op` derives from (its site attribute), reports the first active lane
+/// outside it, and returns the mask without such lanes.
+Value mlir::kiln::checkAccessBounds(Operation *op, OpBuilder &builder, Value ptrs,
+                                    Value mask, unsigned elementBytes) {
+  auto site = op->getAttrOfType<IntegerAttr>(kSiteAttr);
+  if (!site)
+    return mask;
+  Location loc = op->getLoc();
+  MLIRContext *context = builder.getContext();
+  auto module = op->getParentOfType<ModuleOp>();
+  int64_t lanes = cast<VectorType>(ptrs.getType()).getNumElements();
+  Type i64 = builder.getI64Type();
+  auto ptrType = LLVM::LLVMPointerType::get(context);
+  auto laneType = VectorType::get({lanes}, i64);
+
+  // The launch's table of (base, size in bytes) per kernel parameter.
+  auto boundsFn = LLVM::lookupOrCreateFn(builder, module, kBoundsFunction, {},
+                                         ptrType);
+  auto checkFn = LLVM::lookupOrCreateFn(
+      builder, module, kCheckFunction,
+      {builder.getI32Type(), builder.getI1Type(), i64},
+      LLVM::LLVMVoidType::get(context));
+  if (failed(boundsFn) || failed(checkFn))
+    return mask;
+  Value table = LLVM::CallOp::create(builder, loc, *boundsFn, ValueRange{})
+                    .getResult();
+  int64_t param = site.getInt() >> 16;
+  Value entry = LLVM::GEPOp::create(builder, loc, ptrType, i64, table,
+                                    ArrayRef<LLVM::GEPArg>{2 * param});
+  Value base = LLVM::LoadOp::create(builder, loc, i64, entry);
+  Value sizeAddr = LLVM::GEPOp::create(builder, loc, ptrType, i64, entry,
+                                       ArrayRef<LLVM::GEPArg>{1});
+  Value size = LLVM::LoadOp::create(builder, loc, i64, sizeAddr);
+
+  Value addresses = LLVM::PtrToIntOp::create(builder, loc, laneType, ptrs);
+  Value offsets = LLVM::SubOp::create(builder, loc, addresses,
+                                      splatVector(builder, loc, laneType, base));
+  Value zero = LLVM::ConstantOp::create(builder, loc, laneType,
+                                        SplatElementsAttr::get(laneType, builder.getI64IntegerAttr(0)));
+  Value width = LLVM::ConstantOp::create(
+      builder, loc, laneType,
+      SplatElementsAttr::get(laneType, builder.getI64IntegerAttr(elementBytes)));
+  Value end = LLVM::AddOp::create(builder, loc, offsets, width);
+  Value inside = LLVM::AndOp::create(
+      builder, loc,
+      LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::sge, offsets, zero),
+      LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::sle, end,
+                           splatVector(builder, loc, laneType, size)));
+  auto laneMaskType = VectorType::get({lanes}, builder.getI1Type());
+  Value outside = LLVM::XOrOp::create(
+      builder, loc, inside,
+      LLVM::ConstantOp::create(builder, loc, laneMaskType,
+                               SplatElementsAttr::get(laneMaskType, true)));
+  Value bad = LLVM::AndOp::create(builder, loc, mask, outside);
+  Value anyBad = LLVM::vector_reduce_or::create(builder, loc,
+                                                builder.getI1Type(), bad);
+  Value index = LLVM::SDivOp::create(builder, loc, offsets, width);
+  Value largest = LLVM::ConstantOp::create(
+      builder, loc, laneType,
+      SplatElementsAttr::get(laneType, builder.getI64IntegerAttr(INT64_MAX)));
+  Value badIndices = LLVM::SelectOp::create(builder, loc, bad, index, largest);
+  Value firstBad =
+      LLVM::vector_reduce_smin::create(builder, loc, i64, badIndices);
+  Value siteId = createI32Constant(builder, loc, site.getInt() & 0xffff);
+  LLVM::CallOp::create(builder, loc, *checkFn,
+                       ValueRange{siteId, anyBad, firstBad});
+  return LLVM::AndOp::create(builder, loc, mask, inside);
+}
+
+namespace {
+
 /// How one load or store accesses memory, decided before conversion.
 struct AccessPlan {
   /// Elements (in row-major order) in each run of consecutive addresses
@@ -344,71 +420,10 @@ struct AccessLowering : public ConvertOpToLLVMPattern<OpTy> {
                                     SplatElementsAttr::get(type, true));
   }
 
-  /// In checked mode, compares each lane's address with the buffer of the
-  /// parameter the access derives from, reports the first active lane
-  /// outside it, and returns the mask without such lanes.
+  /// In checked mode, narrows the mask to the lanes inside the buffer.
   Value checkBounds(OpTy op, OpBuilder &builder, Value ptrs, Value mask,
                     unsigned elementBytes) const {
-    auto site = op->template getAttrOfType<IntegerAttr>(kSiteAttr);
-    if (!checked || !site)
-      return mask;
-    Location loc = op.getLoc();
-    MLIRContext *context = builder.getContext();
-    auto module = op->template getParentOfType<ModuleOp>();
-    int64_t lanes = cast<VectorType>(ptrs.getType()).getNumElements();
-    Type i64 = builder.getI64Type();
-    auto ptrType = LLVM::LLVMPointerType::get(context);
-    auto laneType = VectorType::get({lanes}, i64);
-
-    // The launch's table of (base, size in bytes) per kernel parameter.
-    auto boundsFn = LLVM::lookupOrCreateFn(builder, module, kBoundsFunction, {},
-                                           ptrType);
-    auto checkFn = LLVM::lookupOrCreateFn(
-        builder, module, kCheckFunction,
-        {builder.getI32Type(), builder.getI1Type(), i64},
-        LLVM::LLVMVoidType::get(context));
-    if (failed(boundsFn) || failed(checkFn))
-      return mask;
-    Value table = LLVM::CallOp::create(builder, loc, *boundsFn, ValueRange{})
-                      .getResult();
-    int64_t param = site.getInt() >> 16;
-    Value entry = LLVM::GEPOp::create(builder, loc, ptrType, i64, table,
-                                      ArrayRef<LLVM::GEPArg>{2 * param});
-    Value base = LLVM::LoadOp::create(builder, loc, i64, entry);
-    Value sizeAddr = LLVM::GEPOp::create(builder, loc, ptrType, i64, entry,
-                                         ArrayRef<LLVM::GEPArg>{1});
-    Value size = LLVM::LoadOp::create(builder, loc, i64, sizeAddr);
-
-    Value addresses = LLVM::PtrToIntOp::create(builder, loc, laneType, ptrs);
-    Value offsets = LLVM::SubOp::create(builder, loc, addresses,
-                                        splatVector(builder, loc, laneType, base));
-    Value zero = LLVM::ConstantOp::create(builder, loc, laneType,
-                                          SplatElementsAttr::get(laneType, builder.getI64IntegerAttr(0)));
-    Value width = LLVM::ConstantOp::create(
-        builder, loc, laneType,
-        SplatElementsAttr::get(laneType, builder.getI64IntegerAttr(elementBytes)));
-    Value end = LLVM::AddOp::create(builder, loc, offsets, width);
-    Value inside = LLVM::AndOp::create(
-        builder, loc,
-        LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::sge, offsets, zero),
-        LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::sle, end,
-                             splatVector(builder, loc, laneType, size)));
-    Value outside = LLVM::XOrOp::create(builder, loc, inside,
-                                        allTrue(builder, loc, lanes));
-    Value bad = LLVM::AndOp::create(builder, loc, mask, outside);
-    Value anyBad = LLVM::vector_reduce_or::create(builder, loc,
-                                                  builder.getI1Type(), bad);
-    Value index = LLVM::SDivOp::create(builder, loc, offsets, width);
-    Value largest = LLVM::ConstantOp::create(
-        builder, loc, laneType,
-        SplatElementsAttr::get(laneType, builder.getI64IntegerAttr(INT64_MAX)));
-    Value badIndices = LLVM::SelectOp::create(builder, loc, bad, index, largest);
-    Value firstBad =
-        LLVM::vector_reduce_smin::create(builder, loc, i64, badIndices);
-    Value siteId = createI32Constant(builder, loc, site.getInt() & 0xffff);
-    LLVM::CallOp::create(builder, loc, *checkFn,
-                         ValueRange{siteId, anyBad, firstBad});
-    return LLVM::AndOp::create(builder, loc, mask, inside);
+    return checked ? checkAccessBounds(op, builder, ptrs, mask, elementBytes) : mask;
   }
 
   /// Scalars are accessed as one-lane vectors so they share the masked path.
@@ -568,15 +583,19 @@ std::string describeLocation(Location loc) {
   return text;
 }
 
-/// Numbers every load and store of a kernel whose buffer is known (for
-/// checked mode) and records where each is in the source.
+/// Numbers every load, store and atomic of a kernel whose buffer is known
+/// (for checked mode) and records where each is in the source.
 void numberAccessSites(ModuleOp module) {
   Builder builder(module.getContext());
   SmallVector<Attribute> sites;
   module.walk([&](Operation *op) {
-    if (!isa<LoadOp, StoreOp>(op))
+    if (!isa<LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp>(op))
       return;
-    Value ptr = isa<LoadOp>(op) ? cast<LoadOp>(op).getPtr() : cast<StoreOp>(op).getPtr();
+    // An atomic writes: it is reported as a store.
+    Value ptr = isa<LoadOp>(op)        ? cast<LoadOp>(op).getPtr()
+                : isa<StoreOp>(op)     ? cast<StoreOp>(op).getPtr()
+                : isa<AtomicRMWOp>(op) ? cast<AtomicRMWOp>(op).getPtr()
+                                       : cast<AtomicCASOp>(op).getPtr();
     int64_t param = traceParameter(ptr);
     if (param < 0)
       return;
@@ -585,7 +604,7 @@ void numberAccessSites(ModuleOp module) {
     sites.push_back(builder.getDictionaryAttr({
         builder.getNamedAttr("loc", builder.getStringAttr(describeLocation(op->getLoc()))),
         builder.getNamedAttr("param", builder.getI32IntegerAttr(param)),
-        builder.getNamedAttr("store", builder.getBoolAttr(isa<StoreOp>(op))),
+        builder.getNamedAttr("store", builder.getBoolAttr(!isa<LoadOp>(op))),
         builder.getNamedAttr(
             "element_bytes",
             builder.getI32IntegerAttr(std::max<int64_t>(
@@ -725,6 +744,8 @@ struct ConvertKilnToLLVMCPU
     patterns.add<MakeRangeLowering, BlockConstantLowering, ExpandDimsLowering,
                  BroadcastLowering, ReduceLowering, ScanLowering>(converter);
     patterns.add<LoadLowering, StoreLowering>(converter, plans, checked);
+    populateAtomicAndHintOpToLLVMCPUPatterns(converter, patterns, checked);
+    populateDebugOpToLLVMCPUPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToCallPatterns(converter, patterns, kHostMathFunctions,
                                /*benefit=*/2);

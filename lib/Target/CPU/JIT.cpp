@@ -4,7 +4,8 @@
 // processor, compiles it with ORC's LLJIT, and runs launches on a persistent
 // pool of threads that share the grid's programs through an atomic counter.
 // Checked kernels call back into this file for their launch's bounds table
-// and to report out-of-bounds accesses.
+// and to report out-of-bounds accesses; kernels call back to print lines
+// (device_print) and to report failed device assertions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,7 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <condition_variable>
 #include <functional>
@@ -55,6 +57,32 @@ struct CheckState {
 
 thread_local CheckState *currentCheck = nullptr;
 
+/// The program this thread runs, for device_print and device_assert.
+thread_local int32_t currentProgram[3] = {0, 0, 0};
+
+/// The first failed device_assert of a launch (its report), shared by the
+/// launch's workers.
+struct AssertState {
+  std::mutex mutex;
+  std::optional<std::string> first;
+};
+
+thread_local AssertState *currentAssert = nullptr;
+
+/// One lock for all kernels' printed lines, so that lines never interleave.
+std::mutex &printMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::string formatIndex(int32_t rank, int32_t c0, int32_t c1, int32_t c2) {
+  int32_t coords[3] = {c0, c1, c2};
+  std::string text;
+  for (int32_t d = 0; d < rank && d < 3; ++d)
+    text += (d ? ", " : "") + std::to_string(coords[d]);
+  return text;
+}
+
 } // namespace
 
 extern "C" {
@@ -71,6 +99,67 @@ static void kilnCpuCheck(int32_t site, bool any, int64_t index) {
   std::lock_guard<std::mutex> lock(currentCheck->mutex);
   if (!currentCheck->first)
     currentCheck->first = OutOfBounds{site, index};
+}
+}
+
+//===----------------------------------------------------------------------===//
+// device_print and device_assert callbacks
+//===----------------------------------------------------------------------===//
+
+/// Kinds of value __kiln_cpu_print receives in its 64 bits.
+enum PrintKind : int32_t { SignedInt = 0, UnsignedInt = 1, Float = 2, Pointer = 3 };
+
+extern "C" {
+/// Prints one element as `pid (x, y, z) idx (i, ...) <prefix>[(operand k) ]<value>`;
+/// `bits` holds the integer (of `byteWidth` bytes) or the double value.
+static void kilnCpuPrint(const char *prefix, int32_t rank, int32_t c0, int32_t c1,
+                         int32_t c2, int32_t operand, int32_t numOperands,
+                         int32_t kind, int64_t bits, int32_t byteWidth,
+                         int32_t hex) {
+  char value[64];
+  uint64_t mask = byteWidth >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * byteWidth)) - 1;
+  if (kind == Float && !hex) {
+    double number;
+    std::memcpy(&number, &bits, sizeof(number));
+    std::snprintf(value, sizeof(value), "%f", number);
+  } else if (hex || kind == Pointer) {
+    std::snprintf(value, sizeof(value), "0x%0*llx", 2 * byteWidth,
+                  static_cast<unsigned long long>(uint64_t(bits) & mask));
+  } else if (kind == UnsignedInt) {
+    std::snprintf(value, sizeof(value), "%llu",
+                  static_cast<unsigned long long>(uint64_t(bits) & mask));
+  } else {
+    std::snprintf(value, sizeof(value), "%lld", static_cast<long long>(bits));
+  }
+  std::string line = "pid (" + std::to_string(currentProgram[0]) + ", " +
+                     std::to_string(currentProgram[1]) + ", " +
+                     std::to_string(currentProgram[2]) + ") idx (" +
+                     formatIndex(rank, c0, c1, c2) + ") " + prefix;
+  if (numOperands > 1)
+    line += "(operand " + std::to_string(operand) + ") ";
+  line += value;
+  line += "\n";
+  std::lock_guard<std::mutex> lock(printMutex());
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fflush(stdout);
+}
+
+/// Records the launch's first failed assertion; the program goes on and
+/// the launch reports it when every program has finished.
+static void kilnCpuAssertFail(const char *message, const char *file,
+                              int32_t line, const char *function, int32_t rank,
+                              int32_t c0, int32_t c1, int32_t c2) {
+  if (!currentAssert)
+    return;
+  std::lock_guard<std::mutex> lock(currentAssert->mutex);
+  if (currentAssert->first)
+    return;
+  currentAssert->first =
+      std::string(file) + ":" + std::to_string(line) + ": " + function +
+      ": device-side assertion failed: " + message + " (pid (" +
+      std::to_string(currentProgram[0]) + ", " + std::to_string(currentProgram[1]) +
+      ", " + std::to_string(currentProgram[2]) + ") idx (" +
+      formatIndex(rank, c0, c1, c2) + "))";
 }
 }
 
@@ -277,6 +366,8 @@ HostKernel::compile(ModuleOp module, StringRef kernelName) {
         llvm::orc::ExecutorAddr::fromPtr(function),
         llvm::JITSymbolFlags::Exported};
   };
+  addRuntime("__kiln_cpu_print", &kilnCpuPrint);
+  addRuntime("__kiln_cpu_assert_fail", &kilnCpuAssertFail);
   addRuntime("__truncsfhf2", &kilnTruncSFHF2);
   addRuntime("__truncdfhf2", &kilnTruncDFHF2);
   addRuntime("__extendhfsf2", &kilnExtendHFSF2);
@@ -314,7 +405,8 @@ HostKernel::compile(ModuleOp module, StringRef kernelName) {
 
 std::optional<OutOfBounds>
 HostKernel::launch(unsigned gx, unsigned gy, unsigned gz, void **params,
-                   unsigned numThreads, const std::vector<int64_t> *bounds) const {
+                   unsigned numThreads, const std::vector<int64_t> *bounds,
+                   std::string *assertion) const {
   uint64_t programs = uint64_t(gx) * gy * gz;
   if (programs == 0)
     return std::nullopt;
@@ -327,22 +419,31 @@ HostKernel::launch(unsigned gx, unsigned gy, unsigned gz, void **params,
   std::atomic<uint64_t> next{0};
   CheckState check;
   check.bounds = bounds ? bounds->data() : nullptr;
+  AssertState asserts;
   EntryFunction function = entry;
   auto job = [&] {
     CheckState *previous = currentCheck;
+    AssertState *previousAssert = currentAssert;
     currentCheck = &check;
+    currentAssert = &asserts;
     for (;;) {
       uint64_t start = next.fetch_add(chunk, std::memory_order_relaxed);
       if (start >= programs)
         break;
       uint64_t end = std::min(programs, start + chunk);
-      for (uint64_t p = start; p < end; ++p)
-        function(params, int32_t(p % gx), int32_t((p / gx) % gy),
-                 int32_t(p / (uint64_t(gx) * gy)), int32_t(gx), int32_t(gy),
-                 int32_t(gz));
+      for (uint64_t p = start; p < end; ++p) {
+        currentProgram[0] = int32_t(p % gx);
+        currentProgram[1] = int32_t((p / gx) % gy);
+        currentProgram[2] = int32_t(p / (uint64_t(gx) * gy));
+        function(params, currentProgram[0], currentProgram[1],
+                 currentProgram[2], int32_t(gx), int32_t(gy), int32_t(gz));
+      }
     }
     currentCheck = previous;
+    currentAssert = previousAssert;
   };
   WorkerPool::get().run(workers, job);
+  if (assertion && asserts.first)
+    *assertion = *asserts.first;
   return check.first;
 }

@@ -50,7 +50,7 @@ class CpuBackend(Backend):
 
     def compile_options(self, kernel: Any, environment: tuple) -> dict[str, Any]:
         """``checked``: ``kiln.jit(checked=True)`` or ``$KILN_CPU_CHECKED``."""
-        _, env_checked = environment
+        env_checked = environment[1]
         return {"checked": kernel.checked or _settings.parse_checked(env_checked)}
 
     def compile(self, fn: Any, module: Any, asm: dict[str, Any], metadata: dict[str, Any],

@@ -198,7 +198,8 @@ def compile_jit_function(
             return compiled
 
     context = _C.ir.Context()
-    module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context)
+    module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context,
+                              debug=bool(options.get("debug", False)))
     asm: dict[str, Any] = {"kiln": module.str()}
     compiled = backend.compile(fn, module, asm, metadata, options)
     if key is not None:
@@ -217,6 +218,7 @@ def compile(
     num_stages: int = 3,
     attrs: Specialization | None = None,
     checked: bool = False,
+    debug: bool = False,
 ) -> CompiledKernel:
     """Compiles a ``@kiln.jit`` function without launching it (no GPU needed).
 
@@ -232,6 +234,7 @@ def compile(
         attrs: the specialization to assume; by default every pointer is
             assumed 16-byte aligned, as for tensors from PyTorch's allocator.
         checked: for the CPU target, bounds-check every memory access.
+        debug: compile ``kl.device_assert`` checks (dropped otherwise).
 
     Returns:
         The :class:`CompiledKernel`, with every stage in ``asm``.
@@ -257,7 +260,9 @@ def compile(
             divisible_by_16=frozenset(name for name, ty in signature.items() if ty.startswith("*")),
             equal_to_1=frozenset(),
         )
-    return compile_jit_function(fn, signature, constexprs, attrs, target, num_warps, num_stages, checked=checked)
+    options = {"debug": True} if debug else {}
+    return compile_jit_function(fn, signature, constexprs, attrs, target, num_warps, num_stages, checked=checked,
+                                **options)
 
 
 __all__ = ["CompiledKernel", "compile", "compile_jit_function", "check_target", "KilnError"]

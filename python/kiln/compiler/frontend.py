@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequenc
 from kiln import _C
 from kiln.compiler.specialization import Specialization
 from kiln.errors import CompilationError
-from kiln.language import core, semantic
+from kiln.language import core, debugging, semantic
 from kiln.language.core import constexpr, dtype, tensor
 
 ir = _C.ir
@@ -62,7 +62,7 @@ class KernelSource(Protocol):
 
 
 def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs: Mapping[str, Any],
-                     attrs: Optional[Specialization], context: Any) -> Any:
+                     attrs: Optional[Specialization], context: Any, debug: bool = False) -> Any:
     """Builds the kiln-dialect module of one specialization of kernel ``fn``.
 
     Args:
@@ -72,6 +72,7 @@ def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs:
         constexprs: each constexpr parameter's value.
         attrs: which parameters were specialized (divisible by 16 / equal to 1).
         context: the ``kiln._C.ir.Context`` to build in.
+        debug: emit ``kl.device_assert`` checks (otherwise they are dropped).
 
     Returns:
         a verified ``kiln._C.ir.Module`` holding the public kernel function
@@ -84,7 +85,11 @@ def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs:
     module = ir.Module.create(context)
     builder = ir.Builder(context)
     generator = CodeGenerator(fn, module, builder, functions={})
-    generator.generate_kernel(dict(signature), dict(constexprs), attrs)
+    token = debugging.debug_mode.set(bool(debug))
+    try:
+        generator.generate_kernel(dict(signature), dict(constexprs), attrs)
+    finally:
+        debugging.debug_mode.reset(token)
     try:
         module.verify()
     except ir.MLIRError as error:
@@ -387,6 +392,14 @@ class CodeGenerator(ast.NodeVisitor):
         return function, result_types
 
     def _generate_body(self) -> None:
+        # kl.device_assert reports the function it is in.
+        token = debugging.current_function.set(self.fn_def.name)
+        try:
+            self._generate_statements()
+        finally:
+            debugging.current_function.reset(token)
+
+    def _generate_statements(self) -> None:
         body = list(self.fn_def.body)
         # A docstring is not code.
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
@@ -518,10 +531,14 @@ class CodeGenerator(ast.NodeVisitor):
         raise _Returned()
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        test = self.visit(node.test)
+        test = _unwrap(self.visit(node.test))
         if _is_runtime(test):
-            raise self.error("assert on a runtime value is not supported yet; "
-                             "use kl.static_assert for compile-time conditions", node)
+            # As in Triton: a device assertion, checked in debug mode only.
+            msg = _unwrap(self.visit(node.msg)) if node.msg is not None else ""
+            if not isinstance(msg, str):
+                raise self.error(f"an assert message must be a constant string, got {msg!r}", node)
+            self._run(node, lambda: debugging.device_assert(test, msg, _builder=self.builder))
+            return
         if not test:
             msg = _unwrap(self.visit(node.msg)) if node.msg is not None else ""
             raise self.error(f"assertion failed{': ' + str(msg) if msg else ''}", node)

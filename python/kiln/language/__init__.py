@@ -59,6 +59,18 @@ from kiln.language.core import (
 )
 from kiln.language.reduction import associative_scan, reduce
 from kiln.language.standard import argmax, argmin, cumprod, cumsum, max, min, softmax, sum, xor_sum
+from kiln.language.atomics import (
+    atomic_add,
+    atomic_and,
+    atomic_cas,
+    atomic_max,
+    atomic_min,
+    atomic_or,
+    atomic_xchg,
+    atomic_xor,
+)
+from kiln.language.debugging import device_assert, device_print
+from kiln.language.hints import assume, debug_barrier, max_constancy, max_contiguous, multiple_of
 
 __all__ = [
     "abs", "arange", "bfloat16", "block_type", "broadcast_to", "builtin", "cast", "cdiv", "ceil", "constexpr",
@@ -69,6 +81,11 @@ __all__ = [
     # reductions and scans
     "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "max", "min", "reduce", "softmax", "sum",
     "xor_sum",
+    # Atomics.
+    "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg",
+    "atomic_xor",
+    # Hints and debugging.
+    "assume", "debug_barrier", "device_assert", "device_print", "max_constancy", "max_contiguous", "multiple_of",
 ]
 
 # Element-wise math beyond the basic functions (triton.language.math), and

@@ -34,6 +34,7 @@ __all__ = [
     "BACKEND_ENV",
     "CHECKED_ENV",
     "THREADS_ENV",
+    "DEBUG_ENV",
     "environment",
     "normalize",
     "parse_checked",
@@ -49,30 +50,32 @@ CUDA = "cuda"
 BACKEND_ENV = "KILN_BACKEND"
 CHECKED_ENV = "KILN_CPU_CHECKED"
 THREADS_ENV = "KILN_CPU_THREADS"
+DEBUG_ENV = "KILN_DEBUG"
 
 # os.environ keeps its contents in ``_data`` (bytes keys on POSIX) and
 # updates it on every assignment, so reading it directly is both current and
 # ~25x cheaper than os.environ.get, which encodes and decodes on each call.
 _ENV_DATA = getattr(os.environ, "_data", None)
 if os.name == "posix" and isinstance(_ENV_DATA, dict):
-    _BACKEND_KEY, _CHECKED_KEY, _THREADS_KEY = (name.encode() for name in (BACKEND_ENV, CHECKED_ENV, THREADS_ENV))
+    _BACKEND_KEY, _CHECKED_KEY, _THREADS_KEY, _DEBUG_KEY = (
+        name.encode() for name in (BACKEND_ENV, CHECKED_ENV, THREADS_ENV, DEBUG_ENV))
 
-    def environment() -> tuple[Optional[bytes], Optional[bytes]]:
-        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``) values, or None when unset.
+    def environment() -> tuple[Optional[bytes], Optional[bytes], Optional[bytes]]:
+        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``) values, or None when unset.
 
         They are part of every launch's cache key; :func:`normalize` and
         :func:`parse_checked` interpret them on a cache miss.
         """
-        return (_ENV_DATA.get(_BACKEND_KEY), _ENV_DATA.get(_CHECKED_KEY))
+        return (_ENV_DATA.get(_BACKEND_KEY), _ENV_DATA.get(_CHECKED_KEY), _ENV_DATA.get(_DEBUG_KEY))
 
     def threads_setting() -> Optional[bytes]:
         """The raw ``KILN_CPU_THREADS`` value, or None when unset."""
         return _ENV_DATA.get(_THREADS_KEY)
 else:  # another platform or Python: the portable, slower way
 
-    def environment() -> tuple[Optional[str], Optional[str]]:  # type: ignore[misc]
-        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``) values, or None when unset."""
-        return (os.environ.get(BACKEND_ENV), os.environ.get(CHECKED_ENV))
+    def environment() -> tuple[Optional[str], Optional[str], Optional[str]]:  # type: ignore[misc]
+        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``) values, or None when unset."""
+        return (os.environ.get(BACKEND_ENV), os.environ.get(CHECKED_ENV), os.environ.get(DEBUG_ENV))
 
     def threads_setting() -> Optional[str]:  # type: ignore[misc]
         """The raw ``KILN_CPU_THREADS`` value, or None when unset."""

@@ -16,7 +16,8 @@ Which backend runs a launch is decided once per key (see
 :mod:`kiln.runtime.backends`): the ``backend=`` launch option, then
 ``kiln.jit(backend=...)``, then ``$KILN_BACKEND``, then the arrays (CPU arrays
 run on the CPU, CUDA tensors on the GPU). The launch option and the raw
-values of ``$KILN_BACKEND`` and ``$KILN_CPU_CHECKED`` are part of the key.
+values of ``$KILN_BACKEND``, ``$KILN_CPU_CHECKED`` and ``$KILN_DEBUG`` are part
+of the key.
 
 The key. Every launch computes one key piece per parameter through a
 per-parameter dispatch table indexed by the argument's exact class, so the
@@ -611,6 +612,9 @@ class JITFunction(Generic[T]):
         environment = key[1]
         backend = self._choose_backend(bound, backend_option, environment[0])
         options = backend.compile_options(self, environment)
+        # Debug mode (device assertions) is every backend's option.
+        if self.debug or (len(environment) > 2 and _backends.parse_flag(environment[2], _backends.DEBUG_ENV)):
+            options = {**options, "debug": True}
         device = backend.current_device()
         signature, constexprs, attrs, kinds = self._describe_arguments(bound, backend, device)
         compiled = self._compile(signature, constexprs, attrs, backend.target_for(device), num_warps, num_stages,

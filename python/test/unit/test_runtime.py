@@ -69,10 +69,10 @@ class FakeRuntime:
         monkeypatch.setattr(driver, "launch", self.launch)
         monkeypatch.setattr(jit_module, "_compile_jit_function", self.compile)
 
-    def compile(self, jit_fn, signature, constexprs, attrs, target, num_warps, num_stages):
+    def compile(self, jit_fn, signature, constexprs, attrs, target, num_warps, num_stages, **options):
         self.compiles.append(SimpleNamespace(fn=jit_fn, signature=dict(signature), constexprs=dict(constexprs),
                                              attrs=attrs, target=target, num_warps=num_warps,
-                                             num_stages=num_stages))
+                                             num_stages=num_stages, options=options))
         return SimpleNamespace(name=jit_fn.__name__, asm={"cubin": b"\x7fELF fake", "ptx": "// fake"},
                                metadata={"num_warps": num_warps, "shared": 0, "target": target,
                                          "name": jit_fn.__name__})
@@ -97,7 +97,7 @@ def fake(monkeypatch):
         monkeypatch.setattr(kernel, "_compiled", {})
         monkeypatch.setattr(kernel, "_routes", {})
     # These tests are about the GPU path: the environment must not force the CPU.
-    for name in ("KILN_BACKEND", "KILN_CPU_CHECKED", "KILN_CPU_THREADS"):
+    for name in ("KILN_BACKEND", "KILN_CPU_CHECKED", "KILN_CPU_THREADS", "KILN_DEBUG"):
         monkeypatch.delenv(name, raising=False)
     return runtime
 
@@ -190,8 +190,10 @@ def test_binding_positional_keyword_and_defaults(fake):
     add_kernel[(1,)](x_ptr=x, y_ptr=y, out_ptr=out, n=16, BLOCK=64)
     assert len(fake.compiles) == 1  # the same key both ways
     assert fake.launches[0][-1] == fake.launches[1][-1] == (x, y, out, 16, 64)
+    assert fake.compiles[0].options == {}
     nospec_kernel[(1,)](x, 3, 2.0)
     assert fake.last.constexprs == {"BLOCK": 128}
+    assert fake.last.options == {"debug": True}  # kiln.jit(debug=True) reaches the compiler
 
 
 # -- specialization and the compiler's inputs --------------------------------

@@ -96,6 +96,94 @@ func.func @load_other_type(%p: tensor<16x!kiln.ptr<f32>>, %o: tensor<16xf16>) {
 
 // -----
 
+func.func @atomic_rmw_value_type(%p: !kiln.ptr<i32>, %v: i64) {
+  // expected-error @+1 {{expected value of type 'i32', got 'i64'}}
+  %a = kiln.atomic_rmw add, %p, %v : !kiln.ptr<i32>, i64
+  return
+}
+
+// -----
+
+func.func @atomic_rmw_int_kind(%p: !kiln.ptr<f32>, %v: f32) {
+  // expected-error @+1 {{expected i32 or i64 elements for 'add', got 'f32'}}
+  %a = kiln.atomic_rmw add, %p, %v : !kiln.ptr<f32>, f32
+  return
+}
+
+// -----
+
+func.func @atomic_rmw_narrow_int(%p: !kiln.ptr<i16>, %v: i16) {
+  // expected-error @+1 {{expected i32 or i64 elements for 'and', got 'i16'}}
+  %a = kiln.atomic_rmw and, %p, %v : !kiln.ptr<i16>, i16
+  return
+}
+
+// -----
+
+func.func @atomic_rmw_fadd(%p: !kiln.ptr<i32>, %v: i32) {
+  // expected-error @+1 {{expected f16, bf16, f32 or f64 elements for 'fadd', got 'i32'}}
+  %a = kiln.atomic_rmw fadd, %p, %v : !kiln.ptr<i32>, i32
+  return
+}
+
+// -----
+
+func.func @atomic_rmw_fmax(%p: !kiln.ptr<f16>, %v: f16) {
+  // expected-error @+1 {{expected f32 or f64 elements for 'fmax', got 'f16'}}
+  %a = kiln.atomic_rmw fmax, %p, %v : !kiln.ptr<f16>, f16
+  return
+}
+
+// -----
+
+func.func @atomic_rmw_xchg(%p: !kiln.ptr<f16>, %v: f16) {
+  // expected-error @+1 {{expected a 32- or 64-bit integer or float elements for 'xchg', got 'f16'}}
+  %a = kiln.atomic_rmw xchg, %p, %v : !kiln.ptr<f16>, f16
+  return
+}
+
+// -----
+
+func.func @atomic_cas_value_type(%p: !kiln.ptr<i32>, %v: i64) {
+  // expected-error @+1 {{expected value of type 'i32', got 'i64'}}
+  %a = kiln.atomic_cas %p, %v, %v : !kiln.ptr<i32>, i64
+  return
+}
+
+// -----
+
+func.func @atomic_cas_width(%p: !kiln.ptr<i8>, %v: i8) {
+  // expected-error @+1 {{expected 16-, 32- or 64-bit elements, got 8-bit ones}}
+  %a = kiln.atomic_cas %p, %v, %v : !kiln.ptr<i8>, i8
+  return
+}
+
+// -----
+
+func.func @axis_hint_rank(%n: i32) {
+  // expected-error @+1 {{expected 1 divisibility values, one per dimension, got 2}}
+  %a = kiln.axis_hint %n {divisibility = array<i64: 16, 16>} : i32
+  return
+}
+
+// -----
+
+func.func @axis_hint_power_of_two(%n: i32) {
+  // expected-error @+1 {{expected contiguity values that are powers of two, got 12}}
+  %a = kiln.axis_hint %n {contiguity = array<i64: 12>} : i32
+  return
+}
+
+// -----
+
+func.func @print_flags(%n: i32) {
+  // expected-error @+1 {{expected one isSigned flag per operand, got 2 for 1 operands}}
+  kiln.print %n {prefix = "n: ", hex = false, isSigned = array<i32: 1, 1>} : i32
+  return
+}
+
+// -----
+
 func.func @extern_elementwise_empty_symbol(%x: f32) {
   // expected-error @+1 {{expected a function name, got an empty symbol}}
   %r = kiln.extern_elementwise ""(%x) : (f32) -> f32

@@ -33,6 +33,53 @@ func.func @vector_add(%x: !kiln.ptr<f32>, %out: !kiln.ptr<f32, 1>, %n: i32) attr
   return
 }
 
+// CHECK-LABEL: func.func @atomics
+func.func @atomics(%p: !kiln.ptr<i32>, %f: !kiln.ptr<f32>, %h: !kiln.ptr<f16>) {
+  %r = kiln.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
+  %ps = kiln.splat %p : !kiln.ptr<i32> -> tensor<128x!kiln.ptr<i32>>
+  %pp = kiln.addptr %ps, %r : tensor<128x!kiln.ptr<i32>>, tensor<128xi32>
+  %m = arith.cmpi slt, %r, %r : tensor<128xi32>
+  // CHECK: kiln.atomic_rmw add, %{{.*}}, %{{.*}}, %{{.*}} : tensor<128x!kiln.ptr<i32>>, tensor<128xi32>
+  %a = kiln.atomic_rmw add, %pp, %r, %m : tensor<128x!kiln.ptr<i32>>, tensor<128xi32>
+  // CHECK: kiln.atomic_rmw umax, %{{.*}}, %{{.*}} {scope = #kiln.scope<cta>, sem = #kiln.sem<relaxed>} : tensor<128x!kiln.ptr<i32>>, tensor<128xi32>
+  %b = kiln.atomic_rmw umax, %pp, %r {sem = #kiln.sem<relaxed>, scope = #kiln.scope<cta>} : tensor<128x!kiln.ptr<i32>>, tensor<128xi32>
+  %c1 = arith.constant 1.0 : f32
+  // CHECK: kiln.atomic_rmw fmax, %{{.*}}, %{{.*}} {scope = #kiln.scope<sys>} : !kiln.ptr<f32>, f32
+  %c = kiln.atomic_rmw fmax, %f, %c1 {scope = #kiln.scope<sys>} : !kiln.ptr<f32>, f32
+  // CHECK: kiln.atomic_rmw xor, %{{.*}}, %{{.*}} : !kiln.ptr<i32>, i32
+  %i0 = arith.constant 0 : i32
+  %d = kiln.atomic_rmw xor, %p, %i0 : !kiln.ptr<i32>, i32
+  // CHECK: kiln.atomic_cas %{{.*}}, %{{.*}}, %{{.*}} {sem = #kiln.sem<acquire>} : !kiln.ptr<i32>, i32
+  %e = kiln.atomic_cas %p, %i0, %d {sem = #kiln.sem<acquire>} : !kiln.ptr<i32>, i32
+  %h0 = arith.constant 0.0 : f16
+  // CHECK: kiln.atomic_cas %{{.*}}, %{{.*}}, %{{.*}} : !kiln.ptr<f16>, f16
+  %g = kiln.atomic_cas %h, %h0, %h0 : !kiln.ptr<f16>, f16
+  return
+}
+
+// CHECK-LABEL: func.func @hints_and_barrier
+func.func @hints_and_barrier(%n: i32) {
+  // CHECK: kiln.axis_hint %{{.*}} {divisibility = array<i64: 16>} : i32
+  %a = kiln.axis_hint %n {divisibility = array<i64: 16>} : i32
+  %r = kiln.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
+  // CHECK: kiln.axis_hint %{{.*}} {constancy = array<i64: 1>, contiguity = array<i64: 128>} : tensor<128xi32>
+  %b = kiln.axis_hint %r {contiguity = array<i64: 128>, constancy = array<i64: 1>} : tensor<128xi32>
+  // CHECK: kiln.debug_barrier
+  kiln.debug_barrier
+  return
+}
+
+// CHECK-LABEL: func.func @debugging
+func.func @debugging(%n: i32, %f: f32) {
+  %r = kiln.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
+  // CHECK: kiln.print %{{.*}}, %{{.*}} {hex = true, isSigned = array<i32: 1, 0>, prefix = "v: "} : i32, tensor<128xi32>
+  kiln.print %n, %r {prefix = "v: ", hex = true, isSigned = array<i32: 1, 0>} : i32, tensor<128xi32>
+  %ok = arith.cmpi sge, %r, %r : tensor<128xi32>
+  // CHECK: kiln.assert %{{.*}} {file = "k.py", function = "k", line = 3 : i32, message = "r >= r"} : tensor<128xi1>
+  kiln.assert %ok {message = "r >= r", file = "k.py", line = 3 : i32, function = "k"} : tensor<128xi1>
+  return
+}
+
 // CHECK-LABEL: func @extern_elementwise
 // CHECK: kiln.extern_elementwise "__nv_powf"(%{{.*}}, %{{.*}}) : (tensor<128xf32>, tensor<128xf32>) -> tensor<128xf32>
 // CHECK: kiln.extern_elementwise "__nv_isnand"(%{{.*}}) : (f64) -> i32

@@ -61,10 +61,12 @@ public:
   /// Runs programs (0..gx) x (0..gy) x (0..gz) on `numThreads` threads (0:
   /// one per core). `bounds` holds (base address, size in bytes) per kernel
   /// parameter for checked kernels, or is null. Returns the first
-  /// out-of-bounds access a checked kernel reported.
+  /// out-of-bounds access a checked kernel reported; the first failed
+  /// device assertion's report goes to `assertion`, if given.
   std::optional<OutOfBounds>
   launch(unsigned gx, unsigned gy, unsigned gz, void **params,
-         unsigned numThreads, const std::vector<int64_t> *bounds) const;
+         unsigned numThreads, const std::vector<int64_t> *bounds,
+         std::string *assertion = nullptr) const;
 
 private:
   HostKernel() = default;

@@ -33,7 +33,7 @@ namespace {
 bool isElementwise(Operation *op) {
   if (isa<MakeRangeOp, SplatOp, AddPtrOp, LoadOp, arith::SelectOp>(op))
     return true;
-  if (isa<StoreOp>(op))
+  if (isa<StoreOp, AtomicRMWOp, AtomicCASOp, AxisHintOp, AssumeOp>(op))
     return true;
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
     return isa<SplatElementsAttr>(constant.getValue()) ||
@@ -72,6 +72,11 @@ std::optional<int64_t> getStripMinableLength(func::FuncOp function) {
     if (auto load = dyn_cast<LoadOp>(op))
       if (load.getIsVolatile())
         legal = false;
+    // So would any other side effect on scalars (an atomic, a barrier).
+    if (!touchesBlocks && !isa<StoreOp, LoadOp, AssumeOp>(op) && !isMemoryEffectFree(op) &&
+        op->getNumRegions() == 0 && !op->hasTrait<OpTrait::IsTerminator>() &&
+        !isa<func::CallOp>(op))
+      legal = false;
     if (touchesBlocks && (!isElementwise(op) || op->getNumRegions() != 0))
       legal = false;
   });

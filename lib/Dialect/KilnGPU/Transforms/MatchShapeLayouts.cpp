@@ -56,7 +56,7 @@ public:
     bool recomputable =
         producer &&
         (isa<MakeRangeOp, SplatOp, arith::ConstantOp, AddPtrOp, ExpandDimsOp,
-             BroadcastOp, arith::SelectOp>(producer) ||
+             BroadcastOp, arith::SelectOp, AxisHintOp>(producer) ||
          (load && !load.getIsVolatile()) ||
          (producer->hasTrait<OpTrait::Elementwise>() &&
           producer->getNumResults() == 1));

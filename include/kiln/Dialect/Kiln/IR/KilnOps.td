@@ -338,4 +338,7 @@ def Kiln_ExternElementwiseOp : Kiln_Op<"extern_elementwise", [Pure, Elementwise,
   let hasVerifier = 1;
 }
 
+include "kiln/Dialect/Kiln/IR/KilnAtomicOps.td"
+include "kiln/Dialect/Kiln/IR/KilnHintOps.td"
+
 #endif // KILN_OPS
