@@ -90,7 +90,6 @@ SmallVector<Value> mlir::kiln::gpu::emitElementCoordinates(
     OpBuilder &builder, Location loc, BlockedEncodingAttr layout,
     ArrayRef<int64_t> shape, const LaunchShape &launch, Value *isOwner) {
   unsigned rank = layout.getRank();
-  ArrayRef<unsigned> order = layout.getOrder();
   SmallVector<int64_t> tile = layout.getShapePerCTATile();
   int64_t count = layout.getElementsPerThread(shape);
 

@@ -221,3 +221,114 @@ func.func @extern_elementwise_shapes(%x: tensor<64xf32>) {
   %r = kiln.extern_elementwise "__nv_expf"(%x) : (tensor<64xf32>) -> tensor<128xf32>
   return
 }
+
+// -----
+
+func.func @reduce_no_operands() {
+  // expected-error @+1 {{expected at least one operand}}
+  kiln.reduce() {axis = 0 : i32} : () -> () {
+  ^bb0:
+    "kiln.reduce.return"() : () -> ()
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_shapes(%x: tensor<16xf32>, %y: tensor<32xi32>) {
+  // expected-error @+1 {{expected operands of one shape, got [16] and [32]}}
+  %r:2 = kiln.reduce(%x, %y) {axis = 0 : i32} : (tensor<16xf32>, tensor<32xi32>) -> (f32, i32) {
+  ^bb0(%a: f32, %b: i32, %c: f32, %d: i32):
+    kiln.reduce.return %a, %b : f32, i32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_axis(%x: tensor<16xf32>) {
+  // expected-error @+1 {{expected axis in [0, 1), got 1}}
+  %r = kiln.reduce(%x) {axis = 1 : i32} : (tensor<16xf32>) -> f32 {
+  ^bb0(%a: f32, %b: f32):
+    kiln.reduce.return %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_result_count(%x: tensor<16xf32>) {
+  // expected-error @+1 {{expected 1 results, got 2}}
+  %r:2 = kiln.reduce(%x) {axis = 0 : i32} : (tensor<16xf32>) -> (f32, f32) {
+  ^bb0(%a: f32, %b: f32):
+    kiln.reduce.return %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_result_shape(%x: tensor<16x8xf32>) {
+  // expected-error @+1 {{expected a result of shape [16] and element type 'f32', got 'tensor<8xf32>'}}
+  %r = kiln.reduce(%x) {axis = 1 : i32} : (tensor<16x8xf32>) -> tensor<8xf32> {
+  ^bb0(%a: f32, %b: f32):
+    kiln.reduce.return %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_arity(%x: tensor<16xf32>) {
+  // expected-error @+1 {{expected a combine function of 2 arguments, got 3}}
+  %r = kiln.reduce(%x) {axis = 0 : i32} : (tensor<16xf32>) -> f32 {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    kiln.reduce.return %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_argument_type(%x: tensor<16xf32>) {
+  // expected-error @+1 {{expected combine argument 1 of type 'f32', got 'i32'}}
+  %r = kiln.reduce(%x) {axis = 0 : i32} : (tensor<16xf32>) -> f32 {
+  ^bb0(%a: f32, %b: i32):
+    kiln.reduce.return %a : f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_return_count(%x: tensor<16xf32>) {
+  // expected-error @+1 {{expected the combine function to return 1 values, got 2}}
+  %r = kiln.reduce(%x) {axis = 0 : i32} : (tensor<16xf32>) -> f32 {
+  ^bb0(%a: f32, %b: f32):
+    kiln.reduce.return %a, %b : f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @reduce_return_type(%x: tensor<16xf32>) {
+  // expected-error @+1 {{expected combine result 0 of type 'f32', got 'i32'}}
+  %r = kiln.reduce(%x) {axis = 0 : i32} : (tensor<16xf32>) -> f32 {
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.constant 0 : i32
+    kiln.reduce.return %c : i32
+  }
+  return
+}
+
+// -----
+
+func.func @scan_result_type(%x: tensor<16xf32>) {
+  // expected-error @+1 {{expected each result of its operand's type, got 'tensor<16xi32>' for 'tensor<16xf32>'}}
+  %r = kiln.scan(%x) {axis = 0 : i32, reverse = false} : (tensor<16xf32>) -> tensor<16xi32> {
+  ^bb0(%a: f32, %b: f32):
+    kiln.scan.return %a : f32
+  }
+  return
+}

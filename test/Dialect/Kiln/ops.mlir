@@ -88,3 +88,24 @@ func.func @extern_elementwise(%x: tensor<128xf32>, %s: f64) -> (tensor<128xf32>,
   %n = kiln.extern_elementwise "__nv_isnand"(%s) : (f64) -> i32
   return %p, %n : tensor<128xf32>, i32
 }
+
+// CHECK-LABEL: func.func @reduce_and_scan
+// CHECK: kiln.reduce(%{{.*}}, %{{.*}}) {axis = 1 : i32} : (tensor<16x64xf32>, tensor<16x64xi32>) -> (tensor<16xf32>, tensor<16xi32>)
+// CHECK: kiln.reduce.return %{{.*}}, %{{.*}} : f32, i32
+// CHECK: kiln.scan(%{{.*}}) {axis = 0 : i32, reverse = true} : (tensor<16x64xf32>) -> tensor<16x64xf32>
+// CHECK: kiln.scan.return %{{.*}} : f32
+func.func @reduce_and_scan(%x: tensor<16x64xf32>, %i: tensor<16x64xi32>) -> (tensor<16xf32>, tensor<16x64xf32>) {
+  %s:2 = kiln.reduce(%x, %i) {axis = 1 : i32} : (tensor<16x64xf32>, tensor<16x64xi32>) -> (tensor<16xf32>, tensor<16xi32>) {
+  ^bb0(%a: f32, %ai: i32, %b: f32, %bi: i32):
+    %gt = arith.cmpf ogt, %a, %b : f32
+    %v = arith.select %gt, %a, %b : f32
+    %j = arith.select %gt, %ai, %bi : i32
+    kiln.reduce.return %v, %j : f32, i32
+  }
+  %c = kiln.scan(%x) {axis = 0 : i32, reverse = true} : (tensor<16x64xf32>) -> tensor<16x64xf32> {
+  ^bb0(%a: f32, %b: f32):
+    %sum = arith.addf %a, %b : f32
+    kiln.scan.return %sum : f32
+  }
+  return %s#0, %c : tensor<16xf32>, tensor<16x64xf32>
+}
