@@ -98,13 +98,10 @@ struct ConvertKilnGPUToLLVM
     MLIRContext *context = &getContext();
     LaunchShape launch{getNumWarps(module), getThreadsPerWarp(module)};
 
-    // Structured control flow to branches first: the type conversion below
-    // then only sees block arguments and branch operands.
-    if (failed(convertStructuredControlFlow(module)))
-      return signalPassFailure();
-
     // Decide access widths on the unconverted IR, where the analysis can
-    // still see block types and kiln ops.
+    // still see block types, kiln ops and loops (a loop's induction
+    // variable is only known to be a multiple of its step while it is an
+    // scf.for's).
     AxisInfoAnalysis axisInfo(module);
     AccessWidths widths;
     module.walk([&](Operation *op) {
@@ -113,6 +110,11 @@ struct ConvertKilnGPUToLLVM
       else if (auto store = dyn_cast<StoreOp>(op))
         widths[op] = getAccessWidth(axisInfo, store.getPtr(), store.getMask());
     });
+
+    // Then structured control flow to branches: the type conversion below
+    // only sees block arguments and branch operands.
+    if (failed(convertStructuredControlFlow(module)))
+      return signalPassFailure();
 
     // One scratch buffer in shared memory serves every op that needs one.
     int64_t scratch = 0;

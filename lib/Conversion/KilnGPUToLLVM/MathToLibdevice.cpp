@@ -13,6 +13,8 @@
 //   exp2(x)  -> ex2.approx.f32 x
 //   exp(x)   -> ex2.approx.f32 (x * log2(e))
 //   rsqrt(x) -> rsqrt.approx.f32 x
+//   x / y    -> div.full.f32 x, y (within 2 ulp, as Triton's `/`; kl.div_rn
+//               and fdiv(ieee_rounding=True) call __nv_fdiv_rn instead)
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +32,7 @@ static const ScalarFunction kLibdeviceFunctions[] = {
     {"math.exp", "llvm.nvvm.ex2.approx.f32", "__nv_exp", /*scaleByLog2e=*/true},
     {"math.exp2", "llvm.nvvm.ex2.approx.f32", "__nv_exp2"},
     {"math.rsqrt", "llvm.nvvm.rsqrt.approx.f", "__nv_rsqrt"},
+    {"arith.divf", "llvm.nvvm.div.full", /*f64: IEEE division*/ ""},
     // libdevice.
     {"math.log", "__nv_logf", "__nv_log"},
     {"math.log2", "__nv_log2f", "__nv_log2"},

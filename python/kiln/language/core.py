@@ -598,12 +598,11 @@ def fma(x: Any, y: Any, z: Any, _builder: Any = None) -> tensor:
 
 @builtin
 def fdiv(x: Any, y: Any, ieee_rounding: Any = False, _builder: Any = None) -> tensor:
-    """Element-wise floating-point division ``x / y``. Kiln always divides
-    with IEEE rounding, so ``ieee_rounding`` (kept for Triton's signature)
-    changes nothing."""
+    """Element-wise floating-point division ``x / y``: as ``/`` (fp32 may be
+    approximate on the GPU, within 2 ulp, as Triton's), or correctly rounded
+    with ``ieee_rounding``."""
     from kiln.language import semantic
-    _unwrap(ieee_rounding)
-    return semantic.fdiv(_unwrap(x), _unwrap(y), _builder)
+    return semantic.fdiv(_unwrap(x), _unwrap(y), _builder, ieee_rounding=bool(_unwrap(ieee_rounding)))
 
 
 @builtin
@@ -612,7 +611,7 @@ def div_rn(x: Any, y: Any, _builder: Any = None) -> tensor:
     from kiln.language import semantic
     x, y = _unwrap(x), _unwrap(y)
     _check_dtypes("div_rn", ("fp32",), x, y)
-    return semantic.fdiv(x, y, _builder)
+    return semantic.fdiv(x, y, _builder, ieee_rounding=True)
 
 
 @builtin

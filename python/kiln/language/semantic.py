@@ -642,11 +642,19 @@ def fma(x: Any, y: Any, z: Any, b: Builder) -> tensor:
     return tensor(b.fma(x.handle, y.handle, z.handle), x.type)
 
 
-def fdiv(x: Any, y: Any, b: Builder) -> tensor:
-    """Triton's fdiv: floating-point operands only, promoted as for ``/``."""
+def fdiv(x: Any, y: Any, b: Builder, ieee_rounding: bool = False) -> tensor:
+    """Triton's fdiv: floating-point operands only, promoted as for ``/``.
+
+    As in Triton, fp32 ``/`` may be approximate on the GPU (``div.full.f32``,
+    within 2 ulp); ``ieee_rounding`` asks for the correctly rounded quotient
+    (libdevice's ``__nv_fdiv_rn``; the CPU always rounds correctly)."""
     x, y = _operands(x, y, b)
     if not x.dtype.is_floating() or not y.dtype.is_floating():
         raise _fail(f"fdiv needs floating-point operands, got {x.dtype} and {y.dtype}")
+    if ieee_rounding:
+        x, y, ty = _arith(x, y, b, div_or_mod=True)
+        if ty == float32:
+            return extern_elementwise("div_rn", [x, y], {(float32, float32): ("__nv_fdiv_rn", float32)}, b)
     return truediv(x, y, b)
 
 

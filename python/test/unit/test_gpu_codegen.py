@@ -1,0 +1,73 @@
+"""Properties of the PTX that decide speed, checked without a GPU: vector
+accesses with loop-carried offsets, Triton's division instructions, and
+reductions across lanes and warps (shuffles, shared memory)."""
+
+import re
+
+import pytest
+
+import kiln
+import kiln.language as kl
+from kiln.compiler.specialization import Specialization
+from kiln.backends.nvidia import find_ptxas
+
+
+@kiln.jit
+def strided_loop_copy(X, Y, N, BLOCK: kl.constexpr):
+    for off in range(0, N, BLOCK):
+        cols = off + kl.arange(0, BLOCK)
+        kl.store(Y + cols, kl.load(X + cols, mask=cols < N, other=0.), mask=cols < N)
+
+
+@kiln.jit
+def divide(X, Y, Q, R, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    x = kl.load(X + offs)
+    y = kl.load(Y + offs)
+    kl.store(Q + offs, x / y)
+    kl.store(R + offs, kl.div_rn(x, y))
+
+
+@kiln.jit
+def row_max(X, Out, N: kl.constexpr):
+    x = kl.load(X + kl.arange(0, N))
+    kl.store(Out, kl.max(x, axis=0))
+
+
+def _ptx(fn, signature, constexprs, target="sm_90a", num_warps=4, divisible=()):
+    compiled = kiln.compile(fn, signature=signature, constexprs=constexprs, target=target, num_warps=num_warps,
+                            attrs=Specialization(divisible_by_16=frozenset(divisible)))
+    return compiled
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_loop_offsets_vectorize(target) -> None:
+    # The induction variable of `range(0, N, BLOCK)` is a multiple of BLOCK:
+    # each thread moves 16 bytes per instruction.
+    compiled = _ptx(strided_loop_copy, {"X": "*fp16", "Y": "*fp16", "N": "i32"}, {"BLOCK": 1024}, target,
+                    divisible=("X", "Y", "N"))
+    ptx = compiled.asm["ptx"]
+    assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx, ptx
+    assert "ld.global.b16" not in ptx
+
+
+def test_division_instructions() -> None:
+    ptx = _ptx(divide, {"X": "*fp32", "Y": "*fp32", "Q": "*fp32", "R": "*fp32"}, {"BLOCK": 128}).asm["ptx"]
+    assert "div.full.f32" in ptx  # `/`, as Triton's
+    assert "div.rn.f32" in ptx  # kl.div_rn, correctly rounded
+
+
+@pytest.mark.parametrize("num_warps,shared", [(1, 0), (4, True), (8, True)])
+def test_reduction_crosses_lanes_and_warps(num_warps, shared) -> None:
+    compiled = _ptx(row_max, {"X": "*fp32", "Out": "*fp32"}, {"N": 4096}, num_warps=num_warps)
+    ptx = compiled.asm["ptx"]
+    assert len(re.findall(r"shfl\.sync\.bfly\.b32", ptx)) == 5  # 32 lanes: 5 butterfly steps
+    if shared:
+        # One partial per warp in shared memory, between barriers.
+        assert compiled.metadata["shared"] >= 4 * num_warps
+        assert "bar.sync" in ptx and "st.shared" in ptx
+    else:
+        assert compiled.metadata["shared"] == 0
+        assert "bar.sync" not in ptx
+    if find_ptxas() is not None:
+        assert compiled.asm["cubin"]
