@@ -57,6 +57,10 @@ static std::unique_ptr<llvm::TargetMachine> createTargetMachine(StringRef chip,
   if (!target)
     return nullptr;
   llvm::TargetOptions options;
+  // As Triton (enable_fp_fusion, on by default): a * b + c may become one
+  // fma, rounded once. Otherwise the backend emits mul.rn/add.rn, which
+  // also keeps ptxas from fusing them.
+  options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, chip, ptxFeatures(chip), options, llvm::Reloc::PIC_, std::nullopt,
       llvm::CodeGenOptLevel::Aggressive));

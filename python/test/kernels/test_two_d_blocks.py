@@ -56,4 +56,9 @@ def test_outer_product(arrays, shape, num_warps) -> None:
     out = arrays.full((M, N), float("nan"), torch.float32)
     outer_kernel[(1,)](x, y, out, M, N, BM=BM, BN=BN, num_warps=num_warps)
     expected = (x.double()[:, None] * y.double()[None, :]).float() + 1.0
-    assert torch.equal(out, expected)
+    if arrays.backend == "cuda":
+        # The GPU contracts a * b + c into one fma (Triton's default), which
+        # rounds once: within an ulp of the twice-rounded result.
+        torch.testing.assert_close(out, expected, rtol=2.5e-7, atol=1e-7)
+    else:
+        assert torch.equal(out, expected)
