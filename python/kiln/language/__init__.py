@@ -103,3 +103,13 @@ from kiln.language.core import (  # noqa: E402
 from kiln.language import extra  # noqa: E402
 
 __all__ += ["PropagateNan", "clamp", "div_rn", "extra", "fdiv", "fma", "sigmoid", "sqrt_rn", "umulhi"]
+
+# Block pointers (Triton's tensor pointers).
+from kiln.language.block_pointer import advance, make_block_ptr  # noqa: E402
+
+__all__ += ["advance", "make_block_ptr"]
+
+# Python functions run at compile time (triton.constexpr_function).
+from kiln.language.compile_time import constexpr_function  # noqa: E402
+
+__all__ += ["constexpr_function"]
