@@ -1188,6 +1188,9 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             raise self.error("print() is not supported yet; use kl.static_print for compile-time values", node)
         if is_constexpr_function(func):
             return self._call_constexpr_function(func, args, kwargs, node)
+        if inspect.ismethod(func) and isinstance(func.__self__, dtype):
+            # dtype predicates and helpers (x.dtype.is_int(), ...) run now.
+            return self._call_constexpr_function(func, args, kwargs, node)
         if isinstance(func, type) and issubclass(func, constexpr):
             return func(*args, **kwargs).value
         if isinstance(func, type) and issubclass(func, dtype):
@@ -1248,7 +1251,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
 
     def _call_constexpr_function(self, func: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         """Runs a kiln.constexpr_function on compile-time arguments."""
-        name = getattr(func, "__name__", "constexpr_function")
+        name = getattr(func, "__qualname__", None) or getattr(func, "__name__", "constexpr_function")
         for value in list(args) + list(kwargs.values()):
             if _is_runtime(value) or (_is_aggregate(value) and _leaves(value)):
                 raise self.error(f"constexpr_function '{name}' takes compile-time values only, got a runtime "

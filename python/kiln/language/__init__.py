@@ -113,3 +113,21 @@ __all__ += ["advance", "make_block_ptr"]
 from kiln.language.compile_time import constexpr_function  # noqa: E402
 
 __all__ += ["constexpr_function"]
+
+# Random numbers (triton.language.random; also reachable as kl.random.*).
+from kiln.language import random  # noqa: E402
+from kiln.language.random import (  # noqa: E402
+    pair_uniform_to_normal,
+    philox,
+    philox_impl,
+    rand,
+    rand4x,
+    randint,
+    randint4x,
+    randn,
+    randn4x,
+    uint_to_uniform_float,
+)
+
+__all__ += ["pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x", "randint", "randint4x", "randn",
+            "randn4x", "random", "uint_to_uniform_float"]
