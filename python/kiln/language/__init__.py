@@ -131,3 +131,8 @@ from kiln.language.random import (  # noqa: E402
 
 __all__ += ["pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x", "randint", "randint4x", "randn",
             "randn4x", "random", "uint_to_uniform_float"]
+
+# Block creation beyond kl.zeros and kl.full.
+from kiln.language.standard import zeros_like  # noqa: E402
+
+__all__ += ["zeros_like"]

@@ -365,10 +365,14 @@ class tensor:
         return semantic.invert(self, _builder)
 
     @builtin
-    def to(self, dtype: dtype, bitcast: bool = False, _builder: Any = None) -> "tensor":
-        """This value converted to ``dtype`` (a bit cast if ``bitcast``)."""
+    def to(self, dtype: dtype, fp_downcast_rounding: Optional[str] = None, bitcast: bool = False,
+           _builder: Any = None) -> "tensor":
+        """This value converted to ``dtype`` (a bit cast if ``bitcast``);
+        ``fp_downcast_rounding`` ("rtne", "rtz") rounds narrowing float
+        conversions."""
         from kiln.language import semantic
-        return semantic.cast(self, _unwrap(dtype), _builder, bitcast=bool(_unwrap(bitcast)))
+        return semantic.cast_with_rounding(self, _unwrap(dtype), _builder, _unwrap(fp_downcast_rounding),
+                                           bitcast=bool(_unwrap(bitcast)))
 
 
 # ---------------------------------------------------------------------------
@@ -499,11 +503,14 @@ def zeros(shape: Sequence[int], dtype: dtype, _builder: Any = None) -> tensor:
 
 
 @builtin
-def cast(input: Any, dtype: dtype, bitcast: bool = False, _builder: Any = None) -> tensor:
-    """``input`` converted to ``dtype`` (reinterpreting its bits if ``bitcast``)."""
+def cast(input: Any, dtype: dtype, fp_downcast_rounding: Optional[str] = None, bitcast: bool = False,
+         _builder: Any = None) -> tensor:
+    """``input`` converted to ``dtype`` (reinterpreting its bits if
+    ``bitcast``); ``fp_downcast_rounding`` ("rtne", the default, or "rtz")
+    rounds conversions to a narrower float type."""
     from kiln.language import semantic
-    return semantic.cast(semantic.to_tensor(_unwrap(input), _builder), _unwrap(dtype), _builder,
-                         bitcast=bool(_unwrap(bitcast)))
+    return semantic.cast_with_rounding(semantic.to_tensor(_unwrap(input), _builder), _unwrap(dtype), _builder,
+                                       _unwrap(fp_downcast_rounding), bitcast=bool(_unwrap(bitcast)))
 
 
 @builtin
@@ -696,7 +703,12 @@ class range:
     iterator of a ``for`` statement in a kernel.
     """
 
-    def __init__(self, arg1: Any, arg2: Any = None, step: Any = None) -> None:
+    def __init__(self, arg1: Any, arg2: Any = None, step: Any = None, num_stages: Any = None,
+                 loop_unroll_factor: Any = None, disallow_acc_multi_buffer: Any = False, flatten: Any = False,
+                 warp_specialize: Any = False) -> None:
+        # Triton's scheduling hints are accepted and ignored: Kiln's pipeline
+        # makes those choices itself.
+        del num_stages, loop_unroll_factor, disallow_acc_multi_buffer, flatten, warp_specialize
         if arg2 is None:
             self.start, self.end = 0, arg1
         else:
