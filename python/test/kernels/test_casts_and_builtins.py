@@ -10,7 +10,8 @@ import torch
 import kiln
 import kiln.language as kl
 
-SPECIALS = [0.0, -0.0, 1.0, -1.0, 65504.0, 65519.0, 65520.0, -65520.0, 1e30, -1e30, 5.96e-8, -3e-8, 1e-40,
+# fp32 subnormal inputs are left out: a backend may flush them to zero.
+SPECIALS = [0.0, -0.0, 1.0, -1.0, 65504.0, 65519.0, 65520.0, -65520.0, 1e30, -1e30, 5.96e-8, -3e-8,
             float("inf"), float("-inf"), float("nan"), 3.3895314e38, 1.0009765625, 1.00048828125]
 
 
@@ -53,7 +54,8 @@ def test_fp_downcast_rounding(arrays, rounding) -> None:
     got_h = h.cpu().numpy()
     got_b = bf.cpu().view(torch.int16).numpy().view(np.uint16)
     if rounding == "rtne":
-        expected_h = xs.astype(np.float16)
+        with np.errstate(over="ignore"):
+            expected_h = xs.astype(np.float16)
         expected_b = x.cpu().to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
     else:
         expected_h = fp16_toward_zero(xs)
