@@ -4,6 +4,7 @@ reported as a CompilationError at its source line."""
 from __future__ import annotations
 
 import inspect
+import linecache
 
 import pytest
 
@@ -67,7 +68,7 @@ def test_make_block_ptr_errors(jit, build_ir, snippet, fragments):
     namespace = {"kl": kl}
     source = f"def kernel(p, n):\n    b = kl.make_block_ptr({call})\n"
     path = f"<block_ptr_{key}>"
-    import linecache
+    # The frontend reads kernel source through linecache, as for a file.
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
     exec(compile(source, path, "exec"), namespace)
     kernel = jit(namespace["kernel"])
