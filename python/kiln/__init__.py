@@ -25,6 +25,7 @@ __version__ = "0.1.0"
 from kiln import language
 from kiln.compiler.compiler import CompiledKernel, compile
 from kiln.errors import CompilationError, KilnError, OutOfBoundsError, OutOfResources
+from kiln.language.compile_time import constexpr_function
 from kiln.runtime.jit import JITFunction, jit
 
 
@@ -43,6 +44,7 @@ __all__ = [
     "OutOfResources",
     "cdiv",
     "compile",
+    "constexpr_function",
     "jit",
     "language",
     "__version__",

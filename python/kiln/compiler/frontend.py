@@ -26,12 +26,14 @@ import inspect
 import linecache
 import re
 from types import ModuleType
-from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 from kiln import _C
 from kiln.compiler.specialization import Specialization
 from kiln.errors import CompilationError
 from kiln.language import core, debugging, semantic
+from kiln.language.block_pointer import block_pointer
+from kiln.language.compile_time import is_constexpr_function
 from kiln.language.core import constexpr, dtype, tensor
 
 ir = _C.ir
@@ -196,8 +198,147 @@ class _OneBranchOnly:
         self.reason = reason
 
 
+def _contains_return(node: ast.stmt) -> bool:
+    """True if `node` holds a return outside loops (a loop's returns are an
+    error reported where they are)."""
+    pending: list[ast.AST] = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, ast.Return):
+            return True
+        if isinstance(current, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        pending.extend(ast.iter_child_nodes(current))
+    return False
+
+
 class _Returned(Exception):
     """Internal: unwinds statement lists after a top-level ``return``."""
+
+
+# ---------------------------------------------------------------------------
+# Aggregates: tuples and block pointers
+#
+# A tuple or a block pointer (kl.make_block_ptr) is a tree whose leaves are
+# tensors and compile-time values. Where the IR needs a flat list of values
+# (loop-carried variables, if results, helper arguments and results), the
+# frontend passes the tree's tensors, depth first, and rebuilds the tree from
+# a template on the other side; compile-time leaves stay in the template.
+# ---------------------------------------------------------------------------
+
+
+def _is_aggregate(value: Any) -> bool:
+    return isinstance(value, (tuple, block_pointer))
+
+
+def _children(value: Any) -> tuple:
+    return value.runtime_fields if isinstance(value, block_pointer) else value
+
+
+def _with_children(value: Any, children: Sequence[Any]) -> Any:
+    return value.with_runtime_fields(tuple(children)) if isinstance(value, block_pointer) else tuple(children)
+
+
+def _leaves(value: Any) -> list[tensor]:
+    """The tensors of `value`, depth first."""
+    if isinstance(value, tensor):
+        return [value]
+    if _is_aggregate(value):
+        return [leaf for child in _children(value) for leaf in _leaves(child)]
+    return []
+
+
+def _rebuild(template: Any, handles: Iterator[Any]) -> Any:
+    """`template` with each tensor replaced by the next of `handles` (an IR
+    value of the same type)."""
+    if isinstance(template, tensor):
+        return tensor(next(handles), template.type)
+    if _is_aggregate(template):
+        return _with_children(template, [_rebuild(child, handles) for child in _children(template)])
+    return template
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, block_pointer):
+        return f"a block pointer with block shape {list(value.block_shape)}"
+    if isinstance(value, tuple):
+        return f"a tuple of {len(value)}"
+    if isinstance(value, tensor):
+        return f"a value of type {value.type}"
+    return f"the compile-time value {value!r}"
+
+
+def _aggregate_key(value: Any) -> str:
+    """A symbol-safe key of an aggregate argument: its structure, leaf types
+    and compile-time leaves (helpers are specialized on all three)."""
+    if isinstance(value, tensor):
+        return core.signature_name(value.type)
+    if isinstance(value, block_pointer):
+        inner = "_".join(_aggregate_key(c) for c in _children(value))
+        static = "_".join(str(d) for d in value.block_shape + value.order)
+        return f"B{static}_{inner}_E"
+    if isinstance(value, tuple):
+        return "T" + "".join(f"_{_aggregate_key(c)}" for c in value) + "_E"
+    return _constexpr_key(value)
+
+
+class _AggregateMixin:
+    """The code generator's handling of aggregates (mixed into CodeGenerator)."""
+
+    def _materialize(self, value: Any, node: ast.AST) -> Any:
+        """`value` with its Python int and float leaves made tensors (the
+        form in which aggregates cross region and function boundaries)."""
+        value = _unwrap(value)
+        if _is_aggregate(value):
+            return _with_children(value, [self._materialize(c, node) for c in _children(value)])
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return self._run(node, lambda: semantic.to_tensor(value, self.builder))
+        return value
+
+    def _pair_leaves(self, name: str, a: Any, b: Any, node: ast.AST,
+                     pairs: list[tuple[Any, Any]]) -> Callable[[Iterator[Any]], Any]:
+        """Walks two values of variable `name` (an if's two branches, or a
+        loop's initial and final value) together, appending their leaves to
+        `pairs`; returns what rebuilds the aggregate from one value per pair."""
+        a, b = _unwrap(a), _unwrap(b)
+        if not _is_aggregate(a) and not _is_aggregate(b):
+            pairs.append((a, b))
+            return lambda values: next(values)
+        if type(a) is not type(b):
+            raise self.error(f"'{name}' holds {_describe(a)} in one place and {_describe(b)} in another; it must "
+                             f"keep one kind of value", node)
+        if isinstance(a, tuple) and len(a) != len(b):
+            raise self.error(f"'{name}' holds tuples of {len(a)} and of {len(b)} values; their lengths must agree",
+                             node)
+        if isinstance(a, block_pointer) and a.static_key != b.static_key:
+            raise self.error(f"'{name}' holds block pointers of different element types, block shapes or orders: "
+                             f"{a!r} and {b!r}", node)
+        rebuilders = [self._pair_leaves(name, x, y, node, pairs) for x, y in zip(_children(a), _children(b))]
+        return lambda values: _with_children(a, [rebuild(values) for rebuild in rebuilders])
+
+    def _loop_leaf(self, name: str, init: Any, value: Any, node: ast.stmt) -> Optional[tensor]:
+        """The value to yield for one leaf of loop-carried `name` (None for a
+        compile-time leaf, which must not change)."""
+        if isinstance(value, _OneBranchOnly):
+            raise self.error(f"loop-carried variable '{name}' is assigned in only one branch of an if", node)
+        if not isinstance(init, tensor):
+            if _is_runtime(value) or type(value) is not type(init) or value != init:
+                raise self.error(f"'{name}' holds the compile-time value {init!r} before the loop but "
+                                 f"{_describe(value)} at the end of the body; compile-time parts of a "
+                                 f"loop-carried value must not change", node)
+            return None
+        if not _is_runtime(value):
+            value = self._run(node, lambda: semantic.cast(semantic._literal_like(value, init, self.builder),
+                                                          init.dtype, self.builder))
+        if value.type != init.type:
+            raise self.error(f"loop-carried variable '{name}' has type {init.type} before the loop but "
+                             f"{value.type} at the end of the body; its type must not change", node)
+        return value
+
+    def _aggregate_yields(self, name: str, init: Any, value: Any, node: ast.stmt) -> list[tensor]:
+        pairs: list[tuple[Any, Any]] = []
+        self._pair_leaves(name, init, value, node, pairs)
+        return [y for y in (self._loop_leaf(name, i, v, node) for i, v in pairs) if y is not None]
 
 
 # ---------------------------------------------------------------------------
@@ -205,7 +346,7 @@ class _Returned(Exception):
 # ---------------------------------------------------------------------------
 
 
-class CodeGenerator(ast.NodeVisitor):
+class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
     """Generates one function (kernel or helper) into ``module``."""
 
     def __init__(self, fn: KernelSource, module: Any, builder: Any, functions: dict) -> None:
@@ -232,6 +373,9 @@ class CodeGenerator(ast.NodeVisitor):
         self.region_depth = 0  # scf regions we are inside (returns are top-level only)
         self.is_kernel = True
         self.result_types: Optional[list[dtype]] = None
+        self.result_template: Any = None
+        # Values `return` gives in the branches of an if that returns early.
+        self._captured_returns: Optional[list[tuple[Any, ast.AST]]] = None
         self.ir_function: Any = None
 
     # -- source positions ----------------------------------------------------
@@ -372,20 +516,23 @@ class CodeGenerator(ast.NodeVisitor):
     def generate_helper(self, name: str, arg_values: dict[str, Any]) -> tuple[Any, list[dtype]]:
         """Emits a private function for one specialization of this helper.
 
-        `arg_values` maps every parameter to its tensor (runtime) or Python
-        (constexpr) value; tensors become the function's arguments.
+        `arg_values` maps every parameter to its tensor (runtime), aggregate
+        or Python (constexpr) value; the tensors, aggregates' included,
+        become the function's arguments. The value `return` gives, with its
+        tensors as placeholders, is left in `result_template`.
         """
         self.is_kernel = False
-        runtime = [(n, v) for n, v in arg_values.items() if isinstance(v, tensor)]
+        runtime = [leaf for value in arg_values.values() for leaf in _leaves(value)]
         self._set_loc(self.fn_def)
-        function = self.builder.create_function(self.module, name, [v.type.to_ir(self.builder) for _, v in runtime],
+        function = self.builder.create_function(self.module, name, [v.type.to_ir(self.builder) for v in runtime],
                                                 [], False)
         block = function.add_entry_block()
         self.builder.set_insertion_point_to_end(block)
         self.ir_function = function
-        index = {n: i for i, (n, _) in enumerate(runtime)}
+        args = iter([function.arg(i) for i in builtins.range(len(runtime))])
         for param, value in arg_values.items():
-            self.lscope[param] = tensor(function.arg(index[param]), value.type) if param in index else value
+            # Tensors and aggregates become the function's arguments, in order.
+            self.lscope[param] = _rebuild(value, args)
         self._generate_body()
         result_types = self.result_types or []
         function.set_result_types([t.to_ir(self.builder) for t in result_types])
@@ -455,7 +602,16 @@ class CodeGenerator(ast.NodeVisitor):
                          else f"{what} is not supported in kiln kernels", node)
 
     def visit_stmts(self, stmts: Sequence[ast.stmt]) -> None:
-        for stmt in stmts:
+        for index, stmt in enumerate(stmts):
+            if isinstance(stmt, ast.If) and not self.region_depth and _contains_return(stmt):
+                # An early return: the statements after the if run only in the
+                # branches that fall through, so both branches end the function.
+                rest = list(stmts[index + 1:])
+                tail = ast.If(test=stmt.test, body=list(stmt.body) + rest, orelse=list(stmt.orelse) + rest)
+                ast.copy_location(tail, stmt)
+                tail.returns_early = True  # type: ignore[attr-defined]
+                self.visit(tail)
+                return
             self.visit(stmt)
 
     def _run(self, node: ast.AST, fn: Callable[[], Any]) -> Any:
@@ -512,21 +668,25 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_Return(self, node: ast.Return) -> None:
         if self.region_depth:
-            raise self.error("'return' inside a runtime if/for/while is not supported; "
-                             "return at the end of the function", node)
-        value = self.visit(node.value) if node.value is not None else None
-        values: list[Any]
-        if value is None:
-            values = []
-        elif isinstance(value, tuple):
-            values = list(value)
-        else:
-            values = [value]
-        if self.is_kernel and values:
+            raise self.error("'return' inside a runtime for/while loop is not supported", node)
+        value = _unwrap(self.visit(node.value)) if node.value is not None else None
+        if self.is_kernel and value is not None:
             raise self.error("a kernel cannot return a value", node)
-        tensors = [self._run(node, lambda v=v: semantic.to_tensor(_unwrap(v), self.builder)) for v in values]
+        if self._captured_returns is not None:
+            # In a branch of an if that returns early (see _returning_if).
+            self._captured_returns.append((value, node))
+            raise _Returned()
+        self._emit_return(value, node)
+
+    def _emit_return(self, value: Any, node: ast.AST) -> None:
+        if value is not None and not _is_aggregate(value):
+            value = self._run(node, lambda: semantic.to_tensor(value, self.builder))
+        # Tuples and block pointers return their tensors; compile-time
+        # leaves (None, dtypes, ...) stay in the template.
+        value = self._materialize(value, node)
+        tensors = _leaves(value)
         self.result_types = [t.type for t in tensors]
-        self.returns_tuple = isinstance(value, tuple)
+        self.result_template = value
         self.builder.create_return([t.handle for t in tensors])
         raise _Returned()
 
@@ -554,6 +714,8 @@ class CodeGenerator(ast.NodeVisitor):
             raise self.error(f"an if condition must be a scalar, got a block of shape {cond.shape}; "
                              f"use kl.where for element-wise choices", node.test)
         cond = self._run(node.test, lambda: semantic.to_bool(cond, self.builder))
+        if getattr(node, "returns_early", False):
+            self._returning_if(node, cond)
         before = dict(self.lscope)
         if_op = self.builder.create_if(cond.handle, [], True)
         ip = self.builder.get_insertion_point()
@@ -578,10 +740,35 @@ class CodeGenerator(ast.NodeVisitor):
                  or else_scope.get(n, _MISSING) is not before.get(n, _MISSING)]
         after = dict(before)
         results: list[tuple[str, tensor, tensor]] = []
+        # Aggregates: (name, rebuild, per leaf a constant or an index into results).
+        aggregates: list[tuple[str, Callable[[Iterator[Any]], Any], list[tuple[bool, Any]]]] = []
         for name in names:
             t, e = then_scope.get(name, _MISSING), else_scope.get(name, _MISSING)
             if t is _MISSING or e is _MISSING or isinstance(t, _OneBranchOnly) or isinstance(e, _OneBranchOnly):
                 after[name] = _OneBranchOnly(self.position(node)[0])
+                continue
+            t, e = _unwrap(t), _unwrap(e)
+            if _is_aggregate(t) or _is_aggregate(e):
+                try:
+                    pairs: list[tuple[Any, Any]] = []
+                    rebuild = self._pair_leaves(name, t, e, node, pairs)
+                    slots: list[tuple[bool, Any]] = []
+                    leaf_results = []
+                    for index, (t_leaf, e_leaf) in enumerate(pairs):
+                        if not _is_runtime(t_leaf) and not _is_runtime(e_leaf) and type(t_leaf) is type(e_leaf) \
+                                and t_leaf == e_leaf:
+                            slots.append((False, t_leaf))
+                            continue
+                        t_val, e_val = self._branch_values(f"{name}[{index}]", t_leaf, e_leaf, if_op, node)
+                        slots.append((True, len(results) + len(leaf_results)))
+                        leaf_results.append((name, t_val, e_val))
+                except CompilationError as err:
+                    if name in before:
+                        raise
+                    after[name] = _OneBranchOnly(self.position(node)[0], err.message)
+                    continue
+                results.extend(leaf_results)
+                aggregates.append((name, rebuild, slots))
                 continue
             if not _is_runtime(t) and not _is_runtime(e) and type(t) is type(e) and t == e:
                 after[name] = t  # the same constant either way
@@ -603,8 +790,63 @@ class CodeGenerator(ast.NodeVisitor):
             self.builder.set_insertion_point_to_end(block)
             self.builder.create_yield([r[pick].handle for r in results])
         self.builder.restore_insertion_point(ip)
-        for (name, t_val, _), value in zip(results, if_op.results if results else []):
-            self.lscope[name] = tensor(value, t_val.type)
+        values = [tensor(value, t_val.type) for (_, t_val, _), value in zip(results, if_op.results if results else [])]
+        aggregate_leaves = {index for _, _, slots in aggregates for is_result, index in slots if is_result}
+        for index, (name, _, _) in enumerate(results):
+            if index not in aggregate_leaves:
+                self.lscope[name] = values[index]
+        for name, rebuild, slots in aggregates:
+            self.lscope[name] = rebuild(iter([values[v] if is_result else v for is_result, v in slots]))
+
+    def _returning_if(self, node: ast.If, cond: tensor) -> None:
+        """An if whose branches both end the function (visit_stmts moved the
+        statements after it into them): an scf.if yielding each branch's
+        return value, then one return of the if's results. Raises _Returned."""
+        outer = self._captured_returns
+        if_op = self.builder.create_if(cond.handle, [], True)
+        ip = self.builder.get_insertion_point()
+        before = dict(self.lscope)
+        returned = []
+        for stmts, block in ((node.body, if_op.then_block), (node.orelse, if_op.else_block)):
+            self.lscope = dict(before)
+            self.builder.set_insertion_point_to_end(block)
+            self._captured_returns = []
+            try:
+                self.visit_stmts(stmts)
+                returned.append((None, stmts[-1] if stmts else node))  # fell off the end
+            except _Returned:
+                returned.append(self._captured_returns[-1])
+            finally:
+                self._captured_returns = outer
+        (t, _), (e, _) = returned
+        if (t is None) != (e is None):
+            raise self.error("one branch of this if returns a value and the other does not (or falls off the end "
+                             "of the function); both must return values of the same types", node)
+        pairs: list[tuple[Any, Any]] = []
+        rebuild = self._pair_leaves("the return value", t, e, node, pairs)
+        slots: list[tuple[bool, Any]] = []
+        results: list[tuple[tensor, tensor]] = []
+        for index, (t_leaf, e_leaf) in enumerate(pairs):
+            if not _is_runtime(t_leaf) and not _is_runtime(e_leaf) and type(t_leaf) is type(e_leaf) \
+                    and t_leaf == e_leaf:
+                slots.append((False, t_leaf))
+                continue
+            slots.append((True, len(results)))
+            what = "the return value" if len(pairs) == 1 else f"leaf {index} of the return value"
+            results.append(self._branch_values(what, t_leaf, e_leaf, if_op, node))
+        if results:
+            if_op = self.builder.set_if_results(if_op, [t.type.to_ir(self.builder) for t, _ in results])
+        for block, pick in ((if_op.then_block, 0), (if_op.else_block, 1)):
+            self.builder.set_insertion_point_to_end(block)
+            self.builder.create_yield([r[pick].handle for r in results])
+        self.builder.restore_insertion_point(ip)
+        self.lscope = before
+        values = [tensor(v, t.type) for (t, _), v in zip(results, if_op.results if results else [])]
+        value = rebuild(iter([values[v] if is_result else v for is_result, v in slots])) if t is not None else None
+        if outer is not None:
+            outer.append((value, node))
+            raise _Returned()
+        self._emit_return(value, node)
 
     def _branch_values(self, name: str, t: Any, e: Any, if_op: Any, node: ast.If) -> tuple[tensor, tensor]:
         """Both branches' values of `name` as tensors of one type (constants
@@ -689,14 +931,15 @@ class CodeGenerator(ast.NodeVisitor):
         lb, ub, st = self._run(node.iter, lambda: self._loop_bounds([bounds.start, bounds.end, step]))
 
         carried = self._carried(node, node.body, exclude={node.target.id})
-        inits = [c[1] for c in carried]
+        inits = [leaf for _, value in carried for leaf in _leaves(value)]
         for_op = self.builder.create_for(lb.handle, ub.handle, st.handle, [t.handle for t in inits])
         ip = self.builder.get_insertion_point()
         before = dict(self.lscope)
         self.builder.set_insertion_point_to_end(for_op.body)
         self.lscope[node.target.id] = tensor(for_op.induction_var, lb.type)
-        for (name, init), arg in zip(carried, for_op.iter_args):
-            self.lscope[name] = tensor(arg, init.type)
+        args = iter(for_op.iter_args)
+        for name, init in carried:
+            self.lscope[name] = _rebuild(init, args)
         self.region_depth += 1
         try:
             self.visit_stmts(node.body)
@@ -706,8 +949,9 @@ class CodeGenerator(ast.NodeVisitor):
         self.builder.create_yield([y.handle for y in yields])
         self.builder.restore_insertion_point(ip)
         self.lscope = before
-        for (name, init), value in zip(carried, for_op.results):
-            self.lscope[name] = tensor(value, init.type)
+        results = iter(for_op.results)
+        for name, init in carried:
+            self.lscope[name] = _rebuild(init, results)
 
     def _loop_bounds(self, values: list[Any]) -> list[tensor]:
         tensors = [semantic.to_tensor(v, self.builder) for v in values]
@@ -717,15 +961,18 @@ class CodeGenerator(ast.NodeVisitor):
         ty = core.int64 if any(t.dtype.int_bitwidth == 64 for t in tensors) else core.int32
         return [semantic.cast(t, ty, self.builder) for t in tensors]
 
-    def _carried(self, node: ast.stmt, body: Sequence[ast.stmt], exclude: set[str]) -> list[tuple[str, tensor]]:
+    def _carried(self, node: ast.stmt, body: Sequence[ast.stmt], exclude: set[str]) -> list[tuple[str, Any]]:
         """Variables a loop body assigns that exist before the loop, with
-        their initial values as tensors."""
+        their initial values as tensors (or aggregates of tensors)."""
         carried = []
         for name in _assigned_names(body):
             if name in exclude or name not in self.lscope:
                 continue
             value = self.lscope[name]
             if isinstance(value, _OneBranchOnly):
+                continue
+            if _is_aggregate(value):
+                carried.append((name, self._materialize(value, node)))
                 continue
             if not _is_runtime(value):
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -735,10 +982,13 @@ class CodeGenerator(ast.NodeVisitor):
             carried.append((name, value))
         return carried
 
-    def _loop_yields(self, carried: list[tuple[str, tensor]], node: ast.stmt) -> list[tensor]:
+    def _loop_yields(self, carried: list[tuple[str, Any]], node: ast.stmt) -> list[tensor]:
         yields = []
         for name, init in carried:
             value = _unwrap(self.lscope.get(name, init))
+            if _is_aggregate(init):
+                yields.extend(self._aggregate_yields(name, init, value, node))
+                continue
             if isinstance(value, _OneBranchOnly):
                 raise self.error(f"loop-carried variable '{name}' is assigned in only one branch of an if", node)
             if not _is_runtime(value):
@@ -754,14 +1004,15 @@ class CodeGenerator(ast.NodeVisitor):
         if node.orelse:
             raise self.error("'while ... else' is not supported in kiln kernels", node)
         carried = self._carried(node, node.body, exclude=set())
-        while_op = self.builder.create_while([t.handle for _, t in carried])
+        while_op = self.builder.create_while([leaf.handle for _, value in carried for leaf in _leaves(value)])
         ip = self.builder.get_insertion_point()
         before = dict(self.lscope)
 
         def bind(block: Any) -> None:
             self.lscope = dict(before)
-            for (name, init), arg in zip(carried, block.args):
-                self.lscope[name] = tensor(arg, init.type)
+            args = iter(block.args)
+            for name, init in carried:
+                self.lscope[name] = _rebuild(init, args)
 
         self.region_depth += 1
         try:
@@ -782,8 +1033,9 @@ class CodeGenerator(ast.NodeVisitor):
             self.region_depth -= 1
         self.builder.restore_insertion_point(ip)
         self.lscope = before
-        for (name, init), value in zip(carried, while_op.results):
-            self.lscope[name] = tensor(value, init.type)
+        results = iter(while_op.results)
+        for name, init in carried:
+            self.lscope[name] = _rebuild(init, results)
 
     # -- expressions -----------------------------------------------------------------
 
@@ -934,6 +1186,11 @@ class CodeGenerator(ast.NodeVisitor):
             raise self.error("range objects can only be used as the iterator of a for loop", node)
         if func is builtins.print:
             raise self.error("print() is not supported yet; use kl.static_print for compile-time values", node)
+        if is_constexpr_function(func):
+            return self._call_constexpr_function(func, args, kwargs, node)
+        if inspect.ismethod(func) and isinstance(func.__self__, dtype):
+            # dtype predicates and helpers (x.dtype.is_int(), ...) run now.
+            return self._call_constexpr_function(func, args, kwargs, node)
         if isinstance(func, type) and issubclass(func, constexpr):
             return func(*args, **kwargs).value
         if isinstance(func, type) and issubclass(func, dtype):
@@ -966,6 +1223,8 @@ class CodeGenerator(ast.NodeVisitor):
                                      f"runtime value", node)
             elif isinstance(value, (int, float)) and not _is_runtime(value):
                 value = self._run(node, lambda v=value: semantic.to_tensor(v, self.builder))
+            elif _is_aggregate(value):
+                value = self._materialize(value, node)
             values[param] = value
         name = self._mangle(callee, values)
         if name in self.functions and self.functions[name] is None:
@@ -976,8 +1235,8 @@ class CodeGenerator(ast.NodeVisitor):
             loc = self.builder.get_loc()
             try:
                 helper = CodeGenerator(callee, self.module, self.builder, self.functions)
-                self.functions[name] = helper.generate_helper(name, values) + (getattr(helper, "returns_tuple",
-                                                                                       False),)
+                self.functions[name] = helper.generate_helper(name, values) + (getattr(helper, "result_template",
+                                                                                       None),)
             except BaseException:
                 del self.functions[name]
                 raise
@@ -985,13 +1244,27 @@ class CodeGenerator(ast.NodeVisitor):
                 self.builder.restore_insertion_point(ip)
                 if loc is not None:
                     self.builder.set_loc(*loc)
-        function, result_types, returns_tuple = self.functions[name]
-        runtime_args = [v.handle for v in values.values() if isinstance(v, tensor)]
+        function, result_types, template = self.functions[name]
+        runtime_args = [leaf.handle for v in values.values() for leaf in _leaves(v)]
         results = self._run(node, lambda: self.builder.create_call(function, runtime_args))
-        outs = [tensor(r, t) for r, t in zip(results, result_types)]
-        if returns_tuple:
-            return tuple(outs)
-        return outs[0] if outs else None
+        return _rebuild(template, iter(results))
+
+    def _call_constexpr_function(self, func: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """Runs a kiln.constexpr_function on compile-time arguments."""
+        name = getattr(func, "__qualname__", None) or getattr(func, "__name__", "constexpr_function")
+        for value in list(args) + list(kwargs.values()):
+            if _is_runtime(value) or (_is_aggregate(value) and _leaves(value)):
+                raise self.error(f"constexpr_function '{name}' takes compile-time values only, got a runtime "
+                                 f"value", node)
+        try:
+            result = _unwrap(func(*args, **kwargs))
+        except CompilationError:
+            raise
+        except Exception as e:  # noqa: BLE001 - reported at the call
+            raise self.error(f"constexpr_function '{name}' raised {type(e).__name__}: {e}", node) from e
+        if _is_runtime(result) or (_is_aggregate(result) and _leaves(result)):
+            raise self.error(f"constexpr_function '{name}' returned a runtime value", node)
+        return result
 
     def call_function(self, callee: KernelSource, args: Sequence[Any]) -> Any:
         """Calls the jit function `callee` with `args` at the builder's
@@ -1004,6 +1277,8 @@ class CodeGenerator(ast.NodeVisitor):
         for param, value in values.items():
             if isinstance(value, tensor):
                 parts.append(core.signature_name(value.type))
+            elif _is_aggregate(value):
+                parts.append(f"{param}{_aggregate_key(value)}")
             else:
                 parts.append(f"{param}{_constexpr_key(value)}")
         base = _SYMBOL_CHARS.sub("_", callee.__name__)
@@ -1019,3 +1294,4 @@ class CodeGenerator(ast.NodeVisitor):
 
 
 _MISSING = object()
+

@@ -103,3 +103,36 @@ from kiln.language.core import (  # noqa: E402
 from kiln.language import extra  # noqa: E402
 
 __all__ += ["PropagateNan", "clamp", "div_rn", "extra", "fdiv", "fma", "sigmoid", "sqrt_rn", "umulhi"]
+
+# Block pointers (Triton's tensor pointers).
+from kiln.language.block_pointer import advance, make_block_ptr  # noqa: E402
+
+__all__ += ["advance", "make_block_ptr"]
+
+# Python functions run at compile time (triton.constexpr_function).
+from kiln.language.compile_time import constexpr_function  # noqa: E402
+
+__all__ += ["constexpr_function"]
+
+# Random numbers (triton.language.random; also reachable as kl.random.*).
+from kiln.language import random  # noqa: E402
+from kiln.language.random import (  # noqa: E402
+    pair_uniform_to_normal,
+    philox,
+    philox_impl,
+    rand,
+    rand4x,
+    randint,
+    randint4x,
+    randn,
+    randn4x,
+    uint_to_uniform_float,
+)
+
+__all__ += ["pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x", "randint", "randint4x", "randn",
+            "randn4x", "random", "uint_to_uniform_float"]
+
+# Block creation beyond kl.zeros and kl.full.
+from kiln.language.standard import zeros_like  # noqa: E402
+
+__all__ += ["zeros_like"]

@@ -365,10 +365,14 @@ class tensor:
         return semantic.invert(self, _builder)
 
     @builtin
-    def to(self, dtype: dtype, bitcast: bool = False, _builder: Any = None) -> "tensor":
-        """This value converted to ``dtype`` (a bit cast if ``bitcast``)."""
+    def to(self, dtype: dtype, fp_downcast_rounding: Optional[str] = None, bitcast: bool = False,
+           _builder: Any = None) -> "tensor":
+        """This value converted to ``dtype`` (a bit cast if ``bitcast``);
+        ``fp_downcast_rounding`` ("rtne", "rtz") rounds narrowing float
+        conversions."""
         from kiln.language import semantic
-        return semantic.cast(self, _unwrap(dtype), _builder, bitcast=bool(_unwrap(bitcast)))
+        return semantic.cast_with_rounding(self, _unwrap(dtype), _builder, _unwrap(fp_downcast_rounding),
+                                           bitcast=bool(_unwrap(bitcast)))
 
 
 # ---------------------------------------------------------------------------
@@ -407,22 +411,48 @@ def arange(start: int, end: int, _builder: Any = None) -> tensor:
 
 
 @builtin
-def load(pointer: tensor, mask: Optional[tensor] = None, other: Any = None, cache_modifier: str = "",
-         eviction_policy: str = "", volatile: bool = False, _builder: Any = None) -> tensor:
+def load(pointer: tensor, mask: Optional[tensor] = None, other: Any = None, boundary_check: Any = (),
+         padding_option: str = "", cache_modifier: str = "", eviction_policy: str = "", volatile: bool = False,
+         _builder: Any = None) -> tensor:
     """Loads the elements ``pointer`` points to; where ``mask`` is false the
-    result is ``other`` (unspecified if ``other`` is None)."""
-    from kiln.language import semantic
+    result is ``other`` (unspecified if ``other`` is None). Through a block
+    pointer (``kl.make_block_ptr``), ``boundary_check`` names the dimensions
+    to keep in bounds and ``padding_option`` ("", "zero", "nan") what
+    out-of-bounds elements read as."""
+    from kiln.language import block_pointer, semantic
+    if block_pointer.is_block_pointer(pointer):
+        return block_pointer.load(_unwrap(pointer), _unwrap(mask), _unwrap(other), boundary_check,
+                                  padding_option, _unwrap(cache_modifier), _unwrap(eviction_policy),
+                                  bool(_unwrap(volatile)), _builder)
+    _no_block_pointer_options("load", boundary_check, padding_option)
     return semantic.load(pointer, _unwrap(mask), _unwrap(other), _unwrap(cache_modifier),
                          _unwrap(eviction_policy), bool(_unwrap(volatile)), _builder)
 
 
 @builtin
-def store(pointer: tensor, value: Any, mask: Optional[tensor] = None, cache_modifier: str = "",
-          eviction_policy: str = "", _builder: Any = None) -> None:
-    """Stores ``value`` where ``pointer`` points, skipping masked-off elements."""
-    from kiln.language import semantic
+def store(pointer: tensor, value: Any, mask: Optional[tensor] = None, boundary_check: Any = (),
+          cache_modifier: str = "", eviction_policy: str = "", _builder: Any = None) -> None:
+    """Stores ``value`` where ``pointer`` points, skipping masked-off elements
+    (through a block pointer: skipping elements outside the dimensions named
+    in ``boundary_check``)."""
+    from kiln.language import block_pointer, semantic
+    if block_pointer.is_block_pointer(pointer):
+        block_pointer.store(_unwrap(pointer), _unwrap(value), _unwrap(mask), boundary_check,
+                            _unwrap(cache_modifier), _unwrap(eviction_policy), _builder)
+        return
+    _no_block_pointer_options("store", boundary_check, "")
     semantic.store(pointer, _unwrap(value), _unwrap(mask), _unwrap(cache_modifier), _unwrap(eviction_policy),
                    _builder)
+
+
+def _no_block_pointer_options(what: str, boundary_check: Any, padding_option: Any) -> None:
+    """As Triton: boundary_check and padding_option need a block pointer."""
+    if _unwrap(boundary_check) not in ((), None, []):
+        raise CompilationError(f"{what}: boundary_check needs a block pointer (kl.make_block_ptr); use mask for "
+                               f"a block of pointers")
+    if _unwrap(padding_option) not in ("", None):
+        raise CompilationError(f"{what}: padding_option needs a block pointer (kl.make_block_ptr); use other for "
+                               f"a block of pointers")
 
 
 @builtin
@@ -473,11 +503,14 @@ def zeros(shape: Sequence[int], dtype: dtype, _builder: Any = None) -> tensor:
 
 
 @builtin
-def cast(input: Any, dtype: dtype, bitcast: bool = False, _builder: Any = None) -> tensor:
-    """``input`` converted to ``dtype`` (reinterpreting its bits if ``bitcast``)."""
+def cast(input: Any, dtype: dtype, fp_downcast_rounding: Optional[str] = None, bitcast: bool = False,
+         _builder: Any = None) -> tensor:
+    """``input`` converted to ``dtype`` (reinterpreting its bits if
+    ``bitcast``); ``fp_downcast_rounding`` ("rtne", the default, or "rtz")
+    rounds conversions to a narrower float type."""
     from kiln.language import semantic
-    return semantic.cast(semantic.to_tensor(_unwrap(input), _builder), _unwrap(dtype), _builder,
-                         bitcast=bool(_unwrap(bitcast)))
+    return semantic.cast_with_rounding(semantic.to_tensor(_unwrap(input), _builder), _unwrap(dtype), _builder,
+                                       _unwrap(fp_downcast_rounding), bitcast=bool(_unwrap(bitcast)))
 
 
 @builtin
@@ -669,7 +702,12 @@ class range:
     iterator of a ``for`` statement in a kernel.
     """
 
-    def __init__(self, arg1: Any, arg2: Any = None, step: Any = None) -> None:
+    def __init__(self, arg1: Any, arg2: Any = None, step: Any = None, num_stages: Any = None,
+                 loop_unroll_factor: Any = None, disallow_acc_multi_buffer: Any = False, flatten: Any = False,
+                 warp_specialize: Any = False) -> None:
+        # Triton's scheduling hints are accepted and ignored: Kiln's pipeline
+        # makes those choices itself.
+        del num_stages, loop_unroll_factor, disallow_acc_multi_buffer, flatten, warp_specialize
         if arg2 is None:
             self.start, self.end = 0, arg1
         else:

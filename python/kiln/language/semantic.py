@@ -712,3 +712,39 @@ def extern_elementwise(name: str, args: list[Any], table: dict, b: Builder) -> t
     args = [broadcast_to(a, shape, b) if shape else a for a in args]
     result_ty = _with_shape(result, shape)
     return tensor(b.extern_elementwise(symbol, [a.handle for a in args], result_ty.to_ir(b)), result_ty)
+
+
+# ---------------------------------------------------------------------------
+# Rounding of floating-point down-conversions (cast's fp_downcast_rounding)
+# ---------------------------------------------------------------------------
+
+_ROUNDINGS = ("rtne", "rtz")
+
+
+def cast_with_rounding(x: Any, dst: dtype, b: Builder, rounding: Optional[str], bitcast: bool = False) -> tensor:
+    """``cast``, where ``rounding`` ("rtne" or "rtz") picks how a float is
+    rounded to a narrower float type, as Triton's ``fp_downcast_rounding``.
+
+    Round toward zero is computed from the round-to-nearest-even result
+    ``y``: where ``|y| > |x|`` (it rounded away from zero, possibly to inf),
+    the next value toward zero is ``y``'s bit pattern minus one, since floats
+    are sign and magnitude. NaNs compare false and stay NaN."""
+    if rounding is None:
+        return cast(x, dst, b, bitcast=bitcast)
+    if rounding not in _ROUNDINGS:
+        raise _fail(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {rounding!r}")
+    x = to_tensor(x, b)
+    if bitcast or not (x.dtype.is_floating() and isinstance(dst, dtype) and dst.is_floating()
+                       and dst.primitive_bitwidth < x.dtype.primitive_bitwidth):
+        raise _fail(f"fp_downcast_rounding is only for conversions to a narrower float type, got {x.dtype} to "
+                    f"{dst!r}{' with bitcast' if bitcast else ''}")
+    nearest = cast(x, dst, b)
+    if rounding == "rtne":
+        return nearest
+    from kiln.language.core import int16, int32 as _int32
+    bits_ty = {16: int16, 32: _int32}[dst.primitive_bitwidth]
+    widened = cast(nearest, x.dtype, b)
+    away = greater_than(abs(widened, b), abs(x, b), b)
+    bits = cast(nearest, bits_ty, b, bitcast=True)
+    toward_zero = cast(sub(bits, 1, b), dst, b, bitcast=True)
+    return where(away, toward_zero, nearest, b)

@@ -195,3 +195,19 @@ def softmax(x: Any, dim: Any = None, keep_dims: bool = False, ieee_rounding: boo
     numerator = semantic.math_unary("exp", "exp", z, b)
     denominator = reduction.reduce_impl(numerator, axis, _sum_combine, keep, b, _generator)
     return semantic.truediv(numerator, denominator, b)
+
+
+# ---------------------------------------------------------------------------
+# Block creation (Triton keeps zeros_like with its standard functions)
+# ---------------------------------------------------------------------------
+
+
+@builtin
+def zeros_like(input: Any, _builder: Builder = None) -> tensor:
+    """A block of zeros with the shape and dtype of ``input``."""
+    input = _unwrap(input)
+    if not isinstance(input, tensor):
+        raise CompilationError(f"zeros_like needs a runtime value, got {input!r}")
+    if input.dtype.is_ptr():
+        raise CompilationError(f"zeros_like needs a block of numbers, got {input.type}")
+    return semantic.full(list(input.shape), 0, input.dtype, _builder)

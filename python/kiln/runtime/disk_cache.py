@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -44,6 +45,7 @@ from typing import Any, Mapping, Optional
 
 from kiln.compiler.frontend import global_scope, is_kernel_source
 from kiln.compiler.specialization import Specialization
+from kiln.language.compile_time import is_constexpr_function
 from kiln.language.core import constexpr, dtype
 from kiln.runtime.backends import parse_flag
 
@@ -167,6 +169,13 @@ def _resolve(scope: Mapping[str, Any], chain: tuple[str, ...]) -> tuple[bool, An
     return value is not _resolve, value
 
 
+def _function_source(fn: Any) -> str:
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        raise _Uncacheable("a constexpr_function without source") from None
+
+
 def _functions(kernel: Any) -> list[dict[str, Any]]:
     """The key's entry for ``kernel`` and each jit function it names, transitively."""
     entries: list[dict[str, Any]] = []
@@ -189,6 +198,9 @@ def _functions(kernel: Any) -> list[dict[str, Any]]:
                 continue
             if is_kernel_source(value):
                 pending.append(value)
+            elif is_constexpr_function(value):
+                # Runs while compiling: its source is part of what is compiled.
+                constants[".".join(chain)] = {"constexpr_function": _function_source(value.fn)}
             elif isinstance(value, constexpr):
                 # The frontend reads any kl.constexpr global: one without a
                 # stable spelling makes the whole compile uncacheable.

@@ -1,0 +1,36 @@
+"""``kiln.constexpr_function``: plain Python functions a kernel calls while
+it is being compiled (Triton's ``triton.constexpr_function``).
+
+Decorating a function marks it as safe to run on compile-time values: inside
+a ``@kiln.jit`` function, a call with constant arguments (constexprs, Python
+numbers, dtypes, tuples of them) runs the Python function right away and the
+result is a constant; a runtime argument is a compile error. Outside kernels
+it is an ordinary call.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+__all__ = ["constexpr_function", "is_constexpr_function"]
+
+
+class constexpr_function:
+    """A Python function callable from kernels on compile-time values."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        if not callable(fn):
+            raise TypeError(f"constexpr_function decorates a function, got {type(fn).__name__}")
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"constexpr_function({getattr(self.fn, '__qualname__', self.fn)!r})"
+
+
+def is_constexpr_function(value: Any) -> bool:
+    return isinstance(value, constexpr_function)

@@ -1,0 +1,111 @@
+"""Tuples through helpers (arguments, results, nested), tuple unpacking,
+constant indexing and len(), kiln.constexpr_function, and early returns in
+if statements, on every backend present, against torch."""
+
+import pytest
+import torch
+
+import kiln
+import kiln.language as kl
+
+
+@kiln.constexpr_function
+def next_power_of_two(n):
+    return 1 << (n - 1).bit_length()
+
+
+@kiln.jit
+def _min_max(x, y):
+    return kl.minimum(x, y), kl.maximum(x, y)
+
+
+@kiln.jit
+def _sum_pair(pair, scale):
+    lo, hi = pair
+    return (lo + hi) * scale
+
+
+@kiln.jit
+def _stats(values):
+    # A nested tuple in, a nested tuple out.
+    (a, b), c = values
+    return (a + b + c, (a * b, len(values)))
+
+
+@kiln.jit
+def tuple_kernel(x_ptr, y_ptr, out_ptr, n, N: kl.constexpr):
+    BLOCK: kl.constexpr = next_power_of_two(N)
+    offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+    mask = offs < n
+    x = kl.load(x_ptr + offs, mask=mask, other=0.0)
+    y = kl.load(y_ptr + offs, mask=mask, other=0.0)
+    pair = _min_max(x, y)
+    total, (product, count) = _stats((pair, 1.0))
+    kl.store(out_ptr + offs, _sum_pair(pair, 2.0) + total * pair[1] - product + count, mask=mask)
+
+
+def test_tuples_through_helpers(arrays) -> None:
+    n = 1000
+    x, y = arrays.randn(n, seed=1), arrays.randn(n, seed=2)
+    out = arrays.full(n, float("nan"), torch.float32)
+    tuple_kernel[(kiln.cdiv(n, 128),)](x, y, out, n, N=100)  # BLOCK = 128
+    lo, hi = torch.minimum(x, y).double(), torch.maximum(x, y).double()
+    expected = (lo + hi) * 2 + (lo + hi + 1) * hi - lo * hi + 2
+    torch.testing.assert_close(out.double(), expected, rtol=1e-5, atol=1e-5)
+
+
+@kiln.jit
+def _classify(v, limit):
+    # Early returns in nested ifs, with a tuple result.
+    if v < 0:
+        return -v, 1
+    if v > limit:
+        return limit, 2
+    return v, 0
+
+
+@kiln.jit
+def early_return_kernel(x_ptr, out_ptr, code_ptr, n, limit):
+    pid = kl.program_id(0)
+    if pid >= n:
+        return
+    v, code = _classify(kl.load(x_ptr + pid), limit)
+    kl.store(out_ptr + pid, v)
+    kl.store(code_ptr + pid, code)
+
+
+def test_early_return(arrays) -> None:
+    n, limit = 64, 40
+    x = arrays.randint(-100, 100, n, torch.int32, seed=4)
+    out = arrays.full(n + 8, -7, torch.int32)
+    code = arrays.full(n + 8, -7, torch.int32)
+    # More programs than elements: the extra ones return at once.
+    early_return_kernel[(n + 8,)](x, out, code, n, limit)
+    expected = torch.where(x < 0, -x, torch.where(x > limit, torch.full_like(x, limit), x))
+    expected_code = torch.where(x < 0, 1, torch.where(x > limit, 2, 0)).to(torch.int32)
+    assert torch.equal(out[:n], expected) and torch.equal(code[:n], expected_code)
+    assert torch.equal(out[n:], torch.full_like(out[n:], -7))
+
+
+@kiln.jit
+def carried_tuple_kernel(out_ptr, n):
+    # A tuple carried through a runtime loop and an if.
+    state = (0, 1)
+    for i in range(n):
+        a, b = state
+        if i % 3 == 0:
+            state = (b, a + b)
+        else:
+            state = (b, a)
+    kl.store(out_ptr, state[0])
+    kl.store(out_ptr + 1, state[1])
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 20])
+def test_tuple_loop_carried(arrays, n) -> None:
+    out = arrays.full(2, -1, torch.int32)
+    carried_tuple_kernel[(1,)](out, n)
+    a, b = 0, 1
+    for i in range(n):
+        a, b = (b, a + b) if i % 3 == 0 else (b, a)
+    assert out.tolist() == [a, b]

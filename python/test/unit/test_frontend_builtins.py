@@ -1,0 +1,77 @@
+"""Small builtins in the frontend: cast rounding, zeros_like, dtype methods,
+kl.range's hints; each error at its source line."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import kiln.language as kl
+from kiln.errors import CompilationError
+
+
+def located_error(build_ir, kernel, signature, text: str, *fragments: str) -> None:
+    with pytest.raises(CompilationError) as info:
+        build_ir(kernel, signature, {})
+    err = info.value
+    lines, first = inspect.getsourcelines(getattr(kernel, "fn", kernel))
+    line = next(first + i for i, s in enumerate(lines) if text in s and i > 0)
+    assert (err.filename, err.lineno) == (__file__, line), str(err)
+    for fragment in fragments:
+        assert fragment in str(err), str(err)
+
+
+def test_rounding_needs_a_narrowing_float_cast(jit, build_ir):
+    @jit
+    def kernel(p, x):
+        kl.store(p, x.to(kl.float64, fp_downcast_rounding="rtz"))
+
+    located_error(build_ir, kernel, {"p": "*fp64", "x": "fp32"}, 'fp_downcast_rounding="rtz"',
+                  "only for conversions to a narrower float type", "fp32 to kl.float64")
+
+
+def test_unknown_rounding(jit, build_ir):
+    @jit
+    def kernel(p, x):
+        kl.store(p, kl.cast(x, kl.float16, fp_downcast_rounding="up"))
+
+    located_error(build_ir, kernel, {"p": "*fp16", "x": "fp32"}, 'fp_downcast_rounding="up"',
+                  "must be 'rtne' or 'rtz', got 'up'")
+
+
+def test_rtz_is_a_select_on_the_nearest(jit, build_ir):
+    @jit
+    def kernel(p, x):
+        kl.store(p, x.to(kl.bfloat16, fp_downcast_rounding="rtz"))
+
+    text = str(build_ir(kernel, {"p": "*bf16", "x": "fp32"}))
+    assert "arith.truncf" in text and "arith.select" in text and "arith.bitcast" in text
+
+
+def test_zeros_like_of_a_pointer(jit, build_ir):
+    @jit
+    def kernel(p):
+        kl.store(p, kl.zeros_like(p))
+
+    located_error(build_ir, kernel, {"p": "*fp32"}, "kl.zeros_like(p)", "zeros_like needs a block of numbers")
+
+
+def test_dtype_methods_and_static_assert(jit, build_ir):
+    @jit
+    def kernel(p, x):
+        kl.static_assert(x.dtype.is_floating(), "x must be a float")
+        kl.static_assert(p.dtype.is_ptr() and p.dtype.element_ty.is_int(), "p must point to integers")
+
+    build_ir(kernel, {"p": "*i32", "x": "fp32"})
+    located_error(build_ir, kernel, {"p": "*fp32", "x": "fp32"}, "p must point to integers",
+                  "static_assert failed: p must point to integers")
+
+
+def test_range_accepts_triton_hints(jit, build_ir):
+    @jit
+    def kernel(p, n):
+        for i in kl.range(0, n, 1, num_stages=3, loop_unroll_factor=2, flatten=True):
+            kl.store(p + i, i)
+
+    assert "scf.for" in str(build_ir(kernel, {"p": "*i32", "n": "i32"}))

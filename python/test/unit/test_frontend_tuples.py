@@ -1,0 +1,142 @@
+"""Tuples, kiln.constexpr_function and early returns in the frontend: the
+IR they give and their errors, each at its source line."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import kiln
+import kiln.language as kl
+from kiln.errors import CompilationError
+
+
+def located_error(build_ir, kernel, signature, text: str, *fragments: str, where=None) -> None:
+    with pytest.raises(CompilationError) as info:
+        build_ir(kernel, signature, {})
+    err = info.value
+    lines, first = inspect.getsourcelines(getattr(where or kernel, "fn", where or kernel))
+    line = next(first + i for i, s in enumerate(lines) if text in s and i > 0)
+    assert (err.filename, err.lineno) == (__file__, line), str(err)
+    for fragment in fragments:
+        assert fragment in str(err), str(err)
+
+
+@kiln.constexpr_function
+def _double(x):
+    return x * 2
+
+
+@kiln.constexpr_function
+def _fails(x):
+    raise ValueError(f"bad {x}")
+
+
+def test_constexpr_function_runs_at_compile_time(jit, build_ir):
+    @jit
+    def kernel(out):
+        kl.store(out + kl.arange(0, _double(8)), 1.0)
+
+    assert "tensor<16x!kiln.ptr<f32>>" in str(build_ir(kernel, {"out": "*fp32"}))
+    assert _double(3) == 6  # an ordinary call outside kernels
+
+
+def test_constexpr_function_rejects_runtime_values(jit, build_ir):
+    @jit
+    def kernel(out, n):
+        kl.store(out, _double(n))
+
+    located_error(build_ir, kernel, {"out": "*i32", "n": "i32"}, "_double(n)",
+                  "constexpr_function '_double' takes compile-time values only")
+
+
+def test_constexpr_function_exception_is_located(jit, build_ir):
+    @jit
+    def kernel(out):
+        kl.store(out, _fails(3))
+
+    located_error(build_ir, kernel, {"out": "*i32"}, "_fails(3)", "raised ValueError: bad 3")
+
+
+def test_tuple_return_and_unpack(jit, build_ir):
+    @jit
+    def helper(a, pair):
+        return pair[1], (a, pair[0] + a)
+
+    @jit
+    def kernel(out, a, b):
+        x, (y, z) = helper(a, (b, a))
+        kl.store(out, x + y + z + len((x, y, z)))
+
+    text = str(build_ir(kernel, {"out": "*i32", "a": "i32", "b": "i32"}))
+    assert "(i32, i32, i32) -> (i32, i32, i32)" in text
+
+
+def test_unpack_length_mismatch(jit, build_ir):
+    @jit
+    def kernel(out, a):
+        x, y = (a, a, a)
+        kl.store(out, x + y)
+
+    located_error(build_ir, kernel, {"out": "*i32", "a": "i32"}, "x, y = (a, a, a)", "cannot unpack 3 values into 2")
+
+
+def test_tuple_index_must_be_constant(jit, build_ir):
+    @jit
+    def kernel(out, a):
+        kl.store(out, (a, a)[a])
+
+    located_error(build_ir, kernel, {"out": "*i32", "a": "i32"}, "(a, a)[a]")
+
+
+def test_loop_tuple_length_must_not_change(jit, build_ir):
+    @jit
+    def kernel(out, n):
+        t = (n, n)
+        for i in range(n):
+            t = (i, i, i)
+        kl.store(out, t[0])
+
+    located_error(build_ir, kernel, {"out": "*i32", "n": "i32"}, "for i in range(n):",
+                  "'t' holds tuples of 2 and of 3 values")
+
+
+def test_early_return_needs_matching_values(jit, build_ir):
+    @jit
+    def helper(a):
+        if a > 0:
+            return a
+
+    @jit
+    def kernel(out, a):
+        kl.store(out, helper(a))
+
+    located_error(build_ir, kernel, {"out": "*i32", "a": "i32"}, "if a > 0:",
+                  "one branch of this if returns a value and the other does not", where=helper)
+
+
+def test_early_return_types_must_agree(jit, build_ir):
+    @jit
+    def helper(a, x):
+        if a > 0:
+            return a
+        return x
+
+    @jit
+    def kernel(out, a, x):
+        kl.store(out, helper(a, x))
+
+    located_error(build_ir, kernel, {"out": "*fp32", "a": "i32", "x": "fp32"}, "if a > 0:",
+                  "'the return value' has type int32 in the then-branch but fp32 in the else-branch", where=helper)
+
+
+def test_kernel_early_return_is_an_if(jit, build_ir):
+    @jit
+    def kernel(out, n):
+        if kl.program_id(0) >= n:
+            return
+        kl.store(out, 1)
+
+    text = str(build_ir(kernel, {"out": "*i32", "n": "i32"}))
+    assert "scf.if" in text and text.count("kiln.store") == 1
