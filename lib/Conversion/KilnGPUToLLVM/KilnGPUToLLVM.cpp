@@ -87,6 +87,42 @@ static void markKernels(ModuleOp module, int threadsPerCTA) {
   });
 }
 
+/// The first file:line:col inside `loc` (through fused, named and call-site
+/// locations), or null.
+static FileLineColLoc findFilePosition(Location loc) {
+  return loc->findInstanceOf<FileLineColLoc>();
+}
+
+/// Rewrites each location to what the debug-info scope pass that follows
+/// can read: a file:line:col, or a call site whose callee and caller are
+/// both file:line:col (the innermost callee position and the outermost
+/// caller position of nested inlining, or fusion). That pass dereferences
+/// those parts unchecked, and inlining plus folding nest and fuse them.
+static void normalizeLocations(ModuleOp module) {
+  module.walk([](Operation *op) {
+    Location loc = op->getLoc();
+    auto callSite = dyn_cast<CallSiteLoc>(loc);
+    if (!callSite) {
+      if (isa<FileLineColLoc, UnknownLoc>(loc))
+        return;
+      if (FileLineColLoc position = findFilePosition(loc))
+        op->setLoc(position);
+      return;
+    }
+    Location caller = callSite.getCaller();
+    while (auto nested = dyn_cast<CallSiteLoc>(caller))
+      caller = nested.getCaller();
+    FileLineColLoc calleePosition = findFilePosition(callSite.getCallee());
+    FileLineColLoc callerPosition = findFilePosition(caller);
+    if (calleePosition && callerPosition)
+      op->setLoc(CallSiteLoc::get(calleePosition, callerPosition));
+    else if (calleePosition || callerPosition)
+      op->setLoc(calleePosition ? calleePosition : callerPosition);
+    else
+      op->setLoc(UnknownLoc::get(op->getContext()));
+  });
+}
+
 namespace {
 
 struct ConvertKilnGPUToLLVM
@@ -143,6 +179,7 @@ struct ConvertKilnGPUToLLVM
       return signalPassFailure();
 
     markKernels(module, launch.numWarps * launch.threadsPerWarp);
+    normalizeLocations(module);
   }
 };
 

@@ -98,12 +98,6 @@ def randint64_kernel(out_ptr, seed, start, BLOCK: kl.constexpr):
 
 
 def test_randint_64_bit_offsets(arrays) -> None:
-    if arrays.backend == "cuda":
-        # Compiling this kernel for NVIDIA crashes (segfault) in MLIR's
-        # DIScopeForLLVMFuncOp pass of the kiln-nvidia-to-llvm pipeline, in
-        # process only (kiln-opt on the printed IR, which drops locations,
-        # is fine): skipped rather than taking the whole run down.
-        pytest.skip("known crash compiling 64-bit Philox for NVIDIA (debug-info scope pass)")
     seed, start, block = 987654321, (1 << 40) + 3, 64
     out = arrays.full(block, 0, torch.int64)
     randint64_kernel[(1,)](out, seed, start, BLOCK=block)
