@@ -103,3 +103,24 @@ from kiln.language.core import (  # noqa: E402
 from kiln.language import extra  # noqa: E402
 
 __all__ += ["PropagateNan", "clamp", "div_rn", "extra", "fdiv", "fma", "sigmoid", "sqrt_rn", "umulhi"]
+
+# Shape ops (and the tensor methods reshape, trans, permute, ...).
+from kiln.language.shapes import (  # noqa: E402
+    broadcast,
+    cat,
+    flip,
+    gather,
+    histogram,
+    interleave,
+    join,
+    permute,
+    ravel,
+    reshape,
+    split,
+    trans,
+    view,
+    zeros_like,
+)
+
+__all__ += ["broadcast", "cat", "flip", "gather", "histogram", "interleave", "join", "permute", "ravel", "reshape",
+            "split", "trans", "view", "zeros_like"]
