@@ -122,7 +122,8 @@ struct GatherLowering : public ConvertOpToLLVMPattern<GatherOp> {
         LLVM::ConstantOp::create(rewriter, loc, rewriter.getI64Type(),
                                  rewriter.getI64IntegerAttr(srcLanes)),
         /*alignment=*/16);
-    LLVM::StoreOp::create(rewriter, loc, src, slot);
+    // An explicit alignment: a vector's natural one can exceed the slot's.
+    LLVM::StoreOp::create(rewriter, loc, src, slot, /*alignment=*/16);
     auto ptrsType = VectorType::get({lanes}, ptrType);
     Value ptrs = LLVM::GEPOp::create(rewriter, loc, ptrsType, slotElement, slot,
                                      ValueRange{offsets});

@@ -38,7 +38,7 @@ func.func @join_split_flip_reshape(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tens
 // CHECK: llvm.intr.smin
 // CHECK: llvm.intr.stacksave
 // CHECK: llvm.alloca
-// CHECK: llvm.store
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xf32>, !llvm.ptr
 // CHECK: llvm.getelementptr %{{.*}}[%{{.*}}] : (!llvm.ptr, vector<8xi32>) -> vector<8x!llvm.ptr>, f32
 // CHECK: llvm.intr.masked.gather
 // CHECK: llvm.intr.stackrestore
