@@ -921,6 +921,81 @@ public:
     finish(kd::AssumeOp::create(builder, loc, c));
   }
 
+  //--- shape ops ----------------------------------------------------------//
+  // Result types follow from the operands; the op verifiers check the rest.
+
+  PyValue reshape(const PyValue &src, const std::vector<int64_t> &shape) {
+    requireInsertionPoint();
+    RankedTensorType srcType = blockOperand(src, "reshape");
+    checkShape(shape);
+    auto type = RankedTensorType::get(shape, srcType.getElementType());
+    return value(finish(kd::ReshapeOp::create(builder, loc, type, checkValue(src))));
+  }
+
+  PyValue trans(const PyValue &src, const std::vector<int32_t> &order) {
+    requireInsertionPoint();
+    RankedTensorType srcType = blockOperand(src, "trans");
+    SmallVector<int64_t> shape;
+    for (int32_t d : order) {
+      if (d < 0 || d >= srcType.getRank())
+        throw py::value_error("trans order " + std::to_string(d) +
+                              " is out of range for " + toString(srcType));
+      shape.push_back(srcType.getDimSize(d));
+    }
+    auto type = RankedTensorType::get(shape, srcType.getElementType());
+    return value(finish(kd::TransOp::create(builder, loc, type, checkValue(src), order)));
+  }
+
+  PyValue join(const PyValue &lhs, const PyValue &rhs) {
+    requireInsertionPoint();
+    RankedTensorType lhsType = blockOperand(lhs, "join");
+    blockOperand(rhs, "join");
+    SmallVector<int64_t> shape(lhsType.getShape());
+    shape.push_back(2);
+    auto type = RankedTensorType::get(shape, lhsType.getElementType());
+    return value(finish(kd::JoinOp::create(builder, loc, type, checkValue(lhs),
+                                           checkValue(rhs))));
+  }
+
+  std::vector<PyValue> split(const PyValue &src) {
+    requireInsertionPoint();
+    RankedTensorType srcType = blockOperand(src, "split");
+    auto type = RankedTensorType::get(srcType.getShape().drop_back(),
+                                      srcType.getElementType());
+    auto op = finish(kd::SplitOp::create(builder, loc, type, type, checkValue(src)));
+    return wrapValues(op->getResults(), owner);
+  }
+
+  PyValue cat(const PyValue &lhs, const PyValue &rhs) {
+    requireInsertionPoint();
+    RankedTensorType lhsType = blockOperand(lhs, "cat");
+    blockOperand(rhs, "cat");
+    SmallVector<int64_t> shape(lhsType.getShape());
+    shape[0] *= 2;
+    auto type = RankedTensorType::get(shape, lhsType.getElementType());
+    return value(finish(kd::CatOp::create(builder, loc, type, checkValue(lhs),
+                                          checkValue(rhs))));
+  }
+
+  PyValue flip(const PyValue &src, int axis) {
+    requireInsertionPoint();
+    RankedTensorType srcType = blockOperand(src, "flip");
+    return value(finish(kd::FlipOp::create(builder, loc, srcType, checkValue(src),
+                                           static_cast<uint32_t>(axis))));
+  }
+
+  PyValue gather(const PyValue &src, const PyValue &index, int axis) {
+    requireInsertionPoint();
+    RankedTensorType srcType = blockOperand(src, "gather");
+    RankedTensorType indexType = blockOperand(index, "gather");
+    if (!isa<IntegerType>(indexType.getElementType()))
+      throw py::type_error("gather needs an integer index, got " + toString(indexType));
+    auto type = RankedTensorType::get(indexType.getShape(), srcType.getElementType());
+    return value(finish(kd::GatherOp::create(builder, loc, type, checkValue(src),
+                                             checkValue(index),
+                                             static_cast<uint32_t>(axis))));
+  }
+
 private:
   ContextRef context;
   mutable OpBuilder builder;
@@ -949,6 +1024,14 @@ private:
         types.push_back(getElementTypeOrSelf(v.getType()));
     SmallVector<Location> locs(types.size(), loc);
     builder.createBlock(&region, {}, types, locs);
+  }
+
+  RankedTensorType blockOperand(const PyValue &v, const char *what) const {
+    auto type = dyn_cast<RankedTensorType>(checkValue(v).getType());
+    if (!type)
+      throw py::type_error(std::string(what) + " needs a block, got " +
+                           toString(checkValue(v).getType()));
+    return type;
   }
 
   void requireInsertionPoint() const {
@@ -1405,7 +1488,15 @@ void initIR(py::module_ &m) {
       .def("create_condition", &PyBuilder::createCondition, py::arg("cond"), py::arg("values"))
       .def("create_reduce", &PyBuilder::createReduce, py::arg("srcs"), py::arg("axis"))
       .def("create_scan", &PyBuilder::createScan, py::arg("srcs"), py::arg("axis"), py::arg("reverse"))
-      .def("create_combine_return", &PyBuilder::createCombineReturn, py::arg("values"));
+      .def("create_combine_return", &PyBuilder::createCombineReturn, py::arg("values"))
+      // Shape ops.
+      .def("reshape", &PyBuilder::reshape, py::arg("value"), py::arg("shape"))
+      .def("trans", &PyBuilder::trans, py::arg("value"), py::arg("order"))
+      .def("join", &PyBuilder::join, py::arg("lhs"), py::arg("rhs"))
+      .def("split", &PyBuilder::split, py::arg("value"))
+      .def("cat", &PyBuilder::cat, py::arg("lhs"), py::arg("rhs"))
+      .def("flip", &PyBuilder::flip, py::arg("value"), py::arg("axis"))
+      .def("gather", &PyBuilder::gather, py::arg("src"), py::arg("index"), py::arg("axis"));
 
   m.attr("BINARY_OPS") = py::cast(namesOf(kBinaryOps));
   m.attr("UNARY_OPS") = py::cast(namesOf(kUnaryOps));

@@ -166,6 +166,7 @@ struct ConvertKilnGPUToLLVM
     populateReduceScanOpToLLVMPatterns(converter, patterns, launch);
     populateAtomicOpToLLVMPatterns(converter, patterns, launch);
     populateDebugOpToLLVMPatterns(converter, patterns, launch);
+    populateShapeOpToLLVMPatterns(converter, patterns, launch);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLibdevicePatterns(converter, patterns);
     populateExternElementwiseToLLVMPatterns(converter, patterns);

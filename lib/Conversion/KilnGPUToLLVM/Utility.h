@@ -127,6 +127,16 @@ void populateAtomicOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                     RewritePatternSet &patterns,
                                     const LaunchShape &launch);
 
+/// The shape ops (reshape, trans, join, split, cat, flip, gather), through
+/// the shared memory scratch (ShapeOpToLLVM.cpp).
+void populateShapeOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
+                                   RewritePatternSet &patterns,
+                                   const LaunchShape &launch);
+
+/// Bytes of scratch a shape op needs (0 for other ops): its operands'
+/// elements, the source only for a gather.
+int64_t getShapeOpScratchBytes(Operation *op);
+
 /// Device prints (vprintf) and device assertions (__assertfail).
 void populateDebugOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                    RewritePatternSet &patterns,

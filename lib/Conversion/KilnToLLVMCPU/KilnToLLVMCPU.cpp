@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AtomicOpToLLVM.h"
+#include "ShapeOpToLLVM.h"
 
 #include "kiln/Analysis/AxisInfo.h"
 #include "kiln/Conversion/LLVMCommon/ElementwiseCall.h"
@@ -746,6 +747,7 @@ struct ConvertKilnToLLVMCPU
     patterns.add<LoadLowering, StoreLowering>(converter, plans, checked);
     populateAtomicAndHintOpToLLVMCPUPatterns(converter, patterns, checked);
     populateDebugOpToLLVMCPUPatterns(converter, patterns);
+    populateShapeOpToLLVMCPUPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToCallPatterns(converter, patterns, kHostMathFunctions,
                                /*benefit=*/2);

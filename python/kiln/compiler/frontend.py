@@ -1059,6 +1059,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         base = _unwrap(self.visit(node.value))
+        if node.attr == "T" and isinstance(base, tensor):
+            # The transpose, as in Triton: a permutation (1, 0) of a 2-D block.
+            from kiln.language import shapes
+            return self._run(node, lambda: shapes.permute_impl(base, [1, 0], self.builder))
         try:
             return getattr(base, node.attr)
         except AttributeError:

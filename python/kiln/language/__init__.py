@@ -136,3 +136,23 @@ __all__ += ["pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
 from kiln.language.standard import zeros_like  # noqa: E402
 
 __all__ += ["zeros_like"]
+
+# Shape ops (and the tensor methods reshape, trans, permute, ...).
+from kiln.language.shapes import (  # noqa: E402
+    broadcast,
+    cat,
+    flip,
+    gather,
+    histogram,
+    interleave,
+    join,
+    permute,
+    ravel,
+    reshape,
+    split,
+    trans,
+    view,
+)
+
+__all__ += ["broadcast", "cat", "flip", "gather", "histogram", "interleave", "join", "permute", "ravel", "reshape",
+            "split", "trans", "view"]

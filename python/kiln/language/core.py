@@ -514,11 +514,24 @@ def cast(input: Any, dtype: dtype, fp_downcast_rounding: Optional[str] = None, b
 
 
 @builtin
-def expand_dims(input: tensor, axis: int, _builder: Any = None) -> tensor:
-    """``input`` with a new dimension of size one at ``axis``."""
+def expand_dims(input: tensor, axis: Any, _builder: Any = None) -> tensor:
+    """``input`` with a new dimension of size one at ``axis``, or at each of
+    the axes of a tuple (indices into the result, as in Triton)."""
     from kiln.language import semantic
-    return semantic.expand_dims(semantic.to_tensor(_unwrap(input), _builder), _constexpr_int(axis, "axis"),
-                                _builder)
+    x = semantic.to_tensor(_unwrap(input), _builder)
+    axis = _unwrap(axis)
+    axes = [_constexpr_int(a, "axis") for a in axis] if isinstance(axis, (tuple, list)) else \
+        [_constexpr_int(axis, "axis")]
+    rank = len(x.shape) + len(axes)
+    for a in axes:
+        if not -rank <= a < rank:
+            raise CompilationError(f"invalid axis {a}. Expected {-rank} <= axis < {rank}")
+    axes = [a % rank for a in axes]
+    if len(set(axes)) != len(axes):
+        raise CompilationError(f"expand_dims received duplicate axes, normalized axes = {axes}")
+    for a in sorted(axes):
+        x = semantic.expand_dims(x, a, _builder)
+    return x
 
 
 @builtin

@@ -332,3 +332,99 @@ func.func @scan_result_type(%x: tensor<16xf32>) {
   }
   return
 }
+
+// -----
+
+func.func @reshape_count(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{expected a result of 32 elements, got 16 (shape [16])}}
+  %r = kiln.reshape %a : tensor<4x8xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @trans_not_a_permutation(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{expected order to be a permutation of the 2 source dimensions, got [0, 0]}}
+  %t = kiln.trans %a {order = array<i32: 0, 0>} : tensor<4x8xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @trans_shape(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{expected result of shape [8, 4], got [4, 8]}}
+  %t = kiln.trans %a {order = array<i32: 1, 0>} : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @join_shape(%a: tensor<4xf32>) {
+  // expected-error @+1 {{expected result of shape [4, 2], got [2, 4]}}
+  %j = kiln.join %a, %a : tensor<4xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @split_last_dim(%a: tensor<4x4xf32>) {
+  // expected-error @+1 {{expected a source of rank two or more whose last dimension is 2, got shape [4, 4]}}
+  %l, %r = kiln.split %a : tensor<4x4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @split_shape(%a: tensor<4x2xf32>) {
+  // expected-error @+1 {{expected results of shape [4], got [8] and [8]}}
+  %l, %r = kiln.split %a : tensor<4x2xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @cat_shape(%a: tensor<4xf32>) {
+  // expected-error @+1 {{expected result of shape [8], got [4]}}
+  %c = kiln.cat %a, %a : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @flip_axis(%a: tensor<4xf32>) {
+  // expected-error @+1 {{expected axis in [0, 1), got 1}}
+  %f = kiln.flip %a {axis = 1 : i32} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_rank(%a: tensor<4x4xf32>, %i: tensor<16xi32>) {
+  // expected-error @+1 {{expected an index of rank 2, got [16]}}
+  %g = kiln.gather %a[%i] {axis = 0 : i32} : (tensor<4x4xf32>, tensor<16xi32>) -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @gather_axis(%a: tensor<4x4xf32>, %i: tensor<4x4xi32>) {
+  // expected-error @+1 {{expected axis in [0, 2), got 2}}
+  %g = kiln.gather %a[%i] {axis = 2 : i32} : (tensor<4x4xf32>, tensor<4x4xi32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_dims(%a: tensor<4x4xf32>, %i: tensor<2x8xi32>) {
+  // expected-error @+1 {{expected index and source of one size along every dimension but 0, got [2, 8] and [4, 4]}}
+  %g = kiln.gather %a[%i] {axis = 0 : i32} : (tensor<4x4xf32>, tensor<2x8xi32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @gather_result(%a: tensor<4x4xf32>, %i: tensor<2x4xi32>) {
+  // expected-error @+1 {{expected a result of the index's shape and the source's element type, got 'tensor<2x4xi32>'}}
+  %g = kiln.gather %a[%i] {axis = 0 : i32} : (tensor<4x4xf32>, tensor<2x4xi32>) -> tensor<2x4xi32>
+  return
+}

@@ -7,6 +7,7 @@
 // splat costs a few instructions per thread, far less than exchanging
 // elements between threads through shared memory, which is what a
 // kiln_gpu.convert_layout inserted where nothing can be recomputed does.
+// The index of a kiln.gather gets its result's layout the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -233,6 +234,17 @@ struct KilnGPUMatchShapeLayouts
       if (failed(operand))
         return signalPassFailure();
       op->setOperand(0, *operand);
+    }
+    // A gather reads the index element for each result element a thread
+    // holds: the index must be laid out as the result.
+    SmallVector<GatherOp> gathers;
+    getOperation().walk([&](GatherOp op) { gathers.push_back(op); });
+    for (GatherOp op : gathers) {
+      FailureOr<Value> index =
+          rematerializer.get(op.getIndex(), op.getType().getEncoding());
+      if (failed(index))
+        return signalPassFailure();
+      op.getIndexMutable().assign(*index);
     }
     storeWithoutConversion(getOperation());
   }

@@ -45,6 +45,23 @@ Type getTypeWithElement(Type type, Type elementType);
 /// Returns the pointee of a pointer or block-of-pointers type.
 Type getPointeeType(Type ptrLike);
 
+/// Where each element of a shape op's result (kiln.reshape, trans, join,
+/// split, cat, flip, gather) comes from: the element at coordinates `c`
+/// takes element `offset + sum(coefficients[d] * c[d])` of the row-major
+/// concatenation of the op's block operands (for kiln.gather, of its source
+/// only, plus `index[c]` times the source's stride along the axis).
+struct ElementSource {
+  SmallVector<int64_t> coefficients;
+  int64_t offset = 0;
+};
+
+/// The element source of each result of `op`, or nothing if `op` is not a
+/// shape op.
+std::optional<SmallVector<ElementSource>> getElementSources(Operation *op);
+
+/// Row-major strides of `shape`.
+SmallVector<int64_t> getRowMajorStrides(ArrayRef<int64_t> shape);
+
 } // namespace mlir::kiln
 
 #endif // KILN_DIALECT_KILN_IR_DIALECT_H

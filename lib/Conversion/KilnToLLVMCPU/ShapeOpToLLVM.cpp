@@ -1,0 +1,195 @@
+//===- ShapeOpToLLVM.cpp - CPU lowering of the shape ops -------------------===//
+//
+// A block is the vector of its elements in row-major order, so reshape,
+// trans, join, split, cat and flip are each one shufflevector per result,
+// its mask the op's element map (getElementSources) evaluated at every
+// result element (nothing at all for a reshape). Large blocks, and
+// kiln.gather with its run-time indices, store the operands in a stack slot
+// and read the result with one masked gather: its compile time is linear
+// in the block size, where LLVM's lowering of huge shuffles is not.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ShapeOpToLLVM.h"
+
+#include "kiln/Conversion/LLVMCommon/VectorUtils.h"
+#include "kiln/Dialect/Kiln/IR/Dialect.h"
+
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+/// The row-major index, into the op's operands, of the element each result
+/// element of `shape` takes.
+SmallVector<int32_t> evaluateSource(const ElementSource &source,
+                                    ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides = getRowMajorStrides(shape);
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  SmallVector<int32_t> indices;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t index = source.offset;
+    for (size_t d = 0; d < shape.size(); ++d)
+      index += source.coefficients[d] * ((i / strides[d]) % shape[d]);
+    indices.push_back(int32_t(index));
+  }
+  return indices;
+}
+
+/// Stores `operands` (vectors of one type) one after the other in a stack
+/// slot and reads the elements at `offsets` (a vector of i32) back with one
+/// masked gather. The slot is released after the read, so that a use in a
+/// loop does not grow the stack.
+Value readThroughStackSlot(OpBuilder &builder, Location loc,
+                           ArrayRef<Value> operands, Value offsets) {
+  MLIRContext *context = builder.getContext();
+  auto vectorType = cast<VectorType>(operands[0].getType());
+  int64_t srcLanes = vectorType.getNumElements();
+  int64_t lanes = cast<VectorType>(offsets.getType()).getNumElements();
+  // i1 vectors are bit-packed in memory: go through bytes.
+  Type element = vectorType.getElementType();
+  bool isBool = element.isInteger(1);
+  Type slotElement = isBool ? builder.getI8Type() : element;
+  auto ptrType = LLVM::LLVMPointerType::get(context);
+  Value stack = LLVM::StackSaveOp::create(builder, loc, ptrType);
+  Value slot = LLVM::AllocaOp::create(
+      builder, loc, ptrType, slotElement,
+      LLVM::ConstantOp::create(builder, loc, builder.getI64Type(),
+                               builder.getI64IntegerAttr(srcLanes * operands.size())),
+      /*alignment=*/16);
+  for (auto [k, operand] : llvm::enumerate(operands)) {
+    Value value = operand;
+    if (isBool)
+      value = LLVM::ZExtOp::create(builder, loc,
+                                   VectorType::get({srcLanes}, slotElement), value);
+    Value address = LLVM::GEPOp::create(builder, loc, ptrType, slotElement, slot,
+                                        ArrayRef<LLVM::GEPArg>{int32_t(k * srcLanes)});
+    // An explicit alignment: a vector's natural one can exceed the slot's.
+    LLVM::StoreOp::create(builder, loc, value, address, /*alignment=*/16);
+  }
+  auto ptrsType = VectorType::get({lanes}, ptrType);
+  Value ptrs = LLVM::GEPOp::create(builder, loc, ptrsType, slotElement, slot,
+                                   ValueRange{offsets});
+  auto resultType = VectorType::get({lanes}, slotElement);
+  auto maskType = VectorType::get({lanes}, builder.getI1Type());
+  Value all = LLVM::ConstantOp::create(builder, loc, maskType,
+                                       SplatElementsAttr::get(maskType, true));
+  Value passthru = LLVM::PoisonOp::create(builder, loc, resultType);
+  unsigned alignment = isa<LLVM::LLVMPointerType>(slotElement)
+                           ? 8
+                           : std::max(1u, slotElement.getIntOrFloatBitWidth() / 8);
+  Value gathered = LLVM::masked_gather::create(builder, loc, resultType, ptrs, all,
+                                               ValueRange{passthru}, alignment);
+  LLVM::StackRestoreOp::create(builder, loc, stack);
+  if (isBool)
+    gathered = LLVM::TruncOp::create(builder, loc,
+                                     VectorType::get({lanes}, element), gathered);
+  return gathered;
+}
+
+/// Above this many lanes, a permutation that is not the identity reads
+/// through a stack slot instead of shuffling: LLVM's shuffle lowering takes
+/// seconds on vectors of thousands of lanes, a gather compiles in linear
+/// time.
+constexpr int64_t kMaxShuffleLanes = 256;
+
+/// reshape, trans, join, split, cat, flip: the operand itself where the map
+/// is the identity (a reshape), a shuffle of
+/// the operands (two operands of one type are the shuffle's two vectors)
+/// for small blocks and for prefixes and concatenations (cheap at any
+/// size), a read through a stack slot for other large ones.
+template <typename OpTy>
+struct PermutationLowering : public ConvertOpToLLVMPattern<OpTy> {
+  using ConvertOpToLLVMPattern<OpTy>::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    std::optional<SmallVector<ElementSource>> sources = getElementSources(op);
+    if (!sources)
+      return failure();
+    Location loc = op.getLoc();
+    SmallVector<Value> operands(adaptor.getOperands());
+    Value first = operands[0];
+    Value second = operands.size() > 1 ? operands[1] : operands[0];
+    SmallVector<Value> results;
+    for (auto [source, result] : llvm::zip(*sources, op->getResults())) {
+      auto type = cast<RankedTensorType>(result.getType());
+      SmallVector<int32_t> mask = evaluateSource(source, type.getShape());
+      bool identity = llvm::all_of(llvm::enumerate(mask), [](auto pair) {
+        return int64_t(pair.index()) == pair.value();
+      });
+      int64_t firstLanes = cast<VectorType>(first.getType()).getNumElements();
+      if (identity && operands.size() == 1 && int64_t(mask.size()) == firstLanes) {
+        results.push_back(first);
+      } else if (identity || int64_t(mask.size()) <= kMaxShuffleLanes) {
+        results.push_back(
+            LLVM::ShuffleVectorOp::create(rewriter, loc, first, second, mask));
+      } else {
+        auto offsetType = VectorType::get({int64_t(mask.size())}, rewriter.getI32Type());
+        Value offsets = LLVM::ConstantOp::create(
+            rewriter, loc, offsetType,
+            DenseElementsAttr::get(offsetType, ArrayRef<int32_t>(mask)));
+        results.push_back(readThroughStackSlot(rewriter, loc, operands, offsets));
+      }
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// The indices clamped to [0, n) and turned into element offsets, then a
+/// read through a stack slot.
+struct GatherLowering : public ConvertOpToLLVMPattern<GatherOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType srcType = op.getSrc().getType();
+    int64_t lanes = op.getType().getNumElements();
+    int64_t axis = op.getAxis();
+    ElementSource source = (*getElementSources(op))[0];
+
+    // Element offset = static part + clamp(index, 0, n - 1) * stride.
+    auto laneType = VectorType::get({lanes}, rewriter.getI32Type());
+    Value index = adaptor.getIndex();
+    unsigned width = cast<IntegerType>(op.getIndex().getType().getElementType()).getWidth();
+    if (width > 32)
+      index = LLVM::TruncOp::create(rewriter, loc, laneType, index);
+    else if (width < 32)
+      index = LLVM::SExtOp::create(rewriter, loc, laneType, index);
+    auto splat = [&](int64_t value) -> Value {
+      return LLVM::ConstantOp::create(
+          rewriter, loc, laneType,
+          SplatElementsAttr::get(laneType, rewriter.getI32IntegerAttr(value)));
+    };
+    index = LLVM::SMaxOp::create(rewriter, loc, index, splat(0));
+    index = LLVM::SMinOp::create(rewriter, loc, index,
+                                 splat(srcType.getDimSize(axis) - 1));
+    int64_t stride = getRowMajorStrides(srcType.getShape())[axis];
+    Value staticPart = LLVM::ConstantOp::create(
+        rewriter, loc, laneType,
+        DenseElementsAttr::get(
+            laneType, ArrayRef<int32_t>(evaluateSource(source, op.getType().getShape()))));
+    Value offsets = LLVM::AddOp::create(
+        rewriter, loc, staticPart,
+        LLVM::MulOp::create(rewriter, loc, index, splat(stride)));
+    rewriter.replaceOp(op, readThroughStackSlot(rewriter, loc, {adaptor.getSrc()}, offsets));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::kiln::populateShapeOpToLLVMCPUPatterns(
+    const LLVMTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<PermutationLowering<ReshapeOp>, PermutationLowering<TransOp>,
+               PermutationLowering<JoinOp>, PermutationLowering<SplitOp>,
+               PermutationLowering<CatOp>, PermutationLowering<FlipOp>,
+               GatherLowering>(converter);
+}
