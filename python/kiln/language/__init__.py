@@ -136,3 +136,8 @@ __all__ += ["pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
 from kiln.language.standard import zeros_like  # noqa: E402
 
 __all__ += ["zeros_like"]
+
+# 8-bit floats (OCP E4M3FN and E5M2), stored as bytes; see docs/design/fp8.md.
+from kiln.language.core import float8e4nv, float8e5  # noqa: E402
+
+__all__ += ["float8e4nv", "float8e5"]
