@@ -156,3 +156,8 @@ from kiln.language.shapes import (  # noqa: E402
 
 __all__ += ["broadcast", "cat", "flip", "gather", "histogram", "interleave", "join", "permute", "ravel", "reshape",
             "split", "trans", "view"]
+
+# 8-bit floats (OCP E4M3FN and E5M2), stored as bytes; see docs/design/fp8.md.
+from kiln.language.core import float8e4nv, float8e5  # noqa: E402
+
+__all__ += ["float8e4nv", "float8e5"]

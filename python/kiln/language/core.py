@@ -23,7 +23,7 @@ from kiln.errors import CompilationError, KilnError
 __all__ = [
     "constexpr", "dtype", "pointer_type", "block_type", "tensor",
     "int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64",
+    "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5",
     "program_id", "num_programs", "arange", "load", "store", "cdiv", "minimum", "maximum",
     "where", "full", "zeros", "cast", "expand_dims", "broadcast_to", "static_print", "static_assert",
     "range", "static_range", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs",
@@ -118,7 +118,7 @@ class dtype:
 
     _INT_WIDTHS = {"int1": 1, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
                    "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
-    _FLOAT_WIDTHS = {"fp16": 16, "bf16": 16, "fp32": 32, "fp64": 64}
+    _FLOAT_WIDTHS = {"fp8e4nv": 8, "fp8e5": 8, "fp16": 16, "bf16": 16, "fp32": 32, "fp64": 64}
 
     def __init__(self, name: str) -> None:
         if name not in self._INT_WIDTHS and name not in self._FLOAT_WIDTHS and name != "ptr" and name != "block":
@@ -128,6 +128,15 @@ class dtype:
     # Predicates, as in Triton.
     def is_floating(self) -> bool:
         return self.name in self._FLOAT_WIDTHS
+
+    def is_fp8(self) -> bool:
+        return self.name in ("fp8e4nv", "fp8e5")
+
+    def is_fp8e4nv(self) -> bool:
+        return self.name == "fp8e4nv"
+
+    def is_fp8e5(self) -> bool:
+        return self.name == "fp8e5"
 
     def is_fp16(self) -> bool:
         return self.name == "fp16"
@@ -175,6 +184,8 @@ class dtype:
         """This type as a ``kiln._C.ir.Type``."""
         if self.is_int():
             return getattr(builder, f"i{self.int_bitwidth}_type")()
+        if self.is_fp8():
+            return builder.i8_type()  # bytes in the IR; see docs/design/fp8.md
         return getattr(builder, {"fp16": "f16_type", "bf16": "bf16_type", "fp32": "f32_type",
                                  "fp64": "f64_type"}[self.name])()
 
@@ -259,14 +270,18 @@ float16 = dtype("fp16")
 bfloat16 = dtype("bf16")
 float32 = dtype("fp32")
 float64 = dtype("fp64")
+float8e4nv = dtype("fp8e4nv")
+float8e5 = dtype("fp8e5")
 
-_DTYPE_PUBLIC_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64"}
+_DTYPE_PUBLIC_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
+                       "fp8e4nv": "float8e4nv", "fp8e5": "float8e5"}
 
 # Triton's signature strings ("*fp32", "i32", "u8") to dtypes.
 _SIGNATURE_SCALARS = {
     "i1": int1, "i8": int8, "i16": int16, "i32": int32, "i64": int64,
     "u1": int1, "u8": uint8, "u16": uint16, "u32": uint32, "u64": uint64,
     "fp16": float16, "bf16": bfloat16, "fp32": float32, "fp64": float64,
+    "fp8e4nv": float8e4nv, "fp8e5": float8e5,
 }
 
 

@@ -47,6 +47,8 @@ def _with_shape(scalar_ty: dtype, shape: list[int]) -> dtype:
 def constant(value: Any, ty: dtype, b: Builder) -> tensor:
     """A constant of scalar type ``ty`` (or a splat block when ``ty`` is a block)."""
     scalar = ty.scalar
+    if scalar.is_fp8():
+        return cast(constant(value, _with_shape(float32, ty.shape if ty.is_block() else []), b), scalar, b)
     if scalar.is_floating():
         return tensor(b.float_const(float(value), ty.to_ir(b)), ty)
     if scalar.is_int():
@@ -145,6 +147,8 @@ def computation_type(a: dtype, c: dtype, div_or_mod: bool = False) -> dtype:
     """The type both operands of an arithmetic op are converted to."""
     if a.is_ptr() or c.is_ptr():
         raise _fail(f"arithmetic on pointers of types {a} and {c} is not supported")
+    if a.is_fp8() or c.is_fp8():
+        return _fp8_computation_type(a, c, div_or_mod)
     if a.is_fp64() or c.is_fp64():
         return float64
     if a.is_fp32() or c.is_fp32():
@@ -168,6 +172,9 @@ def cast(x: tensor, dst: dtype, b: Builder, bitcast: bool = False) -> tensor:
     out_ty = _with_shape(dst, x.shape)
     if src.is_ptr() or dst.is_ptr():
         raise _fail(f"casting between {src} and {dst} is not supported")
+    if src.is_fp8() or dst.is_fp8():
+        from kiln.language import fp8
+        return fp8.cast(x, dst, b, bitcast)
     if bitcast:
         if src.primitive_bitwidth != dst.primitive_bitwidth:
             raise _fail(f"cannot bitcast {src} to {dst}: bit widths {src.primitive_bitwidth} and "
@@ -271,6 +278,7 @@ def _arith(x: Any, y: Any, b: Builder, div_or_mod: bool = False) -> tuple[tensor
 
 
 def _emit(b: Builder, name: str, x: tensor, y: tensor) -> tensor:
+    _reject_fp8(_FP8_REJECTED_OPS.get(name, name), x)
     return tensor(b.binary(name, x.handle, y.handle), x.type)
 
 
@@ -367,6 +375,7 @@ def minus(x: Any, b: Builder) -> tensor:
     x = to_tensor(x, b)
     if x.dtype.is_ptr():
         raise _fail("cannot negate a pointer")
+    _reject_fp8("unary -", x)
     if x.dtype.is_floating():
         return tensor(b.unary("negf", x.handle), x.type)
     return sub(constant(0, x.dtype, b), x, b)
@@ -435,6 +444,7 @@ def _compare(kind: str, x: Any, y: Any, b: Builder) -> tensor:
         raise _fail(f"comparing pointers ({x.dtype} and {y.dtype}) is not supported")
     x, y, ty = _arith(x, y, b)
     result_ty = _with_shape(int1, x.shape)
+    _reject_fp8(_COMPARISON_SYMBOLS[kind], x)
     if ty.is_floating():
         return tensor(b.cmpf(_FLOAT_PREDICATES[kind], x.handle, y.handle), result_ty)
     table = _UNSIGNED_PREDICATES if ty.is_int_unsigned() else _SIGNED_PREDICATES
@@ -605,11 +615,13 @@ def math_unary(op: str, name: str, x: Any, b: Builder) -> tensor:
     x = to_tensor(x, b)
     if not x.dtype.is_floating():
         raise _fail(f"kl.{name} needs a floating-point argument, got {x.dtype}; convert it with .to(kl.float32)")
+    _reject_fp8(f"kl.{name}", x)
     return tensor(b.unary(op, x.handle), x.type)
 
 
 def abs(x: Any, b: Builder) -> tensor:  # noqa: A001 - Triton's name
     x = to_tensor(x, b)
+    _reject_fp8("kl.abs", x)
     if x.dtype.is_floating():
         return tensor(b.unary("absf", x.handle), x.type)
     if x.dtype.is_int_unsigned() or x.dtype.is_bool():
@@ -637,6 +649,7 @@ def fma(x: Any, y: Any, z: Any, b: Builder) -> tensor:
     if not ty.is_floating():
         raise _fail(f"kl.fma needs floating-point arguments, got {x.dtype}, {y.dtype} and {z.dtype}")
     x, y, z = (cast(v, ty, b) for v in (x, y, z))
+    _reject_fp8("kl.fma", x)
     shape = broadcast_shapes(broadcast_shapes(x.shape, y.shape), z.shape)
     x, y, z = (broadcast_to(v, shape, b) if shape else v for v in (x, y, z))
     return tensor(b.fma(x.handle, y.handle, z.handle), x.type)
@@ -741,6 +754,9 @@ def cast_with_rounding(x: Any, dst: dtype, b: Builder, rounding: Optional[str], 
     nearest = cast(x, dst, b)
     if rounding == "rtne":
         return nearest
+    if dst.is_fp8():
+        raise _fail(f"fp_downcast_rounding='{rounding}' is not supported for {dst!r}: conversions to fp8 round to "
+                    f"nearest even ('rtne')")
     from kiln.language.core import int16, int32 as _int32
     bits_ty = {16: int16, 32: _int32}[dst.primitive_bitwidth]
     widened = cast(nearest, x.dtype, b)
@@ -748,3 +764,38 @@ def cast_with_rounding(x: Any, dst: dtype, b: Builder, rounding: Optional[str], 
     bits = cast(nearest, bits_ty, b, bitcast=True)
     toward_zero = cast(sub(bits, 1, b), dst, b, bitcast=True)
     return where(away, toward_zero, nearest, b)
+
+
+# ---------------------------------------------------------------------------
+# fp8: promotion, and the operations that need a conversion first
+# ---------------------------------------------------------------------------
+
+_FP8_REJECTED_OPS = {"addf": "+", "subf": "-", "mulf": "*", "divf": "/", "remf": "%",
+                     "minimumf": "kl.minimum", "minnumf": "kl.minimum",
+                     "maximumf": "kl.maximum", "maxnumf": "kl.maximum"}
+_COMPARISON_SYMBOLS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def _fp8_computation_type(a: dtype, c: dtype, div_or_mod: bool) -> dtype:
+    """Triton's promotion with an fp8 operand: a wider float wins (fp16 with
+    fp8 is fp16, or fp32 for / and %; bf16 with fp8 is fp32), two different
+    fp8 types meet in fp16, and one fp8 type stays itself (so that ``where``
+    selects bytes; arithmetic on it is then rejected by ``_reject_fp8``)."""
+    if a.is_fp64() or c.is_fp64():
+        return float64
+    if a.is_fp32() or c.is_fp32() or a.is_bf16() or c.is_bf16():
+        return float32
+    if a.is_fp16() or c.is_fp16():
+        return float32 if div_or_mod else float16
+    if a.is_fp8() and c.is_fp8():
+        return a if a == c else float16
+    raise _fail(f"cannot combine {a!r} with {c!r}: convert the fp8 operand with .to(kl.float32) first")
+
+
+def _reject_fp8(op: str, x: tensor) -> None:
+    """fp8 values have no arithmetic of their own (as in Triton): name the
+    op and the type, and say how to compute instead."""
+    ty = x.dtype.scalar
+    if ty.is_fp8():
+        raise _fail(f"{op} is not supported on {ty!r} values; convert them with .to(kl.float32) (or kl.float16) "
+                    f"first")
