@@ -58,7 +58,7 @@ from kiln.language.core import (
     zeros,
 )
 from kiln.language.reduction import associative_scan, reduce
-from kiln.language.standard import argmax, argmin, cumprod, cumsum, max, min, softmax, sum, xor_sum
+from kiln.language.standard import argmax, argmin, cumprod, cumsum, max, min, softmax, sort, sum, xor_sum
 from kiln.language.atomics import (
     atomic_add,
     atomic_and,
@@ -79,7 +79,7 @@ __all__ = [
     "pointer_type", "program_id", "range", "rsqrt", "sin", "sqrt", "static_assert", "static_print",
     "static_range", "store", "tanh", "tensor", "uint8", "uint16", "uint32", "uint64", "where", "zeros",
     # reductions and scans
-    "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "max", "min", "reduce", "softmax", "sum",
+    "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "max", "min", "reduce", "softmax", "sort", "sum",
     "xor_sum",
     # Atomics.
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg",

@@ -211,3 +211,57 @@ def zeros_like(input: Any, _builder: Builder = None) -> tensor:
     if input.dtype.is_ptr():
         raise CompilationError(f"zeros_like needs a block of numbers, got {input.type}")
     return semantic.full(list(input.shape), 0, input.dtype, _builder)
+
+
+# ---------------------------------------------------------------------------
+# Sorting
+# ---------------------------------------------------------------------------
+
+
+@builtin
+def sort(x: Any, dim: Any = None, descending: Any = False, _builder: Builder = None) -> tensor:
+    """``x`` sorted along its last dimension (``dim`` must be it, as in
+    Triton), ascending unless ``descending``.
+
+    A bitonic sorting network: log2(n)·(log2(n)+1)/2 steps, each pairing
+    every element with the one whose index differs in one bit (a gather
+    along the axis) and keeping the smaller or the larger of the two.
+    """
+    from kiln.language import shapes
+
+    b = _builder
+    x = _block(x, "sort")
+    rank = len(x.shape)
+    axis = rank - 1 if _unwrap(dim) is None else _unwrap(dim)
+    if isinstance(axis, bool) or not isinstance(axis, int) or axis % rank != rank - 1:
+        raise CompilationError(f"kl.sort only sorts along the last dimension ({rank - 1}), got dim={axis!r}")
+    n = x.shape[-1]
+    # Each element's index along the axis, broadcast over the other axes.
+    index = semantic.arange(0, n, b)
+    for _ in range(rank - 1):
+        index = semantic.expand_dims(index, 0, b)
+    index = semantic.broadcast_to(index, x.shape, b)
+    down = bool(_unwrap(descending))
+    size = 2
+    while size <= n:
+        # Within each run of `size` elements: ascending runs alternate with
+        # descending ones, so that pairs of runs form bitonic sequences
+        # (the last run, the whole axis, in the requested order).
+        if size == n:
+            ascending = semantic.full(x.shape, 0 if down else 1, core.int1, b)
+        else:
+            ascending = semantic.equal(semantic.and_(index, size, b), 0, b)
+            if down:
+                ascending = semantic.logical_not(ascending, b)
+        distance = size // 2
+        while distance >= 1:
+            partner = shapes.gather(x, semantic.xor_(index, distance, b), rank - 1, _builder=b)
+            lower = semantic.equal(semantic.and_(index, distance, b), 0, b)
+            keep_smaller = semantic.equal(lower, ascending, b)
+            partner_smaller = semantic.less_than(partner, x, b)
+            partner_larger = semantic.greater_than(partner, x, b)
+            take = semantic.where(keep_smaller, partner_smaller, partner_larger, b)
+            x = semantic.where(take, partner, x, b)
+            distance //= 2
+        size *= 2
+    return x

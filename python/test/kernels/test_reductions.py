@@ -292,3 +292,32 @@ def test_reduction_errors(kernel, message) -> None:
         kiln.compile(kernel, signature={"x_ptr": "*fp32"}, constexprs={"BLOCK": 16}, target="cpu")
     assert message in str(info.value)
     assert "kl." in str(info.value)  # the source line is shown
+
+
+@kiln.jit
+def sort_kernel(x_ptr, out_ptr, M: kl.constexpr, N: kl.constexpr, DESCENDING: kl.constexpr):
+    offs = kl.arange(0, M)[:, None] * N + kl.arange(0, N)[None, :]
+    kl.store(out_ptr + offs, kl.sort(kl.load(x_ptr + offs), descending=DESCENDING))
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+@pytest.mark.parametrize("shape", [(1, 1), (4, 64)])
+def test_sort(arrays, shape, dtype, descending) -> None:
+    M, N = shape
+    x = _random(arrays, shape, dtype, seed=M * N)
+    out = arrays.full(shape, -1, dtype)
+    for num_warps in (1, 4) if arrays.backend == "cuda" else (4,):
+        sort_kernel[(1,)](x, out, M=M, N=N, DESCENDING=descending, num_warps=num_warps)
+        expected = torch.sort(x.cpu(), dim=1, descending=descending).values
+        assert torch.equal(out.cpu(), expected), num_warps
+
+
+def test_sort_error() -> None:
+    @kiln.jit
+    def sort_rows(x_ptr, N: kl.constexpr):
+        offs = kl.arange(0, N)[:, None] * N + kl.arange(0, N)[None, :]
+        kl.store(x_ptr + offs, kl.sort(kl.load(x_ptr + offs), dim=0))
+
+    with pytest.raises(kiln.CompilationError, match=r"kl.sort only sorts along the last dimension \(1\), got dim=0"):
+        kiln.compile(sort_rows, signature={"x_ptr": "*fp32"}, constexprs={"N": 8}, target="cpu")
