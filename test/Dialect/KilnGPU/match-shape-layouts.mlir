@@ -75,3 +75,24 @@ func.func @row_sums(%x: tensor<16x32xf32, #b2>, %out: !kiln.ptr<f32>) {
   return
 }
 }
+
+// -----
+
+// A range expanded twice into 3-D: the middle [1, 8] block would need a
+// slice of a slice; it is converted instead of recomputed.
+// CHECK: // -----
+#b1 = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#b2 = #kiln_gpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#b3 = #kiln_gpu.blocked<{sizePerThread = [1, 1, 1], threadsPerWarp = [1, 4, 8], warpsPerCTA = [1, 1, 4], order = [2, 1, 0]}>
+// CHECK-LABEL: func.func @twice_expanded
+// CHECK: %[[E:.*]] = kiln.expand_dims %{{.*}} {axis = 0 : i32}
+// CHECK: %[[C:.*]] = kiln_gpu.convert_layout %[[E]]
+// CHECK: kiln.expand_dims %[[C]] {axis = 0 : i32}
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+func.func @twice_expanded() -> tensor<1x1x8xi32, #b3> {
+  %r = kiln.make_range {start = 0 : i32, end = 8 : i32} : tensor<8xi32, #b1>
+  %e = kiln.expand_dims %r {axis = 0 : i32} : tensor<8xi32, #b1> -> tensor<1x8xi32, #b2>
+  %f = kiln.expand_dims %e {axis = 0 : i32} : tensor<1x8xi32, #b2> -> tensor<1x1x8xi32, #b3>
+  return %f : tensor<1x1x8xi32, #b3>
+}
+}

@@ -61,7 +61,11 @@ public:
          (load && !load.getIsVolatile()) ||
          (producer->hasTrait<OpTrait::Elementwise>() &&
           producer->getNumResults() == 1));
-    if (!recomputable) {
+    // A shape change whose result would be in a slice layout (a 1-D block
+    // expanded twice into 3-D) has no operand layout: it is converted too.
+    std::optional<Attribute> needed =
+        recomputable ? operandLayout(producer, encoding) : std::nullopt;
+    if (!needed) {
       if (!convertWhenStuck)
         return failure();
       // A block carried by control flow, a reduction's result...: its
@@ -78,12 +82,8 @@ public:
 
     IRMapping mapping;
     for (Value operand : producer->getOperands()) {
-      auto operandType = dyn_cast<RankedTensorType>(operand.getType());
-      if (!operandType)
+      if (!isa<RankedTensorType>(operand.getType()))
         continue;
-      FailureOr<Attribute> needed = operandLayout(producer, encoding);
-      if (failed(needed))
-        return failure();
       FailureOr<Value> replacement = get(operand, *needed);
       if (failed(replacement))
         return failure();
@@ -102,21 +102,19 @@ public:
     return clone->getResult(0);
   }
 
-  /// The layout `op`'s block operands need for its result to have `encoding`.
-  static FailureOr<Attribute> operandLayout(Operation *op, Attribute encoding) {
+  /// The layout `op`'s block operands need for its result to have
+  /// `encoding`, if there is one: shape changes need a blocked result.
+  static std::optional<Attribute> operandLayout(Operation *op,
+                                                Attribute encoding) {
     if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
       auto blocked = dyn_cast<BlockedEncodingAttr>(encoding);
       if (!blocked)
-        return op->emitOpError("with a result that is not in a blocked "
-                               "layout is not supported by the GPU lowering yet"),
-               failure();
+        return std::nullopt;
       return Attribute(SliceEncodingAttr::get(op->getContext(),
                                               expand.getAxis(), blocked));
     }
     if (isa<BroadcastOp>(op) && !isa<BlockedEncodingAttr>(encoding))
-      return op->emitOpError("with a result that is not in a blocked layout "
-                             "is not supported by the GPU lowering yet"),
-             failure();
+      return std::nullopt;
     return encoding; // element-wise, and broadcast: the same layout
   }
 
@@ -226,10 +224,13 @@ struct KilnGPUMatchShapeLayouts
       if (op->use_empty())
         continue;
       auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-      FailureOr<Attribute> needed =
+      std::optional<Attribute> needed =
           Rematerializer::operandLayout(op, resultType.getEncoding());
-      if (failed(needed))
+      if (!needed) {
+        op->emitOpError("with a result that is not in a blocked layout is "
+                        "not supported by the GPU lowering yet");
         return signalPassFailure();
+      }
       FailureOr<Value> operand = rematerializer.get(op->getOperand(0), *needed);
       if (failed(operand))
         return signalPassFailure();
