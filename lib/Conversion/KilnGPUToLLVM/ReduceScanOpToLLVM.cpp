@@ -282,7 +282,36 @@ struct ReduceOpLowering : public ConvertOpToLLVMPattern<ReduceOp> {
         }
       }
       emitBarrier(rewriter, loc);
+      if (!resultType) {
+        // A scalar result: every thread wants the same value, so the lanes
+        // of each warp share the work. Lane l reads warp (l mod W)'s
+        // partial, and a butterfly over the low lane bits combines them:
+        // one shared load and log2(W) shuffles instead of W loads.
+        Value lane = LLVM::URemOp::create(
+            rewriter, loc, NVVM::ThreadIdXOp::create(rewriter, loc, rewriter.getI32Type()),
+            createI32Constant(rewriter, loc, launch.threadsPerWarp));
+        Value slot = LLVM::AndOp::create(
+            rewriter, loc, lane, createI32Constant(rewriter, loc, spread->uniqueWarps - 1));
+        SmallVector<Value> acc;
+        for (unsigned i = 0; i < n; ++i) {
+          Value offset = LLVM::AddOp::create(
+              rewriter, loc, mulConst(rewriter, loc, slot, getSharedElementBytes(types[i])),
+              createI32Constant(rewriter, loc, arrays[i]));
+          acc.push_back(loadShared(rewriter, loc, types[i],
+                                   getSharedAddress(rewriter, loc, base, offset)));
+        }
+        for (int64_t step = 1; step < spread->uniqueWarps; step *= 2) {
+          Value offset = createI32Constant(rewriter, loc, step);
+          SmallVector<Value> other;
+          for (Value v : acc)
+            other.push_back(emitShuffle(rewriter, loc, v, offset, NVVM::ShflKind::bfly));
+          acc = combine(op, rewriter, acc, other, failedCombine);
+        }
+        results.front() = acc;
+      }
       for (auto [r, values] : llvm::enumerate(results)) {
+        if (!resultType)
+          break;
         SmallVector<Value> acc;
         for (int64_t w = 0; w < spread->uniqueWarps; ++w) {
           Value slot = LLVM::AddOp::create(rewriter, loc,

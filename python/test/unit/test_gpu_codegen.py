@@ -61,7 +61,10 @@ def test_division_instructions() -> None:
 def test_reduction_crosses_lanes_and_warps(num_warps, shared) -> None:
     compiled = _ptx(row_max, {"X": "*fp32", "Out": "*fp32"}, {"N": 4096}, num_warps=num_warps)
     ptx = compiled.asm["ptx"]
-    assert len(re.findall(r"shfl\.sync\.bfly\.b32", ptx)) == 5  # 32 lanes: 5 butterfly steps
+    # 32 lanes: 5 butterfly steps; then each warp's lanes combine the warps'
+    # partials, log2(num_warps) more.
+    steps = 5 + (num_warps.bit_length() - 1)
+    assert len(re.findall(r"shfl\.sync\.bfly\.b32", ptx)) == steps
     if shared:
         # One partial per warp in shared memory, between barriers.
         assert compiled.metadata["shared"] >= 4 * num_warps
