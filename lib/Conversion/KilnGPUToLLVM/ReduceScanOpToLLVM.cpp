@@ -115,6 +115,16 @@ Value mulConst(OpBuilder &builder, Location loc, Value v, int64_t c) {
   return LLVM::MulOp::create(builder, loc, v, createI32Constant(builder, loc, c));
 }
 
+/// Address of element `slot` (an i32) of the scratch array of `element`s
+/// that starts `arrayOffset` bytes after `base`.
+Value getArrayElementAddress(OpBuilder &builder, Location loc, Value base,
+                             int64_t arrayOffset, Type element, Value slot) {
+  Value offset = LLVM::AddOp::create(
+      builder, loc, mulConst(builder, loc, slot, getSharedElementBytes(element)),
+      createI32Constant(builder, loc, arrayOffset));
+  return getSharedAddress(builder, loc, base, offset);
+}
+
 /// Row-major linear index of each element a thread holds of `type`, from
 /// its coordinates (an i32 per element).
 SmallVector<Value> emitLinearIndices(OpBuilder &builder, Location loc,
@@ -268,16 +278,23 @@ struct ReduceOpLowering : public ConvertOpToLLVMPattern<ReduceOp> {
       Value base = getScratchBase(rewriter, loc);
       Value discard = getSharedAddress(rewriter, loc, base,
                                        createI32Constant(rewriter, loc, total - 8));
+      // Each operand's element `slot` of the scratch arrays.
+      auto loadSlot = [&](Value slot) {
+        SmallVector<Value> loaded;
+        for (unsigned i = 0; i < n; ++i)
+          loaded.push_back(loadShared(
+              rewriter, loc, types[i],
+              getArrayElementAddress(rewriter, loc, base, arrays[i], types[i], slot)));
+        return loaded;
+      };
       emitBarrier(rewriter, loc);
       for (auto [r, values] : llvm::enumerate(results)) {
         Value slot = LLVM::AddOp::create(rewriter, loc, mulConst(rewriter, loc, warp, count),
                                          linear[r]);
         for (unsigned i = 0; i < n; ++i) {
-          Value offset = LLVM::AddOp::create(
-              rewriter, loc, mulConst(rewriter, loc, slot, getSharedElementBytes(types[i])),
-              createI32Constant(rewriter, loc, arrays[i]));
           Value address = LLVM::SelectOp::create(
-              rewriter, loc, writes, getSharedAddress(rewriter, loc, base, offset), discard);
+              rewriter, loc, writes,
+              getArrayElementAddress(rewriter, loc, base, arrays[i], types[i], slot), discard);
           storeShared(rewriter, loc, values[i], address);
         }
       }
@@ -292,14 +309,7 @@ struct ReduceOpLowering : public ConvertOpToLLVMPattern<ReduceOp> {
             createI32Constant(rewriter, loc, launch.threadsPerWarp));
         Value slot = LLVM::AndOp::create(
             rewriter, loc, lane, createI32Constant(rewriter, loc, spread->uniqueWarps - 1));
-        SmallVector<Value> acc;
-        for (unsigned i = 0; i < n; ++i) {
-          Value offset = LLVM::AddOp::create(
-              rewriter, loc, mulConst(rewriter, loc, slot, getSharedElementBytes(types[i])),
-              createI32Constant(rewriter, loc, arrays[i]));
-          acc.push_back(loadShared(rewriter, loc, types[i],
-                                   getSharedAddress(rewriter, loc, base, offset)));
-        }
+        SmallVector<Value> acc = loadSlot(slot);
         for (int64_t step = 1; step < spread->uniqueWarps; step *= 2) {
           Value offset = createI32Constant(rewriter, loc, step);
           SmallVector<Value> other;
@@ -317,14 +327,7 @@ struct ReduceOpLowering : public ConvertOpToLLVMPattern<ReduceOp> {
           Value slot = LLVM::AddOp::create(rewriter, loc,
                                            createI32Constant(rewriter, loc, w * count),
                                            linear[r]);
-          SmallVector<Value> loaded;
-          for (unsigned i = 0; i < n; ++i) {
-            Value offset = LLVM::AddOp::create(
-                rewriter, loc, mulConst(rewriter, loc, slot, getSharedElementBytes(types[i])),
-                createI32Constant(rewriter, loc, arrays[i]));
-            loaded.push_back(loadShared(rewriter, loc, types[i],
-                                        getSharedAddress(rewriter, loc, base, offset)));
-          }
+          SmallVector<Value> loaded = loadSlot(slot);
           acc = acc.empty() ? loaded : combine(op, rewriter, acc, loaded, failedCombine);
         }
         values = acc;
@@ -500,14 +503,11 @@ struct ScanOpLowering : public ConvertOpToLLVMPattern<ScanOp> {
         createI32Constant(rewriter, loc, (reverse ? 0 : lanes - 1) * spread->laneStride));
 
     // Shared memory for the warps' totals: [warp][group position].
-    int64_t groupCount = layout.blocked.getElementsPerThread(layout.shape) == 0
-                             ? 0
-                             : [&] {
-                                 int64_t count = 1;
-                                 for (int64_t d : layout.shape)
-                                   count *= d;
-                                 return count / extent;
-                               }();
+    // Positions off the axis: the number of independent scans.
+    int64_t groupCount = 1;
+    for (int64_t d : layout.shape)
+      groupCount *= d;
+    groupCount /= extent;
     SmallVector<Type> types = getElementTypes(op.getSrcs());
     int64_t total;
     SmallVector<int64_t> arrays = getArrayOffsets(types, warps * groupCount, total);
@@ -532,10 +532,7 @@ struct ScanOpLowering : public ConvertOpToLLVMPattern<ScanOp> {
     auto totalAddress = [&](Value warp, Value group, unsigned i) {
       Value slot = LLVM::AddOp::create(rewriter, loc, mulConst(rewriter, loc, warp, groupCount),
                                        group);
-      Value offset = LLVM::AddOp::create(
-          rewriter, loc, mulConst(rewriter, loc, slot, getSharedElementBytes(types[i])),
-          createI32Constant(rewriter, loc, arrays[i]));
-      return getSharedAddress(rewriter, loc, base, offset);
+      return getArrayElementAddress(rewriter, loc, base, arrays[i], types[i], slot);
     };
 
     SmallVector<MaybeValues> carry(groups.size());
