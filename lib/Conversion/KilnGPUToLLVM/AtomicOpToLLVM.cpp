@@ -15,6 +15,8 @@
 
 #include "Utility.h"
 
+#include "kiln/Conversion/LLVMCommon/Patterns.h"
+
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -374,16 +376,6 @@ struct AtomicCASOpLowering : public AtomicLowering<AtomicCASOp> {
   }
 };
 
-struct AxisHintOpLowering : public ConvertOpToLLVMPattern<AxisHintOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(AxisHintOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, adaptor.getSrc());
-    return success();
-  }
-};
-
 struct DebugBarrierOpLowering : public ConvertOpToLLVMPattern<DebugBarrierOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
@@ -394,22 +386,12 @@ struct DebugBarrierOpLowering : public ConvertOpToLLVMPattern<DebugBarrierOp> {
   }
 };
 
-/// Assumptions only inform the analysis.
-struct AssumeOpLowering : public ConvertOpToLLVMPattern<AssumeOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(AssumeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
 } // namespace
 
 void mlir::kiln::gpu::populateAtomicOpToLLVMPatterns(
     KilnGPUToLLVMTypeConverter &converter, RewritePatternSet &patterns,
     const LaunchShape &launch) {
   patterns.add<AtomicRMWOpLowering, AtomicCASOpLowering>(converter, launch);
-  patterns.add<AxisHintOpLowering, DebugBarrierOpLowering, AssumeOpLowering>(converter);
+  patterns.add<DebugBarrierOpLowering>(converter);
+  populateHintOpToLLVMPatterns(converter, patterns);
 }

@@ -10,6 +10,8 @@
 
 #include "Utility.h"
 
+#include "kiln/Conversion/LLVMCommon/Patterns.h"
+
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -20,19 +22,6 @@ using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
 
 namespace {
-
-Value createString(OpBuilder &builder, Location loc, Operation *op, StringRef text) {
-  auto module = op->getParentOfType<ModuleOp>();
-  std::string name;
-  for (unsigned n = 0;; ++n) {
-    name = llvm::formatv("kiln_debug_string_{0}", n).str();
-    if (!module.lookupSymbol(name))
-      break;
-  }
-  std::string value = text.str();
-  value.push_back('\0');
-  return LLVM::createGlobalString(loc, builder, name, value, LLVM::Linkage::Internal);
-}
 
 /// Emits `body` under `condition` (an i1): a branch around it.
 void emitIf(ConversionPatternRewriter &rewriter, Location loc, Value condition,
@@ -126,7 +115,7 @@ struct PrintOpLowering : public ConvertOpToLLVMPattern<PrintOp> {
       std::string format = "pid (%d, %d, %d) idx (" + index + ") " + op.getPrefix().str() +
                            (numOperands > 1 ? llvm::formatv("(operand {0}) ", k).str() : "") +
                            valueFormat + "\n";
-      Value formatString = createString(rewriter, loc, op, format);
+      Value formatString = createGlobalCString(rewriter, loc, op, format);
       Type valueType = isFloat && !op.getHex() ? Type(rewriter.getF64Type()) : wide ? i64 : i32;
       SmallVector<Type> fields(3 + rank, i32);
       fields.push_back(valueType);
@@ -181,9 +170,9 @@ struct AssertOpLowering : public ConvertOpToLLVMPattern<AssertOp> {
                                              LLVM::LLVMVoidType::get(context));
     if (failed(assertFail))
       return failure();
-    Value message = createString(rewriter, loc, op, op.getMessage());
-    Value file = createString(rewriter, loc, op, op.getFile());
-    Value function = createString(rewriter, loc, op, op.getFunction());
+    Value message = createGlobalCString(rewriter, loc, op, op.getMessage());
+    Value file = createGlobalCString(rewriter, loc, op, op.getFile());
+    Value function = createGlobalCString(rewriter, loc, op, op.getFunction());
     Elements elements = getElements(rewriter, loc, op.getCond().getType(), launch);
     SmallVector<Value> conds = unpackElements(rewriter, loc, adaptor.getCond());
     Value trueValue = LLVM::ConstantOp::create(rewriter, loc, rewriter.getI1Type(),

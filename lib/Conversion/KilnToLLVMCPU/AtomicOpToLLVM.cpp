@@ -12,6 +12,7 @@
 
 #include "AtomicOpToLLVM.h"
 
+#include "kiln/Conversion/LLVMCommon/Patterns.h"
 #include "kiln/Conversion/LLVMCommon/VectorUtils.h"
 #include "kiln/Dialect/Kiln/IR/Dialect.h"
 
@@ -211,32 +212,11 @@ struct AtomicCASLowering : public ConvertOpToLLVMPattern<AtomicCASOp> {
   }
 };
 
-struct AxisHintLowering : public ConvertOpToLLVMPattern<AxisHintOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(AxisHintOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, adaptor.getSrc());
-    return success();
-  }
-};
-
 /// A program is one thread: nothing to wait for.
 struct DebugBarrierLowering : public ConvertOpToLLVMPattern<DebugBarrierOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
   matchAndRewrite(DebugBarrierOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
-/// Assumptions only inform the analysis.
-struct AssumeOpLowering : public ConvertOpToLLVMPattern<AssumeOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(AssumeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     rewriter.eraseOp(op);
     return success();
@@ -249,5 +229,6 @@ void mlir::kiln::populateAtomicAndHintOpToLLVMCPUPatterns(
     const LLVMTypeConverter &converter, RewritePatternSet &patterns,
     bool checked) {
   patterns.add<AtomicRMWLowering, AtomicCASLowering>(converter, checked);
-  patterns.add<AxisHintLowering, DebugBarrierLowering, AssumeOpLowering>(converter);
+  patterns.add<DebugBarrierLowering>(converter);
+  populateHintOpToLLVMPatterns(converter, patterns);
 }

@@ -10,13 +10,13 @@
 
 #include "AtomicOpToLLVM.h"
 
+#include "kiln/Conversion/LLVMCommon/Patterns.h"
 #include "kiln/Conversion/LLVMCommon/VectorUtils.h"
 #include "kiln/Dialect/Kiln/IR/Dialect.h"
 
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -25,20 +25,6 @@ namespace {
 
 constexpr StringLiteral kPrintFunction = "__kiln_cpu_print";
 constexpr StringLiteral kAssertFunction = "__kiln_cpu_assert_fail";
-
-/// The address of a NUL-terminated copy of `text` in a global of its own.
-Value createString(OpBuilder &builder, Location loc, Operation *op, StringRef text) {
-  auto module = op->getParentOfType<ModuleOp>();
-  std::string name;
-  for (unsigned n = 0;; ++n) {
-    name = llvm::formatv("kiln_debug_string_{0}", n).str();
-    if (!module.lookupSymbol(name))
-      break;
-  }
-  std::string value = text.str();
-  value.push_back('\0');
-  return LLVM::createGlobalString(loc, builder, name, value, LLVM::Linkage::Internal);
-}
 
 /// Emits `body(lane)` for lanes 0 .. lanes-1, skipping a lane whose `skip`
 /// bit (a vector<lanes x i1>, if given) is set.
@@ -116,7 +102,7 @@ struct PrintLowering : public ConvertOpToLLVMPattern<PrintOp> {
         LLVM::LLVMVoidType::get(context));
     if (failed(printFn))
       return failure();
-    Value prefix = createString(rewriter, loc, op, op.getPrefix());
+    Value prefix = createGlobalCString(rewriter, loc, op, op.getPrefix());
     int64_t numOperands = op.getArgs().size();
     for (auto [k, pair] : llvm::enumerate(llvm::zip(op.getArgs(), adaptor.getArgs()))) {
       auto [original, converted] = pair;
@@ -178,9 +164,9 @@ struct AssertLowering : public ConvertOpToLLVMPattern<AssertOp> {
         LLVM::LLVMVoidType::get(context));
     if (failed(failFn))
       return failure();
-    Value message = createString(rewriter, loc, op, op.getMessage());
-    Value file = createString(rewriter, loc, op, op.getFile());
-    Value function = createString(rewriter, loc, op, op.getFunction());
+    Value message = createGlobalCString(rewriter, loc, op, op.getMessage());
+    Value file = createGlobalCString(rewriter, loc, op, op.getFile());
+    Value function = createGlobalCString(rewriter, loc, op, op.getFunction());
     Value conds = asVector(rewriter, loc, adaptor.getCond());
     int64_t lanes = cast<VectorType>(conds.getType()).getNumElements();
     Type condType = op.getCond().getType();

@@ -13,6 +13,7 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -124,4 +125,47 @@ FailureOr<SmallVector<Value>> mlir::kiln::emitCombine(Operation *op,
   for (Value returned : block.getTerminator()->getOperands())
     results.push_back(vectorize(mapping.lookupOrDefault(returned)));
   return results;
+}
+
+namespace {
+
+struct AxisHintOpLowering : public ConvertOpToLLVMPattern<AxisHintOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(AxisHintOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getSrc());
+    return success();
+  }
+};
+
+struct AssumeOpLowering : public ConvertOpToLLVMPattern<AssumeOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(AssumeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::kiln::populateHintOpToLLVMPatterns(const LLVMTypeConverter &converter,
+                                              RewritePatternSet &patterns) {
+  patterns.add<AxisHintOpLowering, AssumeOpLowering>(converter);
+}
+
+Value mlir::kiln::createGlobalCString(OpBuilder &builder, Location loc,
+                                      Operation *op, StringRef text) {
+  auto module = op->getParentOfType<ModuleOp>();
+  std::string name;
+  for (unsigned n = 0;; ++n) {
+    name = llvm::formatv("kiln_debug_string_{0}", n).str();
+    if (!module.lookupSymbol(name))
+      break;
+  }
+  std::string value = text.str();
+  value.push_back('\0');
+  return LLVM::createGlobalString(loc, builder, name, value, LLVM::Linkage::Internal);
 }

@@ -28,6 +28,16 @@ LogicalResult convertStructuredControlFlow(ModuleOp module);
 void populateSplatAndAddPtrToLLVMPatterns(const LLVMTypeConverter &converter,
                                           RewritePatternSet &patterns);
 
+/// Adds the lowerings of the hint ops, which only inform the axis-info
+/// analysis: kiln.axis_hint becomes its operand, kiln.assume disappears.
+void populateHintOpToLLVMPatterns(const LLVMTypeConverter &converter,
+                                  RewritePatternSet &patterns);
+
+/// The address of a NUL-terminated copy of `text` in an internal global of
+/// its own (named kiln_debug_string_N) in `op`'s module.
+Value createGlobalCString(OpBuilder &builder, Location loc, Operation *op,
+                          StringRef text);
+
 /// Emits the combine function of a kiln.reduce or kiln.scan (its single
 /// block) on `accumulated` and `next`, one value per operand each, and
 /// returns the combined values. The values are scalars or vectors of one
