@@ -996,6 +996,23 @@ public:
                                              static_cast<uint32_t>(axis))));
   }
 
+  //--- matrix products -----------------------------------------------------//
+
+  PyValue dot(const PyValue &a, const PyValue &b, const PyValue &acc,
+              const std::string &inputPrecision, int maxNumImpreciseAcc) {
+    requireInsertionPoint();
+    blockOperand(a, "dot");
+    blockOperand(b, "dot");
+    RankedTensorType accType = blockOperand(acc, "dot");
+    std::optional<kd::InputPrecision> precision = kd::symbolizeInputPrecision(inputPrecision);
+    if (!precision)
+      throw py::value_error("unknown input precision '" + inputPrecision +
+                            "' (expected ieee, tf32 or tf32x3)");
+    return value(finish(kd::DotOp::create(builder, loc, accType, checkValue(a), checkValue(b),
+                                          checkValue(acc), *precision,
+                                          maxNumImpreciseAcc)));
+  }
+
 private:
   ContextRef context;
   mutable OpBuilder builder;
@@ -1496,7 +1513,10 @@ void initIR(py::module_ &m) {
       .def("split", &PyBuilder::split, py::arg("value"))
       .def("cat", &PyBuilder::cat, py::arg("lhs"), py::arg("rhs"))
       .def("flip", &PyBuilder::flip, py::arg("value"), py::arg("axis"))
-      .def("gather", &PyBuilder::gather, py::arg("src"), py::arg("index"), py::arg("axis"));
+      .def("gather", &PyBuilder::gather, py::arg("src"), py::arg("index"), py::arg("axis"))
+      // Matrix products.
+      .def("dot", &PyBuilder::dot, py::arg("a"), py::arg("b"), py::arg("acc"),
+           py::arg("input_precision"), py::arg("max_num_imprecise_acc"));
 
   m.attr("BINARY_OPS") = py::cast(namesOf(kBinaryOps));
   m.attr("UNARY_OPS") = py::cast(namesOf(kUnaryOps));

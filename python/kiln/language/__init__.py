@@ -161,3 +161,8 @@ __all__ += ["broadcast", "cat", "flip", "gather", "histogram", "interleave", "jo
 from kiln.language.core import float8e4nv, float8e5  # noqa: E402
 
 __all__ += ["float8e4nv", "float8e5"]
+
+# Matrix products.
+from kiln.language.dot import dot  # noqa: E402
+
+__all__ += ["dot"]

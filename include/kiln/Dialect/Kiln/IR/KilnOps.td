@@ -341,5 +341,6 @@ def Kiln_ExternElementwiseOp : Kiln_Op<"extern_elementwise", [Pure, Elementwise,
 include "kiln/Dialect/Kiln/IR/KilnAtomicOps.td"
 include "kiln/Dialect/Kiln/IR/KilnHintOps.td"
 include "kiln/Dialect/Kiln/IR/KilnShapeOps.td"
+include "kiln/Dialect/Kiln/IR/KilnDotOps.td"
 
 #endif // KILN_OPS

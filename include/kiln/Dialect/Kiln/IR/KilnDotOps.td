@@ -1,0 +1,55 @@
+//===- KilnDotOps.td - Matrix products of blocks ------------*- tablegen -*-===//
+//
+// kiln.dot: the block-level matrix product that the GPU backend maps onto
+// tensor cores and the CPU backend onto vector multiply-adds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DOT_OPS
+#define KILN_DOT_OPS
+
+def Kiln_InputPrecision : I32EnumAttr<"InputPrecision",
+    "how fp32 operands of a dot are multiplied", [
+    I32EnumAttrCase<"ieee", 0>, I32EnumAttrCase<"tf32", 1>,
+    I32EnumAttrCase<"tf32x3", 2>]> {
+  let cppNamespace = "::mlir::kiln";
+  let genSpecializedAttr = 0;
+}
+def Kiln_InputPrecisionAttr : EnumAttr<Kiln_Dialect, Kiln_InputPrecision, "precision"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Kiln_DotOp : Kiln_Op<"dot", [Pure, AllTypesMatch<["c", "d"]>]> {
+  let summary = "Matrix product of two blocks, added to a third";
+  let description = [{
+    `d = a @ b + c` for `a` of shape [M, K], `b` of shape [K, N] and `c` of
+    shape [M, N], or the batched form with a leading batch dimension on all
+    three. `a` and `b` have one element type: f16, bf16 or f32 multiplied
+    into an f32 (or, for f16, also an f16) accumulator, or i8 into i32.
+    Products are summed in an unspecified order.
+
+    `inputPrecision` says how f32 operands are multiplied: exactly
+    (`ieee`), rounded to tf32 (`tf32`, 10 explicit mantissa bits, what
+    tensor cores take), or split into a high and low tf32 part and
+    multiplied three times (`tf32x3`, close to fp32 accuracy). Backends
+    without tf32 arithmetic may compute more precisely than asked.
+    `maxNumImpreciseAcc`, when set, bounds how many products an fp8 dot
+    may accumulate at reduced precision before promoting (Triton's
+    argument of the same name); 0 or absent means full precision.
+
+    Example:
+    ```mlir
+    %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<tf32>} : tensor<64x32xf16> * tensor<32x128xf16> -> tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Block:$a, Kiln_Block:$b, Kiln_Block:$c,
+                   Kiln_InputPrecisionAttr:$inputPrecision,
+                   DefaultValuedAttr<I32Attr, "0">:$maxNumImpreciseAcc);
+  let results = (outs Kiln_Block:$d);
+  let assemblyFormat = [{
+    $a `,` $b `,` $c attr-dict `:` type($a) `*` type($b) `->` type($d)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // KILN_DOT_OPS

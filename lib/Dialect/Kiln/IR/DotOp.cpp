@@ -1,0 +1,54 @@
+//===- DotOp.cpp - Verifier of kiln.dot ------------------------------------===//
+//
+// Checks the shapes and element types a dot relates, so that a frontend
+// mistake is reported at the kernel line that wrote the dot.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/IR/Dialect.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+/// Whether a dot may multiply `operand` elements into `acc` elements.
+static bool isSupportedDotPair(Type operand, Type acc) {
+  if (operand.isInteger(8))
+    return acc.isInteger(32);
+  if (operand.isF16())
+    return acc.isF32() || acc.isF16();
+  if (operand.isBF16() || operand.isF32())
+    return acc.isF32();
+  return false;
+}
+
+LogicalResult DotOp::verify() {
+  auto aType = cast<RankedTensorType>(getA().getType());
+  auto bType = cast<RankedTensorType>(getB().getType());
+  auto cType = cast<RankedTensorType>(getC().getType());
+  int64_t rank = aType.getRank();
+  if (rank != 2 && rank != 3)
+    return emitOpError() << "expected 2-D or 3-D operands, got rank " << rank;
+  if (bType.getRank() != rank || cType.getRank() != rank)
+    return emitOpError() << "expected operands and accumulator of one rank, got "
+                         << aType << ", " << bType << " and " << cType;
+  ArrayRef<int64_t> a = aType.getShape(), b = bType.getShape(), c = cType.getShape();
+  int64_t m = rank - 2, n = rank - 1;
+  if (a[n] != b[m])
+    return emitOpError() << "expected the inner dimensions to agree, got "
+                         << aType << " * " << bType;
+  if (c[m] != a[m] || c[n] != b[n] || (rank == 3 && (a[0] != b[0] || c[0] != a[0])))
+    return emitOpError() << "expected an accumulator of shape matching " << aType
+                         << " * " << bType << ", got " << cType;
+  if (aType.getElementType() != bType.getElementType())
+    return emitOpError() << "expected operands of one element type, got "
+                         << aType.getElementType() << " and " << bType.getElementType();
+  if (!isSupportedDotPair(aType.getElementType(), cType.getElementType()))
+    return emitOpError() << "cannot multiply " << aType.getElementType()
+                         << " operands into a " << cType.getElementType()
+                         << " accumulator";
+  if (getInputPrecision() != InputPrecision::ieee && !aType.getElementType().isF32())
+    return emitOpError() << "input precision "
+                         << stringifyInputPrecision(getInputPrecision())
+                         << " only applies to f32 operands";
+  return success();
+}

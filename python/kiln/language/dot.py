@@ -1,0 +1,124 @@
+"""``kl.dot``: the block matrix product, with Triton's semantics.
+
+``dot(a, b, acc=None, input_precision=None, max_num_imprecise_acc=None,
+out_dtype=float32)`` multiplies an [M, K] block by a [K, N] block (or a
+batch of them: [B, M, K] by [B, K, N]) and adds ``acc``. fp16 and bf16
+operands accumulate in fp32 (fp16 also in fp16, with ``out_dtype=float16``),
+int8 operands in int32, fp32 operands in fp32 with ``input_precision``
+"tf32" (the default, as Triton's), "tf32x3" or "ieee". fp8 operands
+(``float8e4nv``, ``float8e5``) are widened to fp16, which holds every fp8
+value exactly, and multiplied as fp16.
+
+Every dimension must be at least 16 and a power of two, as in Triton.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+from kiln.errors import CompilationError
+from kiln.language import semantic
+from kiln.language.core import (
+    _unwrap, block_type, builtin, dtype, float16, float32, int32, tensor,
+)
+
+Builder = Any
+
+#: Accepted spellings of ``input_precision``, as Triton's (lower case).
+_PRECISIONS = ("tf32", "tf32x3", "ieee")
+
+
+def _fail(message: str) -> CompilationError:
+    return CompilationError(message)
+
+
+def _default_precision() -> str:
+    """Triton reads its default from TRITON_F32_DEFAULT; Kiln from
+    KILN_F32_DEFAULT (same values)."""
+    return os.environ.get("KILN_F32_DEFAULT", "tf32")
+
+
+def _operand(value: Any, what: str, b: Builder) -> tensor:
+    x = semantic.to_tensor(_unwrap(value), b)
+    if len(x.shape) not in (2, 3):
+        raise _fail(f"kl.dot: {what} must be a 2-D or 3-D block, got shape {x.shape}")
+    return x
+
+
+def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
+             max_num_imprecise_acc: Optional[int], out_dtype: dtype, b: Builder) -> tensor:
+    x = _operand(a, "the first operand", b)
+    y = _operand(b_, "the second operand", b)
+    if len(x.shape) != len(y.shape):
+        raise _fail(f"kl.dot: operands of shapes {x.shape} and {y.shape} have different ranks")
+    if x.shape[-1] != y.shape[-2]:
+        raise _fail(f"kl.dot: the inner dimensions of shapes {x.shape} and {y.shape} differ "
+                    f"({x.shape[-1]} != {y.shape[-2]})")
+    if len(x.shape) == 3 and x.shape[0] != y.shape[0]:
+        raise _fail(f"kl.dot: the batch dimensions of shapes {x.shape} and {y.shape} differ")
+    for d in (x.shape[-2], x.shape[-1], y.shape[-1]):
+        if d < 16:
+            raise _fail(f"kl.dot: every dimension must be at least 16, got {x.shape} * {y.shape}")
+
+    xt, yt = x.dtype, y.dtype
+    if xt.is_fp8() and yt.is_fp8():
+        x, y = semantic.cast(x, float16, b), semantic.cast(y, float16, b)
+    elif xt.is_fp8() or yt.is_fp8():
+        raise _fail(f"kl.dot: an fp8 operand needs an fp8 partner, got {xt} and {yt}")
+    elif xt != yt:
+        raise _fail(f"kl.dot: operands must have one dtype, got {xt} and {yt}")
+    elem = x.dtype
+    if not (elem.is_fp16() or elem.is_bf16() or elem.is_fp32() or elem.name == "int8"):
+        raise _fail(f"kl.dot: unsupported operand dtype {xt} (expected fp16, bf16, fp32, int8 or fp8)")
+
+    out_dtype = _unwrap(out_dtype)
+    if elem.name == "int8":
+        out_dtype = int32
+    elif not isinstance(out_dtype, dtype) or not (out_dtype.is_fp32() or (out_dtype.is_fp16() and elem.is_fp16())):
+        raise _fail(f"kl.dot: out_dtype {out_dtype} is not supported for {elem} operands "
+                    f"(float32, or float16 for fp16 operands)")
+
+    precision = _unwrap(input_precision)
+    if precision is None:
+        precision = _default_precision() if elem.is_fp32() else "ieee"
+    precision = str(precision).lower()
+    if precision not in _PRECISIONS:
+        raise _fail(f"kl.dot: input_precision must be one of {', '.join(_PRECISIONS)}, got {precision!r}")
+    if not elem.is_fp32():
+        precision = "ieee"
+
+    shape = x.shape[:-1] + [y.shape[-1]]
+    acc = _unwrap(acc)
+    if acc is None:
+        c = semantic.full(shape, 0, out_dtype, b)
+    else:
+        c = semantic.to_tensor(acc, b)
+        if c.shape != shape:
+            raise _fail(f"kl.dot: acc has shape {c.shape}, expected {shape}")
+        if c.dtype != out_dtype:
+            if elem.name == "int8" or not (c.dtype.is_fp32() or c.dtype.is_fp16()):
+                raise _fail(f"kl.dot: acc has dtype {c.dtype}, expected {out_dtype}")
+            out_dtype = c.dtype
+            if out_dtype.is_fp16() and not elem.is_fp16():
+                raise _fail(f"kl.dot: an fp16 acc needs fp16 operands, got {elem}")
+    imprecise = _unwrap(max_num_imprecise_acc) or 0
+    handle = b.dot(x.handle, y.handle, c.handle, precision, int(imprecise))
+    return tensor(handle, block_type(out_dtype, shape))
+
+
+@builtin
+def dot(input: Any, other: Any, acc: Any = None, input_precision: Optional[str] = None,
+        allow_tf32: Optional[bool] = None, max_num_imprecise_acc: Optional[int] = None,
+        out_dtype: dtype = float32, _builder: Builder = None) -> tensor:
+    """The matrix product ``input @ other`` (plus ``acc`` when given).
+
+    ``allow_tf32`` is Triton's deprecated spelling: ``True`` means "tf32",
+    ``False`` means "ieee"; it cannot be combined with ``input_precision``.
+    """
+    allow_tf32 = _unwrap(allow_tf32)
+    if allow_tf32 is not None:
+        if _unwrap(input_precision) is not None:
+            raise _fail("kl.dot: give only one of input_precision and allow_tf32")
+        input_precision = "tf32" if allow_tf32 else "ieee"
+    return dot_impl(input, other, acc, input_precision, max_num_imprecise_acc, out_dtype, _builder)
