@@ -167,6 +167,7 @@ struct ConvertKilnGPUToLLVM
     populateAtomicOpToLLVMPatterns(converter, patterns, launch);
     populateDebugOpToLLVMPatterns(converter, patterns, launch);
     populateShapeOpToLLVMPatterns(converter, patterns, launch);
+    populateDotOpToLLVMPatterns(converter, patterns, launch);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLibdevicePatterns(converter, patterns);
     populateExternElementwiseToLLVMPatterns(converter, patterns);

@@ -666,6 +666,8 @@ struct ScanOpLowering : public ConvertOpToLLVMPattern<ScanOp> {
 int64_t mlir::kiln::gpu::getScratchBytes(Operation *op, const LaunchShape &launch) {
   if (int64_t bytes = getShapeOpScratchBytes(op))
     return bytes;
+  if (int64_t bytes = getDotOpScratchBytes(op))
+    return bytes;
   if (auto reduce = dyn_cast<ReduceOp>(op)) {
     auto type = cast<RankedTensorType>(reduce.getSrcs().front().getType());
     std::optional<AxisSpread> spread = AxisSpread::get(type, reduce.getAxis());

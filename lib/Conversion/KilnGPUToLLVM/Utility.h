@@ -137,6 +137,16 @@ void populateShapeOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
 /// elements, the source only for a gather.
 int64_t getShapeOpScratchBytes(Operation *op);
 
+/// kiln.dot: tensor cores (mma.sync) for results in the mma accumulator
+/// layout, FMAs otherwise; operands through the shared memory scratch
+/// (DotOpToLLVM.cpp).
+void populateDotOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
+                                 RewritePatternSet &patterns,
+                                 const LaunchShape &launch);
+
+/// Bytes of scratch a dot needs for its operand tiles (0 for other ops).
+int64_t getDotOpScratchBytes(Operation *op);
+
 /// Device prints (vprintf) and device assertions (__assertfail).
 void populateDebugOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                    RewritePatternSet &patterns,

@@ -38,6 +38,8 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   // ...and blocks that change shape get the layouts that make expand_dims
   // and broadcast free (the originals they replace die in canonicalize).
   pm.addPass(gpu::createKilnGPUMatchShapeLayouts());
+  // ...and dots the tensor cores can compute get their accumulator layout.
+  pm.addPass(gpu::createKilnGPUAccelerateMatmul());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -32,6 +32,7 @@ from kiln import _C
 from kiln.compiler.specialization import Specialization
 from kiln.errors import CompilationError
 from kiln.language import core, debugging, semantic
+from kiln import language
 from kiln.language.block_pointer import block_pointer
 from kiln.language.compile_time import is_constexpr_function
 from kiln.language.core import constexpr, dtype, tensor
@@ -1203,6 +1204,17 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                     builtins.abs, builtins.isinstance, builtins.getattr, builtins.hasattr, builtins.tuple,
                     builtins.str):
             if any(_is_runtime(v) for v in list(args) + list(kwargs.values())):
+                # As in Triton, min/max of two or more values and abs of one
+                # also take runtime values (element-wise, NaN-ignoring).
+                elementwise = {builtins.min: language.minimum, builtins.max: language.maximum}
+                if func in elementwise and len(args) >= 2 and not kwargs:
+                    result = args[0]
+                    for arg in args[1:]:
+                        result = self._run(node, lambda r=result, a=arg: _unwrap(
+                            elementwise[func](r, a, _builder=self.builder)))
+                    return result
+                if func is builtins.abs and len(args) == 1 and not kwargs:
+                    return self._run(node, lambda: _unwrap(language.abs(args[0], _builder=self.builder)))
                 hint = {"min": "kl.minimum", "max": "kl.maximum", "abs": "kl.abs"}.get(func.__name__)
                 raise self.error(f"{func.__name__}() only works on compile-time values here"
                                  + (f"; use {hint} for runtime values" if hint else ""), node)

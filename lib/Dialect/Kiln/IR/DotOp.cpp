@@ -7,6 +7,10 @@
 
 #include "kiln/Dialect/Kiln/IR/Dialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
 using namespace mlir;
 using namespace mlir::kiln;
 
@@ -51,4 +55,43 @@ LogicalResult DotOp::verify() {
                          << stringifyInputPrecision(getInputPrecision())
                          << " only applies to f32 operands";
   return success();
+}
+
+namespace {
+
+/// Whether `value` is a block of zeros.
+bool isZeroBlock(Value value) {
+  if (auto splat = value.getDefiningOp<SplatOp>())
+    value = splat.getSrc();
+  return matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero());
+}
+
+/// `x + dot(a, b, 0)` becomes `dot(a, b, x)`: the tensor cores then add
+/// into the accumulator (what `acc += kl.dot(a, b)` means), and a loop
+/// carries it in the dot's layout.
+template <typename AddOp>
+struct AddIntoDot : public OpRewritePattern<AddOp> {
+  using OpRewritePattern<AddOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp add, PatternRewriter &rewriter) const override {
+    for (unsigned i = 0; i < 2; ++i) {
+      auto dot = add->getOperand(i).template getDefiningOp<DotOp>();
+      Value other = add->getOperand(1 - i);
+      if (!dot || !dot->hasOneUse() || other.getType() != dot.getType() ||
+          !isZeroBlock(dot.getC()))
+        continue;
+      rewriter.replaceOpWithNewOp<DotOp>(add, dot.getType(), dot.getA(), dot.getB(),
+                                         other, dot.getInputPrecision(),
+                                         dot.getMaxNumImpreciseAcc());
+      return success();
+    }
+    return failure();
+  }
+};
+
+} // namespace
+
+void DotOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                        MLIRContext *context) {
+  results.add<AddIntoDot<arith::AddFOp>, AddIntoDot<arith::AddIOp>>(context);
 }

@@ -153,6 +153,50 @@ mlir::kiln::gpu::getThreadLayout(RankedTensorType type) {
   return std::nullopt;
 }
 
+BlockedEncodingAttr mlir::kiln::gpu::getMmaAccumulatorLayout(
+    MLIRContext *context, ArrayRef<int64_t> shape, int numWarps,
+    int threadsPerWarp) {
+  if (shape.size() != 2 || threadsPerWarp != 32)
+    return {};
+  int64_t m = shape[0], n = shape[1];
+  // Split the warps over rows and columns, each time halving the larger
+  // extent a warp covers, while whole instruction tiles remain.
+  unsigned warpsM = 1, warpsN = 1;
+  while (int64_t(warpsM) * warpsN < numWarps) {
+    bool canSplitM = m % (16 * warpsM * 2) == 0;
+    bool canSplitN = n % (8 * warpsN * 2) == 0;
+    if (canSplitM && (m / warpsM >= n / warpsN || !canSplitN))
+      warpsM *= 2;
+    else if (canSplitN)
+      warpsN *= 2;
+    else
+      return {};
+  }
+  if (m % (16 * warpsM) != 0 || n % (8 * warpsN) != 0)
+    return {};
+  return BlockedEncodingAttr::get(context, {1, 2}, {8, 4}, {warpsM, warpsN},
+                                  {1, 0});
+}
+
+bool mlir::kiln::gpu::hasMmaAccumulatorLayout(RankedTensorType type,
+                                              int numWarps, int threadsPerWarp) {
+  BlockedEncodingAttr layout = getMmaAccumulatorLayout(
+      type.getContext(), type.getShape(), numWarps, threadsPerWarp);
+  return layout && type.getEncoding() == layout;
+}
+
+int mlir::kiln::gpu::getComputeCapability(StringRef target) {
+  if (!target.consume_front("sm_"))
+    return 0;
+  int capability = 0;
+  for (char c : target) {
+    if (c < '0' || c > '9')
+      break;
+    capability = capability * 10 + (c - '0');
+  }
+  return capability;
+}
+
 int mlir::kiln::gpu::getNumWarps(ModuleOp module) {
   if (auto attr = module->getAttrOfType<IntegerAttr>(
           KilnGPUDialect::getNumWarpsAttrName()))

@@ -14,6 +14,8 @@
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 
+#include "Rematerializer.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -28,100 +30,6 @@ using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
 
 namespace {
-
-/// Recomputes values under another layout, once per (value, layout).
-class Rematerializer {
-public:
-  /// `value` with encoding `encoding`: itself, or a clone of its producer
-  /// (and, recursively, of the producers of its block operands).
-  /// With `convertWhenStuck`, a value whose producer cannot be recomputed
-  /// is converted (kiln_gpu.convert_layout); without it, get() fails
-  /// quietly there instead.
-  explicit Rematerializer(bool convertWhenStuck)
-      : convertWhenStuck(convertWhenStuck) {}
-
-  /// `value` with encoding `encoding`: itself, or a clone of its producer
-  /// (and, recursively, of the producers of its block operands).
-  FailureOr<Value> get(Value value, Attribute encoding) {
-    auto type = cast<RankedTensorType>(value.getType());
-    if (type.getEncoding() == encoding)
-      return value;
-    auto key = std::make_pair(value, encoding);
-    if (auto it = memo.find(key); it != memo.end())
-      return it->second;
-
-    Operation *producer = value.getDefiningOp();
-    if (auto convert = dyn_cast_if_present<ConvertLayoutOp>(producer))
-      return get(convert.getSrc(), encoding);
-    auto load = dyn_cast_if_present<LoadOp>(producer);
-    bool recomputable =
-        producer &&
-        (isa<MakeRangeOp, SplatOp, arith::ConstantOp, AddPtrOp, ExpandDimsOp,
-             BroadcastOp, arith::SelectOp, AxisHintOp>(producer) ||
-         (load && !load.getIsVolatile()) ||
-         (producer->hasTrait<OpTrait::Elementwise>() &&
-          producer->getNumResults() == 1));
-    // A shape change whose result would be in a slice layout (a 1-D block
-    // expanded twice into 3-D) has no operand layout: it is converted too.
-    std::optional<Attribute> needed =
-        recomputable ? operandLayout(producer, encoding) : std::nullopt;
-    if (!needed) {
-      if (!convertWhenStuck)
-        return failure();
-      // A block carried by control flow, a reduction's result...: its
-      // elements move between threads.
-      OpBuilder builder(value.getContext());
-      builder.setInsertionPointAfterValue(value);
-      auto newType = RankedTensorType::get(type.getShape(),
-                                           type.getElementType(), encoding);
-      Value converted =
-          ConvertLayoutOp::create(builder, value.getLoc(), newType, value);
-      memo[key] = converted;
-      return converted;
-    }
-
-    IRMapping mapping;
-    for (Value operand : producer->getOperands()) {
-      if (!isa<RankedTensorType>(operand.getType()))
-        continue;
-      FailureOr<Value> replacement = get(operand, *needed);
-      if (failed(replacement))
-        return failure();
-      mapping.map(operand, *replacement);
-    }
-    OpBuilder builder(producer->getContext());
-    builder.setInsertionPointAfter(producer);
-    Operation *clone = builder.clone(*producer, mapping);
-    auto newType = RankedTensorType::get(type.getShape(), type.getElementType(),
-                                         encoding);
-    clone->getResult(0).setType(newType);
-    if (auto constant = dyn_cast<arith::ConstantOp>(clone))
-      if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
-        constant.setValueAttr(dense.reshape(newType));
-    memo[key] = clone->getResult(0);
-    return clone->getResult(0);
-  }
-
-  /// The layout `op`'s block operands need for its result to have
-  /// `encoding`, if there is one: shape changes need a blocked result.
-  static std::optional<Attribute> operandLayout(Operation *op,
-                                                Attribute encoding) {
-    if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
-      auto blocked = dyn_cast<BlockedEncodingAttr>(encoding);
-      if (!blocked)
-        return std::nullopt;
-      return Attribute(SliceEncodingAttr::get(op->getContext(),
-                                              expand.getAxis(), blocked));
-    }
-    if (isa<BroadcastOp>(op) && !isa<BlockedEncodingAttr>(encoding))
-      return std::nullopt;
-    return encoding; // element-wise, and broadcast: the same layout
-  }
-
-private:
-  bool convertWhenStuck;
-  DenseMap<std::pair<Value, Attribute>, Value> memo;
-};
 
 /// Gives each reduction over a block of two or more dimensions the slice of
 /// its operand's layout as result layout (what its lowering produces, with
@@ -181,30 +89,6 @@ void setReductionLayouts(ModuleOp module) {
       auto back = ConvertLayoutOp::create(builder, op.getLoc(), type, result);
       result.replaceAllUsesExcept(back, back);
     }
-  });
-}
-
-/// A store of a converted block stores the unconverted block instead, with
-/// its pointers and mask recomputed under that block's layout, when they can
-/// be: no data moves between threads.
-void storeWithoutConversion(ModuleOp module) {
-  Rematerializer strict(/*convertWhenStuck=*/false);
-  module.walk([&](StoreOp store) {
-    auto convert = store.getValue().getDefiningOp<ConvertLayoutOp>();
-    if (!convert)
-      return;
-    Attribute encoding = convert.getSrc().getType().getEncoding();
-    FailureOr<Value> ptr = strict.get(store.getPtr(), encoding);
-    if (failed(ptr))
-      return;
-    FailureOr<Value> mask = store.getMask() ? strict.get(store.getMask(), encoding)
-                                            : FailureOr<Value>(Value());
-    if (failed(mask))
-      return;
-    store.getPtrMutable().assign(*ptr);
-    if (*mask)
-      store.getMaskMutable().assign(*mask);
-    store.getValueMutable().assign(convert.getSrc());
   });
 }
 

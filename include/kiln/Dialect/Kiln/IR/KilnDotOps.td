@@ -50,6 +50,7 @@ def Kiln_DotOp : Kiln_Op<"dot", [Pure, AllTypesMatch<["c", "d"]>]> {
     $a `,` $b `,` $c attr-dict `:` type($a) `*` type($b) `->` type($d)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 #endif // KILN_DOT_OPS

@@ -34,6 +34,24 @@ BlockedEncodingAttr getDefaultBlockedEncoding(MLIRContext *context,
                                               unsigned sizePerThread,
                                               int numWarps, int threadsPerWarp);
 
+/// The blocked layout that `mma.sync.m16n8k16` leaves its accumulator in,
+/// for an [M, N] dot result on `numWarps` warps: pairs of columns per
+/// thread, 4 threads along a row and 8 rows per warp, warps tiled over the
+/// block as evenly as it allows. Null when the block does not tile: each
+/// warp needs whole 16-row instruction tiles (rows 8 apart in the layout's
+/// repeats pair up) and whole 8-column ones.
+BlockedEncodingAttr getMmaAccumulatorLayout(MLIRContext *context,
+                                            ArrayRef<int64_t> shape, int numWarps,
+                                            int threadsPerWarp);
+
+/// Whether `type` (a dot result) has the layout getMmaAccumulatorLayout
+/// gives for its shape on `numWarps` warps.
+bool hasMmaAccumulatorLayout(RankedTensorType type, int numWarps,
+                             int threadsPerWarp);
+
+/// The compute capability of a target name such as "sm_90a" (90), or 0.
+int getComputeCapability(StringRef target);
+
 /// How a block's elements are spread over threads, whatever its encoding: a
 /// blocked layout and the shape it applies to. A slice layout is its parent
 /// applied to the block's shape with a dimension of size one inserted.

@@ -58,4 +58,37 @@ def KilnGPUMatchShapeLayouts : Pass<"kiln-gpu-match-shape-layouts", "mlir::Modul
   }];
 }
 
+def KilnGPUAccelerateMatmul : Pass<"kiln-gpu-accelerate-matmul", "mlir::ModuleOp"> {
+  let summary = "Give dots the accumulator layout of the tensor-core instructions";
+  let description = [{
+    A `kiln.dot` that the target's tensor cores can compute (sm_80 and
+    later: 2-D f16 or bf16 operands, dimensions that tile by the
+    instruction) gets as result layout the one `mma.sync.m16n8k16` leaves
+    its accumulator in: each thread holds pairs of columns of an 8x8 tile,
+    4 threads along a row, 8 rows a warp, warps tiled over the block. That
+    layout is an ordinary blocked layout, so everything downstream
+    (element-wise ops, loop-carried values, stores) works on it unchanged.
+    Other dots keep a blocked result and are computed with FMAs.
+
+    The accumulator operand is recomputed (or converted) under that layout.
+    A block carried by an `scf.for` that is converted to the dot's layout
+    on entry and back before the yield is carried in the dot's layout
+    instead, and conversions of the result are sunk below element-wise ops
+    so that stores take the dot's layout directly (their pointers are
+    recomputed).
+
+    Before:
+    ```mlir
+    %d = kiln.dot %a, %b, %c : tensor<64x32xf16, #blockedA> * tensor<32x64xf16, #blockedB> -> tensor<64x64xf32, #blocked>
+    ```
+    After:
+    ```mlir
+    %c2 = kiln_gpu.convert_layout %c : tensor<64x64xf32, #blocked> -> tensor<64x64xf32, #mma>
+    %d2 = kiln.dot %a, %b, %c2 : tensor<64x32xf16, #blockedA> * tensor<32x64xf16, #blockedB> -> tensor<64x64xf32, #mma>
+    %d = kiln_gpu.convert_layout %d2 : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #blocked>
+    ```
+    where `#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>`.
+  }];
+}
+
 #endif // KILN_GPU_TRANSFORMS_PASSES

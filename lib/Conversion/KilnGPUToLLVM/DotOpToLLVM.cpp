@@ -1,0 +1,409 @@
+//===- DotOpToLLVM.cpp - GPU lowering of kiln.dot --------------------------===//
+//
+// Both ways of computing a dot start the same: every thread writes the
+// operand elements it holds into the shared memory scratch, A as [M][K] and
+// B as [K][N] (row-major, per batch), then a barrier.
+//
+// * Tensor cores (a result in the layout getMmaAccumulatorLayout gives):
+//   each warp loads its fragments with ldmatrix (B transposed on the way)
+//   and issues mma.sync.m16n8k16. The accumulator layout is a blocked layout
+//   whose 8-row groups pair up into the instruction's 16 rows, so each
+//   thread's accumulator elements are exactly the instruction's d registers.
+//   The operand tiles are stored with their 16-byte chunks XOR-swizzled by
+//   row, so that the 8 rows one ldmatrix reads fall in distinct banks.
+// * FMAs (any other blocked result): each thread reads, for every k, the A
+//   elements of the rows and the B elements of the columns it holds, and
+//   multiply-adds them into its accumulator elements.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utility.h"
+
+#include "kiln/Conversion/LLVMCommon/Patterns.h"
+
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "llvm/ADT/MapVector.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::gpu;
+
+namespace {
+
+int64_t getElementBytes(Type element) {
+  return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+}
+
+/// Where each element of an operand tile lies in shared memory: row-major
+/// with `cols` elements a row, and, when swizzled, each row's 16-byte
+/// chunks permuted by XOR with a phase that changes every `perPhase` rows
+/// and repeats after `maxPhase` phases. Rows read 8 at a time by ldmatrix
+/// then cover all 32 banks.
+struct SharedTile {
+  int64_t byteOffset = 0; // from the scratch base
+  int64_t rows = 0, cols = 0, elementBytes = 0;
+  int64_t perPhase = 1, maxPhase = 1;
+
+  static SharedTile get(int64_t byteOffset, int64_t rows, int64_t cols,
+                        int64_t elementBytes, bool swizzle) {
+    SharedTile tile{byteOffset, rows, cols, elementBytes};
+    int64_t rowBytes = cols * elementBytes;
+    int64_t chunks = rowBytes / 16;
+    if (swizzle && rowBytes % 16 == 0 && chunks >= 2) {
+      tile.maxPhase = std::min<int64_t>(chunks, 8);
+      tile.perPhase = std::max<int64_t>(1, 128 / rowBytes);
+    }
+    return tile;
+  }
+  int64_t rowBytes() const { return cols * elementBytes; }
+  int64_t bytes() const { return rows * rowBytes(); }
+  int64_t chunkElements() const { return 16 / elementBytes; }
+
+  /// Byte offset (from the scratch base) of element (row, col); `row` and
+  /// `col` are i32 values.
+  Value emitOffset(OpBuilder &b, Location loc, Value row, Value col) const {
+    auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
+    Value rowStart = LLVM::MulOp::create(b, loc, row, constant(rowBytes()));
+    Value colBytes = LLVM::MulOp::create(b, loc, col, constant(elementBytes));
+    if (maxPhase > 1) {
+      Value phase = LLVM::URemOp::create(
+          b, loc, LLVM::UDivOp::create(b, loc, row, constant(perPhase)),
+          constant(maxPhase));
+      // XOR the chunk index (bits 4 and up of the byte offset in the row).
+      colBytes = LLVM::XOrOp::create(
+          b, loc, colBytes, LLVM::ShlOp::create(b, loc, phase, constant(4)));
+    }
+    return LLVM::AddOp::create(
+        b, loc, constant(byteOffset), LLVM::AddOp::create(b, loc, rowStart, colBytes));
+  }
+};
+
+/// Writes the elements a thread holds of `operand` (a 2-D or 3-D block,
+/// batches stacked along the rows) into `tile`, with vector stores of the
+/// runs of consecutive columns a thread holds.
+void storeOperandTile(OpBuilder &b, Location loc, Value converted,
+                      RankedTensorType type, const SharedTile &tile,
+                      const LaunchShape &launch) {
+  Value base = getScratchBase(b, loc);
+  SmallVector<Value> values = unpackElements(b, loc, converted);
+  SmallVector<Value> coords = emitBlockCoordinates(b, loc, type, launch);
+  unsigned rank = type.getRank();
+  SmallVector<SmallVector<Value>> coordOf(rank);
+  for (unsigned d = 0; d < rank; ++d)
+    coordOf[d] = unpackElements(b, loc, coords[d]);
+
+  // Runs of consecutive columns, from the layout's static offsets: the
+  // thread's first element along the columns is a multiple of its run.
+  int64_t run = 1;
+  SmallVector<SmallVector<int32_t>> offsets;
+  std::optional<ThreadLayout> layout = getThreadLayout(type);
+  if (layout && layout->slicedDim < 0 && layout->blocked.getOrder()[0] == rank - 1) {
+    offsets = getElementOffsets(layout->blocked, layout->shape);
+    run = std::min<int64_t>({layout->blocked.getSizePerThread()[rank - 1],
+                             tile.chunkElements(), type.getDimSize(rank - 1)});
+    run = int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(run, 1))));
+  }
+  Type element = values.front().getType();
+  for (size_t e = 0; e < values.size(); e += run) {
+    int64_t length = run;
+    for (int64_t i = 1; i < length; ++i)
+      if (e + i >= values.size() || offsets[rank - 1][e + i] != offsets[rank - 1][e] + i)
+        length = 1;
+    Value row = coordOf[rank - 2][e];
+    if (rank == 3)
+      row = LLVM::AddOp::create(
+          b, loc, row,
+          LLVM::MulOp::create(b, loc, coordOf[0][e],
+                              createI32Constant(b, loc, type.getDimSize(1))));
+    Value offset = tile.emitOffset(b, loc, row, coordOf[rank - 1][e]);
+    Value address = getSharedAddress(b, loc, base, offset);
+    if (length == 1) {
+      for (int64_t i = 0; i < run && e + i < values.size(); ++i) {
+        Value rowI = coordOf[rank - 2][e + i];
+        if (rank == 3)
+          rowI = LLVM::AddOp::create(
+              b, loc, rowI,
+              LLVM::MulOp::create(b, loc, coordOf[0][e + i],
+                                  createI32Constant(b, loc, type.getDimSize(1))));
+        Value at = getSharedAddress(
+            b, loc, base, tile.emitOffset(b, loc, rowI, coordOf[rank - 1][e + i]));
+        LLVM::StoreOp::create(b, loc, values[e + i], at);
+      }
+      continue;
+    }
+    auto vectorType = VectorType::get({length}, element);
+    Value vector = packElements(b, loc, vectorType,
+                                ArrayRef<Value>(values).slice(e, length));
+    LLVM::StoreOp::create(b, loc, vector, address,
+                          /*alignment=*/unsigned(length * tile.elementBytes));
+  }
+}
+
+Value createPureAsm(OpBuilder &b, Location loc, Type result, ValueRange operands,
+                    StringRef text, StringRef constraints) {
+  MLIRContext *context = b.getContext();
+  return LLVM::InlineAsmOp::create(
+             b, loc, result, operands, text, constraints,
+             /*has_side_effects=*/false, /*is_align_stack=*/false,
+             LLVM::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
+struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
+  DotOpLowering(const LLVMTypeConverter &converter, LaunchShape launch)
+      : ConvertOpToLLVMPattern(converter), launch(launch) {}
+
+  LogicalResult
+  matchAndRewrite(DotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType aType = op.getA().getType(), bType = op.getB().getType();
+    RankedTensorType type = op.getType();
+    for (RankedTensorType t : {aType, bType, type})
+      if (!getThreadLayout(t))
+        return rewriter.notifyMatchFailure(op, "expected thread layouts");
+    Location loc = op.getLoc();
+    unsigned rank = type.getRank();
+    int64_t batch = rank == 3 ? type.getDimSize(0) : 1;
+    int64_t m = type.getDimSize(rank - 2), n = type.getDimSize(rank - 1);
+    int64_t k = aType.getDimSize(rank - 1);
+    Type element = aType.getElementType();
+    int64_t bytes = getElementBytes(element);
+    bool mma = hasMmaAccumulatorLayout(type, launch.numWarps, launch.threadsPerWarp) &&
+               (element.isF16() || element.isBF16()) && rank == 2;
+
+    SharedTile aTile = SharedTile::get(0, batch * m, k, bytes, mma);
+    SharedTile bTile = SharedTile::get(alignTo16(aTile.bytes()), batch * k, n, bytes, mma);
+    // Each use of the scratch starts with a barrier: earlier readers are done.
+    emitBarrier(rewriter, loc);
+    storeOperandTile(rewriter, loc, adaptor.getA(), aType, aTile, launch);
+    storeOperandTile(rewriter, loc, adaptor.getB(), bType, bTile, launch);
+    emitBarrier(rewriter, loc);
+
+    Value result = mma ? lowerWithMma(op, adaptor, rewriter, aTile, bTile)
+                       : lowerWithFma(op, adaptor, rewriter, aTile, bTile);
+    if (!result)
+      return failure();
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  static int64_t alignTo16(int64_t v) { return (v + 15) / 16 * 16; }
+
+  /// mma.sync.m16n8k16 over the warp's tiles, operands through ldmatrix.
+  Value lowerWithMma(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &b,
+                     const SharedTile &aTile, const SharedTile &bTile) const {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    auto layout = cast<BlockedEncodingAttr>(type.getEncoding());
+    int64_t m = type.getDimSize(0), n = type.getDimSize(1);
+    int64_t k = op.getA().getType().getDimSize(1);
+    unsigned warpsM = layout.getWarpsPerCTA()[0], warpsN = layout.getWarpsPerCTA()[1];
+    int64_t repsM = m / (8 * warpsM), repsN = n / (8 * warpsN);
+    auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
+    Type i32 = b.getI32Type(), f32 = b.getF32Type();
+
+    Value tid = NVVM::ThreadIdXOp::create(b, loc, i32);
+    Value lane = LLVM::URemOp::create(b, loc, tid, constant(32));
+    Value warp = LLVM::UDivOp::create(b, loc, tid, constant(32));
+    Value warpN = LLVM::URemOp::create(b, loc, warp, constant(warpsN));
+    Value warpM = LLVM::URemOp::create(
+        b, loc, LLVM::UDivOp::create(b, loc, warp, constant(warpsN)), constant(warpsM));
+    Value rowInGroup = LLVM::URemOp::create(b, loc, lane, constant(8)); // ldmatrix row
+    Value matrix = LLVM::UDivOp::create(b, loc, lane, constant(8));     // its matrix
+    Value matrixLow = LLVM::URemOp::create(b, loc, matrix, constant(2));
+    Value matrixHigh = LLVM::UDivOp::create(b, loc, matrix, constant(2));
+    Value base = getScratchBase(b, loc);
+
+    // The accumulator: element (rep m, rep n, j) of the blocked layout is
+    // register j + 2 * (rep n + repsN * rep m).
+    Value converted = adaptor.getC();
+    SmallVector<Value> acc = unpackElements(b, loc, converted);
+    bool f16Acc = type.getElementType().isF16();
+    if (f16Acc)
+      for (Value &v : acc)
+        v = LLVM::FPExtOp::create(b, loc, f32, v);
+
+    auto ldmatrix = [&](Value row, Value col, const SharedTile &tile, int count,
+                        bool transpose) {
+      Value offset = tile.emitOffset(b, loc, row, col);
+      Value address = getSharedAddress(b, loc, base, offset);
+      SmallVector<Type> fields(count, i32);
+      Type resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+      Value loaded = NVVM::LdMatrixOp::create(
+          b, loc, resultType, address, count,
+          transpose ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+          NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+          NVVM::LdStMatrixEltType::B16);
+      SmallVector<Value> regs;
+      for (int i = 0; i < count; ++i)
+        regs.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, i));
+      return regs;
+    };
+
+    std::string kind = op.getA().getType().getElementType().isF16() ? "f16" : "bf16";
+    std::string text = "mma.sync.aligned.m16n8k16.row.col.f32." + kind + "." + kind +
+                       ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+    Type mmaResult = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+
+    int64_t tilesM = repsM / 2;
+    for (int64_t step = 0; step < k / 16; ++step) {
+      // A fragments: matrix q of the x4 load is rows (rep 2i + q % 2),
+      // columns 8 * (2 step + q / 2).
+      SmallVector<SmallVector<Value>> aFragments;
+      for (int64_t i = 0; i < tilesM; ++i) {
+        Value rep = LLVM::AddOp::create(b, loc, constant(2 * i), matrixLow);
+        Value row = LLVM::AddOp::create(
+            b, loc,
+            LLVM::AddOp::create(b, loc, LLVM::MulOp::create(b, loc, warpM, constant(8)),
+                                LLVM::MulOp::create(b, loc, rep, constant(8 * warpsM))),
+            rowInGroup);
+        Value col = LLVM::MulOp::create(
+            b, loc, LLVM::AddOp::create(b, loc, constant(2 * step), matrixHigh), constant(8));
+        aFragments.push_back(ldmatrix(row, col, aTile, 4, /*transpose=*/false));
+      }
+      // B fragments, two column tiles per x4 load: matrix q is rows
+      // 16 step + 8 (q % 2), column tile (rep n + q / 2).
+      SmallVector<SmallVector<Value>> bFragments;
+      Value kRow = LLVM::AddOp::create(
+          b, loc, LLVM::AddOp::create(b, loc, constant(16 * step),
+                                      LLVM::MulOp::create(b, loc, matrixLow, constant(8))),
+          rowInGroup);
+      for (int64_t rep = 0; rep < repsN; rep += 2) {
+        bool pair = rep + 1 < repsN;
+        Value tile = pair ? LLVM::AddOp::create(b, loc, constant(rep), matrixHigh)
+                          : constant(rep);
+        Value col = LLVM::MulOp::create(
+            b, loc,
+            LLVM::AddOp::create(b, loc, warpN, LLVM::MulOp::create(b, loc, tile, constant(warpsN))),
+            constant(8));
+        SmallVector<Value> regs = ldmatrix(kRow, col, bTile, pair ? 4 : 2, /*transpose=*/true);
+        bFragments.push_back({regs[0], regs[1]});
+        if (pair)
+          bFragments.push_back({regs[2], regs[3]});
+      }
+      for (int64_t i = 0; i < tilesM; ++i) {
+        for (int64_t rep = 0; rep < repsN; ++rep) {
+          int64_t top = 2 * (rep + repsN * (2 * i));
+          int64_t bottom = 2 * (rep + repsN * (2 * i + 1));
+          SmallVector<Value> operands(aFragments[i]);
+          llvm::append_range(operands, bFragments[rep]);
+          operands.append({acc[top], acc[top + 1], acc[bottom], acc[bottom + 1]});
+          Value d = createPureAsm(b, loc, mmaResult, operands, text,
+                                  "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3");
+          acc[top] = LLVM::ExtractValueOp::create(b, loc, d, 0);
+          acc[top + 1] = LLVM::ExtractValueOp::create(b, loc, d, 1);
+          acc[bottom] = LLVM::ExtractValueOp::create(b, loc, d, 2);
+          acc[bottom + 1] = LLVM::ExtractValueOp::create(b, loc, d, 3);
+        }
+      }
+    }
+    if (f16Acc)
+      for (Value &v : acc)
+        v = LLVM::FPTruncOp::create(b, loc, b.getF16Type(), v);
+    return packElements(b, loc, getTypeConverter()->convertType(type), acc);
+  }
+
+  /// Per k, each thread's distinct A rows and B columns, multiply-added into
+  /// its accumulator elements.
+  Value lowerWithFma(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &b,
+                     const SharedTile &aTile, const SharedTile &bTile) const {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    auto layout = dyn_cast<BlockedEncodingAttr>(type.getEncoding());
+    if (!layout) {
+      op.emitOpError("expected a blocked result layout");
+      return {};
+    }
+    unsigned rank = type.getRank();
+    int64_t k = op.getA().getType().getDimSize(rank - 1);
+    int64_t m = type.getDimSize(rank - 2);
+    Type element = op.getA().getType().getElementType();
+    Type accElement = type.getElementType();
+    bool isInt = isa<IntegerType>(accElement);
+    Type computeType = isInt ? accElement : b.getF32Type();
+    Value base = getScratchBase(b, loc);
+
+    SmallVector<Value> acc = unpackElements(b, loc, adaptor.getC());
+    if (accElement.isF16())
+      for (Value &v : acc)
+        v = LLVM::FPExtOp::create(b, loc, computeType, v);
+    SmallVector<Value> coords = emitBlockCoordinates(b, loc, type, launch);
+    SmallVector<SmallVector<Value>> coordOf(rank);
+    for (unsigned d = 0; d < rank; ++d)
+      coordOf[d] = unpackElements(b, loc, coords[d]);
+    SmallVector<SmallVector<int32_t>> offsets = getElementOffsets(layout, type.getShape());
+
+    // Distinct (batch, row) and (batch, column) of the thread's elements,
+    // by their static offsets: equal offsets are equal coordinates.
+    auto keyOf = [&](size_t e, unsigned dim) {
+      return std::make_pair(rank == 3 ? offsets[0][e] : 0, offsets[dim][e]);
+    };
+    llvm::MapVector<std::pair<int32_t, int32_t>, size_t> rows, cols;
+    for (size_t e = 0; e < acc.size(); ++e) {
+      rows.insert({keyOf(e, rank - 2), e});
+      cols.insert({keyOf(e, rank - 1), e});
+    }
+    auto extend = [&](Value v) -> Value {
+      if (isInt)
+        return LLVM::SExtOp::create(b, loc, computeType, v);
+      if (v.getType() == computeType)
+        return v;
+      return LLVM::FPExtOp::create(b, loc, computeType, v);
+    };
+    auto batchRow = [&](size_t e, int64_t extent, Value row) -> Value {
+      if (rank != 3)
+        return row;
+      return LLVM::AddOp::create(
+          b, loc, row,
+          LLVM::MulOp::create(b, loc, coordOf[0][e], createI32Constant(b, loc, extent)));
+    };
+
+    for (int64_t kk = 0; kk < k; ++kk) {
+      Value kValue = createI32Constant(b, loc, kk);
+      DenseMap<std::pair<int32_t, int32_t>, Value> aValues, bValues;
+      for (auto [key, e] : rows) {
+        Value row = batchRow(e, m, coordOf[rank - 2][e]);
+        Value at = getSharedAddress(b, loc, base, aTile.emitOffset(b, loc, row, kValue));
+        aValues[key] = extend(LLVM::LoadOp::create(b, loc, element, at));
+      }
+      for (auto [key, e] : cols) {
+        Value row = batchRow(e, k, kValue);
+        Value at = getSharedAddress(b, loc, base,
+                                    bTile.emitOffset(b, loc, row, coordOf[rank - 1][e]));
+        bValues[key] = extend(LLVM::LoadOp::create(b, loc, element, at));
+      }
+      for (size_t e = 0; e < acc.size(); ++e) {
+        Value x = aValues[keyOf(e, rank - 2)], y = bValues[keyOf(e, rank - 1)];
+        if (isInt)
+          acc[e] = LLVM::AddOp::create(b, loc, acc[e], LLVM::MulOp::create(b, loc, x, y));
+        else
+          acc[e] = LLVM::FMAOp::create(b, loc, x, y, acc[e]);
+      }
+    }
+    if (accElement.isF16())
+      for (Value &v : acc)
+        v = LLVM::FPTruncOp::create(b, loc, accElement, v);
+    return packElements(b, loc, getTypeConverter()->convertType(type), acc);
+  }
+
+  LaunchShape launch;
+};
+
+} // namespace
+
+int64_t mlir::kiln::gpu::getDotOpScratchBytes(Operation *op) {
+  auto dot = dyn_cast<DotOp>(op);
+  if (!dot)
+    return 0;
+  int64_t bytes = getElementBytes(dot.getA().getType().getElementType());
+  int64_t aBytes = (dot.getA().getType().getNumElements() * bytes + 15) / 16 * 16;
+  return aBytes + dot.getB().getType().getNumElements() * bytes;
+}
+
+void mlir::kiln::gpu::populateDotOpToLLVMPatterns(
+    KilnGPUToLLVMTypeConverter &converter, RewritePatternSet &patterns,
+    const LaunchShape &launch) {
+  patterns.add<DotOpLowering>(converter, launch);
+}

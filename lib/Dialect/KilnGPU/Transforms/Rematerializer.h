@@ -1,0 +1,49 @@
+//===- Rematerializer.h - Recomputing blocks under another layout -*- C++ -*-===//
+//
+// Shared by the layout passes: a block needed under another layout is
+// recomputed there when its producers are cheap to clone (ranges, splats,
+// element-wise ops, loads), and converted through shared memory only when
+// they are not.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_DIALECT_KILNGPU_TRANSFORMS_REMATERIALIZER_H
+#define KILN_LIB_DIALECT_KILNGPU_TRANSFORMS_REMATERIALIZER_H
+
+#include "kiln/Dialect/KilnGPU/IR/Dialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::kiln::gpu {
+
+/// Recomputes values under another layout, once per (value, layout).
+class Rematerializer {
+public:
+  /// With `convertWhenStuck`, a value whose producer cannot be recomputed
+  /// is converted (kiln_gpu.convert_layout); without it, get() fails
+  /// quietly there instead.
+  explicit Rematerializer(bool convertWhenStuck)
+      : convertWhenStuck(convertWhenStuck) {}
+
+  /// `value` with encoding `encoding`: itself, or a clone of its producer
+  /// (and, recursively, of the producers of its block operands).
+  FailureOr<Value> get(Value value, Attribute encoding);
+
+  /// The layout `op`'s block operands need for its result to have
+  /// `encoding`, if there is one: shape changes need a blocked result.
+  static std::optional<Attribute> operandLayout(Operation *op, Attribute encoding);
+
+private:
+  bool convertWhenStuck;
+  DenseMap<std::pair<Value, Attribute>, Value> memo;
+};
+
+/// A store of a converted block stores the unconverted block instead, with
+/// its pointers and mask recomputed under that block's layout, when they can
+/// be: no data moves between threads.
+void storeWithoutConversion(ModuleOp module);
+
+} // namespace mlir::kiln::gpu
+
+#endif // KILN_LIB_DIALECT_KILNGPU_TRANSFORMS_REMATERIALIZER_H
