@@ -29,7 +29,7 @@ from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 from kiln import _C
-from kiln.compiler.specialization import Specialization
+from kiln.compiler.specialization import AGGREGATE_TYPES, Specialization, child_name
 from kiln.errors import CompilationError
 from kiln.language import core, debugging, semantic
 from kiln.language.block_pointer import block_pointer
@@ -212,6 +212,28 @@ def _contains_return(node: ast.stmt) -> bool:
     return False
 
 
+class _ParamRef:
+    """A kernel argument's runtime leaf in a template: the index of its
+    function argument."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+class _ArgumentAggregate:
+    """A flattened kernel argument in a template: its marker type (one of
+    AGGREGATE_TYPES), path and children's templates."""
+
+    __slots__ = ("kind", "path", "children")
+
+    def __init__(self, kind: str, path: str, children: list[Any]) -> None:
+        self.kind = kind
+        self.path = path
+        self.children = children
+
+
 class _Returned(Exception):
     """Internal: unwinds statement lists after a top-level ``return``."""
 
@@ -227,16 +249,21 @@ class _Returned(Exception):
 # ---------------------------------------------------------------------------
 
 
+# Frontend values with runtime fields: they define runtime_fields,
+# with_runtime_fields and static_key.
+_RECORDS = (block_pointer,)
+
+
 def _is_aggregate(value: Any) -> bool:
-    return isinstance(value, (tuple, block_pointer))
+    return isinstance(value, (tuple,) + _RECORDS)
 
 
 def _children(value: Any) -> tuple:
-    return value.runtime_fields if isinstance(value, block_pointer) else value
+    return value.runtime_fields if isinstance(value, _RECORDS) else value
 
 
 def _with_children(value: Any, children: Sequence[Any]) -> Any:
-    return value.with_runtime_fields(tuple(children)) if isinstance(value, block_pointer) else tuple(children)
+    return value.with_runtime_fields(tuple(children)) if isinstance(value, _RECORDS) else tuple(children)
 
 
 def _leaves(value: Any) -> list[tensor]:
@@ -471,23 +498,27 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
 
     def generate_kernel(self, signature: dict[str, str], constexprs: dict[str, Any],
                         attrs: Specialization) -> None:
-        """Emits the public kernel function."""
+        """Emits the public kernel function.
+
+        Tuple arguments arrive flattened (see
+        :mod:`kiln.compiler.specialization`): each becomes one function
+        argument per runtime leaf, and the body sees the tuple rebuilt.
+        """
         arg_names = self._arg_names()
         constexpr_names = set(self.fn.constexpr_names)
         params: list[tuple[str, dtype]] = []
+        used: set[str] = set()
+        templates: dict[str, Any] = {}
         for name in arg_names:
             if name in constexpr_names:
                 if name not in constexprs:
                     raise self.error(f"no value given for constexpr parameter '{name}'", self.fn_def)
                 self.lscope[name] = _unwrap(constexprs[name])
+                used.add(name)
                 continue
-            if name not in signature:
-                raise self.error(f"parameter '{name}' has no type in the signature", self.fn_def)
-            try:
-                params.append((name, core.dtype_from_signature(signature[name])))
-            except Exception as e:  # noqa: BLE001 - reported at the def
-                raise self.error(f"parameter '{name}': {e}", self.fn_def) from e
-        unknown = set(signature) - {n for n, _ in params}
+            templates[name] = self._parameter_template(name, signature, constexprs, params, used)
+        # Constexpr paths of tuple elements must belong to a parameter too.
+        unknown = (set(signature) | {name for name in constexprs if "[" in name}) - used
         if unknown:
             raise self.error(f"signature names unknown or constexpr parameters: {sorted(unknown)}", self.fn_def)
 
@@ -500,18 +531,54 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         block = function.add_entry_block()
         self.builder.set_insertion_point_to_end(block)
         self.ir_function = function
+        values = []
         for index, (name, ty) in enumerate(params):
             if name in attrs.divisible_by_16 and (ty.is_ptr() or ty.is_int()):
                 function.set_arg_attr(index, "kiln.divisibility", 16)
             if name in attrs.equal_to_1 and ty.is_int():
                 # The argument stays in the signature (the launcher passes it);
                 # the body sees the constant 1, as Triton does.
-                self.lscope[name] = 1
+                values.append(1)
             else:
-                self.lscope[name] = tensor(function.arg(index), ty)
+                values.append(tensor(function.arg(index), ty))
+        for name, template in templates.items():
+            self.lscope[name] = self._run(self.fn_def, lambda t=template: self._instantiate(t, values))
         self._generate_body()
         if self.result_types:
             raise self.error("a kernel cannot return a value", self.fn_def)
+
+    def _parameter_template(self, path: str, signature: dict[str, str], constexprs: dict[str, Any],
+                            params: list[tuple[str, dtype]], used: set[str]) -> Any:
+        """The value of the kernel argument at `path` with each runtime leaf
+        an index into `params` (to which it is appended): an int in a
+        _ParamRef, a compile-time value, or an _ArgumentAggregate."""
+        if path not in signature:
+            if path in constexprs:
+                used.add(path)
+                return _unwrap(constexprs[path])
+            raise self.error(f"parameter '{path}' has no type in the signature", self.fn_def)
+        used.add(path)
+        text = signature[path]
+        if text in AGGREGATE_TYPES:
+            children = []
+            while child_name(path, len(children)) in signature or child_name(path, len(children)) in constexprs:
+                children.append(self._parameter_template(child_name(path, len(children)), signature, constexprs,
+                                                         params, used))
+            return _ArgumentAggregate(text, path, children)
+        try:
+            params.append((path, core.dtype_from_signature(text)))
+        except Exception as e:  # noqa: BLE001 - reported at the def
+            raise self.error(f"parameter '{path}': {e}", self.fn_def) from e
+        return _ParamRef(len(params) - 1)
+
+    def _instantiate(self, template: Any, values: list[Any]) -> Any:
+        """A kernel argument's value from its template and the function's arguments."""
+        if isinstance(template, _ParamRef):
+            return values[template.index]
+        if isinstance(template, _ArgumentAggregate):
+            children = [self._instantiate(child, values) for child in template.children]
+            return tuple(children)
+        return template
 
     def generate_helper(self, name: str, arg_values: dict[str, Any]) -> tuple[Any, list[dtype]]:
         """Emits a private function for one specialization of this helper.
