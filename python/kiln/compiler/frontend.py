@@ -29,10 +29,12 @@ from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 from kiln import _C
-from kiln.compiler.specialization import AGGREGATE_TYPES, Specialization, child_name
+from kiln.compiler.specialization import AGGREGATE_TYPES, TENSOR_DESCRIPTOR_TYPE, Specialization, child_name
 from kiln.errors import CompilationError
 from kiln.language import core, debugging, semantic
 from kiln.language.block_pointer import block_pointer
+# (Imported from the module: the package exports the class under the module's name.)
+from kiln.language.tensor_descriptor import from_kernel_argument, tensor_descriptor
 from kiln.language.compile_time import is_constexpr_function
 from kiln.language.core import constexpr, dtype, tensor
 
@@ -239,9 +241,10 @@ class _Returned(Exception):
 
 
 # ---------------------------------------------------------------------------
-# Aggregates: tuples and block pointers
+# Aggregates: tuples, block pointers and tensor descriptors
 #
-# A tuple or a block pointer (kl.make_block_ptr) is a tree whose leaves are
+# A tuple, a block pointer (kl.make_block_ptr) or a tensor descriptor
+# (kl.make_tensor_descriptor) is a tree whose leaves are
 # tensors and compile-time values. Where the IR needs a flat list of values
 # (loop-carried variables, if results, helper arguments and results), the
 # frontend passes the tree's tensors, depth first, and rebuilds the tree from
@@ -251,7 +254,7 @@ class _Returned(Exception):
 
 # Frontend values with runtime fields: they define runtime_fields,
 # with_runtime_fields and static_key.
-_RECORDS = (block_pointer,)
+_RECORDS = (block_pointer, tensor_descriptor)
 
 
 def _is_aggregate(value: Any) -> bool:
@@ -288,6 +291,8 @@ def _rebuild(template: Any, handles: Iterator[Any]) -> Any:
 def _describe(value: Any) -> str:
     if isinstance(value, block_pointer):
         return f"a block pointer with block shape {list(value.block_shape)}"
+    if isinstance(value, tensor_descriptor):
+        return f"a tensor descriptor with block shape {list(value.block_shape)}"
     if isinstance(value, tuple):
         return f"a tuple of {len(value)}"
     if isinstance(value, tensor):
@@ -304,6 +309,10 @@ def _aggregate_key(value: Any) -> str:
         inner = "_".join(_aggregate_key(c) for c in _children(value))
         static = "_".join(str(d) for d in value.block_shape + value.order)
         return f"B{static}_{inner}_E"
+    if isinstance(value, tensor_descriptor):
+        inner = "_".join(_aggregate_key(c) for c in _children(value))
+        static = "_".join(str(d) for d in value.block_shape)
+        return f"D{static}_{value.padding}_{inner}_E"
     if isinstance(value, tuple):
         return "T" + "".join(f"_{_aggregate_key(c)}" for c in value) + "_E"
     return _constexpr_key(value)
@@ -340,6 +349,9 @@ class _AggregateMixin:
         if isinstance(a, block_pointer) and a.static_key != b.static_key:
             raise self.error(f"'{name}' holds block pointers of different element types, block shapes or orders: "
                              f"{a!r} and {b!r}", node)
+        if isinstance(a, tensor_descriptor) and a.static_key != b.static_key:
+            raise self.error(f"'{name}' holds tensor descriptors of different element types, block shapes or "
+                             f"paddings: {a!r} and {b!r}", node)
         rebuilders = [self._pair_leaves(name, x, y, node, pairs) for x, y in zip(_children(a), _children(b))]
         return lambda values: _with_children(a, [rebuild(values) for rebuild in rebuilders])
 
@@ -577,6 +589,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return values[template.index]
         if isinstance(template, _ArgumentAggregate):
             children = [self._instantiate(child, values) for child in template.children]
+            if template.kind == TENSOR_DESCRIPTOR_TYPE:
+                if len(children) != 5:
+                    raise CompilationError(f"parameter '{template.path}': a tensor descriptor argument has base, "
+                                           f"shape, strides, block shape and padding, got {len(children)} parts")
+                return from_kernel_argument(*children, self.builder)
             return tuple(children)
         return template
 
@@ -1238,12 +1255,12 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         for a in node.args:
             if isinstance(a, ast.Starred):
                 raise self.error("starred arguments (*args) are not supported in kiln kernels", a)
-            args.append(_unwrap(self.visit(a)))
+            args.append(self._call_argument(a))
         kwargs: dict[str, Any] = {}
         for k in node.keywords:
             if k.arg is None:
                 raise self.error("**kwargs arguments are not supported in kiln kernels", k)
-            kwargs[k.arg] = _unwrap(self.visit(k.value))
+            kwargs[k.arg] = self._call_argument(k.value)
         if is_kernel_source(func):
             return self._call_jit(func, args, kwargs, node)
         if core.is_builtin(func):
@@ -1277,6 +1294,14 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         name = getattr(func, "__name__", type(func).__name__)
         raise self.error(f"'{name}' is not a @kiln.jit function or a kiln builtin and cannot be called from a "
                          f"kernel; decorate it with @kiln.jit", node)
+
+    def _call_argument(self, node: ast.expr) -> Any:
+        """A call argument's value. A list literal written as an argument may
+        hold runtime values (``desc.load([off_m, off_n])``,
+        ``shape=[M, N]``), as in Triton: the callee takes it apart."""
+        if isinstance(node, ast.List):
+            return [_unwrap(self.visit(e)) for e in node.elts]
+        return _unwrap(self.visit(node))
 
     def _call_jit(self, callee: KernelSource, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         try:

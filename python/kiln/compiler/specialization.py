@@ -27,7 +27,7 @@ class Specialization:
 
 # -- aggregate kernel arguments ------------------------------------------------
 #
-# A kernel argument that is a tuple reaches the
+# A kernel argument that is a tuple (or a host TensorDescriptor) reaches the
 # compiler flattened: the runtime names each leaf by its index path from the
 # parameter, ``t[1][0]`` for the first element of the second element of ``t``,
 # and the aggregate itself gets one of the marker types below in the
@@ -39,8 +39,12 @@ class Specialization:
 
 #: Signature type of a tuple argument.
 TUPLE_TYPE = "tuple"
+#: Signature type of a host TensorDescriptor argument; its children are the
+#: base pointer, the shape tuple, the strides tuple, the block shape tuple
+#: (constexpr leaves) and the padding option (a constexpr leaf).
+TENSOR_DESCRIPTOR_TYPE = "tensordesc"
 #: The marker types, which are not types of IR values.
-AGGREGATE_TYPES = frozenset({TUPLE_TYPE})
+AGGREGATE_TYPES = frozenset({TUPLE_TYPE, TENSOR_DESCRIPTOR_TYPE})
 
 
 def child_name(path: str, index: int) -> str:
