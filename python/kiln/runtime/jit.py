@@ -44,6 +44,11 @@ inside are compile-time leaves. The kernel sees the tuple rebuilt. A key
 holding a tuple gets a launcher that flattens the arguments before the
 backend's launch; keys without one launch exactly as before.
 
+Host tensor descriptors (``kiln.tools.tensor_descriptor.TensorDescriptor``)
+are flattened the same way: base pointer, shape and strides become
+parameters, block shape and padding constexprs; their layout (last stride 1,
+16-byte aligned base and strides) is part of the key and checked on a miss.
+
 Validation (arrays on the wrong device or mixed devices, unsupported types,
 integers out of range) happens only on a cache miss: a key holding a bad
 argument (its device is in the key, an unsupported type gets a sentinel
@@ -61,7 +66,7 @@ from typing import Any, Callable, Generic, Iterable, Optional, TypeVar, Union, o
 
 from kiln import backends as _registry
 from kiln.backends.base import Backend, LoadedKernel
-from kiln.compiler.specialization import TUPLE_TYPE, Specialization, child_name
+from kiln.compiler.specialization import TENSOR_DESCRIPTOR_TYPE, TUPLE_TYPE, Specialization, child_name
 from kiln.runtime import backends as _backends
 from kiln.runtime import cpu as _cpu
 
@@ -79,6 +84,8 @@ _NONE = "<None>"
 _OVERFLOW = "<overflow>"
 # The first item of a tuple argument's key piece.
 _TUPLE = "<tuple>"
+# The first item of a host tensor descriptor's key piece.
+_DESCRIPTOR = "<tensordesc>"
 
 # Pointer element types by the dtype's name (the part after "torch.").
 _DTYPE_CODES = {
@@ -227,9 +234,19 @@ class _KeyTable(dict):
         """A tuple's piece: its elements' pieces (so its structure too)."""
         return (_TUPLE, *[self[item.__class__](item) for item in value])
 
+    def _descriptor_key(self, value: Any) -> tuple:
+        """A host TensorDescriptor's piece: its base's, shape's and strides'
+        pieces, its block shape and padding, and what is wrong with its
+        layout (so a bad one never hits a key that was checked)."""
+        base = value.base
+        return (_DESCRIPTOR, self[base.__class__](base), self._tuple_key(value.shape),
+                self._tuple_key(value.strides), value.block_shape, value.padding, value.layout_problem())
+
     def __missing__(self, cls: type) -> Callable[[Any], Any]:
         kind = _cpu.array_kind(cls)
-        if _is_compile_time_class(cls):
+        if getattr(cls, "__kiln_tensor_descriptor__", False):
+            key = self._descriptor_key
+        elif _is_compile_time_class(cls):
             # Compile-time leaves of tuples: their value is compiled in.
             key = _constexpr_key
         elif issubclass(cls, tuple):
@@ -404,6 +421,8 @@ def _flatten_into(value: Any, out: list) -> None:
     if isinstance(value, tuple):
         for item in value:
             _flatten_into(item, out)
+    elif getattr(value.__class__, "__kiln_tensor_descriptor__", False):
+        _flatten_into(value.kernel_fields(), out)
     else:
         out.append(value)
 
@@ -413,6 +432,8 @@ def _array_leaves(path: str, value: Any, names: list[str], values: list[Any]) ->
     if isinstance(value, tuple):
         for index, item in enumerate(value):
             _array_leaves(child_name(path, index), item, names, values)
+    elif getattr(value.__class__, "__kiln_tensor_descriptor__", False):
+        _array_leaves(child_name(path, 0), value.base, names, values)
     else:
         names.append(path)
         values.append(value)
@@ -640,6 +661,9 @@ class JITFunction(Generic[T]):
                         backend: Backend, device: Any) -> None:
         """Adds the argument (or tuple element) at ``path`` to ``description``."""
         signature = description.signature
+        if getattr(value.__class__, "__kiln_tensor_descriptor__", False):
+            self._describe_descriptor(description, path, value, specialize, backend, device)
+            return
         if isinstance(value, tuple):
             description.aggregate = True
             signature[path] = TUPLE_TYPE
@@ -701,6 +725,35 @@ class JITFunction(Generic[T]):
             else:
                 out.append(value)
         return tuple(out)
+
+    def _describe_descriptor(self, description: "_Description", path: str, value: Any, specialize: bool,
+                             backend: Backend, device: Any) -> None:
+        """Adds a host TensorDescriptor argument: base, shape and strides as
+        runtime leaves, block shape and padding compiled in (the order of
+        ``TensorDescriptor.kernel_fields``)."""
+        where = f"kernel {self.__name__}: TensorDescriptor argument '{path}'"
+        problem = value.layout_problem()
+        if problem is not None:
+            raise ValueError(f"{where}: {problem}")
+        base, shape, strides, block_shape, padding = value.kernel_fields()
+        kind = _cpu.array_kind(base.__class__)
+        if kind is None or (kind == _cpu.ArrayKind.TORCH and not hasattr(base, "dtype")):
+            raise TypeError(f"{where}: its base must be a tensor or array, got {type(base).__name__}")
+        description.aggregate = True
+        description.signature[path] = TENSOR_DESCRIPTOR_TYPE
+        self._describe_value(description, child_name(path, 0), base, specialize, True, backend, device)
+        if _cpu.address_of(base, kind) % 16:
+            raise ValueError(f"{where}: its base address must be a multiple of 16 bytes (as for the TMA unit), "
+                             f"got {_cpu.address_of(base, kind):#x}")
+        self._describe_value(description, child_name(path, 1), tuple(shape), specialize, True, backend, device)
+        self._describe_value(description, child_name(path, 2), tuple(strides), specialize, True, backend, device)
+        block_path = child_name(path, 3)
+        description.signature[block_path] = TUPLE_TYPE
+        for index, size in enumerate(block_shape):
+            description.constexprs[child_name(block_path, index)] = size
+            description.leaves.append(child_name(block_path, index))
+        description.constexprs[child_name(path, 4)] = padding
+        description.leaves.append(child_name(path, 4))
 
     def _pointer_element(self, name: str, value: Any, kind: str = _cpu.ArrayKind.TORCH) -> str:
         try:

@@ -641,3 +641,44 @@ def test_tuple_grid_callable_sees_the_tuple(fake):
     x, y = tensors(2)
     tuple_kernel[lambda meta: (meta["t"][1][1],)]((x, (y, 5)), 3, BLOCK=4)
     assert fake.launches[-1][:3] == (5, 1, 1)
+
+
+# -- host tensor descriptors ------------------------------------------------------------
+
+
+def test_tensor_descriptor_arguments_are_flattened(fake):
+    from kiln.tools.tensor_descriptor import TensorDescriptor
+
+    x = FakeTensor()
+    desc = TensorDescriptor(x, [100, 64], [64, 1], [16, 32])
+    tuple_kernel[(1,)](desc, 7, BLOCK=4)
+    call = fake.last
+    assert call.signature == {"t": "tensordesc", "t[0]": "*fp32", "t[1]": "tuple", "t[1][0]": "i32",
+                              "t[1][1]": "i32", "t[2]": "tuple", "t[2][0]": "i32", "t[2][1]": "i32",
+                              "t[3]": "tuple", "n": "i32"}
+    assert call.constexprs == {"t[3][0]": 16, "t[3][1]": 32, "t[4]": "zero", "BLOCK": 4}
+    assert call.attrs == Specialization(divisible_by_16=frozenset({"t[0]", "t[1][1]", "t[2][0]"}),
+                                        equal_to_1=frozenset({"t[2][1]"}))
+    codes, args = fake.launches[-1][7:]
+    assert codes == "piiii---i-"
+    assert args == (x, 100, 64, 64, 1, 16, 32, "zero", 7, 4)
+
+
+def test_tensor_descriptor_key(fake):
+    from kiln.tools.tensor_descriptor import TensorDescriptor
+
+    x = FakeTensor()
+    tuple_kernel[(1,)](TensorDescriptor(x, [100, 64], [64, 1], [16, 32]), 7, BLOCK=4)
+    tuple_kernel[(1,)](TensorDescriptor(x, [200, 64], [64, 1], [16, 32]), 7, BLOCK=4)  # hit
+    tuple_kernel[(1,)](TensorDescriptor(x, [200, 64], [64, 1], [32, 32]), 7, BLOCK=4)  # block shape
+    tuple_kernel[(1,)](TensorDescriptor(x, [200, 64], [64, 1], [32, 32], "nan"), 7, BLOCK=4)  # padding
+    assert len(fake.compiles) == 3
+    # Strides of 4 and 6 floats have the same integer keys; only the first is
+    # 16-byte aligned, and the key tells them apart.
+    tuple_kernel[(1,)](TensorDescriptor(x, [8, 4], [4, 1], [8, 4]), 7, BLOCK=4)
+    with pytest.raises(ValueError, match=r"TensorDescriptor argument 't': its strides must be multiples of 16"):
+        tuple_kernel[(1,)](TensorDescriptor(x, [8, 4], [6, 1], [8, 4]), 7, BLOCK=4)
+    with pytest.raises(ValueError, match=r"argument 't\[1\]': its base address must be a multiple of 16"):
+        tuple_kernel[(1,)]((x, TensorDescriptor(FakeTensor(address=0x7F0000000008), [8, 4], [4, 1], [8, 4])), 7,
+                           BLOCK=4)
+    assert len(fake.compiles) == 4
