@@ -27,7 +27,7 @@ from typing import Any, Mapping
 
 from kiln import _C
 from kiln import backends as _backends
-from kiln.compiler.specialization import Specialization
+from kiln.compiler.specialization import Specialization, root_name
 from kiln.errors import CompilationError, KilnError
 
 
@@ -225,7 +225,9 @@ def compile(
     Args:
         fn: the jit function.
         signature: Triton-style type of each non-constexpr parameter, e.g.
-            ``{"x_ptr": "*fp32", "n": "i32"}``.
+            ``{"x_ptr": "*fp32", "n": "i32"}``; a tuple parameter ``t`` is
+            ``"tuple"``, its elements ``t[0]``, ``t[1]``, ... typed (or given
+            in ``constexprs``) by their paths.
         constexprs: value of each ``kl.constexpr`` parameter.
         target: ``"cpu"``, or the NVIDIA chip, ``"sm_90a"`` or ``"sm_80"``
             for instance.
@@ -243,8 +245,10 @@ def compile(
         raise TypeError(f"kiln.compile expects a @kiln.jit function, got {type(fn).__name__}")
     constexprs = dict(constexprs or {})
     parameters = [name for name in fn.arg_names if name not in fn.constexpr_names]
-    missing = [name for name in parameters if name not in signature]
-    unknown = [name for name in signature if name not in parameters]
+    # A tuple parameter is typed "tuple" with its elements under their paths
+    # (see kiln.compiler.specialization); a compiled-in one is in constexprs.
+    missing = [name for name in parameters if name not in signature and name not in constexprs]
+    unknown = [name for name in signature if root_name(name) not in parameters]
     if missing or unknown:
         problems = []
         if missing:

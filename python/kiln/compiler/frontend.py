@@ -29,11 +29,13 @@ from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 from kiln import _C
-from kiln.compiler.specialization import Specialization
+from kiln.compiler.specialization import AGGREGATE_TYPES, TENSOR_DESCRIPTOR_TYPE, Specialization, child_name
 from kiln.errors import CompilationError
 from kiln.language import core, debugging, semantic
 from kiln import language
 from kiln.language.block_pointer import block_pointer
+# (Imported from the module: the package exports the class under the module's name.)
+from kiln.language.tensor_descriptor import from_kernel_argument, tensor_descriptor
 from kiln.language.compile_time import is_constexpr_function
 from kiln.language.core import constexpr, dtype, tensor
 
@@ -213,14 +215,37 @@ def _contains_return(node: ast.stmt) -> bool:
     return False
 
 
+class _ParamRef:
+    """A kernel argument's runtime leaf in a template: the index of its
+    function argument."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+class _ArgumentAggregate:
+    """A flattened kernel argument in a template: its marker type (one of
+    AGGREGATE_TYPES), path and children's templates."""
+
+    __slots__ = ("kind", "path", "children")
+
+    def __init__(self, kind: str, path: str, children: list[Any]) -> None:
+        self.kind = kind
+        self.path = path
+        self.children = children
+
+
 class _Returned(Exception):
     """Internal: unwinds statement lists after a top-level ``return``."""
 
 
 # ---------------------------------------------------------------------------
-# Aggregates: tuples and block pointers
+# Aggregates: tuples, block pointers and tensor descriptors
 #
-# A tuple or a block pointer (kl.make_block_ptr) is a tree whose leaves are
+# A tuple, a block pointer (kl.make_block_ptr) or a tensor descriptor
+# (kl.make_tensor_descriptor) is a tree whose leaves are
 # tensors and compile-time values. Where the IR needs a flat list of values
 # (loop-carried variables, if results, helper arguments and results), the
 # frontend passes the tree's tensors, depth first, and rebuilds the tree from
@@ -228,16 +253,21 @@ class _Returned(Exception):
 # ---------------------------------------------------------------------------
 
 
+# Frontend values with runtime fields: they define runtime_fields,
+# with_runtime_fields and static_key.
+_RECORDS = (block_pointer, tensor_descriptor)
+
+
 def _is_aggregate(value: Any) -> bool:
-    return isinstance(value, (tuple, block_pointer))
+    return isinstance(value, (tuple,) + _RECORDS)
 
 
 def _children(value: Any) -> tuple:
-    return value.runtime_fields if isinstance(value, block_pointer) else value
+    return value.runtime_fields if isinstance(value, _RECORDS) else value
 
 
 def _with_children(value: Any, children: Sequence[Any]) -> Any:
-    return value.with_runtime_fields(tuple(children)) if isinstance(value, block_pointer) else tuple(children)
+    return value.with_runtime_fields(tuple(children)) if isinstance(value, _RECORDS) else tuple(children)
 
 
 def _leaves(value: Any) -> list[tensor]:
@@ -262,6 +292,8 @@ def _rebuild(template: Any, handles: Iterator[Any]) -> Any:
 def _describe(value: Any) -> str:
     if isinstance(value, block_pointer):
         return f"a block pointer with block shape {list(value.block_shape)}"
+    if isinstance(value, tensor_descriptor):
+        return f"a tensor descriptor with block shape {list(value.block_shape)}"
     if isinstance(value, tuple):
         return f"a tuple of {len(value)}"
     if isinstance(value, tensor):
@@ -278,6 +310,10 @@ def _aggregate_key(value: Any) -> str:
         inner = "_".join(_aggregate_key(c) for c in _children(value))
         static = "_".join(str(d) for d in value.block_shape + value.order)
         return f"B{static}_{inner}_E"
+    if isinstance(value, tensor_descriptor):
+        inner = "_".join(_aggregate_key(c) for c in _children(value))
+        static = "_".join(str(d) for d in value.block_shape)
+        return f"D{static}_{value.padding}_{inner}_E"
     if isinstance(value, tuple):
         return "T" + "".join(f"_{_aggregate_key(c)}" for c in value) + "_E"
     return _constexpr_key(value)
@@ -314,6 +350,9 @@ class _AggregateMixin:
         if isinstance(a, block_pointer) and a.static_key != b.static_key:
             raise self.error(f"'{name}' holds block pointers of different element types, block shapes or orders: "
                              f"{a!r} and {b!r}", node)
+        if isinstance(a, tensor_descriptor) and a.static_key != b.static_key:
+            raise self.error(f"'{name}' holds tensor descriptors of different element types, block shapes or "
+                             f"paddings: {a!r} and {b!r}", node)
         rebuilders = [self._pair_leaves(name, x, y, node, pairs) for x, y in zip(_children(a), _children(b))]
         return lambda values: _with_children(a, [rebuild(values) for rebuild in rebuilders])
 
@@ -472,23 +511,27 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
 
     def generate_kernel(self, signature: dict[str, str], constexprs: dict[str, Any],
                         attrs: Specialization) -> None:
-        """Emits the public kernel function."""
+        """Emits the public kernel function.
+
+        Tuple arguments arrive flattened (see
+        :mod:`kiln.compiler.specialization`): each becomes one function
+        argument per runtime leaf, and the body sees the tuple rebuilt.
+        """
         arg_names = self._arg_names()
         constexpr_names = set(self.fn.constexpr_names)
         params: list[tuple[str, dtype]] = []
+        used: set[str] = set()
+        templates: dict[str, Any] = {}
         for name in arg_names:
             if name in constexpr_names:
                 if name not in constexprs:
                     raise self.error(f"no value given for constexpr parameter '{name}'", self.fn_def)
                 self.lscope[name] = _unwrap(constexprs[name])
+                used.add(name)
                 continue
-            if name not in signature:
-                raise self.error(f"parameter '{name}' has no type in the signature", self.fn_def)
-            try:
-                params.append((name, core.dtype_from_signature(signature[name])))
-            except Exception as e:  # noqa: BLE001 - reported at the def
-                raise self.error(f"parameter '{name}': {e}", self.fn_def) from e
-        unknown = set(signature) - {n for n, _ in params}
+            templates[name] = self._parameter_template(name, signature, constexprs, params, used)
+        # Constexpr paths of tuple elements must belong to a parameter too.
+        unknown = (set(signature) | {name for name in constexprs if "[" in name}) - used
         if unknown:
             raise self.error(f"signature names unknown or constexpr parameters: {sorted(unknown)}", self.fn_def)
 
@@ -501,18 +544,59 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         block = function.add_entry_block()
         self.builder.set_insertion_point_to_end(block)
         self.ir_function = function
+        values = []
         for index, (name, ty) in enumerate(params):
             if name in attrs.divisible_by_16 and (ty.is_ptr() or ty.is_int()):
                 function.set_arg_attr(index, "kiln.divisibility", 16)
             if name in attrs.equal_to_1 and ty.is_int():
                 # The argument stays in the signature (the launcher passes it);
                 # the body sees the constant 1, as Triton does.
-                self.lscope[name] = 1
+                values.append(1)
             else:
-                self.lscope[name] = tensor(function.arg(index), ty)
+                values.append(tensor(function.arg(index), ty))
+        for name, template in templates.items():
+            self.lscope[name] = self._run(self.fn_def, lambda t=template: self._instantiate(t, values))
         self._generate_body()
         if self.result_types:
             raise self.error("a kernel cannot return a value", self.fn_def)
+
+    def _parameter_template(self, path: str, signature: dict[str, str], constexprs: dict[str, Any],
+                            params: list[tuple[str, dtype]], used: set[str]) -> Any:
+        """The value of the kernel argument at `path` with each runtime leaf
+        an index into `params` (to which it is appended): an int in a
+        _ParamRef, a compile-time value, or an _ArgumentAggregate."""
+        if path not in signature:
+            if path in constexprs:
+                used.add(path)
+                return _unwrap(constexprs[path])
+            raise self.error(f"parameter '{path}' has no type in the signature", self.fn_def)
+        used.add(path)
+        text = signature[path]
+        if text in AGGREGATE_TYPES:
+            children = []
+            while child_name(path, len(children)) in signature or child_name(path, len(children)) in constexprs:
+                children.append(self._parameter_template(child_name(path, len(children)), signature, constexprs,
+                                                         params, used))
+            return _ArgumentAggregate(text, path, children)
+        try:
+            params.append((path, core.dtype_from_signature(text)))
+        except Exception as e:  # noqa: BLE001 - reported at the def
+            raise self.error(f"parameter '{path}': {e}", self.fn_def) from e
+        return _ParamRef(len(params) - 1)
+
+    def _instantiate(self, template: Any, values: list[Any]) -> Any:
+        """A kernel argument's value from its template and the function's arguments."""
+        if isinstance(template, _ParamRef):
+            return values[template.index]
+        if isinstance(template, _ArgumentAggregate):
+            children = [self._instantiate(child, values) for child in template.children]
+            if template.kind == TENSOR_DESCRIPTOR_TYPE:
+                if len(children) != 5:
+                    raise CompilationError(f"parameter '{template.path}': a tensor descriptor argument has base, "
+                                           f"shape, strides, block shape and padding, got {len(children)} parts")
+                return from_kernel_argument(*children, self.builder)
+            return tuple(children)
+        return template
 
     def generate_helper(self, name: str, arg_values: dict[str, Any]) -> tuple[Any, list[dtype]]:
         """Emits a private function for one specialization of this helper.
@@ -1172,12 +1256,12 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         for a in node.args:
             if isinstance(a, ast.Starred):
                 raise self.error("starred arguments (*args) are not supported in kiln kernels", a)
-            args.append(_unwrap(self.visit(a)))
+            args.append(self._call_argument(a))
         kwargs: dict[str, Any] = {}
         for k in node.keywords:
             if k.arg is None:
                 raise self.error("**kwargs arguments are not supported in kiln kernels", k)
-            kwargs[k.arg] = _unwrap(self.visit(k.value))
+            kwargs[k.arg] = self._call_argument(k.value)
         if is_kernel_source(func):
             return self._call_jit(func, args, kwargs, node)
         if core.is_builtin(func):
@@ -1222,6 +1306,14 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         name = getattr(func, "__name__", type(func).__name__)
         raise self.error(f"'{name}' is not a @kiln.jit function or a kiln builtin and cannot be called from a "
                          f"kernel; decorate it with @kiln.jit", node)
+
+    def _call_argument(self, node: ast.expr) -> Any:
+        """A call argument's value. A list literal written as an argument may
+        hold runtime values (``desc.load([off_m, off_n])``,
+        ``shape=[M, N]``), as in Triton: the callee takes it apart."""
+        if isinstance(node, ast.List):
+            return [_unwrap(self.visit(e)) for e in node.elts]
+        return _unwrap(self.visit(node))
 
     def _call_jit(self, callee: KernelSource, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         try:

@@ -23,3 +23,35 @@ class Specialization:
 
     divisible_by_16: frozenset[str] = frozenset()
     equal_to_1: frozenset[str] = frozenset()
+
+
+# -- aggregate kernel arguments ------------------------------------------------
+#
+# A kernel argument that is a tuple (or a host TensorDescriptor) reaches the
+# compiler flattened: the runtime names each leaf by its index path from the
+# parameter, ``t[1][0]`` for the first element of the second element of ``t``,
+# and the aggregate itself gets one of the marker types below in the
+# signature. Leaves are typed like plain parameters (in ``signature``) or are
+# compile-time values (in ``constexprs``, under their path); they appear in
+# ``Specialization`` under their path too. The frontend rebuilds the value
+# from the markers, taking children ``[0], [1], ...`` while they exist, and
+# the launcher passes the runtime leaves in the same depth-first order.
+
+#: Signature type of a tuple argument.
+TUPLE_TYPE = "tuple"
+#: Signature type of a host TensorDescriptor argument; its children are the
+#: base pointer, the shape tuple, the strides tuple, the block shape tuple
+#: (constexpr leaves) and the padding option (a constexpr leaf).
+TENSOR_DESCRIPTOR_TYPE = "tensordesc"
+#: The marker types, which are not types of IR values.
+AGGREGATE_TYPES = frozenset({TUPLE_TYPE, TENSOR_DESCRIPTOR_TYPE})
+
+
+def child_name(path: str, index: int) -> str:
+    """The path of element ``index`` of the aggregate argument at ``path``."""
+    return f"{path}[{index}]"
+
+
+def root_name(path: str) -> str:
+    """The parameter a (possibly flattened) argument path belongs to."""
+    return path.split("[", 1)[0]

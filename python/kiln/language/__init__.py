@@ -109,6 +109,16 @@ from kiln.language.block_pointer import advance, make_block_ptr  # noqa: E402
 
 __all__ += ["advance", "make_block_ptr"]
 
+# Tensor descriptors (Triton's tl.make_tensor_descriptor).
+from kiln.language.tensor_descriptor import (  # noqa: E402
+    load_tensor_descriptor,
+    make_tensor_descriptor,
+    store_tensor_descriptor,
+    tensor_descriptor,
+)
+
+__all__ += ["load_tensor_descriptor", "make_tensor_descriptor", "store_tensor_descriptor", "tensor_descriptor"]
+
 # Python functions run at compile time (triton.constexpr_function).
 from kiln.language.compile_time import constexpr_function  # noqa: E402
 

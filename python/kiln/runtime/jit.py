@@ -30,7 +30,24 @@ hot path is one dict lookup and one small function call per argument:
 * ``int``: its type code ("i32", "i64", "u64"), suffixed ":1" when it equals 1
   and ":16" when it is divisible by 16; ``bool``: "i1"; ``float``: "fp32";
 * constexpr parameters: (class, value);
-* parameters in ``do_not_specialize`` drop the alignment/divisibility flags.
+* tuples: a marker followed by each element's piece, computed the same way
+  (so the key covers the tuple's structure); ``kl.constexpr`` objects, dtypes
+  and strings: (class, value), since they are compiled in;
+* parameters in ``do_not_specialize`` drop the alignment/divisibility flags
+  (of every element, for a tuple).
+
+Tuple arguments (Triton 3.x): a tuple (possibly nested) is flattened into one
+kernel parameter per leaf, named by its index path (``t[0]``, ``t[1][0]``;
+see :mod:`kiln.compiler.specialization`), each typed and specialized as a
+plain argument would be; ``kl.constexpr`` objects, None, dtypes and strings
+inside are compile-time leaves. The kernel sees the tuple rebuilt. A key
+holding a tuple gets a launcher that flattens the arguments before the
+backend's launch; keys without one launch exactly as before.
+
+Host tensor descriptors (``kiln.tools.tensor_descriptor.TensorDescriptor``)
+are flattened the same way: base pointer, shape and strides become
+parameters, block shape and padding constexprs; their layout (last stride 1,
+16-byte aligned base and strides) is part of the key and checked on a miss.
 
 Validation (arrays on the wrong device or mixed devices, unsupported types,
 integers out of range) happens only on a cache miss: a key holding a bad
@@ -49,7 +66,7 @@ from typing import Any, Callable, Generic, Iterable, Optional, TypeVar, Union, o
 
 from kiln import backends as _registry
 from kiln.backends.base import Backend, LoadedKernel
-from kiln.compiler.specialization import Specialization
+from kiln.compiler.specialization import TENSOR_DESCRIPTOR_TYPE, TUPLE_TYPE, Specialization, child_name
 from kiln.runtime import backends as _backends
 from kiln.runtime import cpu as _cpu
 
@@ -65,6 +82,10 @@ _UINT64_MAX = 2**64 - 1
 _UNSUPPORTED = "<unsupported>"
 _NONE = "<None>"
 _OVERFLOW = "<overflow>"
+# The first item of a tuple argument's key piece.
+_TUPLE = "<tuple>"
+# The first item of a host tensor descriptor's key piece.
+_DESCRIPTOR = "<tensordesc>"
 
 # Pointer element types by the dtype's name (the part after "torch.").
 _DTYPE_CODES = {
@@ -209,9 +230,28 @@ class _KeyTable(dict):
         self._numpy_key = numpy_key
         self._array_key = array_key
 
+    def _tuple_key(self, value: tuple) -> tuple:
+        """A tuple's piece: its elements' pieces (so its structure too)."""
+        return (_TUPLE, *[self[item.__class__](item) for item in value])
+
+    def _descriptor_key(self, value: Any) -> tuple:
+        """A host TensorDescriptor's piece: its base's, shape's and strides'
+        pieces, its block shape and padding, and what is wrong with its
+        layout (so a bad one never hits a key that was checked)."""
+        base = value.base
+        return (_DESCRIPTOR, self[base.__class__](base), self._tuple_key(value.shape),
+                self._tuple_key(value.strides), value.block_shape, value.padding, value.layout_problem())
+
     def __missing__(self, cls: type) -> Callable[[Any], Any]:
         kind = _cpu.array_kind(cls)
-        if kind == _cpu.ArrayKind.TORCH:
+        if getattr(cls, "__kiln_tensor_descriptor__", False):
+            key = self._descriptor_key
+        elif _is_compile_time_class(cls):
+            # Compile-time leaves of tuples: their value is compiled in.
+            key = _constexpr_key
+        elif issubclass(cls, tuple):
+            key = self._tuple_key
+        elif kind == _cpu.ArrayKind.TORCH:
             key = self._tensor_key if hasattr(cls, "get_device") else self._pointer_key
         elif kind == _cpu.ArrayKind.NUMPY:
             key = self._numpy_key
@@ -231,6 +271,18 @@ class _KeyTable(dict):
 
 def _unsupported_key(value: Any) -> tuple:
     return (_UNSUPPORTED, value.__class__)
+
+
+def _is_compile_time_class(cls: type) -> bool:
+    """Classes of values that are compile-time leaves inside tuples:
+    ``kl.constexpr`` objects, dtypes and strings."""
+    if cls.__name__ == "constexpr" or issubclass(cls, str):
+        return True
+    try:
+        from kiln.language.core import dtype  # imported late: language imports the runtime
+    except ImportError:
+        return False
+    return issubclass(cls, dtype)
 
 
 _SPECIALIZED = _KeyTable(
@@ -321,6 +373,81 @@ class _DeviceRoutes(dict):
 _EMPTY = inspect.Parameter.empty
 
 
+class _Description:
+    """What the miss path learns of a launch's arguments.
+
+    Attributes:
+        signature: the type of every runtime leaf, and the marker type of
+            every aggregate, by path.
+        constexprs: the constexpr parameters' values, and those of
+            compile-time leaves of aggregates, by path.
+        divisible_by_16, equal_to_1: the specialized leaves' paths.
+        leaves: every leaf path (constexprs included), in launch order.
+        kinds: each runtime leaf's ArrayKind (None for scalars), in order.
+        aggregate: whether any argument was flattened (or compiled in).
+    """
+
+    __slots__ = ("signature", "constexprs", "divisible_by_16", "equal_to_1", "leaves", "kinds", "aggregate")
+
+    def __init__(self) -> None:
+        self.signature: dict[str, str] = {}
+        self.constexprs: dict[str, Any] = {}
+        self.divisible_by_16: list[str] = []
+        self.equal_to_1: list[str] = []
+        self.leaves: list[str] = []
+        self.kinds: list[Optional[str]] = []
+        self.aggregate = False
+
+
+class _FlatKernel:
+    """A JITFunction seen by a backend's loader with its tuple arguments
+    flattened: ``arg_names`` are the leaf paths, ``runtime_positions`` and
+    ``runtime_names`` the runtime leaves; everything else is the kernel's."""
+
+    def __init__(self, kernel: "JITFunction", leaves: list[str], signature: dict[str, str]) -> None:
+        self._kernel = kernel
+        self.__name__ = kernel.__name__
+        self.arg_names = list(leaves)
+        self.runtime_positions = tuple(i for i, name in enumerate(leaves) if name in signature)
+        self.runtime_names = tuple(leaves[i] for i in self.runtime_positions)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._kernel, name)
+
+
+def _flatten_into(value: Any, out: list) -> None:
+    """Appends the leaves of an argument, depth first (the order of
+    :meth:`JITFunction._describe_value`)."""
+    if isinstance(value, tuple):
+        for item in value:
+            _flatten_into(item, out)
+    elif getattr(value.__class__, "__kiln_tensor_descriptor__", False):
+        _flatten_into(value.kernel_fields(), out)
+    else:
+        out.append(value)
+
+
+def _array_leaves(path: str, value: Any, names: list[str], values: list[Any]) -> None:
+    """The leaves of an argument with their paths (for choosing the backend)."""
+    if isinstance(value, tuple):
+        for index, item in enumerate(value):
+            _array_leaves(child_name(path, index), item, names, values)
+    elif getattr(value.__class__, "__kiln_tensor_descriptor__", False):
+        _array_leaves(child_name(path, 0), value.base, names, values)
+    else:
+        names.append(path)
+        values.append(value)
+
+
+def _flattening_launch(launch: Callable[..., None], flatten: Callable[[tuple], tuple]) -> Callable[..., None]:
+    """``launch`` taking the kernel's bound arguments instead of the leaves."""
+
+    def flattened(grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
+        launch(grid_x, grid_y, grid_z, flatten(bound), num_threads)
+
+    return flattened
+
+
 class JITFunction(Generic[T]):
     """A kernel: call it as ``kernel[grid](*args, num_warps=..., num_stages=..., **kwargs)``.
 
@@ -398,6 +525,8 @@ class JITFunction(Generic[T]):
         self.runtime_positions = tuple(i for i, name in enumerate(self.arg_names)
                                        if name not in self.constexpr_names)
         self.runtime_names = tuple(self.arg_names[i] for i in self.runtime_positions)
+        # Which parameters a launch with tuple arguments flattens (not the constexprs).
+        self._flattened_params = tuple(name not in self.constexpr_names for name in self.arg_names)
         self.cache: dict[Any, dict[tuple, LoadedKernel]] = {}
         # The hot path's single lookup: key -> the LoadedKernel of a
         # single-device backend (the CPU), or, for a multi-device backend's
@@ -509,18 +638,10 @@ class JITFunction(Generic[T]):
 
     # -- the miss path -----------------------------------------------------------
 
-    def _describe_arguments(self, bound: tuple, backend: Backend,
-                            device: Any) -> tuple[dict, dict, Specialization, list]:
-        """Validates the arguments for a launch of ``backend`` on ``device``.
-
-        Returns (signature, constexprs, specialization, array kinds of the
-        runtime parameters: an :class:`kiln.runtime.cpu.ArrayKind` or None).
-        """
-        signature: dict[str, str] = {}
-        constexprs: dict[str, Any] = {}
-        divisible_by_16 = []
-        equal_to_1 = []
-        kinds: list[Optional[str]] = []
+    def _describe_arguments(self, bound: tuple, backend: Backend, device: Any) -> "_Description":
+        """Validates the arguments for a launch of ``backend`` on ``device``
+        and describes them to the compiler and the loader (tuples flattened)."""
+        description = _Description()
         for name, value in zip(self.arg_names, bound):
             if name in self.constexpr_names:
                 value = _constexpr_value(value)
@@ -529,41 +650,110 @@ class JITFunction(Generic[T]):
                 except TypeError:
                     raise TypeError(f"kernel {self.__name__}: constexpr argument '{name}' must be hashable, got "
                                     f"{type(value).__name__}") from None
-                constexprs[name] = value
+                description.constexprs[name] = value
+                description.leaves.append(name)
                 continue
-            specialize = name not in self.do_not_specialize
-            kind = _cpu.array_kind(value.__class__)
-            if kind == _cpu.ArrayKind.TORCH and not hasattr(value, "dtype"):
-                kind = None  # data_ptr() without a dtype: not an array Kiln understands
-            kinds.append(kind)
-            if value is None:
-                raise TypeError(f"kernel {self.__name__}: argument '{name}' is None; only constexpr parameters "
-                                f"may be None")
-            if kind is not None:
-                signature[name] = "*" + self._pointer_element(name, value, kind)
-                address = backend.check_array(self.__name__, name, value, kind, _backends.array_device(value),
-                                              device)
-                if specialize and address is not None and address % 16 == 0:
-                    divisible_by_16.append(name)
-            elif isinstance(value, bool):
-                signature[name] = "i1"
-            elif isinstance(value, int):
-                code = _int_code(value)
-                if code is None:
-                    raise OverflowError(f"kernel {self.__name__}: integer argument '{name}' = {value} does not fit "
-                                        f"in 64 bits")
-                signature[name] = code
-                if specialize and value == 1:
-                    equal_to_1.append(name)
-                elif specialize and value % 16 == 0:
-                    divisible_by_16.append(name)
-            elif isinstance(value, float):
-                signature[name] = "fp32"
+            self._describe_value(description, name, value, name not in self.do_not_specialize, False, backend,
+                                 device)
+        return description
+
+    def _describe_value(self, description: "_Description", path: str, value: Any, specialize: bool, nested: bool,
+                        backend: Backend, device: Any) -> None:
+        """Adds the argument (or tuple element) at ``path`` to ``description``."""
+        signature = description.signature
+        if getattr(value.__class__, "__kiln_tensor_descriptor__", False):
+            self._describe_descriptor(description, path, value, specialize, backend, device)
+            return
+        if isinstance(value, tuple):
+            description.aggregate = True
+            signature[path] = TUPLE_TYPE
+            for index, item in enumerate(value):
+                self._describe_value(description, child_name(path, index), item, specialize, True, backend, device)
+            return
+        if value.__class__.__name__ == "constexpr" or (
+                nested and (value is None or _is_compile_time_class(value.__class__))):
+            # Compiled in, as Triton does: the parameter list no longer holds it.
+            value = _constexpr_value(value)
+            try:
+                hash(value)
+            except TypeError:
+                raise TypeError(f"kernel {self.__name__}: constexpr argument '{path}' must be hashable, got "
+                                f"{type(value).__name__}") from None
+            description.aggregate = True
+            description.constexprs[path] = value
+            description.leaves.append(path)
+            return
+        kind = _cpu.array_kind(value.__class__)
+        if kind == _cpu.ArrayKind.TORCH and not hasattr(value, "dtype"):
+            kind = None  # data_ptr() without a dtype: not an array Kiln understands
+        if value is None:
+            raise TypeError(f"kernel {self.__name__}: argument '{path}' is None; only constexpr parameters "
+                            f"may be None")
+        if kind is not None:
+            signature[path] = "*" + self._pointer_element(path, value, kind)
+            address = backend.check_array(self.__name__, path, value, kind, _backends.array_device(value), device)
+            if specialize and address is not None and address % 16 == 0:
+                description.divisible_by_16.append(path)
+        elif isinstance(value, bool):
+            signature[path] = "i1"
+        elif isinstance(value, int):
+            code = _int_code(value)
+            if code is None:
+                raise OverflowError(f"kernel {self.__name__}: integer argument '{path}' = {value} does not fit "
+                                    f"in 64 bits")
+            signature[path] = code
+            if specialize and value == 1:
+                description.equal_to_1.append(path)
+            elif specialize and value % 16 == 0:
+                description.divisible_by_16.append(path)
+        elif isinstance(value, float):
+            signature[path] = "fp32"
+        else:
+            raise TypeError(f"kernel {self.__name__}: argument '{path}' has unsupported type "
+                            f"{type(value).__name__}; expected a tensor or array, int, float, bool or tuple")
+        description.leaves.append(path)
+        description.kinds.append(kind)
+
+    def _flatten_arguments(self, bound: tuple) -> tuple:
+        """The launch's leaves of the bound arguments, for a key with tuples
+        (the key fixes every tuple's structure, so the leaves match what the
+        kernel was compiled for). Constexpr parameters stay whole."""
+        out: list[Any] = []
+        for value, flatten in zip(bound, self._flattened_params):
+            if flatten:
+                _flatten_into(value, out)
             else:
-                raise TypeError(f"kernel {self.__name__}: argument '{name}' has unsupported type "
-                                f"{type(value).__name__}; expected a tensor or array, int, float or bool")
-        attrs = Specialization(divisible_by_16=frozenset(divisible_by_16), equal_to_1=frozenset(equal_to_1))
-        return signature, constexprs, attrs, kinds
+                out.append(value)
+        return tuple(out)
+
+    def _describe_descriptor(self, description: "_Description", path: str, value: Any, specialize: bool,
+                             backend: Backend, device: Any) -> None:
+        """Adds a host TensorDescriptor argument: base, shape and strides as
+        runtime leaves, block shape and padding compiled in (the order of
+        ``TensorDescriptor.kernel_fields``)."""
+        where = f"kernel {self.__name__}: TensorDescriptor argument '{path}'"
+        problem = value.layout_problem()
+        if problem is not None:
+            raise ValueError(f"{where}: {problem}")
+        base, shape, strides, block_shape, padding = value.kernel_fields()
+        kind = _cpu.array_kind(base.__class__)
+        if kind is None or (kind == _cpu.ArrayKind.TORCH and not hasattr(base, "dtype")):
+            raise TypeError(f"{where}: its base must be a tensor or array, got {type(base).__name__}")
+        description.aggregate = True
+        description.signature[path] = TENSOR_DESCRIPTOR_TYPE
+        self._describe_value(description, child_name(path, 0), base, specialize, True, backend, device)
+        if _cpu.address_of(base, kind) % 16:
+            raise ValueError(f"{where}: its base address must be a multiple of 16 bytes (as for the TMA unit), "
+                             f"got {_cpu.address_of(base, kind):#x}")
+        self._describe_value(description, child_name(path, 1), tuple(shape), specialize, True, backend, device)
+        self._describe_value(description, child_name(path, 2), tuple(strides), specialize, True, backend, device)
+        block_path = child_name(path, 3)
+        description.signature[block_path] = TUPLE_TYPE
+        for index, size in enumerate(block_shape):
+            description.constexprs[child_name(block_path, index)] = size
+            description.leaves.append(child_name(block_path, index))
+        description.constexprs[child_name(path, 4)] = padding
+        description.leaves.append(child_name(path, 4))
 
     def _pointer_element(self, name: str, value: Any, kind: str = _cpu.ArrayKind.TORCH) -> str:
         try:
@@ -591,8 +781,11 @@ class JITFunction(Generic[T]):
         option = _backends.normalize(backend_option, f"kernel {self.__name__}: backend")
         from_env = _backends.normalize(env_backend, _backends.BACKEND_ENV)
         forced = option or self.backend or from_env
-        values = [bound[i] for i in self.runtime_positions]
-        return _registry.get_backend(_backends.choose(self.__name__, self.runtime_names, values, forced))
+        names: list[str] = []
+        values: list[Any] = []
+        for position in self.runtime_positions:
+            _array_leaves(self.arg_names[position], bound[position], names, values)
+        return _registry.get_backend(_backends.choose(self.__name__, names, values, forced))
 
     def _compile(self, signature: dict, constexprs: dict, attrs: Specialization, target: str, num_warps: int,
                  num_stages: int, options: dict) -> Any:
@@ -616,10 +809,20 @@ class JITFunction(Generic[T]):
         if self.debug or (len(environment) > 2 and _backends.parse_flag(environment[2], _backends.DEBUG_ENV)):
             options = {**options, "debug": True}
         device = backend.current_device()
-        signature, constexprs, attrs, kinds = self._describe_arguments(bound, backend, device)
+        described = self._describe_arguments(bound, backend, device)
+        signature, constexprs = described.signature, described.constexprs
+        attrs = Specialization(divisible_by_16=frozenset(described.divisible_by_16),
+                               equal_to_1=frozenset(described.equal_to_1))
         compiled = self._compile(signature, constexprs, attrs, backend.target_for(device), num_warps, num_stages,
                                  options)
-        loaded = backend.load(self, compiled, signature, kinds, device, num_warps, options)
+        if not described.aggregate:
+            loaded = backend.load(self, compiled, signature, described.kinds, device, num_warps, options)
+        else:
+            # The backend loads the kernel for its flattened parameters, and
+            # every launch of this key flattens the bound arguments first.
+            view = _FlatKernel(self, described.leaves, signature)
+            loaded = backend.load(view, compiled, signature, described.kinds, device, num_warps, options)
+            loaded.launch = _flattening_launch(loaded.launch, self._flatten_arguments)
         self.cache.setdefault(device, {})[key] = loaded
         if backend.multi_device:
             routes = self._routes.get(key)

@@ -109,3 +109,90 @@ def test_tuple_loop_carried(arrays, n) -> None:
     for i in range(n):
         a, b = (b, a + b) if i % 3 == 0 else (b, a)
     assert out.tolist() == [a, b]
+
+
+# -- tuples as kernel launch arguments (Triton 3.x) ------------------------------
+
+
+@kiln.jit
+def _weighted(pair, weights):
+    # A kernel's tuple argument passed on to a helper.
+    return pair[0] * weights[0] + pair[1] * weights[1]
+
+
+@kiln.jit
+def tuple_args_kernel(ptrs, sizes, out_ptr, weights, BLOCK: kl.constexpr):
+    x_ptr, y_ptr = ptrs
+    n = sizes[0]
+    offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+    mask = offs < n
+    x = kl.load(x_ptr + offs, mask=mask, other=0.0)
+    y = kl.load(ptrs[1] + offs, mask=mask, other=0.0)
+    acc = _weighted((x, y), weights)
+    # Iterating over a tuple argument at compile time.
+    for i in kl.static_range(len(sizes)):
+        acc += sizes[i]
+    kl.store(out_ptr + offs, acc, mask=mask)
+
+
+@pytest.mark.parametrize("n", [1, 100, 256])
+def test_tuple_kernel_arguments(arrays, n) -> None:
+    x, y = arrays.randn(n, seed=5), arrays.randn(n, seed=6)
+    out = arrays.full(n, float("nan"), torch.float32)
+    # Ints of every specialization (== 1, divisible by 16, neither) and floats.
+    sizes = (n, 1, 32, 7)
+    tuple_args_kernel[(kiln.cdiv(n, 64),)]((x, y), sizes, out, (0.5, -2.0), BLOCK=64)
+    expected = x.double() * 0.5 - 2.0 * y.double() + sum(sizes)
+    torch.testing.assert_close(out.double(), expected, rtol=1e-5, atol=1e-5)
+
+
+@kiln.jit
+def nested_tuple_kernel(out_ptr, spec, n):
+    # spec = ((src_ptr, (scale, SHIFT)), count): a pointer, a float and a
+    # kl.constexpr nested two deep.
+    (src_ptr, (scale, shift)), count = spec
+    kl.static_assert(shift == 3)
+    offs = kl.arange(0, 128)
+    mask = offs < n
+    v = kl.load(src_ptr + offs, mask=mask, other=0)
+    total = v * scale + (shift + count)
+    kl.store(out_ptr + offs, total, mask=mask)
+
+
+def test_nested_tuple_argument_with_constexpr(arrays) -> None:
+    n = 100
+    src = arrays.randn(n, seed=7)
+    out = arrays.full(n, float("nan"), torch.float32)
+    nested_tuple_kernel[(1,)](out, ((src, (2.5, kl.constexpr(3))), 4), n)
+    torch.testing.assert_close(out.double(), src.double() * 2.5 + 7, rtol=1e-6, atol=1e-6)
+    # Another constexpr is another kernel; the static_assert proves the value is compiled in.
+    with pytest.raises(kiln.CompilationError, match="static_assert"):
+        nested_tuple_kernel[(1,)](out, ((src, (2.5, kl.constexpr(4))), 4), n)
+
+
+@kiln.jit
+def tuple_loop_kernel(out_ptr, bounds, steps):
+    # A tuple argument read inside a runtime loop, and a tuple argument as a
+    # loop-carried value's start.
+    lo, hi = bounds
+    state = steps
+    for i in range(lo, hi):
+        state = (state[0] + i, state[1] * 2)
+    kl.store(out_ptr, state[0])
+    kl.store(out_ptr + 1, state[1])
+
+
+def test_tuple_argument_in_a_loop(arrays) -> None:
+    out = arrays.full(2, -1, torch.int32)
+    tuple_loop_kernel[(1,)](out, (2, 7), (10, 1))
+    assert out.tolist() == [10 + sum(range(2, 7)), 2 ** 5]
+
+
+def test_tuple_structure_is_in_the_key(arrays) -> None:
+    out = arrays.full(2, -1, torch.int32)
+    tuple_loop_kernel[(1,)](out, (0, 3), (1, 1))
+    tuple_loop_kernel[(1,)](out, (0, 3), (16, 1))  # another specialization of steps[0]
+    tuple_loop_kernel[(1,)](out, (0, 3), (5, 3))
+    assert out.tolist() == [5 + 3, 3 * 8]
+    cache = tuple_loop_kernel.cache[arrays.cache_device]
+    assert len(cache) >= 3

@@ -140,3 +140,46 @@ def test_kernel_early_return_is_an_if(jit, build_ir):
 
     text = str(build_ir(kernel, {"out": "*i32", "n": "i32"}))
     assert "scf.if" in text and text.count("kiln.store") == 1
+
+
+def test_tuple_kernel_parameters_are_flattened(jit, build_ir):
+    @jit
+    def kernel(t, out):
+        a, (p, b) = t
+        kl.store(p, a + b + len(t[1]))
+
+    signature = {"t": "tuple", "t[0]": "i32", "t[1]": "tuple", "t[1][0]": "*i32", "t[1][1]": "i64", "out": "*i32"}
+    text = str(build_ir(kernel, signature, {}))
+    assert "@kernel(%arg0: i32" in text and "%arg1: !kiln.ptr<i32>" in text and "%arg2: i64" in text
+    assert "%arg3: !kiln.ptr<i32>" in text
+
+
+def test_tuple_kernel_parameter_with_constexpr_leaf(jit, build_ir):
+    @jit
+    def kernel(t):
+        p, n = t
+        kl.static_assert(n == 4)
+        kl.store(p + kl.arange(0, n), 1)
+
+    text = str(build_ir(kernel, {"t": "tuple", "t[0]": "*i32"}, {"t[1]": 4}))
+    assert "tensor<4x!kiln.ptr<i32>>" in text
+
+
+def test_unknown_tuple_paths_are_reported(jit, build_ir):
+    @jit
+    def kernel(t):
+        pass
+
+    with pytest.raises(CompilationError, match=r"unknown or constexpr parameters: \['u\[0\]'\]"):
+        build_ir(kernel, {"t": "tuple", "t[0]": "i32", "u[0]": "i32"}, {})
+
+
+def test_compile_takes_tuple_signatures(jit):
+    @kiln.jit
+    def kernel(t):
+        kl.store(t[0], t[1])
+
+    compiled = kiln.compile(kernel, {"t": "tuple", "t[0]": "*fp32", "t[1]": "fp32"}, target="cpu")
+    assert "t[0]" in compiled.metadata["signature"]
+    with pytest.raises(TypeError, match="missing types for t"):
+        kiln.compile(kernel, {}, target="cpu")

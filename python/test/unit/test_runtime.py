@@ -37,6 +37,16 @@ def scalar_kernel(a, b, c, d):
     pass
 
 
+@jit
+def tuple_kernel(t, n, BLOCK: "kl.constexpr"):
+    pass
+
+
+@jit(do_not_specialize=["t"])
+def nospec_tuple_kernel(t, n):
+    pass
+
+
 class FakeTensor:
     """A CUDA tensor stand-in: data_ptr, dtype and get_device, no memory."""
 
@@ -92,7 +102,7 @@ class FakeRuntime:
 @pytest.fixture
 def fake(monkeypatch):
     runtime = FakeRuntime(monkeypatch)
-    for kernel in (add_kernel, nospec_kernel, scalar_kernel):
+    for kernel in (add_kernel, nospec_kernel, scalar_kernel, tuple_kernel, nospec_tuple_kernel):
         monkeypatch.setattr(kernel, "cache", {})
         monkeypatch.setattr(kernel, "_compiled", {})
         monkeypatch.setattr(kernel, "_routes", {})
@@ -545,3 +555,130 @@ def test_do_bench_statistics():
     assert testing._summarize(times, [0.0, 0.25, 1.0], "mean") == [1.0, 1.75, 4.0]
     expected = torch.quantile(torch.tensor(times), torch.tensor([0.2, 0.8])).tolist()
     assert testing._summarize(times, [0.2, 0.8], "mean") == pytest.approx(expected)
+
+
+# -- tuple arguments ------------------------------------------------------------------
+
+
+def test_tuple_arguments_are_flattened(fake):
+    x, y = tensors(2)
+    tuple_kernel[(2,)]((x, (y, 16)), 1, BLOCK=4)
+    call = fake.last
+    assert call.signature == {"t": "tuple", "t[0]": "*fp32", "t[1]": "tuple", "t[1][0]": "*fp32",
+                              "t[1][1]": "i32", "n": "i32"}
+    assert call.constexprs == {"BLOCK": 4}
+    assert call.attrs == Specialization(divisible_by_16=frozenset({"t[0]", "t[1][0]", "t[1][1]"}),
+                                        equal_to_1=frozenset({"n"}))
+    # The launch passes the leaves, depth first; the constexpr is skipped.
+    codes, args = fake.launches[-1][7:]
+    assert codes == "ppii-"
+    assert args == (x, y, 16, 1, 4)
+
+
+def test_tuple_elements_are_specialized(fake):
+    x = FakeTensor()
+    misaligned = FakeTensor(address=0x7F0000000004)
+    tuple_kernel[(1,)]((misaligned, (x, 1)), 17, BLOCK=4)
+    assert fake.last.attrs == Specialization(divisible_by_16=frozenset({"t[1][0]"}),
+                                             equal_to_1=frozenset({"t[1][1]"}))
+    tuple_kernel[(1,)]((x, (x, 2**40)), 17, BLOCK=4)
+    assert fake.last.signature["t[1][1]"] == "i64"
+    nospec_tuple_kernel[(1,)]((x, 16, 1), 16)
+    assert fake.last.attrs == Specialization(divisible_by_16=frozenset({"n"}), equal_to_1=frozenset())
+
+
+def test_tuple_structure_is_in_the_key(fake):
+    x, y = tensors(2)
+    launches = [
+        (x, (y, 16)),
+        (x, (y, 32)),          # the same key: no compile
+        ((x, y), 16),          # the same leaves, another nesting
+        (x, y, 16),            # flat
+        (x, (y,)),             # shorter
+        (x, (y, 16), ()),      # an empty tuple
+        (x, (y, 16.0)),        # a float leaf
+        (x, (y, True)),        # a bool leaf
+    ]
+    for t in launches:
+        tuple_kernel[(1,)](t, 3, BLOCK=4)
+    assert len(fake.compiles) == len(launches) - 1
+    assert fake.compiles[3].signature == {"t": "tuple", "t[0]": "*fp32", "t[1]": "tuple", "t[1][0]": "*fp32",
+                                          "n": "i32"}
+    assert fake.compiles[4].signature["t[2]"] == "tuple" and "t[2][0]" not in fake.compiles[4].signature
+    # A tuple and a tensor in the same parameter are different keys too.
+    tuple_kernel[(1,)](x, 3, BLOCK=4)
+    assert fake.last.signature["t"] == "*fp32"
+
+
+def test_compile_time_tuple_elements(fake):
+    import kiln.language as kl
+
+    (x,) = tensors(1)
+    tuple_kernel[(1,)]((x, kl.constexpr(3), None, kl.float16, "zero"), 3, BLOCK=4)
+    call = fake.last
+    assert call.signature == {"t": "tuple", "t[0]": "*fp32", "n": "i32"}
+    assert call.constexprs == {"t[1]": 3, "t[2]": None, "t[3]": kl.float16, "t[4]": "zero", "BLOCK": 4}
+    codes, args = fake.launches[-1][7:]
+    assert codes == "p----i-" and args[0] is x and args[-2:] == (3, 4)
+    tuple_kernel[(1,)]((x, kl.constexpr(3), None, kl.float16, "zero"), 5, BLOCK=4)
+    tuple_kernel[(1,)]((x, kl.constexpr(4), None, kl.float16, "zero"), 5, BLOCK=4)
+    tuple_kernel[(1,)]((x, kl.constexpr(4), None, kl.float32, "zero"), 5, BLOCK=4)
+    assert len(fake.compiles) == 3
+
+
+def test_bad_tuple_elements_name_their_path(fake):
+    (x,) = tensors(1)
+    with pytest.raises(TypeError, match=r"argument 't\[1\]\[0\]' has unsupported type list"):
+        tuple_kernel[(1,)]((x, ([1],)), 3, BLOCK=4)
+    with pytest.raises(OverflowError, match=r"argument 't\[1\]' = 18446744073709551616 does not fit"):
+        tuple_kernel[(1,)]((x, 2**64), 3, BLOCK=4)
+    with pytest.raises(TypeError, match=r"argument 't\[0\]' has unsupported element type"):
+        tuple_kernel[(1,)]((FakeTensor(dtype=torch.complex64),), 3, BLOCK=4)
+    assert fake.compiles == []
+
+
+def test_tuple_grid_callable_sees_the_tuple(fake):
+    x, y = tensors(2)
+    tuple_kernel[lambda meta: (meta["t"][1][1],)]((x, (y, 5)), 3, BLOCK=4)
+    assert fake.launches[-1][:3] == (5, 1, 1)
+
+
+# -- host tensor descriptors ------------------------------------------------------------
+
+
+def test_tensor_descriptor_arguments_are_flattened(fake):
+    from kiln.tools.tensor_descriptor import TensorDescriptor
+
+    x = FakeTensor()
+    desc = TensorDescriptor(x, [100, 64], [64, 1], [16, 32])
+    tuple_kernel[(1,)](desc, 7, BLOCK=4)
+    call = fake.last
+    assert call.signature == {"t": "tensordesc", "t[0]": "*fp32", "t[1]": "tuple", "t[1][0]": "i32",
+                              "t[1][1]": "i32", "t[2]": "tuple", "t[2][0]": "i32", "t[2][1]": "i32",
+                              "t[3]": "tuple", "n": "i32"}
+    assert call.constexprs == {"t[3][0]": 16, "t[3][1]": 32, "t[4]": "zero", "BLOCK": 4}
+    assert call.attrs == Specialization(divisible_by_16=frozenset({"t[0]", "t[1][1]", "t[2][0]"}),
+                                        equal_to_1=frozenset({"t[2][1]"}))
+    codes, args = fake.launches[-1][7:]
+    assert codes == "piiii---i-"
+    assert args == (x, 100, 64, 64, 1, 16, 32, "zero", 7, 4)
+
+
+def test_tensor_descriptor_key(fake):
+    from kiln.tools.tensor_descriptor import TensorDescriptor
+
+    x = FakeTensor()
+    tuple_kernel[(1,)](TensorDescriptor(x, [100, 64], [64, 1], [16, 32]), 7, BLOCK=4)
+    tuple_kernel[(1,)](TensorDescriptor(x, [200, 64], [64, 1], [16, 32]), 7, BLOCK=4)  # hit
+    tuple_kernel[(1,)](TensorDescriptor(x, [200, 64], [64, 1], [32, 32]), 7, BLOCK=4)  # block shape
+    tuple_kernel[(1,)](TensorDescriptor(x, [200, 64], [64, 1], [32, 32], "nan"), 7, BLOCK=4)  # padding
+    assert len(fake.compiles) == 3
+    # Strides of 4 and 6 floats have the same integer keys; only the first is
+    # 16-byte aligned, and the key tells them apart.
+    tuple_kernel[(1,)](TensorDescriptor(x, [8, 4], [4, 1], [8, 4]), 7, BLOCK=4)
+    with pytest.raises(ValueError, match=r"TensorDescriptor argument 't': its strides must be multiples of 16"):
+        tuple_kernel[(1,)](TensorDescriptor(x, [8, 4], [6, 1], [8, 4]), 7, BLOCK=4)
+    with pytest.raises(ValueError, match=r"argument 't\[1\]': its base address must be a multiple of 16"):
+        tuple_kernel[(1,)]((x, TensorDescriptor(FakeTensor(address=0x7F0000000008), [8, 4], [4, 1], [8, 4])), 7,
+                           BLOCK=4)
+    assert len(fake.compiles) == 4

@@ -1,0 +1,1 @@
+"""Host-side helpers for kernels (as ``triton.tools``)."""
