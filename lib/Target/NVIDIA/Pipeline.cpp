@@ -40,6 +40,10 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   pm.addPass(gpu::createKilnGPUMatchShapeLayouts());
   // ...and dots the tensor cores can compute get their accumulator layout.
   pm.addPass(gpu::createKilnGPUAccelerateMatmul());
+  // ...and loops load their dot operands an iteration ahead.
+  gpu::KilnGPUPrefetchLoadsOptions prefetchOptions;
+  prefetchOptions.numStages = options.numStages;
+  pm.addPass(gpu::createKilnGPUPrefetchLoads(prefetchOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

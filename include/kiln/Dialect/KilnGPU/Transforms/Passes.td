@@ -91,4 +91,42 @@ def KilnGPUAccelerateMatmul : Pass<"kiln-gpu-accelerate-matmul", "mlir::ModuleOp
   }];
 }
 
+def KilnGPUPrefetchLoads : Pass<"kiln-gpu-prefetch-loads", "mlir::ModuleOp"> {
+  let summary = "Load a loop's dot operands one iteration ahead";
+  let description = [{
+    In an `scf.for` that computes a `kiln.dot` and stores nothing, each load
+    whose result feeds a dot operand is issued one iteration early: the
+    loop carries the loaded block, the body loads the next iteration's
+    block (its pointers and mask recomputed from the values the loop
+    yields, its mask also false past the last iteration) before the dot,
+    and a copy of the load before the loop fetches the first. The global
+    memory latency of iteration i + 1 then overlaps the tensor-core work of
+    iteration i. Runs when `num-stages` is 2 or more.
+
+    Before:
+    ```mlir
+    scf.for %i = %lb to %ub step %s iter_args(%acc = %zero, %p = %p0) {
+      %a = kiln.load %p : ...
+      %d = kiln.dot %a, %b, %acc : ...
+      %q = kiln.addptr %p, %step : ...
+      scf.yield %d, %q
+    }
+    ```
+    After:
+    ```mlir
+    %a0 = kiln.load %p0, %first_mask : ...
+    scf.for %i = %lb to %ub step %s iter_args(%acc = %zero, %p = %p0, %a = %a0) {
+      %q = kiln.addptr %p, %step : ...
+      %a_next = kiln.load %q, %not_last_mask : ...
+      %d = kiln.dot %a, %b, %acc : ...
+      scf.yield %d, %q, %a_next
+    }
+    ```
+  }];
+  let options = [
+    Option<"numStages", "num-stages", "int", /*default=*/"3",
+           "software pipeline depth (prefetching needs 2 or more)">,
+  ];
+}
+
 #endif // KILN_GPU_TRANSFORMS_PASSES

@@ -1,0 +1,217 @@
+//===- PrefetchLoads.cpp - Load dot operands one iteration ahead -----------===//
+//
+// Implements kiln-gpu-prefetch-loads (see Passes.td). The load of the next
+// iteration is a clone of the load and of the pure ops its operands come
+// from, with each loop-carried value replaced by the value the loop yields
+// for it (itself recomputed by cloning), and the induction variable by its
+// next value. Cloned pointer increments duplicate the originals at a point
+// that dominates them; CSE merges the two.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/KilnGPU/IR/Dialect.h"
+#include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::kiln::gpu {
+#define GEN_PASS_DEF_KILNGPUPREFETCHLOADS
+#include "kiln/Dialect/KilnGPU/Transforms/Passes.h.inc"
+} // namespace mlir::kiln::gpu
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::gpu;
+
+namespace {
+
+/// Whether the loop body writes memory (then a load cannot move ahead of it).
+bool writesMemory(scf::ForOp loop) {
+  bool writes = false;
+  loop.getBody()->walk([&](Operation *op) {
+    if (isa<StoreOp, AtomicRMWOp, AtomicCASOp, PrintOp, AssertOp>(op) ||
+        (!isMemoryEffectFree(op) && !isa<LoadOp>(op) &&
+         !op->hasTrait<OpTrait::IsTerminator>()))
+      writes = true;
+  });
+  return writes;
+}
+
+/// The loads in the loop body whose result is an operand (a or b) of a dot
+/// in the body, directly or through a layout conversion.
+SmallVector<LoadOp> getDotOperandLoads(scf::ForOp loop) {
+  SmallVector<LoadOp> loads;
+  for (Operation &op : *loop.getBody()) {
+    auto load = dyn_cast<LoadOp>(op);
+    if (!load || load.getIsVolatile() || !isa<RankedTensorType>(load.getType()))
+      continue;
+    bool feedsDot = llvm::any_of(load->getUsers(), [&](Operation *user) {
+      if (auto convert = dyn_cast<ConvertLayoutOp>(user))
+        return llvm::any_of(convert->getUsers(), [](Operation *u) { return isa<DotOp>(u); });
+      auto dot = dyn_cast<DotOp>(user);
+      return dot && dot.getC() != load.getResult();
+    });
+    if (feedsDot)
+      loads.push_back(load);
+  }
+  return loads;
+}
+
+/// The ops of the loop body that `roots` are computed from, in body order,
+/// or failure when one of them is not a pure, region-free op.
+FailureOr<SmallVector<Operation *>> getBodySlice(scf::ForOp loop, ValueRange roots) {
+  Block *body = loop.getBody();
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Value> worklist(roots.begin(), roots.end());
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    Operation *producer = value.getDefiningOp();
+    if (!producer || producer->getBlock() != body || slice.contains(producer))
+      continue;
+    if (!isMemoryEffectFree(producer) || producer->getNumRegions() != 0)
+      return failure();
+    slice.insert(producer);
+    llvm::append_range(worklist, producer->getOperands());
+  }
+  SmallVector<Operation *> ordered(slice.begin(), slice.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
+}
+
+/// `mask && condition` for a load of `ptrType` (a block of pointers),
+/// `condition` being a scalar i1; `mask` may be null.
+Value andMask(OpBuilder &builder, Location loc, Value mask, Value condition,
+              RankedTensorType ptrType) {
+  auto maskType = RankedTensorType::get(ptrType.getShape(), builder.getI1Type(),
+                                        ptrType.getEncoding());
+  Value splat = SplatOp::create(builder, loc, maskType, condition);
+  return mask ? Value(arith::AndIOp::create(builder, loc, mask, splat)) : splat;
+}
+
+/// Clones `load` (and the ops of `slice`) under `mapping`, masked off
+/// unless `condition`.
+Value cloneLoad(OpBuilder &builder, LoadOp load, ArrayRef<Operation *> slice,
+                IRMapping &mapping, Value condition) {
+  for (Operation *op : slice)
+    builder.clone(*op, mapping);
+  Location loc = load.getLoc();
+  Value ptr = mapping.lookupOrDefault(load.getPtr());
+  Value mask = load.getMask() ? mapping.lookupOrDefault(load.getMask()) : Value();
+  Value other = load.getOther() ? mapping.lookupOrDefault(load.getOther()) : Value();
+  mask = andMask(builder, loc, mask, condition, cast<RankedTensorType>(ptr.getType()));
+  auto clone = cast<LoadOp>(builder.clone(*load));
+  clone.getPtrMutable().assign(ptr);
+  clone.getMaskMutable().assign(mask);
+  if (other)
+    clone.getOtherMutable().assign(other);
+  return clone.getResult();
+}
+
+LogicalResult prefetch(scf::ForOp loop) {
+  if (writesMemory(loop))
+    return failure();
+  SmallVector<LoadOp> loads = getDotOperandLoads(loop);
+  if (loads.empty())
+    return failure();
+  Block *body = loop.getBody();
+  Operation *yield = body->getTerminator();
+  Value iv = loop.getInductionVar();
+  Location loc = loop.getLoc();
+
+  SmallVector<LoadOp> prefetched;
+  SmallVector<Value> firstValues, nextValues;
+  for (LoadOp load : loads) {
+    SmallVector<Value> roots{load.getPtr()};
+    if (load.getMask())
+      roots.push_back(load.getMask());
+    if (load.getOther())
+      roots.push_back(load.getOther());
+    FailureOr<SmallVector<Operation *>> slice = getBodySlice(loop, roots);
+    if (failed(slice))
+      continue;
+    // The loop-carried values the slice reads, and how the loop computes
+    // their next values.
+    SmallVector<BlockArgument> carried;
+    for (BlockArgument arg : loop.getRegionIterArgs())
+      if (llvm::any_of(arg.getUsers(), [&](Operation *user) {
+            return llvm::is_contained(*slice, user) || user == load.getOperation();
+          }))
+        carried.push_back(arg);
+    SmallVector<Value> nextRoots;
+    for (BlockArgument arg : carried)
+      nextRoots.push_back(yield->getOperand(arg.getArgNumber() - 1));
+    FailureOr<SmallVector<Operation *>> nextSlice = getBodySlice(loop, nextRoots);
+    if (failed(nextSlice))
+      continue;
+
+    // Before the loop: the first iteration's load.
+    OpBuilder builder(loop);
+    IRMapping first;
+    first.map(iv, loop.getLowerBound());
+    for (auto [arg, init] : llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs()))
+      first.map(arg, init);
+    Value runs = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::slt,
+                                       loop.getLowerBound(), loop.getUpperBound());
+    firstValues.push_back(cloneLoad(builder, load, *slice, first, runs));
+
+    // At the top of the body: the next iteration's.
+    builder.setInsertionPointToStart(body);
+    IRMapping next;
+    for (Operation *op : *nextSlice)
+      builder.clone(*op, next);
+    IRMapping nextIteration;
+    Value nextIv = arith::AddIOp::create(builder, loc, iv, loop.getStep());
+    nextIteration.map(iv, nextIv);
+    for (BlockArgument arg : carried)
+      nextIteration.map(arg, next.lookupOrDefault(yield->getOperand(arg.getArgNumber() - 1)));
+    Value more = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::slt, nextIv,
+                                       loop.getUpperBound());
+    nextValues.push_back(cloneLoad(builder, load, *slice, nextIteration, more));
+    prefetched.push_back(load);
+  }
+  if (prefetched.empty())
+    return failure();
+
+  IRRewriter rewriter(loop.getContext());
+  rewriter.setInsertionPoint(loop);
+  FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
+      rewriter, firstValues, /*replaceInitOperandUsesInLoop=*/false,
+      [&](OpBuilder &, Location, ArrayRef<BlockArgument>) { return nextValues; });
+  if (failed(replaced))
+    return failure();
+  auto newLoop = cast<scf::ForOp>(replaced->getOperation());
+  unsigned firstNew = newLoop.getNumRegionIterArgs() - prefetched.size();
+  for (auto [i, load] : llvm::enumerate(prefetched)) {
+    load.getResult().replaceAllUsesWith(newLoop.getRegionIterArgs()[firstNew + i]);
+    load.erase();
+  }
+  return success();
+}
+
+struct KilnGPUPrefetchLoads
+    : public gpu::impl::KilnGPUPrefetchLoadsBase<KilnGPUPrefetchLoads> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (numStages < 2)
+      return;
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) {
+      bool hasDot = llvm::any_of(*loop.getBody(), [](Operation &op) { return isa<DotOp>(op); });
+      if (hasDot)
+        loops.push_back(loop);
+    });
+    for (scf::ForOp loop : loops)
+      (void)prefetch(loop);
+  }
+};
+
+} // namespace
