@@ -24,8 +24,9 @@ __version__ = "0.1.0"
 
 from kiln import language
 from kiln.compiler.compiler import CompiledKernel, compile
-from kiln.errors import CompilationError, KilnError, OutOfBoundsError, OutOfResources
+from kiln.errors import AutotunerError, CompilationError, KilnError, OutOfBoundsError, OutOfResources
 from kiln.language.compile_time import constexpr_function
+from kiln.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from kiln.runtime.jit import JITFunction, jit
 
 
@@ -36,15 +37,21 @@ def cdiv(x: int, y: int) -> int:
 
 
 __all__ = [
+    "Autotuner",
+    "AutotunerError",
     "CompilationError",
     "CompiledKernel",
+    "Config",
+    "Heuristics",
     "JITFunction",
     "KilnError",
     "OutOfBoundsError",
     "OutOfResources",
+    "autotune",
     "cdiv",
     "compile",
     "constexpr_function",
+    "heuristics",
     "jit",
     "language",
     "__version__",

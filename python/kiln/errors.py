@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["KilnError", "CompilationError", "OutOfBoundsError", "OutOfResources", "DeviceAssertionError"]
+__all__ = ["KilnError", "AutotunerError", "CompilationError", "OutOfBoundsError", "OutOfResources",
+           "DeviceAssertionError"]
 
 
 def _located_text(located: str, unlocated: str, filename: Optional[str], lineno: Optional[int],
@@ -79,6 +80,12 @@ class OutOfResources(KilnError):
 
     def __reduce__(self):
         return (type(self), (self.required, self.limit, self.name))
+
+
+class AutotunerError(KilnError):
+    """``kiln.autotune`` found no config to run: every config failed to
+    compile or run, or ``prune_configs_by`` pruned them all. The message
+    lists each config with the reason it was skipped."""
 
 
 class OutOfBoundsError(KilnError, IndexError):

@@ -1,19 +1,29 @@
-"""Benchmarking helpers, with the contract of ``triton.testing.do_bench``."""
+"""Benchmarking helpers, with the contract of ``triton.testing.do_bench``.
+
+``do_bench(fn, ..., device="cpu")`` times CPU-backend launches by the wall
+clock instead of CUDA events (Triton has no such option: its kernels all run
+on a GPU).
+"""
 
 from __future__ import annotations
 
 import math
+import time
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 __all__ = ["do_bench"]
 
 _RETURN_MODES = ("min", "max", "mean", "median", "all")
+_DEVICES = ("cuda", "cpu")
 # Zeroing a buffer larger than any GPU's L2 between repetitions makes every
 # repetition start from a cold cache, as real workloads would.
 _L2_FLUSH_BYTES = 256 * 1024 * 1024
 
 
-def _validate(fn: Any, warmup: Any, rep: Any, grad_to_none: Any, quantiles: Any, return_mode: Any) -> None:
+def _validate(fn: Any, warmup: Any, rep: Any, grad_to_none: Any, quantiles: Any, return_mode: Any,
+              device: Any = "cuda") -> None:
+    if device not in _DEVICES:
+        raise ValueError(f"do_bench: device must be one of {', '.join(_DEVICES)}; got {device!r}")
     if not callable(fn):
         raise TypeError(f"do_bench: fn must be callable, got {type(fn).__name__}")
     for name, value in (("warmup", warmup), ("rep", rep)):
@@ -66,13 +76,15 @@ def _summarize(times: Sequence[float], quantiles: Optional[Sequence[float]],
 
 def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100,
              grad_to_none: Optional[Iterable[Any]] = None, quantiles: Optional[Sequence[float]] = None,
-             return_mode: str = "mean") -> Union[float, list[float]]:
-    """Measures the GPU run time of ``fn()`` in milliseconds.
+             return_mode: str = "mean", device: str = "cuda") -> Union[float, list[float]]:
+    """Measures the run time of ``fn()`` in milliseconds, on the GPU by default.
 
     Runs ``fn`` a few times to estimate its duration, then warms up for about
     ``warmup`` ms and times about ``rep`` ms worth of repetitions, each with a
     pair of CUDA events and each after flushing the L2 cache (zeroing a 256 MB
-    buffer).
+    buffer). With ``device="cpu"`` each repetition is timed by the wall clock
+    instead (``time.perf_counter``) and no cache is flushed: CPU-backend
+    launches return only when their work is done.
 
     Args:
         fn: the function to time; it launches work on the current stream.
@@ -83,11 +95,15 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100,
         quantiles: if given, return these quantiles of the times instead
             (a float for one quantile, else a list).
         return_mode: "min", "max", "mean", "median" or "all" (every time).
+        device: "cuda" (CUDA events on the current stream) or "cpu" (the
+            wall clock; torch is not needed).
 
     Raises:
-        RuntimeError: when torch has no CUDA device.
+        RuntimeError: for ``device="cuda"`` when torch has no CUDA device.
     """
-    _validate(fn, warmup, rep, grad_to_none, quantiles, return_mode)
+    _validate(fn, warmup, rep, grad_to_none, quantiles, return_mode, device)
+    if device == "cpu":
+        return _do_bench_cpu(fn, warmup, rep, grad_to_none, quantiles, return_mode)
     try:
         import torch
     except ImportError as error:
@@ -126,4 +142,28 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100,
         ends[i].record()
     torch.cuda.synchronize()
     times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    return _summarize(times, quantiles, return_mode)
+
+
+def _do_bench_cpu(fn: Callable[[], Any], warmup: float, rep: float, grad_to_none: Optional[Iterable[Any]],
+                  quantiles: Optional[Sequence[float]], return_mode: str) -> Union[float, list[float]]:
+    """``do_bench`` by the wall clock, for work that is done when ``fn`` returns."""
+    clock = time.perf_counter
+    fn()
+    start = clock()
+    for _ in range(5):
+        fn()
+    estimate_ms = max((clock() - start) * 1000 / 5, 1e-6)
+    n_warmup = max(1, int(warmup / estimate_ms))
+    n_repeat = max(1, int(rep / estimate_ms))
+    for _ in range(n_warmup):
+        fn()
+    grads = list(grad_to_none) if grad_to_none is not None else []
+    times = []
+    for _ in range(n_repeat):
+        for tensor in grads:
+            tensor.grad = None
+        start = clock()
+        fn()
+        times.append((clock() - start) * 1000)
     return _summarize(times, quantiles, return_mode)

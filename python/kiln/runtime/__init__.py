@@ -4,6 +4,7 @@
 that ``kiln.runtime.jit`` stays the module.
 """
 
+from kiln.runtime.autotuner import Autotuner, Config, Heuristics
 from kiln.runtime.jit import JITFunction, LoadedKernel
 
-__all__ = ["JITFunction", "LoadedKernel"]
+__all__ = ["Autotuner", "Config", "Heuristics", "JITFunction", "LoadedKernel"]

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -542,6 +543,26 @@ def test_do_bench_without_cuda():
     with pytest.raises(RuntimeError, match="do_bench needs a CUDA device"):
         testing.do_bench(lambda: calls.append(1))
     assert calls == []
+
+
+def test_do_bench_rejects_an_unknown_device():
+    with pytest.raises(ValueError, match="device must be one of cuda, cpu"):
+        testing.do_bench(lambda: None, device="tpu")
+
+
+def test_do_bench_on_the_cpu_times_by_the_wall_clock():
+    calls = []
+
+    def sleep_2ms():
+        calls.append(1)
+        time.sleep(0.002)
+
+    low, median, high = testing.do_bench(sleep_2ms, warmup=4, rep=20, quantiles=[0.2, 0.5, 0.8], device="cpu")
+    assert 2.0 <= low <= median <= high < 50.0
+    # One call, five for the estimate, then about warmup / 2 ms and rep / 2 ms.
+    assert 6 + 1 + 1 <= len(calls) <= 6 + 2 + 10
+    times = testing.do_bench(sleep_2ms, warmup=1, rep=10, return_mode="all", device="cpu")
+    assert 1 <= len(times) <= 5 and all(t >= 2.0 for t in times)
 
 
 def test_do_bench_statistics():

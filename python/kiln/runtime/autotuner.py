@@ -1,0 +1,712 @@
+"""``kiln.autotune``, ``kiln.heuristics`` and ``kiln.Config``, with Triton 3.x's contract.
+
+``@kiln.autotune(configs, key)`` stacked above ``@kiln.jit`` (or above
+``@kiln.heuristics``) returns an :class:`Autotuner`. On a launch it computes
+the tuning key (the values of the arguments named in ``key``, the dtypes of
+every array argument, and where the launch runs); the first launch with a
+new key benchmarks every config (after ``prune_configs_by``), each run being
+a real launch with the config's meta-parameters and ``num_warps`` /
+``num_stages``, keeps the fastest in ``cache[key]`` and launches with it.
+Later launches with that key launch the cached config directly.
+
+Configs that fail to compile (:class:`kiln.CompilationError`) or do not fit
+the device (:class:`kiln.OutOfResources`) are skipped with a warning and
+timed as infinity; when every config fails, :class:`kiln.AutotunerError`
+lists each config and why. ``KILN_PRINT_AUTOTUNING=1`` prints each config as
+it is benchmarked, then the key, the chosen config and the timing table
+(printed instead of the warnings).
+
+With ``cache_results=True`` (or ``KILN_CACHE_AUTOTUNING=1``) the timings are
+kept in ``<kiln cache dir>/autotune/<digest>.json``, keyed by the compiler
+build, the kernel's source hash, the tuning key and the configs; an entry
+that cannot be read or does not match is ignored, re-tuned and rewritten.
+
+``@kiln.heuristics(values={"BLOCK": lambda args: ...})`` returns a
+:class:`Heuristics`, which computes those arguments from the others before
+each launch.
+
+Timing uses :func:`kiln.testing.do_bench`: CUDA events for GPU launches, the
+wall clock for CPU-backend launches. See docs/design/autotuning.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+import time
+import warnings
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+
+from kiln.errors import AutotunerError, CompilationError, OutOfResources
+from kiln.runtime import backends as _backends
+from kiln.runtime.jit import JITFunction
+
+__all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CACHE_ENV", "PRINT_ENV"]
+
+PRINT_ENV = "KILN_PRINT_AUTOTUNING"
+CACHE_ENV = "KILN_CACHE_AUTOTUNING"
+
+# The quantiles Triton's autotuner asks do_bench for: the median decides.
+_QUANTILES = (0.5, 0.2, 0.8)
+_FAILED = [float("inf")] * len(_QUANTILES)
+# Errors that make a config unusable for these arguments, not the launch wrong.
+_SKIPPED_ERRORS = (CompilationError, OutOfResources)
+_DISK_FORMAT = 1
+
+
+class Config:
+    """One point of the search space: meta-parameter values and launch options.
+
+    Args:
+        kwargs: constexpr arguments of the kernel, by name (``{"BLOCK": 128}``).
+        num_warps: warps per program (a power of two from 1 to 32).
+        num_stages: software pipelining stages.
+        num_ctas: must be 1 (Kiln launches no thread-block clusters).
+        maxnreg: must be None (Kiln sets no register limit).
+        pre_hook: called with the launch's arguments (a dict, meta-parameters
+            included) before each launch with this config.
+    """
+
+    def __init__(self, kwargs: Mapping[str, Any], num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
+                 maxnreg: Optional[int] = None, pre_hook: Optional[Callable[[dict], Any]] = None) -> None:
+        if not isinstance(kwargs, Mapping):
+            raise TypeError(f"kiln.Config: kwargs must be a dict of meta-parameters, got {type(kwargs).__name__}")
+        if (not isinstance(num_warps, int) or isinstance(num_warps, bool) or not 1 <= num_warps <= 32
+                or num_warps & (num_warps - 1)):
+            raise ValueError(f"kiln.Config: num_warps must be a power of 2 between 1 and 32, got {num_warps!r}")
+        if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1:
+            raise ValueError(f"kiln.Config: num_stages must be a positive int, got {num_stages!r}")
+        if num_ctas != 1:
+            raise ValueError(f"kiln.Config: num_ctas must be 1 (Kiln does not launch thread-block clusters), "
+                             f"got {num_ctas!r}")
+        if maxnreg is not None:
+            raise ValueError(f"kiln.Config: maxnreg is not supported (Kiln sets no register limit), got {maxnreg!r}")
+        if pre_hook is not None and not callable(pre_hook):
+            raise TypeError(f"kiln.Config: pre_hook must be callable, got {type(pre_hook).__name__}")
+        self.kwargs = dict(kwargs)
+        self.num_warps = num_warps
+        self.num_stages = num_stages
+        self.num_ctas = num_ctas
+        self.maxnreg = maxnreg
+        self.pre_hook = pre_hook
+
+    def all_kwargs(self) -> dict[str, Any]:
+        """The meta-parameters with ``num_warps``, ``num_ctas``, ``num_stages``
+        (and ``maxnreg`` when set), as Triton's ``Config.all_kwargs``."""
+        options = {"num_warps": self.num_warps, "num_ctas": self.num_ctas, "num_stages": self.num_stages}
+        if self.maxnreg is not None:
+            options["maxnreg"] = self.maxnreg
+        return {**self.kwargs, **options}
+
+    def launch_kwargs(self) -> dict[str, Any]:
+        """What a launch with this config adds to the caller's keyword arguments:
+        the meta-parameters, ``num_warps`` and ``num_stages``."""
+        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages}
+
+    def __str__(self) -> str:
+        parts = [f"{name}: {value}" for name, value in self.kwargs.items()]
+        parts.append(f"num_warps: {self.num_warps}")
+        parts.append(f"num_stages: {self.num_stages}")
+        return ", ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"Config({self})"
+
+    def _identity(self) -> tuple:
+        return (*self.all_kwargs().items(), self.pre_hook)
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Config):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+
+# -- helpers shared by Autotuner and Heuristics ----------------------------------------
+
+
+def _jit_function(fn: Any, decorator: str) -> JITFunction:
+    """The ``@kiln.jit`` kernel under ``fn`` (through autotuners and heuristics)."""
+    inner = fn
+    while not isinstance(inner, JITFunction):
+        if not isinstance(inner, (Autotuner, Heuristics)):
+            raise TypeError(f"{decorator} must decorate a @kiln.jit kernel (or a @kiln.autotune or "
+                            f"@kiln.heuristics above one), got {type(fn).__name__}")
+        inner = inner.fn
+    return inner
+
+
+def _named_arguments(kernel: JITFunction, args: tuple, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The kernel's parameters by name: the positional arguments, the keyword
+    arguments that are parameters, and the defaults of the others that have one."""
+    named = dict(zip(kernel.arg_names, args))
+    for param in kernel.params:
+        if param.name in named:
+            continue
+        if param.name in kwargs:
+            named[param.name] = kwargs[param.name]
+        elif param.default is not param.empty:
+            named[param.name] = param.default
+    return named
+
+
+def _check_names(kernel: JITFunction, names: Iterable[str], what: str) -> list[str]:
+    """``names`` as a list, each checked to be a parameter of ``kernel``."""
+    if isinstance(names, str):
+        raise TypeError(f"{what} must be a list of parameter names, got the string {names!r}")
+    names = list(names)
+    for name in names:
+        if name not in kernel.arg_names:
+            raise ValueError(f"{what} names '{name}', which is not a parameter of kernel {kernel.__name__} "
+                             f"(parameters: {', '.join(kernel.arg_names)})")
+    return names
+
+
+def _print_enabled() -> bool:
+    return _backends.parse_flag(os.environ.get(PRINT_ENV), PRINT_ENV)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def _median_ms(timing: Any) -> float:
+    """The time that ranks a config: the first of do_bench's quantiles, or the one number."""
+    if isinstance(timing, (list, tuple)):
+        return float(timing[0])
+    return float(timing)
+
+
+def _zero(value: Any) -> None:
+    if hasattr(value, "zero_"):
+        value.zero_()
+    else:
+        value[...] = 0
+
+
+def _copy(value: Any) -> Any:
+    return value.clone() if hasattr(value, "clone") else value.copy()
+
+
+def _restore(value: Any, saved: Any) -> None:
+    if hasattr(value, "copy_"):
+        value.copy_(saved)
+    else:
+        value[...] = saved
+
+
+# -- the autotuner -----------------------------------------------------------------------
+
+
+class Autotuner:
+    """A kernel launched with the fastest of several :class:`Config`s per tuning key.
+
+    Launch it as the kernel: ``kernel[grid](*args, **kwargs)``, where a
+    callable ``grid`` receives the arguments with the config's
+    meta-parameters merged in. Built by :func:`autotune`.
+
+    Attributes:
+        fn: the decorated object (a JITFunction or a Heuristics).
+        base_fn: the kernel's Python function.
+        kernel: the JITFunction at the bottom.
+        configs: every config; keys: the names of the key parameters.
+        cache: tuning key -> the chosen Config.
+        best_config: the config of the latest launch.
+        configs_timings: Config -> its timing (do_bench's [median, p20,
+            p80] ms, [inf, inf, inf] when it failed) of the latest tuning.
+        configs_errors: Config -> the error that skipped it, latest tuning.
+        bench_time: seconds the latest tuning took.
+    """
+
+    def __init__(self, fn: Any, arg_names: Sequence[str], configs: Optional[Sequence[Config]], key: Sequence[str],
+                 reset_to_zero: Optional[Iterable[str]] = None, restore_value: Optional[Iterable[str]] = None,
+                 pre_hook: Optional[Callable[..., Any]] = None, post_hook: Optional[Callable[..., Any]] = None,
+                 prune_configs_by: Optional[Mapping[str, Any]] = None, warmup: Optional[float] = None,
+                 rep: Optional[float] = None, use_cuda_graph: bool = False,
+                 do_bench: Optional[Callable[..., Any]] = None, cache_results: bool = False) -> None:
+        self.fn = fn
+        self.kernel = _jit_function(fn, "kiln.autotune")
+        self.base_fn = self.kernel.fn
+        self.arg_names = list(arg_names)
+        self.__name__ = self.kernel.__name__
+        self.__qualname__ = self.kernel.__qualname__
+        self.__module__ = self.kernel.__module__
+        self.__doc__ = self.kernel.__doc__
+        name = f"kiln.autotune({self.__name__})"
+
+        configs = list(configs) if configs else [Config({})]
+        for config in configs:
+            if not isinstance(config, Config):
+                raise TypeError(f"{name}: configs must be kiln.Config objects, got {type(config).__name__}")
+            _check_names(self.kernel, config.kwargs, f"{name}: config {{{config}}}")
+        self.configs = configs
+        self.keys = _check_names(self.kernel, key, f"{name}: key")
+        self.reset_to_zero = _check_names(self.kernel, reset_to_zero or [], f"{name}: reset_to_zero")
+        self.restore_value = _check_names(self.kernel, restore_value or [], f"{name}: restore_value")
+        self._tuned_names = frozenset(name for config in configs for name in config.kwargs)
+
+        # Triton's rule: a user pre_hook (post_hook) replaces the one that
+        # implements reset_to_zero and restore_value.
+        self.user_defined_pre_hook = pre_hook is not None
+        self.user_defined_post_hook = post_hook is not None
+        self.pre_hook: Callable[..., Any] = pre_hook if pre_hook is not None else self._default_pre_hook
+        self.post_hook: Callable[..., Any] = post_hook if post_hook is not None else self._default_post_hook
+        self.restore_copies: dict[str, Any] = {}
+
+        prune_configs_by = dict(prune_configs_by or {})
+        unknown = set(prune_configs_by) - {"perf_model", "top_k", "early_config_prune"}
+        if unknown:
+            raise ValueError(f"{name}: prune_configs_by takes perf_model, top_k and early_config_prune; got "
+                             f"{', '.join(sorted(unknown))}")
+        self.perf_model: Optional[Callable[..., float]] = prune_configs_by.get("perf_model")
+        self.configs_top_k: Union[int, float] = prune_configs_by.get("top_k", 1.0)
+        self.early_config_prune: Optional[Callable[..., list]] = prune_configs_by.get("early_config_prune")
+
+        self.num_warmups = warmup
+        self.num_reps = rep
+        self.use_cuda_graph = use_cuda_graph
+        if use_cuda_graph:
+            warnings.warn(f"{name}: use_cuda_graph is not supported; configs are timed with kiln.testing.do_bench",
+                          stacklevel=3)
+        self._do_bench = do_bench
+        self.cache_results = cache_results
+
+        self.cache: dict[tuple, Config] = {}
+        self.configs_timings: dict[Config, Any] = {}
+        self.configs_errors: dict[Config, BaseException] = {}
+        self.best_config: Optional[Config] = None
+        self.bench_time = 0.0
+        self.nargs: Optional[dict[str, Any]] = None
+
+    # -- what the wrapped kernel offers ------------------------------------------------
+
+    @property
+    def src(self) -> str:
+        """The kernel's source."""
+        return self.kernel.src
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"kernel {self.__name__} cannot be called directly: launch it as "
+                           f"{self.__name__}[grid](...)")
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        """``kernel[grid]``: a launcher taking the kernel's arguments."""
+        return functools.partial(self.run, grid=grid)
+
+    def __repr__(self) -> str:
+        return f"Autotuner({self.__module__}:{self.__qualname__}, {len(self.configs)} configs)"
+
+    # -- reset_to_zero and restore_value -------------------------------------------------
+
+    def _default_pre_hook(self, kwargs: dict[str, Any], reset_only: bool = False) -> None:
+        for name in self.reset_to_zero:
+            _zero(kwargs[name])
+        if not reset_only:
+            self.restore_copies = {name: _copy(kwargs[name]) for name in self.restore_value}
+
+    def _default_post_hook(self, kwargs: dict[str, Any], exception: Optional[BaseException]) -> None:
+        for name in self.restore_value:
+            if name in self.restore_copies:
+                _restore(kwargs[name], self.restore_copies[name])
+        self.restore_copies = {}
+
+    # -- launching ---------------------------------------------------------------------------
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """Launches with the tuned config for these arguments, tuning first on a new key.
+
+        ``kwargs`` hold the kernel's other arguments and the launch options
+        (``grid``, ``backend``, ...); a config's ``num_warps`` and
+        ``num_stages`` replace the caller's. ``warmup=True`` compiles every
+        (pruned) config instead, as :meth:`warmup`.
+
+        Raises:
+            ValueError: when the caller passes a meta-parameter a config sets.
+            AutotunerError: when no config could run.
+        """
+        if kwargs.pop("warmup", False):
+            return self.warmup(*args, **kwargs)
+        named = _named_arguments(self.kernel, args, kwargs)
+        given = set(self.kernel.arg_names[:len(args)]) | set(kwargs)
+        conflicts = sorted(given & self._tuned_names)
+        if conflicts:
+            raise ValueError(f"Conflicting meta-parameters: {', '.join(conflicts)}. Make sure that you don't "
+                             f"re-define auto-tuned symbols.")
+        self.nargs = named
+        try:
+            key: Optional[tuple] = None
+            tuned = False
+            from_disk = False
+            if len(self.configs) > 1:
+                key = self._tuning_key(named, kwargs)
+                if key not in self.cache:
+                    tuned = True
+                    from_disk = self._tune(key, args, kwargs, named)
+                config = self.cache[key]
+            else:
+                config = self.configs[0]
+            self.best_config = config
+            if tuned and _print_enabled():
+                self._print_result(key, config, from_disk)
+            if config.pre_hook is not None:
+                config.pre_hook({**named, **kwargs, **config.all_kwargs()})
+            return self.fn.run(*args, **{**kwargs, **config.launch_kwargs()})
+        finally:
+            self.nargs = None
+
+    def warmup(self, *args: Any, **kwargs: Any) -> list[Any]:
+        """Compiles every (pruned) config for these arguments without launching;
+        returns the compiled kernels."""
+        named = _named_arguments(self.kernel, args, kwargs)
+        self.nargs = named
+        try:
+            return [self.fn.warmup(*args, **{**kwargs, **config.launch_kwargs()})
+                    for config in self.prune_configs(kwargs, named)]
+        finally:
+            self.nargs = None
+
+    def _tuning_key(self, named: dict[str, Any], kwargs: Mapping[str, Any]) -> tuple:
+        """The key arguments' values, every array argument's dtype (Triton's
+        key), then where the launch runs (a forced backend, else the arrays'
+        devices), so CPU and GPU launches are tuned separately."""
+        key: list[Any] = []
+        for name in self.keys:
+            value = named.get(name)
+            if hasattr(value, "dtype") and hasattr(value, "shape"):
+                value = (tuple(value.shape), str(value.dtype))  # an array: its shape, not its identity
+            key.append(value)
+        devices = []
+        for name in self.kernel.arg_names:
+            value = named.get(name)
+            if hasattr(value, "dtype"):
+                key.append(str(value.dtype))
+                device = _backends.array_device(value)
+                if device is not None and device not in devices:
+                    devices.append(device)
+        from_env = _backends.environment()[0]
+        if isinstance(from_env, bytes):
+            from_env = from_env.decode(errors="replace")
+        forced = kwargs.get("backend") or self.kernel.backend or from_env
+        key.append(f"backend={forced}" if forced else ",".join(sorted(devices)))
+        return tuple(key)
+
+    # -- pruning -------------------------------------------------------------------------------
+
+    def prune_configs(self, kwargs: dict[str, Any], named: Optional[dict[str, Any]] = None) -> list[Config]:
+        """The configs worth benchmarking: ``early_config_prune``, then the
+        ``top_k`` best by ``perf_model``.
+
+        Raises:
+            AutotunerError: when ``early_config_prune`` leaves no config.
+        """
+        named = named if named is not None else (self.nargs or {})
+        pruned = list(self.configs)
+        if self.early_config_prune is not None:
+            pruned = list(self.early_config_prune(self.configs, named, **kwargs))
+            if not pruned:
+                raise AutotunerError(f"kernel {self.__name__}: prune_configs_by's early_config_prune left no "
+                                     f"config to run")
+        if self.perf_model is not None:
+            top_k = self.configs_top_k
+            if isinstance(top_k, float) and top_k <= 1.0:
+                top_k = int(len(self.configs) * top_k)
+            elif isinstance(top_k, bool) or not isinstance(top_k, int):
+                raise TypeError(f"kernel {self.__name__}: prune_configs_by's top_k must be an int, or a float "
+                                f"<= 1.0 (a fraction of the configs), got {top_k!r}")
+            top_k = max(top_k, 1)
+            if len(pruned) > top_k:
+                estimates = {config: self.perf_model(**{**named, **kwargs, **config.all_kwargs()})
+                             for config in pruned}
+                pruned = sorted(pruned, key=lambda config: estimates[config])[:top_k]
+        return pruned
+
+    # -- tuning --------------------------------------------------------------------------------
+
+    def _tune(self, key: tuple, args: tuple, kwargs: dict[str, Any], named: dict[str, Any]) -> bool:
+        """Fills ``cache[key]``; returns True when the timings came from the disk cache."""
+        configs = self.prune_configs(kwargs, named)
+        use_disk = ((self.cache_results or _backends.parse_flag(os.environ.get(CACHE_ENV), CACHE_ENV))
+                    and not any(config.pre_hook is not None for config in configs))
+        path = self._disk_cache_path(key, configs) if use_disk else None
+        timings = _read_timings(path, configs) if path is not None else None
+        from_disk = timings is not None
+        start = time.perf_counter()
+        if timings is None:
+            timings = {}
+            errors: dict[Config, BaseException] = {}
+            for config in configs:
+                try:
+                    timings[config] = self._bench(config, args, kwargs, named)
+                except _SKIPPED_ERRORS as error:
+                    timings[config] = list(_FAILED)
+                    errors[config] = error
+                    self._note_skipped(config, error)
+            self.configs_errors = errors
+            if all(_median_ms(timing) == float("inf") for timing in timings.values()):
+                self.configs_timings = timings
+                listed = "\n".join(f"  {config}: {_first_line(errors[config]) if config in errors else 'no time'}"
+                                   for config in configs)
+                raise AutotunerError(f"kernel {self.__name__}: no config could run for key {key}:\n{listed}")
+            if path is not None:
+                _write_timings(path, configs, timings)
+        else:
+            self.configs_errors = {}
+        self.bench_time = time.perf_counter() - start
+        self.configs_timings = timings
+        best = min(configs, key=lambda config: _median_ms(timings[config]))
+        self.cache[key] = best
+        if not from_disk:
+            # The benchmark runs left their traces in reset_to_zero's arrays.
+            self.pre_hook({**named, **kwargs, **best.all_kwargs()}, reset_only=True)
+        return from_disk
+
+    def _bench(self, config: Config, args: tuple, kwargs: dict[str, Any], named: dict[str, Any]) -> Any:
+        """Times launches with ``config``: do_bench's [median, p20, p80] in ms.
+
+        Compiles first, so a config that cannot compile raises before any
+        hook runs.
+        """
+        if _print_enabled():
+            print(f"Autotuning kernel {self.__name__} with config {config}")
+        current = {**kwargs, **config.launch_kwargs()}
+        full_nargs = {**named, **kwargs, **config.all_kwargs()}
+        compiled = self.fn.run(*args, **{**current, "warmup": True})
+
+        def kernel_call() -> None:
+            if config.pre_hook is not None:
+                config.pre_hook(full_nargs)
+            self.pre_hook(full_nargs)
+            try:
+                self.fn.run(*args, **current)
+            except Exception as error:
+                self.post_hook(full_nargs, error)
+                raise
+            self.post_hook(full_nargs, None)
+
+        if self._do_bench is not None:
+            return self._do_bench(kernel_call, quantiles=_QUANTILES)
+        from kiln.testing import do_bench
+
+        metadata = getattr(compiled, "metadata", None) or {}
+        device = "cpu" if metadata.get("backend") == _backends.CPU else "cuda"
+        return do_bench(kernel_call, warmup=self.num_warmups if self.num_warmups is not None else 25,
+                        rep=self.num_reps if self.num_reps is not None else 100, quantiles=_QUANTILES, device=device)
+
+    def _note_skipped(self, config: Config, error: BaseException) -> None:
+        message = f"kernel {self.__name__}: config {{{config}}} skipped: {_first_line(error)}"
+        if _print_enabled():
+            print(f"Autotuning {message}")
+        else:
+            warnings.warn(f"kiln.autotune: {message}", stacklevel=4)
+
+    def _print_result(self, key: Optional[tuple], config: Config, from_disk: bool) -> None:
+        how = "read from the autotuning disk cache" if from_disk else f"finished after {self.bench_time:.2f}s"
+        lines = [f"Kiln autotuning for function {self.__name__},", f"with key as {key},", f"{how},",
+                 f"best config selected: {config};", "timings (ms: median, p20, p80):"]
+        for candidate, timing in self.configs_timings.items():
+            if candidate in self.configs_errors:
+                text = f"failed: {_first_line(self.configs_errors[candidate])}"
+            elif isinstance(timing, (list, tuple)):
+                text = ", ".join(f"{value:.4f}" for value in timing)
+            else:
+                text = f"{float(timing):.4f}"
+            marker = "*" if candidate is config else " "
+            lines.append(f" {marker} {candidate}: {text}")
+        print("\n".join(lines))
+
+    # -- the disk cache ------------------------------------------------------------------------
+
+    def _disk_cache_path(self, key: tuple, configs: Sequence[Config]) -> Optional[str]:
+        """Where the timings of ``configs`` for ``key`` are kept; None when the
+        kiln cache is disabled."""
+        from kiln.runtime import disk_cache
+
+        directory = disk_cache.cache_dir()
+        if directory is None:
+            return None
+        document = {
+            "format": _DISK_FORMAT,
+            "build": disk_cache.build_identity(),
+            "kernel": self.__name__,
+            "source": self.kernel.cache_key,
+            "key": repr(key),
+            "configs": [str(config) for config in configs],
+        }
+        digest = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
+        return os.path.join(directory, "autotune", f"{self.__name__[:100]}-{digest}.json")
+
+
+def _read_timings(path: str, configs: Sequence[Config]) -> Optional[dict[Config, Any]]:
+    """The stored timings of ``configs``, or None when the entry is missing,
+    unreadable, or does not hold one usable timing per config, in order."""
+    try:
+        with open(path) as f:
+            entry = json.load(f)
+        stored = entry["timings"]
+        if entry["format"] != _DISK_FORMAT or len(stored) != len(configs):
+            return None
+        timings: dict[Config, Any] = {}
+        for config, (name, timing) in zip(configs, stored):
+            if name != str(config):
+                return None
+            values = timing if isinstance(timing, list) else [timing]
+            if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+                return None
+            timings[config] = timing
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if all(_median_ms(timing) == float("inf") for timing in timings.values()):
+        return None
+    return timings
+
+
+def _write_timings(path: str, configs: Sequence[Config], timings: Mapping[Config, Any]) -> None:
+    """Stores the timings (atomically: a reader sees the old file or the new
+    one); an OS error leaves the cache as it was."""
+    entry = {"format": _DISK_FORMAT, "timings": [[str(config), timings[config]] for config in configs]}
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".autotune-", suffix=".json", dir=directory)
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "w") as f:
+            json.dump(entry, f)
+        os.replace(temporary, path)
+    except (OSError, TypeError, ValueError):
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
+def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: Optional[Mapping[str, Any]] = None,
+             reset_to_zero: Optional[Iterable[str]] = None, restore_value: Optional[Iterable[str]] = None,
+             pre_hook: Optional[Callable[..., Any]] = None, post_hook: Optional[Callable[..., Any]] = None,
+             warmup: Optional[float] = None, rep: Optional[float] = None, use_cuda_graph: bool = False,
+             do_bench: Optional[Callable[..., Any]] = None,
+             cache_results: bool = False) -> Callable[[Any], Autotuner]:
+    """Decorates a ``@kiln.jit`` kernel (or a ``@kiln.heuristics`` one) to
+    pick the fastest config per key, as ``triton.autotune``::
+
+        @kiln.autotune(configs=[kiln.Config({"BLOCK": 256}), kiln.Config({"BLOCK": 1024}, num_warps=8)],
+                       key=["n"])
+        @kiln.jit
+        def kernel(x_ptr, n, BLOCK: kl.constexpr): ...
+
+        kernel[lambda meta: (kiln.cdiv(n, meta["BLOCK"]),)](x, n)
+
+    Args:
+        configs: the configs to choose from (none: one default Config).
+        key: parameter names whose values start a new tuning when they change
+            (with the dtypes of the array arguments and the device).
+        prune_configs_by: ``{"early_config_prune": fn(configs, named_args,
+            **kwargs) -> configs, "perf_model": fn(**args, **meta) -> estimate,
+            "top_k": int, or float fraction of the configs}``.
+        reset_to_zero: array arguments zeroed before each benchmark run and
+            once after tuning.
+        restore_value: array arguments saved before each benchmark run and
+            restored after it.
+        pre_hook: ``fn(kwargs, reset_only=False)`` before each benchmark run
+            (replaces the reset_to_zero / restore_value hook).
+        post_hook: ``fn(kwargs, exception)`` after each benchmark run
+            (replaces the restore_value hook).
+        warmup, rep: do_bench's budgets in ms (default 25 and 100).
+        use_cuda_graph: not supported (a warning; do_bench is used).
+        do_bench: ``fn(kernel_call, quantiles) -> ms`` replacing
+            :func:`kiln.testing.do_bench`.
+        cache_results: keep the timings on disk (also ``KILN_CACHE_AUTOTUNING=1``).
+    """
+
+    def decorator(fn: Any) -> Autotuner:
+        kernel = _jit_function(fn, "kiln.autotune")
+        return Autotuner(fn, kernel.arg_names, configs, key, reset_to_zero, restore_value, pre_hook=pre_hook,
+                         post_hook=post_hook, prune_configs_by=prune_configs_by, warmup=warmup, rep=rep,
+                         use_cuda_graph=use_cuda_graph, do_bench=do_bench, cache_results=cache_results)
+
+    return decorator
+
+
+# -- heuristics ------------------------------------------------------------------------------
+
+
+class Heuristics:
+    """A kernel whose arguments in ``values`` are computed from the others at
+    each launch. Built by :func:`heuristics`.
+
+    Each function in ``values`` receives the launch's arguments by name (the
+    parameters, defaults included, and the keyword options such as
+    ``grid``), with the values computed before it in ``values``' order;
+    its result replaces any value the caller passed by keyword, as in Triton.
+    """
+
+    def __init__(self, fn: Any, arg_names: Sequence[str], values: Mapping[str, Callable[[dict], Any]]) -> None:
+        self.fn = fn
+        self.kernel = _jit_function(fn, "kiln.heuristics")
+        self.arg_names = list(arg_names)
+        self.__name__ = self.kernel.__name__
+        self.__qualname__ = self.kernel.__qualname__
+        self.__module__ = self.kernel.__module__
+        self.__doc__ = self.kernel.__doc__
+        if not isinstance(values, Mapping):
+            raise TypeError(f"kiln.heuristics({self.__name__}): values must be a dict of name -> function, got "
+                            f"{type(values).__name__}")
+        _check_names(self.kernel, values, f"kiln.heuristics({self.__name__}): values")
+        for name, function in values.items():
+            if not callable(function):
+                raise TypeError(f"kiln.heuristics({self.__name__}): the value for '{name}' must be a function of "
+                                f"the arguments, got {type(function).__name__}")
+        self.values = dict(values)
+
+    @property
+    def src(self) -> str:
+        """The kernel's source."""
+        return self.kernel.src
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"kernel {self.__name__} cannot be called directly: launch it as "
+                           f"{self.__name__}[grid](...)")
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        """``kernel[grid]``: a launcher taking the kernel's arguments."""
+        return functools.partial(self.run, grid=grid)
+
+    def __repr__(self) -> str:
+        return f"Heuristics({self.__module__}:{self.__qualname__}, {', '.join(self.values)})"
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """Computes the heuristic arguments, then launches (or tunes) below."""
+        named = _named_arguments(self.kernel, args, kwargs)
+        for name, function in self.values.items():
+            kwargs[name] = function({**named, **kwargs})
+        return self.fn.run(*args, **kwargs)
+
+    def warmup(self, *args: Any, **kwargs: Any) -> Any:
+        """Compiles for these arguments without launching."""
+        return self.run(*args, **{**kwargs, "warmup": True})
+
+
+def heuristics(values: Mapping[str, Callable[[dict], Any]]) -> Callable[[Any], Heuristics]:
+    """Computes constexpr arguments from the others at each launch, as
+    ``triton.heuristics``::
+
+        @kiln.heuristics(values={"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+        @kiln.jit
+        def kernel(x_ptr, n, BLOCK: kl.constexpr, EVEN: kl.constexpr): ...
+
+    Args:
+        values: parameter name -> function of the arguments dict.
+    """
+
+    def decorator(fn: Any) -> Heuristics:
+        kernel = _jit_function(fn, "kiln.heuristics")
+        return Heuristics(fn, kernel.arg_names, values)
+
+    return decorator
