@@ -136,6 +136,9 @@ AxisInfo AxisInfoAnalysis::computeFromDefinition(Value value) {
                                    getAxisInfo(loop.getStep()).divisibility[0]);
         return info;
       }
+    if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
+      if (arg.getOwner() == loop.getBody() && arg.getArgNumber() > 0)
+        return computeLoopCarried(loop, arg.getArgNumber() - 1);
     return argumentInfo(arg);
   }
 
@@ -319,6 +322,56 @@ AxisInfo AxisInfoAnalysis::computeFromDefinition(Value value) {
     return info;
   }
   return AxisInfo::unknown(rank);
+}
+
+/// What holds for both `a` and `b`.
+static AxisInfo join(const AxisInfo &a, const AxisInfo &b) {
+  AxisInfo info = AxisInfo::unknown(a.getRank());
+  for (int64_t d = 0; d < a.getRank(); ++d) {
+    info.contiguity[d] = gcd(a.contiguity[d], b.contiguity[d]);
+    info.divisibility[d] = gcd(a.divisibility[d], b.divisibility[d]);
+    info.constancy[d] = gcd(a.constancy[d], b.constancy[d]);
+  }
+  if (a.constantValue == b.constantValue)
+    info.constantValue = a.constantValue;
+  return info;
+}
+
+static bool isSame(const AxisInfo &a, const AxisInfo &b) {
+  return a.contiguity == b.contiguity && a.divisibility == b.divisibility &&
+         a.constancy == b.constancy && a.constantValue == b.constantValue;
+}
+
+AxisInfo AxisInfoAnalysis::computeLoopCarried(Operation *op, unsigned index) {
+  auto loop = cast<scf::ForOp>(op);
+  BlockArgument arg = loop.getRegionIterArgs()[index];
+  Value yielded = loop.getBody()->getTerminator()->getOperand(index);
+  // Information computed inside the body under an assumption about `arg`
+  // that turned out wrong is forgotten before the next round.
+  auto forgetBody = [&] {
+    loop.getBody()->walk([&](Operation *nested) {
+      for (Value result : nested->getResults())
+        cache.erase(result);
+      for (Region &region : nested->getRegions())
+        for (Block &block : region)
+          for (Value blockArg : block.getArguments())
+            cache.erase(blockArg);
+    });
+  };
+  AxisInfo assumed = getAxisInfo(loop.getInitArgs()[index]);
+  // Each round can only lose information, so a few rounds reach the fixed
+  // point in practice; past them, nothing is claimed.
+  for (int round = 0; round < 4; ++round) {
+    forgetBody();
+    cache[arg] = assumed;
+    AxisInfo next = join(assumed, getAxisInfo(yielded));
+    if (isSame(next, assumed))
+      return assumed;
+    assumed = std::move(next);
+  }
+  forgetBody();
+  cache.erase(arg);
+  return AxisInfo::unknown(assumed.getRank());
 }
 
 int64_t AxisInfoAnalysis::getPtrVectorWidth(Value ptr, int64_t dim,

@@ -62,6 +62,10 @@ public:
 private:
   AxisInfo compute(Value value);
   AxisInfo computeFromDefinition(Value value);
+  /// A value a loop carries: what holds for its initial value and for every
+  /// value the body yields for it, found by iterating from the initial
+  /// value's information.
+  AxisInfo computeLoopCarried(Operation *loop, unsigned index);
   llvm::DenseMap<Value, AxisInfo> cache;
 };
 

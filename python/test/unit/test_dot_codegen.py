@@ -4,6 +4,7 @@ tensor-core path's PTX (assembled by ptxas for sm_80 and sm_90a)."""
 import pytest
 
 import kiln
+from kiln.compiler.specialization import Specialization
 
 from matmul_kernels import matmul_kernel
 
@@ -12,8 +13,17 @@ SIGNATURE.update({name: "i32" for name in ("M", "N", "K", "stride_am", "stride_a
                                            "stride_bn", "stride_cm", "stride_cn")})
 
 
-def compile_matmul(target, block_m=128, block_n=128, block_k=32, num_warps=4, acc_in_dot=True):
+#: What a launch on contiguous 16-byte aligned row-major operands specializes.
+ROW_MAJOR = Specialization(
+    divisible_by_16=frozenset({"a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk",
+                               "stride_cm"}),
+    equal_to_1=frozenset({"stride_ak", "stride_bn", "stride_cn"}))
+
+
+def compile_matmul(target, block_m=128, block_n=128, block_k=32, num_warps=4, acc_in_dot=True,
+                   num_stages=3):
     return kiln.compile(matmul_kernel, signature=SIGNATURE, target=target, num_warps=num_warps,
+                        num_stages=num_stages, attrs=ROW_MAJOR,
                         constexprs={"BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": block_k,
                                     "GROUP_SIZE_M": 8, "ACC_IN_DOT": acc_in_dot})
 
@@ -48,3 +58,19 @@ def test_fma_lowering_for_fp32_operands():
                                         "GROUP_SIZE_M": 8, "ACC_IN_DOT": True})
     assert "mma.sync" not in compiled.asm["ptx"]
     assert "fma.rn.f32" in compiled.asm["ptx"]
+
+
+def test_vectorized_operand_loads_and_shared_stores():
+    """Row-major operands load 16 bytes per instruction and go to shared
+    memory 16 bytes at a time (the swizzle keeps 16-byte chunks whole)."""
+    ptx = compile_matmul("sm_90a").asm["ptx"]
+    assert "ld.global.v4" in ptx and "st.shared.v4" in ptx
+
+
+@pytest.mark.parametrize("num_stages,loads", [(1, 1), (3, 2)])
+def test_prefetch_loads_with_num_stages(num_stages, loads):
+    """With num_stages >= 2 the operands are loaded an iteration ahead: each
+    load appears twice (before the loop and in it)."""
+    compiled = compile_matmul("sm_90a", num_stages=num_stages)
+    stage = compiled.asm["kiln_gpu"]
+    assert stage.count("kiln.load") == 2 * loads
