@@ -276,14 +276,20 @@ AxisInfo AxisInfoAnalysis::computeFromDefinition(Value value) {
   if (isa<arith::RemSIOp, arith::RemUIOp>(op)) {
     AxisInfo lhs = operandInfo(0), rhs = operandInfo(1);
     AxisInfo info = AxisInfo::unknown(rank);
-    // x % c for a constant power-of-two multiple c keeps runs that start at
-    // multiples of c contiguous up to length c.
-    if (rhs.constantValue && *rhs.constantValue > 0)
-      for (int64_t d = 0; d < rank; ++d) {
-        info.contiguity[d] =
-            gcd(lhs.contiguity[d], highestPowerOf2Divisor(*rhs.constantValue));
-        info.divisibility[d] = gcd(lhs.divisibility[d], rhs.divisibility[d]);
-      }
+    // x % c, c the same along a dimension (a constant, or a splat of a
+    // scalar known to be a multiple of g), keeps runs that start at
+    // multiples of g contiguous up to length g. Where runs start is the
+    // result's divisibility, which the access width checks too.
+    for (int64_t d = 0; d < rank; ++d) {
+      bool uniform = rhs.constantValue ? *rhs.constantValue > 0
+                                       : rhs.constancy[d] >= shape[d];
+      if (!uniform)
+        continue;
+      int64_t multiple = rhs.constantValue ? highestPowerOf2Divisor(*rhs.constantValue)
+                                           : rhs.divisibility[d];
+      info.contiguity[d] = gcd(lhs.contiguity[d], multiple);
+      info.divisibility[d] = gcd(lhs.divisibility[d], rhs.divisibility[d]);
+    }
     info.constancy = combineConstancy(lhs, rhs);
     return info;
   }
