@@ -8,6 +8,7 @@
 #include "kiln/Analysis/AxisInfo.h"
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
@@ -76,6 +77,60 @@ TEST_F(AxisInfoTest, OffsetByProgramKeepsContiguity) {
     return %o : tensor<1024xi32>)");
   EXPECT_EQ(info.contiguity[0], 1024);
   EXPECT_EQ(info.divisibility[0], 1024);
+}
+
+TEST_F(AxisInfoTest, RemainderBySplatOfMultipleKeepsAlignedRuns) {
+  // (pid * 1024 + arange) % n with n a multiple of 16: runs of 16.
+  AxisInfo info = analyze("%n: i32 {kiln.divisibility = 16 : i32}", R"(
+    %pid = kiln.program_id {axis = 0 : i32} : i32
+    %c = arith.constant 1024 : i32
+    %base = arith.muli %pid, %c : i32
+    %b = kiln.splat %base : i32 -> tensor<1024xi32>
+    %r = kiln.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32>
+    %o = arith.addi %b, %r : tensor<1024xi32>
+    %ns = kiln.splat %n : i32 -> tensor<1024xi32>
+    %m = arith.remsi %o, %ns : tensor<1024xi32>
+    return %m : tensor<1024xi32>)");
+  EXPECT_EQ(info.contiguity[0], 16);
+  EXPECT_EQ(info.divisibility[0], 16);
+}
+
+TEST_F(AxisInfoTest, RemainderByUnknownSplatIsUnknown) {
+  AxisInfo info = analyze("%n: i32", R"(
+    %r = kiln.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32>
+    %ns = kiln.splat %n : i32 -> tensor<1024xi32>
+    %m = arith.remsi %r, %ns : tensor<1024xi32>
+    return %m : tensor<1024xi32>)");
+  EXPECT_EQ(info.contiguity[0], 1);
+}
+
+TEST_F(AxisInfoTest, LoopCarriedValueJoinsInitialAndYielded) {
+  // A block advanced by 64 each iteration stays contiguous and divisible by
+  // 64; one advanced by a unit step loses the divisibility.
+  context.loadDialect<scf::SCFDialect>();
+  SmallVector<Value> values = returnedValues(R"(
+    func.func @k(%n: i32) -> (tensor<1024xi32>, tensor<1024xi32>) {
+      %c0 = arith.constant 0 : i32
+      %c1 = arith.constant 1 : i32
+      %r = kiln.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32>
+      %s64 = arith.constant dense<64> : tensor<1024xi32>
+      %s1 = arith.constant dense<1> : tensor<1024xi32>
+      %a, %b = scf.for %i = %c0 to %n step %c1 iter_args(%x = %r, %y = %r) -> (tensor<1024xi32>, tensor<1024xi32>) : i32 {
+        %x2 = arith.addi %x, %s64 : tensor<1024xi32>
+        %y2 = arith.addi %y, %s1 : tensor<1024xi32>
+        scf.yield %x2, %y2 : tensor<1024xi32>, tensor<1024xi32>
+      }
+      return %a, %b : tensor<1024xi32>, tensor<1024xi32>
+    })");
+  ASSERT_EQ(values.size(), 2u);
+  auto loop = values[0].getDefiningOp<scf::ForOp>();
+  ASSERT_TRUE(loop);
+  AxisInfo stepped = analysis->getAxisInfo(loop.getRegionIterArgs()[0]);
+  EXPECT_EQ(stepped.contiguity[0], 1024);
+  EXPECT_EQ(stepped.divisibility[0], 64);
+  AxisInfo unit = analysis->getAxisInfo(loop.getRegionIterArgs()[1]);
+  EXPECT_EQ(unit.contiguity[0], 1024);
+  EXPECT_EQ(unit.divisibility[0], 1);
 }
 
 TEST_F(AxisInfoTest, UnalignedStartLimitsDivisibility) {

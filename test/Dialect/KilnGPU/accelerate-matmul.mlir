@@ -1,0 +1,62 @@
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-accelerate-matmul -canonicalize | FileCheck %s
+
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bC = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+
+// An f16 dot in a loop on sm_90a: the result takes the mma accumulator
+// layout, the loop carries it (the zeros are recomputed there), and the
+// store takes it directly with recomputed pointers.
+// CHECK-DAG: #[[MMA:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+// CHECK-LABEL: func.func @loop
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #[[MMA]]>
+// CHECK: %[[R:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (tensor<64x64xf32, #[[MMA]]>)
+// CHECK: %[[D:.*]] = kiln.dot %{{.*}}, %{{.*}}, %[[ACC]] {{.*}} -> tensor<64x64xf32, #[[MMA]]>
+// CHECK: scf.yield %[[D]] : tensor<64x64xf32, #[[MMA]]>
+// CHECK-NOT: kiln_gpu.convert_layout
+// CHECK: kiln.store %{{.*}}, %[[R]] : tensor<64x64x!kiln.ptr<f32>, #[[MMA]]>, tensor<64x64xf32, #[[MMA]]>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @loop(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %p: !kiln.ptr<f32>, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #bC>
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #bC>) : i32 {
+    %d = kiln.dot %a, %b, %acc {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #bC>
+    scf.yield %d : tensor<64x64xf32, #bC>
+  }
+  %ps = kiln.splat %p : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #bC>
+  kiln.store %ps, %r : tensor<64x64x!kiln.ptr<f32>, #bC>, tensor<64x64xf32, #bC>
+  return
+}
+}
+
+// -----
+
+// On sm_80 with 8 warps, a 128x256 result: the warps split 2 x 4.
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [8, 1], order = [1, 0]}>
+#bC = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [8, 1], order = [1, 0]}>
+// CHECK: #[[MMA8:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 4], order = [1, 0]}>
+// CHECK-LABEL: func.func @eight_warps
+// CHECK: kiln.dot {{.*}} -> tensor<128x256xf32, #[[MMA8]]>
+module attributes {kiln_gpu.num_warps = 8 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @eight_warps(%a: tensor<128x32xbf16, #bA>, %b: tensor<32x256xbf16, #bA>, %c: tensor<128x256xf32, #bC>) -> tensor<128x256xf32, #bC> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<128x32xbf16, #bA> * tensor<32x256xbf16, #bA> -> tensor<128x256xf32, #bC>
+  return %d : tensor<128x256xf32, #bC>
+}
+}
+
+// -----
+
+// f32 operands (and targets before sm_80) keep their blocked layout: FMAs.
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-LABEL: func.func @fp32
+// CHECK-NOT: kiln_gpu.convert_layout
+// CHECK: kiln.dot {{.*}} -> tensor<32x32xf32, #{{.*}}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @fp32(%a: tensor<32x32xf32, #bA>, %c: tensor<32x32xf32, #bA>) -> tensor<32x32xf32, #bA> {
+  %d = kiln.dot %a, %a, %c {inputPrecision = #kiln.precision<tf32>} : tensor<32x32xf32, #bA> * tensor<32x32xf32, #bA> -> tensor<32x32xf32, #bA>
+  return %d : tensor<32x32xf32, #bA>
+}
+}
