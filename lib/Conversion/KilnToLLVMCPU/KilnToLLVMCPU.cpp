@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AtomicOpToLLVM.h"
+#include "DotOpToLLVM.h"
 #include "ShapeOpToLLVM.h"
 
 #include "kiln/Analysis/AxisInfo.h"
@@ -748,6 +749,7 @@ struct ConvertKilnToLLVMCPU
     populateAtomicAndHintOpToLLVMCPUPatterns(converter, patterns, checked);
     populateDebugOpToLLVMCPUPatterns(converter, patterns);
     populateShapeOpToLLVMCPUPatterns(converter, patterns);
+    populateDotOpToLLVMCPUPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToCallPatterns(converter, patterns, kHostMathFunctions,
                                /*benefit=*/2);
