@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "AtomicOpToLLVM.h"
+#include "CountedLoop.h"
+#include "DotOpToLLVM.h"
 #include "ShapeOpToLLVM.h"
 
 #include "kiln/Analysis/AxisInfo.h"
@@ -406,6 +408,112 @@ Value concatVectors(OpBuilder &builder, Location loc, SmallVector<Value> parts) 
 
 using AccessPlans = llvm::DenseMap<Operation *, AccessPlan>;
 
+/// Gathers and scatters of more lanes than this, of elements narrower than
+/// 32 bits, are loops over the lanes: hosts have no gather instruction for
+/// such elements, and LLVM scalarizes one into a branch per lane, which
+/// takes seconds to compile for blocks of a thousand lanes (a 32x32 fp16
+/// tile with run-time strides). The loop compiles in constant time.
+constexpr int64_t kMaxScalarizedLanes = 16;
+
+bool needsLaneLoop(Type memElement, int64_t lanes) {
+  return lanes > kMaxScalarizedLanes && memElement.isIntOrFloat() &&
+         memElement.getIntOrFloatBitWidth() < 32;
+}
+
+/// A new stack slot holding the lanes of `vector` (bytes for an i1 mask,
+/// whose vectors are bit-packed in memory).
+Value storeInStackSlot(OpBuilder &builder, Location loc, Value vector) {
+  auto type = cast<VectorType>(vector.getType());
+  Type element = type.getElementType();
+  if (element.isInteger(1)) {
+    element = builder.getI8Type();
+    vector = LLVM::ZExtOp::create(
+        builder, loc, VectorType::get(type.getShape(), element), vector);
+  }
+  unsigned alignment = isa<LLVM::LLVMPointerType>(element)
+                           ? 8
+                           : std::max(1u, element.getIntOrFloatBitWidth() / 8);
+  auto ptrType = LLVM::LLVMPointerType::get(builder.getContext());
+  Value slot = LLVM::AllocaOp::create(
+      builder, loc, ptrType, element,
+      createI64Constant(builder, loc, type.getNumElements()), alignment);
+  LLVM::StoreOp::create(builder, loc, vector, slot, alignment);
+  return slot;
+}
+
+/// The address of lane `lane` of a slot of `element`s.
+Value laneAddress(OpBuilder &builder, Location loc, Type element, Value slot,
+                  Value lane) {
+  auto ptrType = LLVM::LLVMPointerType::get(builder.getContext());
+  return LLVM::GEPOp::create(builder, loc, ptrType, element, slot,
+                             ArrayRef<LLVM::GEPArg>{lane});
+}
+
+/// For lane `lane` of the spilled pointers and mask: its address where the
+/// mask is set, else `fallback`, so that the lane loops need no branch.
+Value activeAddress(OpBuilder &builder, Location loc, Value ptrSlot, Value maskSlot,
+                    Value lane, Value fallback) {
+  auto ptrType = LLVM::LLVMPointerType::get(builder.getContext());
+  Type i8 = builder.getI8Type();
+  Value active = LLVM::LoadOp::create(builder, loc, i8,
+                                      laneAddress(builder, loc, i8, maskSlot, lane), 1);
+  Value set = LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::ne, active,
+                                   LLVM::ConstantOp::create(builder, loc, i8,
+                                                            builder.getI8IntegerAttr(0)));
+  Value ptr = LLVM::LoadOp::create(builder, loc, ptrType,
+                                   laneAddress(builder, loc, ptrType, ptrSlot, lane), 8);
+  return LLVM::SelectOp::create(builder, loc, set, ptr, fallback);
+}
+
+/// A masked gather as a loop over the lanes, through stack slots: the
+/// result slot starts as `other`, and each lane loads from its address
+/// when its mask bit is set and from its own result entry when not.
+Value emitGatherLoop(ConversionPatternRewriter &rewriter, Location loc,
+                     VectorType type, Value ptrs, Value mask, Value other) {
+  auto ptrType = LLVM::LLVMPointerType::get(rewriter.getContext());
+  Type element = type.getElementType();
+  unsigned bytes = std::max(1u, element.getIntOrFloatBitWidth() / 8);
+  Value stack = LLVM::StackSaveOp::create(rewriter, loc, ptrType);
+  Value ptrSlot = storeInStackSlot(rewriter, loc, ptrs);
+  Value maskSlot = storeInStackSlot(rewriter, loc, mask);
+  Value result = storeInStackSlot(rewriter, loc, other);
+  emitCountedLoop(rewriter, loc, type.getNumElements(), {}, [&](Value lane, ValueRange) {
+    Value own = laneAddress(rewriter, loc, element, result, lane);
+    Value from = activeAddress(rewriter, loc, ptrSlot, maskSlot, lane, own);
+    Value value = LLVM::LoadOp::create(rewriter, loc, element, from, bytes);
+    LLVM::StoreOp::create(rewriter, loc, value, own, bytes);
+    return SmallVector<Value>{};
+  });
+  Value gathered = LLVM::LoadOp::create(rewriter, loc, type, result, bytes);
+  LLVM::StackRestoreOp::create(rewriter, loc, stack);
+  return gathered;
+}
+
+/// A masked scatter as a loop over the lanes, in lane order (a later lane
+/// wins where addresses repeat, as for llvm.masked.scatter); masked-off
+/// lanes store to a scratch element instead.
+void emitScatterLoop(ConversionPatternRewriter &rewriter, Location loc, Value value,
+                     Value ptrs, Value mask) {
+  auto ptrType = LLVM::LLVMPointerType::get(rewriter.getContext());
+  auto type = cast<VectorType>(value.getType());
+  Type element = type.getElementType();
+  unsigned bytes = std::max(1u, element.getIntOrFloatBitWidth() / 8);
+  Value stack = LLVM::StackSaveOp::create(rewriter, loc, ptrType);
+  Value ptrSlot = storeInStackSlot(rewriter, loc, ptrs);
+  Value maskSlot = storeInStackSlot(rewriter, loc, mask);
+  Value values = storeInStackSlot(rewriter, loc, value);
+  Value scratch = LLVM::AllocaOp::create(rewriter, loc, ptrType, element,
+                                         createI64Constant(rewriter, loc, 1), bytes);
+  emitCountedLoop(rewriter, loc, type.getNumElements(), {}, [&](Value lane, ValueRange) {
+    Value to = activeAddress(rewriter, loc, ptrSlot, maskSlot, lane, scratch);
+    Value laneValue = LLVM::LoadOp::create(
+        rewriter, loc, element, laneAddress(rewriter, loc, element, values, lane), bytes);
+    LLVM::StoreOp::create(rewriter, loc, laneValue, to, bytes);
+    return SmallVector<Value>{};
+  });
+  LLVM::StackRestoreOp::create(rewriter, loc, stack);
+}
+
 /// Shared by loads and stores: the access's vector of addresses, its mask
 /// (all-true when absent) and, in checked mode, the mask narrowed to the
 /// lanes inside the parameter buffer the address derives from.
@@ -482,6 +590,8 @@ struct LoadLowering : public AccessLowering<LoadOp> {
             sliceVector(rewriter, loc, other, start, run), plan.alignment));
       }
       loaded = concatVectors(rewriter, loc, parts);
+    } else if (needsLaneLoop(memElement, lanes)) {
+      loaded = emitGatherLoop(rewriter, loc, memType, ptrs, mask, other);
     } else {
       loaded = LLVM::masked_gather::create(rewriter, loc, memType, ptrs, mask,
                                            ValueRange{other}, plan.alignment);
@@ -530,6 +640,8 @@ struct StoreLowering : public AccessLowering<StoreOp> {
                                     base, sliceVector(rewriter, loc, mask, start, run),
                                     alignment);
       }
+    } else if (needsLaneLoop(memElement, lanes)) {
+      emitScatterLoop(rewriter, loc, value, ptrs, mask);
     } else {
       LLVM::masked_scatter::create(rewriter, loc, value, ptrs, mask, alignment);
     }
@@ -748,6 +860,7 @@ struct ConvertKilnToLLVMCPU
     populateAtomicAndHintOpToLLVMCPUPatterns(converter, patterns, checked);
     populateDebugOpToLLVMCPUPatterns(converter, patterns);
     populateShapeOpToLLVMCPUPatterns(converter, patterns);
+    populateDotOpToLLVMCPUPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToCallPatterns(converter, patterns, kHostMathFunctions,
                                /*benefit=*/2);

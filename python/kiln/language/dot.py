@@ -46,6 +46,21 @@ def _operand(value: Any, what: str, b: Builder) -> tensor:
     return x
 
 
+def _imprecise_acc(value: Any, fp8: bool, k: int) -> int:
+    """``max_num_imprecise_acc`` as Triton checks it: a compile-time
+    integer, at most K for fp8 operands (the only ones it applies to)."""
+    value = _unwrap(value)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail("kl.dot: max_num_imprecise_acc must be a compile-time constant integer")
+    if value < 0:
+        raise _fail(f"kl.dot: max_num_imprecise_acc must not be negative, got {value}")
+    if fp8 and value > k:
+        raise _fail(f"kl.dot: max_num_imprecise_acc ({value}) must be <= K ({k})")
+    return value
+
+
 def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
              max_num_imprecise_acc: Optional[int], out_dtype: dtype, b: Builder) -> tensor:
     x = _operand(a, "the first operand", b)
@@ -69,6 +84,10 @@ def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
     elif xt != yt:
         raise _fail(f"kl.dot: operands must have one dtype, got {xt} and {yt}")
     elem = x.dtype
+    if elem.name == "uint8":
+        # Triton takes uint8 as far as its dtype check, then refuses it.
+        raise _fail("kl.dot: uint8 operands are not supported: only int8 integers "
+                    "(as Triton's tl.dot)")
     if not (elem.is_fp16() or elem.is_bf16() or elem.is_fp32() or elem.name == "int8"):
         raise _fail(f"kl.dot: unsupported operand dtype {xt} (expected fp16, bf16, fp32, int8 or fp8)")
 
@@ -102,8 +121,8 @@ def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
             out_dtype = c.dtype
             if out_dtype.is_fp16() and not elem.is_fp16():
                 raise _fail(f"kl.dot: an fp16 acc needs fp16 operands, got {elem}")
-    imprecise = _unwrap(max_num_imprecise_acc) or 0
-    handle = b.dot(x.handle, y.handle, c.handle, precision, int(imprecise))
+    imprecise = _imprecise_acc(max_num_imprecise_acc, xt.is_fp8(), x.shape[-1])
+    handle = b.dot(x.handle, y.handle, c.handle, precision, imprecise)
     return tensor(handle, block_type(out_dtype, shape))
 
 

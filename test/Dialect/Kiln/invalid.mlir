@@ -428,3 +428,67 @@ func.func @gather_result(%a: tensor<4x4xf32>, %i: tensor<2x4xi32>) {
   %g = kiln.gather %a[%i] {axis = 0 : i32} : (tensor<4x4xf32>, tensor<2x4xi32>) -> tensor<2x4xi32>
   return
 }
+
+// -----
+
+func.func @dot_rank(%a: tensor<16xf32>, %c: tensor<16xf32>) {
+  // expected-error @+1 {{expected 2-D or 3-D operands, got rank 1}}
+  %d = kiln.dot %a, %a, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16xf32> * tensor<16xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @dot_ranks_differ(%a: tensor<16x16xf32>, %b: tensor<2x16x16xf32>, %c: tensor<16x16xf32>) {
+  // expected-error @+1 {{expected operands and accumulator of one rank, got 'tensor<16x16xf32>', 'tensor<2x16x16xf32>' and 'tensor<16x16xf32>'}}
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16x16xf32> * tensor<2x16x16xf32> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @dot_inner(%a: tensor<16x32xf32>, %b: tensor<16x16xf32>, %c: tensor<16x16xf32>) {
+  // expected-error @+1 {{expected the inner dimensions to agree, got 'tensor<16x32xf32>' * 'tensor<16x16xf32>'}}
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16x32xf32> * tensor<16x16xf32> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @dot_acc_shape(%a: tensor<16x32xf32>, %b: tensor<32x64xf32>, %c: tensor<16x32xf32>) {
+  // expected-error @+1 {{expected an accumulator of shape matching 'tensor<16x32xf32>' * 'tensor<32x64xf32>', got 'tensor<16x32xf32>'}}
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16x32xf32> * tensor<32x64xf32> -> tensor<16x32xf32>
+  return
+}
+
+// -----
+
+func.func @dot_batch(%a: tensor<2x16x16xf32>, %b: tensor<4x16x16xf32>, %c: tensor<2x16x16xf32>) {
+  // expected-error @+1 {{expected an accumulator of shape matching 'tensor<2x16x16xf32>' * 'tensor<4x16x16xf32>', got 'tensor<2x16x16xf32>'}}
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<2x16x16xf32> * tensor<4x16x16xf32> -> tensor<2x16x16xf32>
+  return
+}
+
+// -----
+
+func.func @dot_element_types(%a: tensor<16x16xf16>, %b: tensor<16x16xbf16>, %c: tensor<16x16xf32>) {
+  // expected-error @+1 {{expected operands of one element type, got 'f16' and 'bf16'}}
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16x16xf16> * tensor<16x16xbf16> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @dot_accumulator_type(%a: tensor<16x16xbf16>, %c: tensor<16x16xbf16>) {
+  // expected-error @+1 {{cannot multiply 'bf16' operands into a 'bf16' accumulator}}
+  %d = kiln.dot %a, %a, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16x16xbf16> * tensor<16x16xbf16> -> tensor<16x16xbf16>
+  return
+}
+
+// -----
+
+func.func @dot_precision(%a: tensor<16x16xf16>, %c: tensor<16x16xf32>) {
+  // expected-error @+1 {{input precision tf32 only applies to f32 operands}}
+  %d = kiln.dot %a, %a, %c {inputPrecision = #kiln.precision<tf32>} : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
+  return
+}

@@ -109,3 +109,20 @@ func.func @reduce_and_scan(%x: tensor<16x64xf32>, %i: tensor<16x64xi32>) -> (ten
   }
   return %s#0, %c : tensor<16xf32>, tensor<16x64xf32>
 }
+
+// CHECK-LABEL: func.func @dot
+func.func @dot(%a: tensor<32x16xf16>, %b: tensor<16x64xf16>, %c: tensor<32x64xf32>, %h: tensor<32x64xf16>,
+               %x: tensor<2x16x32xf32>, %y: tensor<2x32x16xf32>, %z: tensor<2x16x16xf32>,
+               %i: tensor<16x32xi8>, %j: tensor<32x16xi8>, %k: tensor<16x16xi32>) {
+  // CHECK: kiln.dot %{{.*}}, %{{.*}}, %{{.*}} {inputPrecision = #kiln.precision<ieee>} : tensor<32x16xf16> * tensor<16x64xf16> -> tensor<32x64xf32>
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<32x16xf16> * tensor<16x64xf16> -> tensor<32x64xf32>
+  // CHECK: kiln.dot %{{.*}}, %{{.*}}, %{{.*}} {inputPrecision = #kiln.precision<ieee>} : tensor<32x16xf16> * tensor<16x64xf16> -> tensor<32x64xf16>
+  %e = kiln.dot %a, %b, %h {inputPrecision = #kiln.precision<ieee>} : tensor<32x16xf16> * tensor<16x64xf16> -> tensor<32x64xf16>
+  // CHECK: kiln.dot %{{.*}}, %{{.*}}, %{{.*}} {inputPrecision = #kiln.precision<tf32>} : tensor<2x16x32xf32> * tensor<2x32x16xf32> -> tensor<2x16x16xf32>
+  %f = kiln.dot %x, %y, %z {inputPrecision = #kiln.precision<tf32>} : tensor<2x16x32xf32> * tensor<2x32x16xf32> -> tensor<2x16x16xf32>
+  // CHECK: kiln.dot %{{.*}}, %{{.*}}, %{{.*}} {inputPrecision = #kiln.precision<tf32x3>, maxNumImpreciseAcc = 32 : i32} : tensor<2x16x32xf32> * tensor<2x32x16xf32> -> tensor<2x16x16xf32>
+  %g = kiln.dot %x, %y, %z {inputPrecision = #kiln.precision<tf32x3>, maxNumImpreciseAcc = 32 : i32} : tensor<2x16x32xf32> * tensor<2x32x16xf32> -> tensor<2x16x16xf32>
+  // CHECK: kiln.dot %{{.*}}, %{{.*}}, %{{.*}} {inputPrecision = #kiln.precision<ieee>} : tensor<16x32xi8> * tensor<32x16xi8> -> tensor<16x16xi32>
+  %l = kiln.dot %i, %j, %k {inputPrecision = #kiln.precision<ieee>} : tensor<16x32xi8> * tensor<32x16xi8> -> tensor<16x16xi32>
+  return
+}
