@@ -22,6 +22,7 @@ from kiln.backends.base import Backend, LoadedKernel, launch_codes
 from kiln.compiler.compiler import (CompiledKernel, error_at, error_at_kernel, located_error, pipeline_text,
                                     run_pipeline)
 from kiln.compiler.ptx_lines import first_error_location
+from kiln.errors import OutOfResources
 from kiln.runtime import cpu as _arrays
 from kiln.runtime import driver as _driver
 
@@ -45,6 +46,18 @@ def find_ptxas() -> str | None:
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
+
+
+#: Shared memory a block may use (opt-in maximum), by compute capability:
+#: 227 KiB on sm_90, 163 KiB on sm_80 and sm_87, 99 KiB on other sm_8x.
+_MAX_SHARED_MEMORY = {90: 232448, 80: 166912, 87: 166912, 86: 101376, 89: 101376}
+
+
+def max_shared_memory(target: str) -> int:
+    """The most shared memory one block may use on ``target`` ("sm_90a", ...);
+    48 KiB for chips not listed."""
+    digits = "".join(c for c in target.removeprefix("sm_") if c.isdigit())
+    return _MAX_SHARED_MEMORY.get(int(digits) if digits else 0, 49152)
 
 
 def _run_ptxas(ptxas: str, ptx: str, target: str, fn: Any) -> bytes:
@@ -126,8 +139,11 @@ class NvidiaBackend(Backend):
             run_pipeline(fn, module, pipeline, "lowering")
             if stage:
                 asm[stage] = module.str()
-        # Scratch shared memory for reductions, scans and layout changes.
+        # Scratch shared memory for reductions, scans, layout changes and dots.
         metadata["shared"] = module.int_attr("kiln_gpu.shared") or 0
+        limit = max_shared_memory(target)
+        if metadata["shared"] > limit:
+            raise OutOfResources(metadata["shared"], limit, f"shared memory (bytes per block on {target})")
         try:
             asm["llir"], asm["ptx"] = _C.compiler.translate_to_ptx(module, target)
         except _C.ir.MLIRError as error:

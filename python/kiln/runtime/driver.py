@@ -16,6 +16,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
+from kiln.errors import OutOfResources
+
 try:
     from kiln._C import driver as _cdriver
 
@@ -167,6 +169,9 @@ def load_binary(name: str, cubin: bytes | str, shared: int, device: int) -> tupl
     Returns (module_handle, function_handle, n_regs, n_spills).
     """
     check_available()
+    limit = get_device_properties(device).get("max_shared_mem")
+    if limit is not None and shared > limit:
+        raise OutOfResources(shared, limit, f"shared memory (bytes per block on cuda:{device})")
     return _cdriver.load_binary(name, cubin, shared, device)
 
 

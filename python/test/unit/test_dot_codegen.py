@@ -74,3 +74,19 @@ def test_prefetch_loads_with_num_stages(num_stages, loads):
     compiled = compile_matmul("sm_90a", num_stages=num_stages)
     stage = compiled.asm["kiln_gpu"]
     assert stage.count("kiln.load") == 2 * loads
+
+
+def test_shared_memory_beyond_the_target_is_out_of_resources(monkeypatch):
+    """A config whose shared memory exceeds the target's limit fails at
+    compile time, naming the resource and both amounts (the limit lowered
+    here so that a small kernel exceeds it)."""
+    from kiln.backends import nvidia
+
+    assert nvidia.max_shared_memory("sm_90a") == 232448
+    assert nvidia.max_shared_memory("sm_80") == 166912
+    monkeypatch.setitem(nvidia._MAX_SHARED_MEMORY, 90, 1024)
+    with pytest.raises(kiln.OutOfResources) as raised:
+        compile_matmul("sm_90a")
+    assert raised.value.name.startswith("shared memory")
+    assert raised.value.required == (128 * 32 + 32 * 128) * 2
+    assert raised.value.limit == 1024
