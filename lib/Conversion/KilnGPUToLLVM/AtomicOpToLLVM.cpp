@@ -81,25 +81,9 @@ int getTargetCapability(Operation *op) {
   auto target = module ? module->getAttrOfType<StringAttr>(
                              KilnGPUDialect::getTargetAttrName())
                        : StringAttr();
-  int capability = 0;
-  if (target && target.getValue().starts_with("sm_"))
-    target.getValue().drop_front(3).take_while(llvm::isDigit).getAsInteger(
-        10, capability);
-  return capability;
+  return target ? getComputeCapability(target.getValue()) : 0;
 }
 
-Value createInlineAsm(OpBuilder &builder, Location loc, Type result,
-                      ValueRange operands, StringRef text,
-                      StringRef constraints) {
-  MLIRContext *context = builder.getContext();
-  return LLVM::InlineAsmOp::create(
-             builder, loc, result, operands, text, constraints,
-             /*has_side_effects=*/true, /*is_align_stack=*/false,
-             LLVM::TailCallKind::None,
-             LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
-             /*operand_attrs=*/ArrayAttr())
-      .getResult(0);
-}
 
 /// Per element of an atomic's result, whether this thread applies it (null:
 /// every element it holds) and its index in row-major order of the block.
@@ -310,7 +294,7 @@ struct AtomicRMWOpLowering : public AtomicLowering<AtomicRMWOp> {
                 "@%retry bra.uni kiln_bf16_add_retry_${:uid};\n"
                 "kiln_bf16_add_done_${:uid}:\n\t"
                 "}";
-            return createInlineAsm(builder, loc, bitsType,
+            return createInlineAsm(builder, loc, /*hasSideEffects=*/true, bitsType,
                                    ValueRange{ptr, bits[0], predicate}, text,
                                    "=&h,l,h,b");
           }
@@ -319,7 +303,7 @@ struct AtomicRMWOpLowering : public AtomicLowering<AtomicRMWOp> {
                 mov + llvm::formatv("@$3 {0}{1} $0, [ $1 + 0 ], $2;", prefix,
                                     getOpAndType(kind, element))
                           .str();
-            return createInlineAsm(builder, loc, bitsType,
+            return createInlineAsm(builder, loc, /*hasSideEffects=*/true, bitsType,
                                    ValueRange{ptr, bits[0], predicate}, text,
                                    "=" + c + ",l," + c + ",b");
           }
@@ -342,7 +326,7 @@ struct AtomicRMWOpLowering : public AtomicLowering<AtomicRMWOp> {
                                   prefix, isMax ? "max" : "min", width,
                                   isMax ? "min" : "max")
                         .str();
-          return createInlineAsm(builder, loc, bitsType,
+          return createInlineAsm(builder, loc, /*hasSideEffects=*/true, bitsType,
                                  ValueRange{ptr, bits[0], onPositive, onNegative},
                                  text, "=" + c + ",l," + c + ",b,b");
         });
@@ -369,7 +353,7 @@ struct AtomicCASOpLowering : public AtomicLowering<AtomicCASOp> {
                             "@$4 {1}.cas.b{0} $0, [ $1 + 0 ], $2, $3;",
                             width, prefix)
                   .str();
-          return createInlineAsm(builder, loc, bitsType,
+          return createInlineAsm(builder, loc, /*hasSideEffects=*/true, bitsType,
                                  ValueRange{ptr, bits[0], bits[1], predicate}, text,
                                  "=" + c + ",l," + c + "," + c + ",b");
         });

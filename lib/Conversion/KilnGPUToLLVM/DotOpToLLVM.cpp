@@ -139,18 +139,6 @@ void storeOperandTile(OpBuilder &b, Location loc, Value converted,
   }
 }
 
-Value createPureAsm(OpBuilder &b, Location loc, Type result, ValueRange operands,
-                    StringRef text, StringRef constraints) {
-  MLIRContext *context = b.getContext();
-  return LLVM::InlineAsmOp::create(
-             b, loc, result, operands, text, constraints,
-             /*has_side_effects=*/false, /*is_align_stack=*/false,
-             LLVM::TailCallKind::None,
-             LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
-             /*operand_attrs=*/ArrayAttr())
-      .getResult(0);
-}
-
 struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
   DotOpLowering(const LLVMTypeConverter &converter, LaunchShape launch)
       : ConvertOpToLLVMPattern(converter), launch(launch) {}
@@ -290,7 +278,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
           SmallVector<Value> operands(aFragments[i]);
           llvm::append_range(operands, bFragments[rep]);
           operands.append({acc[top], acc[top + 1], acc[bottom], acc[bottom + 1]});
-          Value d = createPureAsm(b, loc, mmaResult, operands, text,
+          Value d = createInlineAsm(b, loc, /*hasSideEffects=*/false, mmaResult, operands, text,
                                   "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3");
           acc[top] = LLVM::ExtractValueOp::create(b, loc, d, 0);
           acc[top + 1] = LLVM::ExtractValueOp::create(b, loc, d, 1);

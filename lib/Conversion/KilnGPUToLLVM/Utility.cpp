@@ -219,3 +219,16 @@ Value mlir::kiln::gpu::emitShuffle(OpBuilder &builder, Location loc,
   return isa<IntegerType>(type) ? shuffled
                                 : LLVM::BitcastOp::create(builder, loc, type, shuffled);
 }
+
+Value mlir::kiln::gpu::createInlineAsm(OpBuilder &builder, Location loc,
+                                       bool hasSideEffects, Type result,
+                                       ValueRange operands, StringRef text,
+                                       StringRef constraints) {
+  MLIRContext *context = builder.getContext();
+  return LLVM::InlineAsmOp::create(
+             builder, loc, result, operands, text, constraints, hasSideEffects,
+             /*is_align_stack=*/false, LLVM::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}

@@ -102,6 +102,13 @@ void declareScratch(ModuleOp module, int64_t bytes);
 Value emitShuffle(OpBuilder &builder, Location loc, Value value, Value operand,
                   NVVM::ShflKind kind);
 
+/// Inline PTX `text` with `constraints`, returning `result`. Without side
+/// effects LLVM may move, merge or drop it like any pure computation (for
+/// instructions that touch no memory, such as mma.sync).
+Value createInlineAsm(OpBuilder &builder, Location loc, bool hasSideEffects,
+                      Type result, ValueRange operands, StringRef text,
+                      StringRef constraints);
+
 /// Vector widths of each load and store, decided before conversion starts.
 using AccessWidths = llvm::DenseMap<Operation *, int64_t>;
 

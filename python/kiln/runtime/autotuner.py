@@ -204,7 +204,32 @@ def _restore(value: Any, saved: Any) -> None:
 # -- the autotuner -----------------------------------------------------------------------
 
 
-class Autotuner:
+class _KernelWrapper:
+    """What a decorator above ``@kiln.jit`` offers like the kernel itself:
+    its source and ``kernel[grid](...)`` launches through ``run``.
+    Subclasses set ``kernel``, ``__name__`` and define ``run``."""
+
+    kernel: Any
+    __name__: str
+
+    @property
+    def src(self) -> str:
+        """The kernel's source."""
+        return self.kernel.src
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"kernel {self.__name__} cannot be called directly: launch it as "
+                           f"{self.__name__}[grid](...)")
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        """``kernel[grid]``: a launcher taking the kernel's arguments."""
+        return functools.partial(self.run, grid=grid)
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+class Autotuner(_KernelWrapper):
     """A kernel launched with the fastest of several :class:`Config`s per tuning key.
 
     Launch it as the kernel: ``kernel[grid](*args, **kwargs)``, where a
@@ -285,19 +310,6 @@ class Autotuner:
         self.nargs: Optional[dict[str, Any]] = None
 
     # -- what the wrapped kernel offers ------------------------------------------------
-
-    @property
-    def src(self) -> str:
-        """The kernel's source."""
-        return self.kernel.src
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"kernel {self.__name__} cannot be called directly: launch it as "
-                           f"{self.__name__}[grid](...)")
-
-    def __getitem__(self, grid: Any) -> Callable[..., Any]:
-        """``kernel[grid]``: a launcher taking the kernel's arguments."""
-        return functools.partial(self.run, grid=grid)
 
     def __repr__(self) -> str:
         return f"Autotuner({self.__module__}:{self.__qualname__}, {len(self.configs)} configs)"
@@ -637,7 +649,7 @@ def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: Op
 # -- heuristics ------------------------------------------------------------------------------
 
 
-class Heuristics:
+class Heuristics(_KernelWrapper):
     """A kernel whose arguments in ``values`` are computed from the others at
     each launch. Built by :func:`heuristics`.
 
@@ -664,19 +676,6 @@ class Heuristics:
                 raise TypeError(f"kiln.heuristics({self.__name__}): the value for '{name}' must be a function of "
                                 f"the arguments, got {type(function).__name__}")
         self.values = dict(values)
-
-    @property
-    def src(self) -> str:
-        """The kernel's source."""
-        return self.kernel.src
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"kernel {self.__name__} cannot be called directly: launch it as "
-                           f"{self.__name__}[grid](...)")
-
-    def __getitem__(self, grid: Any) -> Callable[..., Any]:
-        """``kernel[grid]``: a launcher taking the kernel's arguments."""
-        return functools.partial(self.run, grid=grid)
 
     def __repr__(self) -> str:
         return f"Heuristics({self.__module__}:{self.__qualname__}, {', '.join(self.values)})"
