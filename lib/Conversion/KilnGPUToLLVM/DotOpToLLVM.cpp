@@ -24,6 +24,8 @@
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
@@ -43,11 +45,20 @@ struct SharedTile {
   int64_t byteOffset = 0; // from the scratch base
   int64_t rows = 0, cols = 0, elementBytes = 0;
   int64_t perPhase = 1, maxPhase = 1;
+  /// Columns of one stored block: rows wider than 128 bytes are stored as
+  /// consecutive [rows][colsPerBlock] blocks (what wgmma's 128-byte
+  /// swizzled layouts want); otherwise all of them.
+  int64_t colsPerBlock = 0;
 
+  /// `blockBytes` (0: one block of whole rows) caps the bytes of a row of
+  /// a block.
   static SharedTile get(int64_t byteOffset, int64_t rows, int64_t cols,
-                        int64_t elementBytes, bool swizzle) {
+                        int64_t elementBytes, bool swizzle, int64_t blockBytes = 0) {
     SharedTile tile{byteOffset, rows, cols, elementBytes};
-    int64_t rowBytes = cols * elementBytes;
+    tile.colsPerBlock = cols;
+    if (blockBytes && cols * elementBytes > blockBytes)
+      tile.colsPerBlock = blockBytes / elementBytes;
+    int64_t rowBytes = tile.rowBytes();
     int64_t chunks = rowBytes / 16;
     if (swizzle && rowBytes % 16 == 0 && chunks >= 2) {
       tile.maxPhase = std::min<int64_t>(chunks, 8);
@@ -55,15 +66,26 @@ struct SharedTile {
     }
     return tile;
   }
-  int64_t rowBytes() const { return cols * elementBytes; }
-  int64_t bytes() const { return rows * rowBytes(); }
+  /// Bytes of a row of one block.
+  int64_t rowBytes() const { return colsPerBlock * elementBytes; }
+  int64_t blockBytes() const { return rows * rowBytes(); }
+  int64_t bytes() const { return rows * cols * elementBytes; }
   int64_t chunkElements() const { return 16 / elementBytes; }
 
   /// Byte offset (from the scratch base) of element (row, col); `row` and
   /// `col` are i32 values.
   Value emitOffset(OpBuilder &b, Location loc, Value row, Value col) const {
     auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
+    Value blockStart;
+    if (colsPerBlock < cols) {
+      blockStart = LLVM::MulOp::create(
+          b, loc, LLVM::UDivOp::create(b, loc, col, constant(colsPerBlock)),
+          constant(blockBytes()));
+      col = LLVM::URemOp::create(b, loc, col, constant(colsPerBlock));
+    }
     Value rowStart = LLVM::MulOp::create(b, loc, row, constant(rowBytes()));
+    if (blockStart)
+      rowStart = LLVM::AddOp::create(b, loc, rowStart, blockStart);
     Value colBytes = LLVM::MulOp::create(b, loc, col, constant(elementBytes));
     if (maxPhase > 1) {
       Value phase = LLVM::URemOp::create(
@@ -81,9 +103,12 @@ struct SharedTile {
 /// Writes the elements a thread holds of `operand` (a 2-D or 3-D block,
 /// batches stacked along the rows) into `tile`, with vector stores of the
 /// runs of consecutive columns a thread holds.
+/// Maps a block row to the row of the shared tile it is stored in.
+using RowMap = std::function<Value(OpBuilder &, Location, Value)>;
+
 void storeOperandTile(OpBuilder &b, Location loc, Value converted,
                       RankedTensorType type, const SharedTile &tile,
-                      const LaunchShape &launch) {
+                      const LaunchShape &launch, const RowMap &rowMap = nullptr) {
   Value base = getScratchBase(b, loc);
   SmallVector<Value> values = unpackElements(b, loc, converted);
   SmallVector<Value> coords = emitBlockCoordinates(b, loc, type, launch);
@@ -115,6 +140,8 @@ void storeOperandTile(OpBuilder &b, Location loc, Value converted,
           b, loc, row,
           LLVM::MulOp::create(b, loc, coordOf[0][e],
                               createI32Constant(b, loc, type.getDimSize(1))));
+    if (rowMap)
+      row = rowMap(b, loc, row);
     Value offset = tile.emitOffset(b, loc, row, coordOf[rank - 1][e]);
     Value address = getSharedAddress(b, loc, base, offset);
     if (length == 1) {
@@ -125,6 +152,8 @@ void storeOperandTile(OpBuilder &b, Location loc, Value converted,
               b, loc, rowI,
               LLVM::MulOp::create(b, loc, coordOf[0][e + i],
                                   createI32Constant(b, loc, type.getDimSize(1))));
+        if (rowMap)
+          rowI = rowMap(b, loc, rowI);
         Value at = getSharedAddress(
             b, loc, base, tile.emitOffset(b, loc, rowI, coordOf[rank - 1][e + i]));
         LLVM::StoreOp::create(b, loc, values[e + i], at);
@@ -158,9 +187,21 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     int64_t k = aType.getDimSize(rank - 1);
     Type element = aType.getElementType();
     int64_t bytes = getElementBytes(element);
-    bool mma = hasMmaAccumulatorLayout(type, launch.numWarps, launch.threadsPerWarp) &&
-               (element.isF16() || element.isBF16()) && rank == 2;
+    bool tensorCoreTypes = (element.isF16() || element.isBF16()) && rank == 2;
+    bool wgmma = tensorCoreTypes && isWgmmaTarget(op) &&
+                 type.getEncoding() == getWgmmaAccumulatorLayout(
+                                           op.getContext(), type.getShape(),
+                                           launch.numWarps, launch.threadsPerWarp);
+    bool mma = !wgmma && tensorCoreTypes &&
+               hasMmaAccumulatorLayout(type, launch.numWarps, launch.threadsPerWarp);
 
+    if (wgmma) {
+      Value result = lowerWithWgmma(op, adaptor, rewriter);
+      if (!result)
+        return failure();
+      rewriter.replaceOp(op, result);
+      return success();
+    }
     SharedTile aTile = SharedTile::get(0, batch * m, k, bytes, mma);
     SharedTile bTile = SharedTile::get(alignTo16(aTile.bytes()), batch * k, n, bytes, mma);
     // Each use of the scratch starts with a barrier: earlier readers are done.
@@ -293,6 +334,181 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     return packElements(b, loc, getTypeConverter()->convertType(type), acc);
   }
 
+  static bool isWgmmaTarget(Operation *op) {
+    auto module = op->getParentOfType<ModuleOp>();
+    auto target = module ? module->getAttrOfType<StringAttr>(
+                               KilnGPUDialect::getTargetAttrName())
+                         : StringAttr();
+    return target && target.getValue() == "sm_90a";
+  }
+
+  /// The shared tiles of a wgmma dot: A [M][K] K-major, B [K][N] N-major in
+  /// blocks of 64 columns, both with rows swizzled as the descriptors say;
+  /// each starts 1024-byte aligned (the swizzle repeats every 8 rows of
+  /// 128 bytes, and the hardware reads the phase from the address).
+  static std::pair<SharedTile, SharedTile> getWgmmaTiles(DotOp op) {
+    int64_t m = op.getType().getDimSize(0), n = op.getType().getDimSize(1);
+    int64_t k = op.getA().getType().getDimSize(1);
+    int64_t bytes = getElementBytes(op.getA().getType().getElementType());
+    SharedTile a = SharedTile::get(0, m, k, bytes, /*swizzle=*/true, /*blockBytes=*/128);
+    SharedTile b = SharedTile::get((a.bytes() + 1023) / 1024 * 1024, k, n, bytes,
+                                   /*swizzle=*/true, /*blockBytes=*/128);
+    return {a, b};
+  }
+
+  /// A wgmma shared-memory matrix descriptor for a tile starting at
+  /// `address` (an i32 shared-space byte address).
+  static Value emitDescriptor(OpBuilder &b, Location loc, Value address,
+                              const SharedTile &tile, int64_t leadingBytes) {
+    Type i64 = b.getI64Type();
+    auto constant64 = [&](int64_t v) {
+      return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
+    };
+    int64_t swizzleMode = tile.rowBytes() == 128 ? 1 : tile.rowBytes() == 64 ? 2 : 3;
+    int64_t strideBytes = 8 * tile.rowBytes(); // between 8-row groups
+    int64_t fields = (((leadingBytes >> 4) & 0x3FFF) << 16) |
+                     (((strideBytes >> 4) & 0x3FFF) << 32) | (swizzleMode << 62);
+    Value start = LLVM::ZExtOp::create(b, loc, i64, address);
+    start = LLVM::AndOp::create(
+        b, loc, LLVM::LShrOp::create(b, loc, start, constant64(4)), constant64(0x3FFF));
+    return LLVM::OrOp::create(b, loc, start, constant64(fields));
+  }
+
+  /// wgmma.mma_async.m64nNk16 per warpgroup and 64-row tile, operands read
+  /// by descriptors from the swizzled shared tiles.
+  Value lowerWithWgmma(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &b) const {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    int64_t m = type.getDimSize(0), n = type.getDimSize(1);
+    int64_t k = op.getA().getType().getDimSize(1);
+    int numWarps = launch.numWarps;
+    int64_t repsM = m / (8 * numWarps), repsN = n / 8;
+    int64_t tilesPerGroup = repsM / 2;
+    auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
+    Type i32 = b.getI32Type(), f32 = b.getF32Type();
+    auto [aTile, bTile] = getWgmmaTiles(op);
+
+    // A row R of the block (warp w = (R / 8) % numWarps, g = R % 8, repeat
+    // r = R / (8 numWarps)) is the instruction row 16 (w % 4) + 8 (r % 2) + g
+    // of 64-row tile (w / 4, r / 2): the accumulator rows of warp w are then
+    // its blocked-layout rows.
+    RowMap permuteRows = [&](OpBuilder &builder, Location l, Value row) -> Value {
+      auto c = [&](int64_t v) { return createI32Constant(builder, l, v); };
+      Value warp = LLVM::URemOp::create(builder, l, LLVM::UDivOp::create(builder, l, row, c(8)),
+                                        c(numWarps));
+      Value g = LLVM::URemOp::create(builder, l, row, c(8));
+      Value rep = LLVM::UDivOp::create(builder, l, row, c(8 * numWarps));
+      Value group = LLVM::UDivOp::create(builder, l, warp, c(4));
+      Value tile = LLVM::AddOp::create(
+          builder, l, LLVM::MulOp::create(builder, l, group, c(tilesPerGroup)),
+          LLVM::UDivOp::create(builder, l, rep, c(2)));
+      Value inTile = LLVM::AddOp::create(
+          builder, l,
+          LLVM::AddOp::create(
+              builder, l,
+              LLVM::MulOp::create(builder, l, LLVM::URemOp::create(builder, l, warp, c(4)), c(16)),
+              LLVM::MulOp::create(builder, l, LLVM::URemOp::create(builder, l, rep, c(2)), c(8))),
+          g);
+      return LLVM::AddOp::create(builder, l, LLVM::MulOp::create(builder, l, tile, c(64)), inTile);
+    };
+    emitBarrier(b, loc);
+    storeOperandTile(b, loc, adaptor.getA(), op.getA().getType(), aTile, launch, permuteRows);
+    storeOperandTile(b, loc, adaptor.getB(), op.getB().getType(), bTile, launch);
+    // The stores are the generic proxy's; wgmma reads through the async one.
+    createInlineAsm(b, loc, /*hasSideEffects=*/true, LLVM::LLVMVoidType::get(b.getContext()),
+                    {}, "fence.proxy.async.shared::cta;", "");
+    emitBarrier(b, loc);
+
+    SmallVector<Value> acc = unpackElements(b, loc, adaptor.getC());
+    bool f16Acc = type.getElementType().isF16();
+    if (f16Acc)
+      for (Value &v : acc)
+        v = LLVM::FPExtOp::create(b, loc, f32, v);
+
+    Value base = LLVM::PtrToIntOp::create(b, loc, i32, getScratchBase(b, loc));
+    Value tid = NVVM::ThreadIdXOp::create(b, loc, i32);
+    Value group = LLVM::UDivOp::create(b, loc, tid, constant(128));
+    auto voidType = LLVM::LLVMVoidType::get(b.getContext());
+    createInlineAsm(b, loc, true, voidType, {}, "wgmma.fence.sync.aligned;", "");
+
+    std::string kind = op.getA().getType().getElementType().isF16() ? "f16" : "bf16";
+    int64_t outputs = n / 2; // f32 accumulators per thread per instruction
+    std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(outputs + 2) +
+                       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+                       "k16.f32." + kind + "." + kind + " {";
+    std::string constraints;
+    for (int64_t i = 0; i < outputs; ++i) {
+      text += (i ? ",$" : "$") + std::to_string(i);
+      constraints += (i ? ",=f" : "=f");
+    }
+    text += "}, $" + std::to_string(outputs) + ", $" + std::to_string(outputs + 1) +
+            ", p, 1, 1, 0, 1;\n}";
+    constraints += ",l,l,r";
+    for (int64_t i = 0; i < outputs; ++i)
+      constraints += "," + std::to_string(i);
+    SmallVector<Type> fields(outputs, f32);
+    Type resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+    Value one = constant(1);
+
+    // Register of instruction output (col group i, half h, j) in the
+    // thread's blocked elements, for 64-row tile t of its warpgroup.
+    auto elementIndex = [&](int64_t t, int64_t i, int64_t h, int64_t j) {
+      return j + 2 * (i + repsN * (2 * t + h));
+    };
+    for (int64_t step = 0; step < k / 16; ++step) {
+      int64_t kStart = 16 * step;
+      // B: rows kStart.. of every 64-column block (blocks LBO apart).
+      Value bAddress = LLVM::AddOp::create(
+          b, loc, base, constant(bTile.byteOffset + kStart * bTile.rowBytes()));
+      Value bDesc = emitDescriptor(b, loc, bAddress, bTile, bTile.blockBytes());
+      for (int64_t t = 0; t < tilesPerGroup; ++t) {
+        // A: 64 rows of this warpgroup's tile t, columns kStart...
+        int64_t block = kStart / aTile.colsPerBlock;
+        int64_t inBlock = (kStart % aTile.colsPerBlock) * aTile.elementBytes;
+        Value rowStart = LLVM::MulOp::create(
+            b, loc,
+            LLVM::AddOp::create(b, loc, LLVM::MulOp::create(b, loc, group, constant(tilesPerGroup)),
+                                constant(t)),
+            constant(64 * aTile.rowBytes()));
+        Value aAddress = LLVM::AddOp::create(
+            b, loc, LLVM::AddOp::create(b, loc, base, rowStart),
+            constant(aTile.byteOffset + block * aTile.blockBytes() + inBlock));
+        Value aDesc = emitDescriptor(b, loc, aAddress, aTile, /*leadingBytes=*/16);
+        SmallVector<Value> operands{aDesc, bDesc, one};
+        for (int64_t i = 0; i < repsN; ++i)
+          for (int64_t h = 0; h < 2; ++h)
+            for (int64_t j = 0; j < 2; ++j)
+              operands.push_back(acc[elementIndex(t, i, h, j)]);
+        Value d = createInlineAsm(b, loc, /*hasSideEffects=*/true, resultType, operands,
+                                  text, constraints);
+        int64_t r = 0;
+        for (int64_t i = 0; i < repsN; ++i)
+          for (int64_t h = 0; h < 2; ++h)
+            for (int64_t j = 0; j < 2; ++j)
+              acc[elementIndex(t, i, h, j)] = LLVM::ExtractValueOp::create(b, loc, d, r++);
+      }
+    }
+    createInlineAsm(b, loc, true, voidType, {}, "wgmma.commit_group.sync.aligned;", "");
+    // The wait returns the accumulators, so that nothing reads them before.
+    {
+      SmallVector<Type> all(acc.size(), f32);
+      std::string waitConstraints;
+      for (size_t i = 0; i < acc.size(); ++i)
+        waitConstraints += (i ? ",=f" : "=f");
+      for (size_t i = 0; i < acc.size(); ++i)
+        waitConstraints += "," + std::to_string(i);
+      Value waited = createInlineAsm(b, loc, true,
+                                     LLVM::LLVMStructType::getLiteral(b.getContext(), all),
+                                     acc, "wgmma.wait_group.sync.aligned 0;", waitConstraints);
+      for (size_t i = 0; i < acc.size(); ++i)
+        acc[i] = LLVM::ExtractValueOp::create(b, loc, waited, i);
+    }
+    if (f16Acc)
+      for (Value &v : acc)
+        v = LLVM::FPTruncOp::create(b, loc, b.getF16Type(), v);
+    return packElements(b, loc, getTypeConverter()->convertType(type), acc);
+  }
+
   /// Per k, each thread's distinct A rows and B columns, multiply-added into
   /// its accumulator elements.
   Value lowerWithFma(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &b,
@@ -386,7 +602,8 @@ int64_t mlir::kiln::gpu::getDotOpScratchBytes(Operation *op) {
   if (!dot)
     return 0;
   int64_t bytes = getElementBytes(dot.getA().getType().getElementType());
-  int64_t aBytes = (dot.getA().getType().getNumElements() * bytes + 15) / 16 * 16;
+  // Room for the wgmma tiles' 1024-byte alignment of B, whichever way it goes.
+  int64_t aBytes = (dot.getA().getType().getNumElements() * bytes + 1023) / 1024 * 1024;
   return aBytes + dot.getB().getType().getNumElements() * bytes;
 }
 

@@ -160,11 +160,13 @@ void mlir::kiln::gpu::declareScratch(ModuleOp module, int64_t bytes) {
   if (bytes == 0 || module.lookupSymbol(kScratchName))
     return;
   builder.setInsertionPointToStart(module.getBody());
-  // Dynamic shared memory: a zero-length external array, sized at launch.
+  // Dynamic shared memory: a zero-length external array, sized at launch,
+  // aligned as wgmma's swizzled tiles need (their phase is read from the
+  // address bits above 128 bytes).
   auto type = LLVM::LLVMArrayType::get(IntegerType::get(context, 8), 0);
   LLVM::GlobalOp::create(builder, module.getLoc(), type, /*isConstant=*/false,
                          LLVM::Linkage::External, kScratchName, Attribute(),
-                         /*alignment=*/16, /*addrSpace=*/3);
+                         /*alignment=*/1024, /*addrSpace=*/3);
 }
 
 Value mlir::kiln::gpu::getScratchBase(OpBuilder &builder, Location loc) {
@@ -225,10 +227,11 @@ Value mlir::kiln::gpu::createInlineAsm(OpBuilder &builder, Location loc,
                                        ValueRange operands, StringRef text,
                                        StringRef constraints) {
   MLIRContext *context = builder.getContext();
-  return LLVM::InlineAsmOp::create(
-             builder, loc, result, operands, text, constraints, hasSideEffects,
-             /*is_align_stack=*/false, LLVM::TailCallKind::None,
-             LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
-             /*operand_attrs=*/ArrayAttr())
-      .getResult(0);
+  bool isVoid = isa<LLVM::LLVMVoidType>(result);
+  auto op = LLVM::InlineAsmOp::create(
+      builder, loc, isVoid ? Type() : result, operands, text, constraints,
+      hasSideEffects, /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return isVoid ? Value() : op.getResult(0);
 }

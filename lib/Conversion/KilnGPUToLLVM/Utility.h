@@ -104,7 +104,8 @@ Value emitShuffle(OpBuilder &builder, Location loc, Value value, Value operand,
 
 /// Inline PTX `text` with `constraints`, returning `result`. Without side
 /// effects LLVM may move, merge or drop it like any pure computation (for
-/// instructions that touch no memory, such as mma.sync).
+/// instructions that touch no memory, such as mma.sync). A `result` of
+/// LLVM's void type makes an instruction with no result (null returned).
 Value createInlineAsm(OpBuilder &builder, Location loc, bool hasSideEffects,
                       Type result, ValueRange operands, StringRef text,
                       StringRef constraints);

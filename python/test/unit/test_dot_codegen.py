@@ -28,15 +28,34 @@ def compile_matmul(target, block_m=128, block_n=128, block_k=32, num_warps=4, ac
                                     "GROUP_SIZE_M": 8, "ACC_IN_DOT": acc_in_dot})
 
 
-@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
-def test_ptx_uses_mma_and_ldmatrix(target):
-    compiled = compile_matmul(target)
-    ptx = compiled.asm["ptx"]
+def test_sm80_ptx_uses_mma_sync_and_ldmatrix():
+    ptx = compile_matmul("sm_80").asm["ptx"]
     # 128x128x32 on 4 warps: each warp 4 x 8 instruction tiles, 2 k-steps.
     assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64
     assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx
     assert "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx
-    assert compiled.metadata["shared"] >= (128 * 32 + 32 * 128) * 2
+    assert "wgmma" not in ptx
+
+
+@pytest.mark.parametrize("block_k,instructions", [(32, 4), (64, 8)])
+def test_sm90a_ptx_uses_wgmma(block_k, instructions):
+    """On sm_90a the warpgroup MMA: 128 rows on one warpgroup are two
+    m64n128k16 instructions per k-step of 16, behind a proxy fence, with
+    one commit and one wait per dot."""
+    compiled = compile_matmul("sm_90a", block_k=block_k)
+    ptx = compiled.asm["ptx"]
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == instructions
+    assert ptx.count("wgmma.commit_group.sync.aligned") == 1
+    assert ptx.count("wgmma.wait_group.sync.aligned 0") == 1
+    assert "fence.proxy.async.shared::cta" in ptx
+    assert "mma.sync" not in ptx
+    assert compiled.metadata["shared"] >= (128 * block_k + block_k * 128) * 2
+
+
+def test_decode_shaped_block_uses_mma_sync_on_sm90a():
+    """16 rows are too few for a 64-row wgmma: mma.sync."""
+    ptx = compile_matmul("sm_90a", block_m=16, block_n=64, block_k=64).asm["ptx"]
+    assert "mma.sync.aligned.m16n8k16" in ptx and "wgmma" not in ptx
 
 
 @pytest.mark.parametrize("acc_in_dot", [True, False])

@@ -8,7 +8,7 @@
 // barrier, then each thread loads the element its result coordinates name.
 
 // CHECK: module attributes {{{.*}}kiln_gpu.shared = 512 : i32
-// CHECK: llvm.mlir.global external @kiln_scratch() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK: llvm.mlir.global external @kiln_scratch() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 // CHECK-LABEL: llvm.func @trans
 // CHECK: nvvm.barrier0
 // CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>

@@ -4,10 +4,11 @@
 #bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
 #bC = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
 
-// An f16 dot in a loop on sm_90a: the result takes the mma accumulator
-// layout, the loop carries it (the zeros are recomputed there), and the
-// store takes it directly with recomputed pointers.
-// CHECK-DAG: #[[MMA:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+// An f16 dot in a loop on sm_90a: the result takes the wgmma accumulator
+// layout (all warps along the rows), the loop carries it (the zeros are
+// recomputed there), and the store takes it directly with recomputed
+// pointers.
+// CHECK-DAG: #[[MMA:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 // CHECK-LABEL: func.func @loop
 // CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #[[MMA]]>
 // CHECK: %[[R:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (tensor<64x64xf32, #[[MMA]]>)
@@ -27,6 +28,22 @@ func.func @loop(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %p: !kil
   %ps = kiln.splat %p : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #bC>
   kiln.store %ps, %r : tensor<64x64x!kiln.ptr<f32>, #bC>, tensor<64x64xf32, #bC>
   return
+}
+}
+
+// -----
+
+// The same dot on sm_80: mma.sync's layout, warps split 2 x 2.
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bC = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK: #[[MMA2:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+// CHECK-LABEL: func.func @sm80
+// CHECK: kiln.dot {{.*}} -> tensor<64x64xf32, #[[MMA2]]>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @sm80(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bA>, %c: tensor<64x64xf32, #bC>) -> tensor<64x64xf32, #bC> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bA> -> tensor<64x64xf32, #bC>
+  return %d : tensor<64x64xf32, #bC>
 }
 }
 

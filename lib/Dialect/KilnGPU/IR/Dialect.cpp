@@ -178,6 +178,19 @@ BlockedEncodingAttr mlir::kiln::gpu::getMmaAccumulatorLayout(
                                   {1, 0});
 }
 
+BlockedEncodingAttr mlir::kiln::gpu::getWgmmaAccumulatorLayout(
+    MLIRContext *context, ArrayRef<int64_t> shape, int numWarps,
+    int threadsPerWarp) {
+  if (shape.size() != 2 || threadsPerWarp != 32 || numWarps % 4 != 0)
+    return {};
+  int64_t m = shape[0], n = shape[1];
+  // B is read in blocks of 64 columns (128-byte swizzled rows).
+  if (m % (16 * numWarps) != 0 || n % 64 != 0 || n > 256)
+    return {};
+  return BlockedEncodingAttr::get(context, {1, 2}, {8, 4},
+                                  {unsigned(numWarps), 1u}, {1, 0});
+}
+
 bool mlir::kiln::gpu::hasMmaAccumulatorLayout(RankedTensorType type,
                                               int numWarps, int threadsPerWarp) {
   BlockedEncodingAttr layout = getMmaAccumulatorLayout(

@@ -44,6 +44,17 @@ bool isTensorCoreDot(DotOp dot, int capability) {
          (element.isF16() || element.isBF16());
 }
 
+/// Whether `type` has one of the tensor-core accumulator layouts.
+bool isTensorCoreLayout(RankedTensorType type, int numWarps, int threadsPerWarp) {
+  MLIRContext *context = type.getContext();
+  Attribute encoding = type.getEncoding();
+  return encoding &&
+         (encoding == getMmaAccumulatorLayout(context, type.getShape(), numWarps,
+                                              threadsPerWarp) ||
+          encoding == getWgmmaAccumulatorLayout(context, type.getShape(), numWarps,
+                                                threadsPerWarp));
+}
+
 /// Carries the `index`th value of `loop` in the layout it is converted to
 /// on entry, when the body yields a conversion from that layout: the two
 /// conversions per iteration become one before and one after the loop.
@@ -153,6 +164,8 @@ struct KilnGPUAccelerateMatmul
     int threadsPerWarp = getThreadsPerWarp(module);
     auto target = module->getAttrOfType<StringAttr>(KilnGPUDialect::getTargetAttrName());
     int capability = target ? getComputeCapability(target.getValue()) : 0;
+    // wgmma exists on sm_90a only (not sm_90, not later chips).
+    bool hasWgmma = target && target.getValue() == "sm_90a";
 
     SmallVector<DotOp> dots;
     module.walk([&](DotOp dot) { dots.push_back(dot); });
@@ -160,7 +173,11 @@ struct KilnGPUAccelerateMatmul
     for (DotOp dot : dots) {
       RankedTensorType type = dot.getType();
       BlockedEncodingAttr layout;
-      if (isTensorCoreDot(dot, capability))
+      // sm_90a: the warpgroup MMA where the block tiles by it, else mma.sync.
+      if (isTensorCoreDot(dot, capability) && hasWgmma)
+        layout = getWgmmaAccumulatorLayout(context, type.getShape(), numWarps,
+                                           threadsPerWarp);
+      if (!layout && isTensorCoreDot(dot, capability))
         layout = getMmaAccumulatorLayout(context, type.getShape(), numWarps,
                                          threadsPerWarp);
       // The FMA lowering computes each element a thread holds of a blocked
@@ -205,8 +222,8 @@ struct KilnGPUAccelerateMatmul
       Operation *producer = convert.getSrc().getDefiningOp();
       if (isa_and_present<DotOp>(producer) ||
           (isa_and_present<scf::ForOp>(producer) &&
-           hasMmaAccumulatorLayout(convert.getSrc().getType(), numWarps,
-                                   threadsPerWarp)))
+           isTensorCoreLayout(convert.getSrc().getType(), numWarps,
+                              threadsPerWarp)))
         worklist.push_back(convert);
     });
     while (!worklist.empty()) {

@@ -44,6 +44,17 @@ BlockedEncodingAttr getMmaAccumulatorLayout(MLIRContext *context,
                                             ArrayRef<int64_t> shape, int numWarps,
                                             int threadsPerWarp);
 
+/// The blocked layout a warpgroup's `wgmma.mma_async.m64nNk16` accumulator
+/// is read in, for an [M, N] dot result on `numWarps` warps (a multiple of
+/// 4): pairs of columns per thread, 4 threads along a row, 8 rows per warp,
+/// all warps stacked along the rows, every thread spanning all N columns.
+/// The A rows are permuted in shared memory so that each warp's 8-row
+/// groups are the instruction's. Null when the block does not tile: M a
+/// multiple of 16 * numWarps, N a multiple of 64 and at most 256.
+BlockedEncodingAttr getWgmmaAccumulatorLayout(MLIRContext *context,
+                                              ArrayRef<int64_t> shape,
+                                              int numWarps, int threadsPerWarp);
+
 /// Whether `type` (a dot result) has the layout getMmaAccumulatorLayout
 /// gives for its shape on `numWarps` warps.
 bool hasMmaAccumulatorLayout(RankedTensorType type, int numWarps,
