@@ -1,0 +1,61 @@
+// RUN: kiln-opt %s -split-input-file -convert-kiln-gpu-to-llvm | FileCheck %s
+
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+
+// sm_90a, a result in the wgmma accumulator layout: operands stored with
+// 16-byte stores, a proxy fence and a barrier, then per k-step of 16 one
+// m64n64k16 wgmma (64 rows on one warpgroup), one commit, one wait that
+// returns the 32 accumulators. The scratch holds both tiles, B 1024-byte
+// aligned after A.
+// CHECK: module attributes {{{.*}}kiln_gpu.shared = 8192 : i32
+// CHECK-LABEL: llvm.func @wgmma
+// CHECK: nvvm.barrier0
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
+// CHECK: fence.proxy.async.shared::cta;
+// CHECK: nvvm.barrier0
+// CHECK: wgmma.fence.sync.aligned;
+// CHECK-COUNT-2: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// CHECK: wgmma.commit_group.sync.aligned;
+// CHECK: wgmma.wait_group.sync.aligned 0;
+// CHECK-NOT: wgmma.mma_async
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @wgmma(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %c: tensor<64x64xf32, #wg>) -> tensor<64x64xf32, #wg> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #wg>
+  return %d : tensor<64x64xf32, #wg>
+}
+}
+
+// -----
+
+// sm_80, mma.sync's layout (warps 2 x 2): per k-step, ldmatrix x4 for A,
+// ldmatrix x4 transposed for B (two n-tiles), and 2 x 4 mma.sync per warp.
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+// CHECK-LABEL: llvm.func @mma_sync
+// CHECK: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32
+// CHECK: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
+// CHECK-COUNT-8: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @mma_sync(%a: tensor<64x16xbf16, #bA>, %b: tensor<16x64xbf16, #bA>, %c: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #mma> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x16xbf16, #bA> * tensor<16x64xbf16, #bA> -> tensor<64x64xf32, #mma>
+  return %d : tensor<64x64xf32, #mma>
+}
+}
+
+// -----
+
+// Any other blocked result: FMAs from shared tiles, one per element and k.
+// CHECK: // -----
+#b = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-LABEL: llvm.func @fma
+// CHECK-NOT: mma
+// CHECK-COUNT-64: llvm.intr.fma
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @fma(%a: tensor<32x16xf32, #b>, %b: tensor<16x16xf32, #b>, %c: tensor<32x16xf32, #b>) -> tensor<32x16xf32, #b> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<32x16xf32, #b> * tensor<16x16xf32, #b> -> tensor<32x16xf32, #b>
+  return %d : tensor<32x16xf32, #b>
+}
+}
