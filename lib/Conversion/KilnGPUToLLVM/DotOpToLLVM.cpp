@@ -168,6 +168,55 @@ void storeOperandTile(OpBuilder &b, Location loc, Value converted,
   }
 }
 
+/// The scratch half of an asynchronous wgmma dot (kiln-gpu-async-dots).
+std::optional<int64_t> getWgmmaBuffer(DotOp op) {
+  if (auto buffer = op->getAttrOfType<IntegerAttr>("kiln_gpu.wgmma_buffer"))
+    return buffer.getInt();
+  return std::nullopt;
+}
+
+/// wgmma.wait_group 0, taking and returning `values` (f32 accumulators):
+/// nothing can read them before the wait.
+SmallVector<Value> emitWaitAll(OpBuilder &b, Location loc, ArrayRef<Value> values) {
+  if (values.empty()) {
+    createInlineAsm(b, loc, true, LLVM::LLVMVoidType::get(b.getContext()), {},
+                    "wgmma.wait_group.sync.aligned 0;", "");
+    return {};
+  }
+  SmallVector<Type> types;
+  for (Value v : values)
+    types.push_back(v.getType());
+  std::string constraints;
+  for (size_t i = 0; i < values.size(); ++i)
+    constraints += (i ? ",=f" : "=f");
+  for (size_t i = 0; i < values.size(); ++i)
+    constraints += "," + std::to_string(i);
+  Value waited = createInlineAsm(b, loc, /*hasSideEffects=*/true,
+                                 LLVM::LLVMStructType::getLiteral(b.getContext(), types),
+                                 values, "wgmma.wait_group.sync.aligned 0;", constraints);
+  SmallVector<Value> results;
+  for (size_t i = 0; i < values.size(); ++i)
+    results.push_back(LLVM::ExtractValueOp::create(b, loc, waited, i));
+  return results;
+}
+
+/// kiln_gpu.async_dot_wait: the accumulators of in-flight wgmma groups.
+struct AsyncDotWaitOpLowering : public ConvertOpToLLVMPattern<AsyncDotWaitOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+
+  LogicalResult
+  matchAndRewrite(AsyncDotWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> values = unpackElements(rewriter, loc, adaptor.getSrc());
+    if (!llvm::all_of(values, [](Value v) { return v.getType().isF32(); }))
+      return op.emitOpError("expected f32 accumulators");
+    rewriter.replaceOp(op, packElements(rewriter, loc, adaptor.getSrc().getType(),
+                                        emitWaitAll(rewriter, loc, values)));
+    return success();
+  }
+};
+
 struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
   DotOpLowering(const LLVMTypeConverter &converter, LaunchShape launch)
       : ConvertOpToLLVMPattern(converter), launch(launch) {}
@@ -350,8 +399,10 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     int64_t m = op.getType().getDimSize(0), n = op.getType().getDimSize(1);
     int64_t k = op.getA().getType().getDimSize(1);
     int64_t bytes = getElementBytes(op.getA().getType().getElementType());
-    SharedTile a = SharedTile::get(0, m, k, bytes, /*swizzle=*/true, /*blockBytes=*/128);
-    SharedTile b = SharedTile::get((a.bytes() + 1023) / 1024 * 1024, k, n, bytes,
+    // An asynchronous dot (kiln-gpu-async-dots) uses its half of the scratch.
+    int64_t start = getWgmmaBuffer(op).value_or(0) * getDotOpScratchBytes(op) / 2;
+    SharedTile a = SharedTile::get(start, m, k, bytes, /*swizzle=*/true, /*blockBytes=*/128);
+    SharedTile b = SharedTile::get(start + (a.bytes() + 1023) / 1024 * 1024, k, n, bytes,
                                    /*swizzle=*/true, /*blockBytes=*/128);
     return {a, b};
   }
@@ -489,19 +540,14 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       }
     }
     createInlineAsm(b, loc, true, voidType, {}, "wgmma.commit_group.sync.aligned;", "");
-    // The wait returns the accumulators, so that nothing reads them before.
-    {
-      SmallVector<Type> all(acc.size(), f32);
-      std::string waitConstraints;
-      for (size_t i = 0; i < acc.size(); ++i)
-        waitConstraints += (i ? ",=f" : "=f");
-      for (size_t i = 0; i < acc.size(); ++i)
-        waitConstraints += "," + std::to_string(i);
-      Value waited = createInlineAsm(b, loc, true,
-                                     LLVM::LLVMStructType::getLiteral(b.getContext(), all),
-                                     acc, "wgmma.wait_group.sync.aligned 0;", waitConstraints);
-      for (size_t i = 0; i < acc.size(); ++i)
-        acc[i] = LLVM::ExtractValueOp::create(b, loc, waited, i);
+    if (getWgmmaBuffer(op)) {
+      // Asynchronous: only the previous dot's group, which read the other
+      // half of the scratch, must be done. The accumulators are in flight:
+      // the next wgmma chains on them, kiln_gpu.async_dot_wait reads them.
+      createInlineAsm(b, loc, true, voidType, {}, "wgmma.wait_group.sync.aligned 1;", "");
+    } else {
+      // The wait returns the accumulators, so that nothing reads them before.
+      acc = emitWaitAll(b, loc, acc);
     }
     if (f16Acc)
       for (Value &v : acc)
@@ -603,12 +649,16 @@ int64_t mlir::kiln::gpu::getDotOpScratchBytes(Operation *op) {
     return 0;
   int64_t bytes = getElementBytes(dot.getA().getType().getElementType());
   // Room for the wgmma tiles' 1024-byte alignment of B, whichever way it goes.
-  int64_t aBytes = (dot.getA().getType().getNumElements() * bytes + 1023) / 1024 * 1024;
-  return aBytes + dot.getB().getType().getNumElements() * bytes;
+  auto alignTo1024 = [](int64_t v) { return (v + 1023) / 1024 * 1024; };
+  int64_t aBytes = alignTo1024(dot.getA().getType().getNumElements() * bytes);
+  int64_t tiles = aBytes + dot.getB().getType().getNumElements() * bytes;
+  // An asynchronous dot has two halves, one per buffer.
+  return getWgmmaBuffer(dot) ? 2 * alignTo1024(tiles) : tiles;
 }
 
 void mlir::kiln::gpu::populateDotOpToLLVMPatterns(
     KilnGPUToLLVMTypeConverter &converter, RewritePatternSet &patterns,
     const LaunchShape &launch) {
   patterns.add<DotOpLowering>(converter, launch);
+  patterns.add<AsyncDotWaitOpLowering>(converter);
 }

@@ -44,6 +44,10 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   gpu::KilnGPUPrefetchLoadsOptions prefetchOptions;
   prefetchOptions.numStages = options.numStages;
   pm.addPass(gpu::createKilnGPUPrefetchLoads(prefetchOptions));
+  // ...and, on sm_90a, keep one wgmma group in flight across iterations.
+  gpu::KilnGPUAsyncDotsOptions asyncOptions;
+  asyncOptions.numStages = options.numStages;
+  pm.addPass(gpu::createKilnGPUAsyncDots(asyncOptions));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

@@ -129,4 +129,42 @@ def KilnGPUPrefetchLoads : Pass<"kiln-gpu-prefetch-loads", "mlir::ModuleOp"> {
   ];
 }
 
+def KilnGPUAsyncDots : Pass<"kiln-gpu-async-dots", "mlir::ModuleOp"> {
+  let summary = "Overlap a loop's wgmma dots with the next iteration's operand stores";
+  let description = [{
+    A loop whose one dot uses wgmma and only accumulates (its accumulator is
+    a loop-carried value that nothing else reads) is unrolled by two, and
+    its dots are marked with `kiln_gpu.wgmma_buffer` 0 and 1: each stores
+    its operands in its own half of the scratch, issues its wgmma group and
+    waits only for the previous dot's group (`wgmma.wait_group 1`), so the
+    tensor cores work on one iteration while the threads store the next.
+    The loop's accumulator result is read through `kiln_gpu.async_dot_wait`
+    (`wgmma.wait_group 0`). Runs when `num-stages` is 3 or more.
+
+    Before:
+    ```mlir
+    %r = scf.for %i = %lb to %ub step %c1 iter_args(%acc = %zero) {
+      %d = kiln.dot %a, %b, %acc : ... -> tensor<128x128xf32, #wgmma>
+      scf.yield %d
+    }
+    kiln.store %p, %r
+    ```
+    After:
+    ```mlir
+    %r = scf.for %i = %lb to %ub2 step %c2 iter_args(%acc = %zero) {
+      %d0 = kiln.dot %a0, %b0, %acc {kiln_gpu.wgmma_buffer = 0 : i32} : ...
+      %d1 = kiln.dot %a1, %b1, %d0 {kiln_gpu.wgmma_buffer = 1 : i32} : ...
+      scf.yield %d1
+    }
+    %r2 = scf.for ... (the remaining iteration, buffer 0)
+    %done = kiln_gpu.async_dot_wait %r2 : tensor<128x128xf32, #wgmma>
+    kiln.store %p, %done
+    ```
+  }];
+  let options = [
+    Option<"numStages", "num-stages", "int", /*default=*/"3",
+           "software pipeline depth (asynchronous dots need 3 or more)">,
+  ];
+}
+
 #endif // KILN_GPU_TRANSFORMS_PASSES

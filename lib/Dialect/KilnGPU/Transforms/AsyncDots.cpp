@@ -1,0 +1,114 @@
+//===- AsyncDots.cpp - Keep a loop's wgmma dots in flight ------------------===//
+//
+// Implements kiln-gpu-async-dots (see Passes.td). Unrolling by two gives
+// each dot of the loop a fixed half of the scratch: consecutive dots then
+// never share operand tiles, so a dot only has to wait for the group before
+// the previous one to be done with its half. The accumulator registers of
+// an in-flight group are only ever read by the next wgmma (which chains on
+// them) or by the wait after the loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/KilnGPU/IR/Dialect.h"
+#include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::kiln::gpu {
+#define GEN_PASS_DEF_KILNGPUASYNCDOTS
+#include "kiln/Dialect/KilnGPU/Transforms/Passes.h.inc"
+} // namespace mlir::kiln::gpu
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::gpu;
+
+namespace {
+
+constexpr StringLiteral kBufferAttr = "kiln_gpu.wgmma_buffer";
+
+/// The one dot of `loop` if it can run asynchronously: a wgmma dot whose
+/// accumulator is a value the loop carries, used by nothing else, and whose
+/// result is only yielded back into it.
+DotOp getAccumulatingDot(scf::ForOp loop, int numWarps, int threadsPerWarp) {
+  DotOp found;
+  for (Operation &op : *loop.getBody()) {
+    auto dot = dyn_cast<DotOp>(op);
+    if (!dot)
+      continue;
+    if (found)
+      return {};
+    found = dot;
+  }
+  if (!found)
+    return {};
+  RankedTensorType type = found.getType();
+  Type element = found.getA().getType().getElementType();
+  if (!(element.isF16() || element.isBF16()) ||
+      type.getEncoding() != getWgmmaAccumulatorLayout(type.getContext(), type.getShape(),
+                                                      numWarps, threadsPerWarp))
+    return {};
+  auto acc = dyn_cast<BlockArgument>(found.getC());
+  if (!acc || acc.getOwner() != loop.getBody() || acc.getArgNumber() == 0 ||
+      !acc.hasOneUse())
+    return {};
+  unsigned index = acc.getArgNumber() - 1;
+  Operation *yield = loop.getBody()->getTerminator();
+  if (!found.getResult().hasOneUse() || yield->getOperand(index) != found.getResult())
+    return {};
+  return found;
+}
+
+struct KilnGPUAsyncDots : public gpu::impl::KilnGPUAsyncDotsBase<KilnGPUAsyncDots> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto target = module->getAttrOfType<StringAttr>(KilnGPUDialect::getTargetAttrName());
+    if (numStages < 3 || !target || target.getValue() != "sm_90a")
+      return;
+    int numWarps = getNumWarps(module), threadsPerWarp = getThreadsPerWarp(module);
+    SmallVector<scf::ForOp> loops;
+    module.walk([&](scf::ForOp loop) {
+      if (getAccumulatingDot(loop, numWarps, threadsPerWarp))
+        loops.push_back(loop);
+    });
+    for (scf::ForOp loop : loops) {
+      FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(
+          loop, 2, [](unsigned iteration, Operation *op, OpBuilder builder) {
+            if (isa<DotOp>(op))
+              op->setAttr(kBufferAttr, builder.getI32IntegerAttr(iteration % 2));
+          });
+      if (failed(unrolled))
+        continue;
+      // The loops left: the unrolled one and, when the trip count may be
+      // odd, one more for the last iteration (after a buffer-1 dot: buffer 0).
+      for (std::optional<scf::ForOp> part : {unrolled->mainLoopOp, unrolled->epilogueLoopOp}) {
+        if (!part)
+          continue;
+        DotOp last;
+        part->getBody()->walk([&](DotOp dot) {
+          if (!dot->hasAttr(kBufferAttr))
+            dot->setAttr(kBufferAttr, OpBuilder(dot).getI32IntegerAttr(0));
+          last = dot;
+        });
+        // The accumulator is the one the last dot yields.
+        unsigned index = 0;
+        for (OpOperand &use : last.getResult().getUses())
+          if (isa<scf::YieldOp>(use.getOwner()))
+            index = use.getOperandNumber();
+        Value result = part->getResult(index);
+        OpBuilder builder(*part);
+        builder.setInsertionPointAfter(*part);
+        auto wait = AsyncDotWaitOp::create(builder, part->getLoc(), result.getType(), result);
+        result.replaceAllUsesExcept(wait, wait);
+      }
+    }
+  }
+};
+
+} // namespace
