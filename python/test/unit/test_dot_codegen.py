@@ -41,8 +41,8 @@ def test_sm80_ptx_uses_mma_sync_and_ldmatrix():
 def test_sm90a_ptx_uses_wgmma(block_k, instructions):
     """On sm_90a the warpgroup MMA: 128 rows on one warpgroup are two
     m64n128k16 instructions per k-step of 16, behind a proxy fence, with
-    one commit and one wait per dot."""
-    compiled = compile_matmul("sm_90a", block_k=block_k)
+    one commit and one wait per dot (num_stages=2: no asynchronous dots)."""
+    compiled = compile_matmul("sm_90a", block_k=block_k, num_stages=2)
     ptx = compiled.asm["ptx"]
     assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") == instructions
     assert ptx.count("wgmma.commit_group.sync.aligned") == 1
@@ -50,6 +50,18 @@ def test_sm90a_ptx_uses_wgmma(block_k, instructions):
     assert "fence.proxy.async.shared::cta" in ptx
     assert "mma.sync" not in ptx
     assert compiled.metadata["shared"] >= (128 * block_k + block_k * 128) * 2
+
+
+def test_sm90a_async_dots_with_three_stages():
+    """num_stages=3: the loop is unrolled by two (three dots: two in the
+    loop, one for an odd last iteration), each dot waits only for the
+    previous group, and the scratch holds two sets of tiles."""
+    compiled = compile_matmul("sm_90a", block_k=32, num_stages=3)
+    ptx = compiled.asm["ptx"]
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == 3 * 4
+    assert ptx.count("wgmma.wait_group.sync.aligned 1") == 3
+    assert ptx.count("wgmma.wait_group.sync.aligned 0") == 2
+    assert compiled.metadata["shared"] == 2 * (128 * 32 + 32 * 128) * 2
 
 
 def test_decode_shaped_block_uses_mma_sync_on_sm90a():
@@ -63,7 +75,7 @@ def test_accumulator_carried_in_mma_layout(acc_in_dot):
     """The loop carries the accumulator in the dot's layout and the store
     takes it directly: no layout conversion (no shared-memory round trip)
     anywhere but the dot's own operands."""
-    compiled = compile_matmul("sm_90a", acc_in_dot=acc_in_dot)
+    compiled = compile_matmul("sm_90a", acc_in_dot=acc_in_dot, num_stages=2)
     assert "kiln_gpu.convert_layout" not in compiled.asm["kiln_gpu"]
     assert compiled.asm["kiln_gpu"].count("kiln.dot") == 1
 
@@ -86,7 +98,7 @@ def test_vectorized_operand_loads_and_shared_stores():
     assert "ld.global.v4" in ptx and "st.shared.v4" in ptx
 
 
-@pytest.mark.parametrize("num_stages,loads", [(1, 1), (3, 2)])
+@pytest.mark.parametrize("num_stages,loads", [(1, 1), (2, 2)])
 def test_prefetch_loads_with_num_stages(num_stages, loads):
     """With num_stages >= 2 the operands are loaded an iteration ahead: each
     load appears twice (before the loop and in it)."""
@@ -105,7 +117,7 @@ def test_shared_memory_beyond_the_target_is_out_of_resources(monkeypatch):
     assert nvidia.max_shared_memory("sm_80") == 166912
     monkeypatch.setitem(nvidia._MAX_SHARED_MEMORY, 90, 1024)
     with pytest.raises(kiln.OutOfResources) as raised:
-        compile_matmul("sm_90a")
+        compile_matmul("sm_90a", num_stages=2)
     assert raised.value.name.startswith("shared memory")
     assert raised.value.required == (128 * 32 + 32 * 128) * 2
     assert raised.value.limit == 1024
