@@ -59,3 +59,18 @@ def test_num_stages(num_stages):
     c = torch.full((256, 256), float("nan"), device="cuda", dtype=torch.float16)
     out = run_matmul(a, b, c, 128, 128, 64, 4, num_stages=num_stages)
     assert relative_error(out, a.double() @ b.double()) < 1e-2
+
+
+@pytest.mark.parametrize("k", [16, 32, 48, 96, 160])
+@pytest.mark.parametrize("num_stages", [2, 3])
+def test_trip_counts_of_the_k_loop(k, num_stages):
+    """K loops of 1 to 5 iterations: with asynchronous dots (num_stages=3
+    on sm_90a) the loop is unrolled by two, so odd and even counts take
+    different paths (the remainder loop, an empty main loop)."""
+    generator = torch.Generator(device="cuda")
+    generator.manual_seed(k + num_stages)
+    a = torch.randn(256, k, device="cuda", dtype=torch.bfloat16, generator=generator)
+    b = torch.randn(k, 256, device="cuda", dtype=torch.bfloat16, generator=generator)
+    c = torch.full((256, 256), float("nan"), device="cuda", dtype=torch.float32)
+    out = run_matmul(a, b, c, 128, 128, 32, 8, num_stages=num_stages)
+    assert relative_error(out, a.double() @ b.double()) < 1e-2
