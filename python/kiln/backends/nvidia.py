@@ -53,6 +53,10 @@ def find_ptxas() -> str | None:
 _MAX_SHARED_MEMORY = {90: 232448, 80: 166912, 87: 166912, 86: 101376, 89: 101376}
 
 
+#: 32-bit registers one block may use on sm_80 and sm_90.
+_REGISTERS_PER_BLOCK = 65536
+
+
 def max_shared_memory(target: str) -> int:
     """The most shared memory one block may use on ``target`` ("sm_90a", ...);
     48 KiB for chips not listed."""
@@ -163,6 +167,12 @@ class NvidiaBackend(Backend):
         if binary is None:
             binary = compiled.asm["ptx"]
         module, function, n_regs, n_spills = _driver.load_binary(compiled.name, binary, shared, device)
+        # ptxas spills rather than fail, but a block's threads must fit in the
+        # register file together: past it the launch itself would fail.
+        registers = n_regs * num_warps * 32
+        if registers > _REGISTERS_PER_BLOCK:
+            raise OutOfResources(registers, _REGISTERS_PER_BLOCK,
+                                 f"registers per block ({n_regs} per thread x {num_warps * 32} threads)")
         # kiln._C.driver.launch takes every bound argument and skips the constexprs ("-").
         arg_codes = launch_codes(signature, kernel.arg_names, skipped="-")
 

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from kiln.compiler.specialization import Specialization
+from kiln.errors import OutOfResources
 from kiln.runtime import driver
 from kiln.runtime import jit as jit_module
 from kiln.runtime.jit import JITFunction, jit
@@ -703,3 +704,15 @@ def test_tensor_descriptor_key(fake):
         tuple_kernel[(1,)]((x, TensorDescriptor(FakeTensor(address=0x7F0000000008), [8, 4], [4, 1], [8, 4])), 7,
                            BLOCK=4)
     assert len(fake.compiles) == 4
+
+
+def test_too_many_registers_for_the_block_is_out_of_resources(fake, monkeypatch):
+    """255 registers per thread for 512 threads do not fit in a block's
+    65536: OutOfResources naming the resource, before any launch."""
+    monkeypatch.setattr(driver, "load_binary", lambda name, cubin, shared, device: (1, 2, 255, 0))
+    x, y, out = tensors()
+    with pytest.raises(OutOfResources) as raised:
+        add_kernel[(1,)](x, y, out, 1024, BLOCK=1024, num_warps=16)
+    assert raised.value.required == 255 * 512 and raised.value.limit == 65536
+    assert "registers" in raised.value.name
+    assert fake.launches == []
