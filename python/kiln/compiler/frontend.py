@@ -1148,6 +1148,9 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             # The transpose, as in Triton: a permutation (1, 0) of a 2-D block.
             from kiln.language import shapes
             return self._run(node, lambda: shapes.permute_impl(base, [1, 0], self.builder))
+        if node.attr == "shape" and isinstance(base, tensor):
+            # A tuple, as Triton's tensor.shape (x.shape == (M, N) holds).
+            return tuple(base.shape)
         try:
             return getattr(base, node.attr)
         except AttributeError:

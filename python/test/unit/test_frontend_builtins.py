@@ -68,6 +68,20 @@ def test_dtype_methods_and_static_assert(jit, build_ir):
                   "static_assert failed: p must point to integers")
 
 
+def test_shape_is_a_tuple(jit, build_ir):
+    """x.shape is a tuple, as in Triton: it compares equal to one and
+    concatenates with one; blocks and scalars alike."""
+    @jit
+    def kernel(p, s):
+        x = kl.zeros((4, 8), dtype=kl.float32)
+        kl.static_assert(x.shape == (4, 8), "shape")
+        kl.static_assert(len(x.shape + (1,)) == 3, "concatenation")
+        kl.static_assert(s.shape == (), "scalar shape")
+        kl.store(p + kl.arange(0, 8), kl.sum(kl.reshape(x, x.shape + (1,)), axis=0).reshape(8))
+
+    build_ir(kernel, {"p": "*fp32", "s": "fp32"})
+
+
 def test_range_accepts_triton_hints(jit, build_ir):
     @jit
     def kernel(p, n):
