@@ -32,10 +32,6 @@ using namespace mlir::kiln::gpu;
 
 namespace {
 
-int64_t getElementBytes(Type element) {
-  return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
-}
-
 /// Where each element of an operand tile lies in shared memory: row-major
 /// with `cols` elements a row, and, when swizzled, each row's 16-byte
 /// chunks permuted by XOR with a phase that changes every `perPhase` rows
@@ -129,11 +125,8 @@ void storeOperandTile(OpBuilder &b, Location loc, Value converted,
     run = int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(run, 1))));
   }
   Type element = values.front().getType();
-  for (size_t e = 0; e < values.size(); e += run) {
-    int64_t length = run;
-    for (int64_t i = 1; i < length; ++i)
-      if (e + i >= values.size() || offsets[rank - 1][e + i] != offsets[rank - 1][e] + i)
-        length = 1;
+  // Where element `e` goes: batches are stacked along the tile's rows.
+  auto addressOf = [&](size_t e) {
     Value row = coordOf[rank - 2][e];
     if (rank == 3)
       row = LLVM::AddOp::create(
@@ -142,28 +135,22 @@ void storeOperandTile(OpBuilder &b, Location loc, Value converted,
                               createI32Constant(b, loc, type.getDimSize(1))));
     if (rowMap)
       row = rowMap(b, loc, row);
-    Value offset = tile.emitOffset(b, loc, row, coordOf[rank - 1][e]);
-    Value address = getSharedAddress(b, loc, base, offset);
+    return getSharedAddress(b, loc, base, tile.emitOffset(b, loc, row, coordOf[rank - 1][e]));
+  };
+  for (size_t e = 0; e < values.size(); e += run) {
+    int64_t length = run;
+    for (int64_t i = 1; i < length; ++i)
+      if (e + i >= values.size() || offsets[rank - 1][e + i] != offsets[rank - 1][e] + i)
+        length = 1;
     if (length == 1) {
-      for (int64_t i = 0; i < run && e + i < values.size(); ++i) {
-        Value rowI = coordOf[rank - 2][e + i];
-        if (rank == 3)
-          rowI = LLVM::AddOp::create(
-              b, loc, rowI,
-              LLVM::MulOp::create(b, loc, coordOf[0][e + i],
-                                  createI32Constant(b, loc, type.getDimSize(1))));
-        if (rowMap)
-          rowI = rowMap(b, loc, rowI);
-        Value at = getSharedAddress(
-            b, loc, base, tile.emitOffset(b, loc, rowI, coordOf[rank - 1][e + i]));
-        LLVM::StoreOp::create(b, loc, values[e + i], at);
-      }
+      for (int64_t i = 0; i < run && e + i < values.size(); ++i)
+        LLVM::StoreOp::create(b, loc, values[e + i], addressOf(e + i));
       continue;
     }
     auto vectorType = VectorType::get({length}, element);
     Value vector = packElements(b, loc, vectorType,
                                 ArrayRef<Value>(values).slice(e, length));
-    LLVM::StoreOp::create(b, loc, vector, address,
+    LLVM::StoreOp::create(b, loc, vector, addressOf(e),
                           /*alignment=*/unsigned(length * tile.elementBytes));
   }
 }
@@ -173,6 +160,19 @@ std::optional<int64_t> getWgmmaBuffer(DotOp op) {
   if (auto buffer = op->getAttrOfType<IntegerAttr>("kiln_gpu.wgmma_buffer"))
     return buffer.getInt();
   return std::nullopt;
+}
+
+/// Inline-asm constraints for `count` f32 registers that an instruction
+/// updates in place: `count` outputs, the operands in `between` (each with
+/// its leading comma), then the inputs tied to the outputs.
+std::string getTiedFloatConstraints(int64_t count, StringRef between) {
+  std::string constraints;
+  for (int64_t i = 0; i < count; ++i)
+    constraints += (i ? ",=f" : "=f");
+  constraints += between;
+  for (int64_t i = 0; i < count; ++i)
+    constraints += "," + std::to_string(i);
+  return constraints;
 }
 
 /// wgmma.wait_group 0, taking and returning `values` (f32 accumulators):
@@ -186,14 +186,10 @@ SmallVector<Value> emitWaitAll(OpBuilder &b, Location loc, ArrayRef<Value> value
   SmallVector<Type> types;
   for (Value v : values)
     types.push_back(v.getType());
-  std::string constraints;
-  for (size_t i = 0; i < values.size(); ++i)
-    constraints += (i ? ",=f" : "=f");
-  for (size_t i = 0; i < values.size(); ++i)
-    constraints += "," + std::to_string(i);
   Value waited = createInlineAsm(b, loc, /*hasSideEffects=*/true,
                                  LLVM::LLVMStructType::getLiteral(b.getContext(), types),
-                                 values, "wgmma.wait_group.sync.aligned 0;", constraints);
+                                 values, "wgmma.wait_group.sync.aligned 0;",
+                                 getTiedFloatConstraints(values.size(), ""));
   SmallVector<Value> results;
   for (size_t i = 0; i < values.size(); ++i)
     results.push_back(LLVM::ExtractValueOp::create(b, loc, waited, i));
@@ -235,9 +231,9 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     int64_t m = type.getDimSize(rank - 2), n = type.getDimSize(rank - 1);
     int64_t k = aType.getDimSize(rank - 1);
     Type element = aType.getElementType();
-    int64_t bytes = getElementBytes(element);
+    int64_t bytes = getSharedElementBytes(element);
     bool tensorCoreTypes = (element.isF16() || element.isBF16()) && rank == 2;
-    bool wgmma = tensorCoreTypes && isWgmmaTarget(op) &&
+    bool wgmma = tensorCoreTypes && hasWarpgroupMma(op->getParentOfType<ModuleOp>()) &&
                  type.getEncoding() == getWgmmaAccumulatorLayout(
                                            op.getContext(), type.getShape(),
                                            launch.numWarps, launch.threadsPerWarp);
@@ -369,7 +365,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
           llvm::append_range(operands, bFragments[rep]);
           operands.append({acc[top], acc[top + 1], acc[bottom], acc[bottom + 1]});
           Value d = createInlineAsm(b, loc, /*hasSideEffects=*/false, mmaResult, operands, text,
-                                  "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3");
+                                  getTiedFloatConstraints(4, ",r,r,r,r,r,r"));
           acc[top] = LLVM::ExtractValueOp::create(b, loc, d, 0);
           acc[top + 1] = LLVM::ExtractValueOp::create(b, loc, d, 1);
           acc[bottom] = LLVM::ExtractValueOp::create(b, loc, d, 2);
@@ -383,14 +379,6 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     return packElements(b, loc, getTypeConverter()->convertType(type), acc);
   }
 
-  static bool isWgmmaTarget(Operation *op) {
-    auto module = op->getParentOfType<ModuleOp>();
-    auto target = module ? module->getAttrOfType<StringAttr>(
-                               KilnGPUDialect::getTargetAttrName())
-                         : StringAttr();
-    return target && target.getValue() == "sm_90a";
-  }
-
   /// The shared tiles of a wgmma dot: A [M][K] K-major, B [K][N] N-major in
   /// blocks of 64 columns, both with rows swizzled as the descriptors say;
   /// each starts 1024-byte aligned (the swizzle repeats every 8 rows of
@@ -398,7 +386,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
   static std::pair<SharedTile, SharedTile> getWgmmaTiles(DotOp op) {
     int64_t m = op.getType().getDimSize(0), n = op.getType().getDimSize(1);
     int64_t k = op.getA().getType().getDimSize(1);
-    int64_t bytes = getElementBytes(op.getA().getType().getElementType());
+    int64_t bytes = getSharedElementBytes(op.getA().getType().getElementType());
     // An asynchronous dot (kiln-gpu-async-dots) uses its half of the scratch.
     int64_t start = getWgmmaBuffer(op).value_or(0) * getDotOpScratchBytes(op) / 2;
     SharedTile a = SharedTile::get(start, m, k, bytes, /*swizzle=*/true, /*blockBytes=*/128);
@@ -487,16 +475,12 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(outputs + 2) +
                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
                        "k16.f32." + kind + "." + kind + " {";
-    std::string constraints;
-    for (int64_t i = 0; i < outputs; ++i) {
+    for (int64_t i = 0; i < outputs; ++i)
       text += (i ? ",$" : "$") + std::to_string(i);
-      constraints += (i ? ",=f" : "=f");
-    }
     text += "}, $" + std::to_string(outputs) + ", $" + std::to_string(outputs + 1) +
             ", p, 1, 1, 0, 1;\n}";
-    constraints += ",l,l,r";
-    for (int64_t i = 0; i < outputs; ++i)
-      constraints += "," + std::to_string(i);
+    // The descriptors of A and B, scale-d, then the accumulators in place.
+    std::string constraints = getTiedFloatConstraints(outputs, ",l,l,r");
     SmallVector<Type> fields(outputs, f32);
     Type resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
     Value one = constant(1);
@@ -647,7 +631,7 @@ int64_t mlir::kiln::gpu::getDotOpScratchBytes(Operation *op) {
   auto dot = dyn_cast<DotOp>(op);
   if (!dot)
     return 0;
-  int64_t bytes = getElementBytes(dot.getA().getType().getElementType());
+  int64_t bytes = getSharedElementBytes(dot.getA().getType().getElementType());
   // Room for the wgmma tiles' 1024-byte alignment of B, whichever way it goes.
   auto alignTo1024 = [](int64_t v) { return (v + 1023) / 1024 * 1024; };
   int64_t aBytes = alignTo1024(dot.getA().getType().getNumElements() * bytes);

@@ -63,11 +63,6 @@ struct AxisSpread {
   }
 };
 
-/// Bytes one element takes in shared memory.
-int64_t getSharedElementBytes(Type element) {
-  return std::max<int64_t>(1, getMemoryElementType(element).getIntOrFloatBitWidth() / 8);
-}
-
 int64_t alignTo8(int64_t bytes) { return (bytes + 7) / 8 * 8; }
 
 /// Number of elements of a reduction's result (1 for a scalar).
@@ -97,19 +92,6 @@ SmallVector<Type> getElementTypes(ValueRange values) {
   return types;
 }
 
-/// Stores `value` at `address` in shared memory (booleans as bytes).
-void storeShared(OpBuilder &builder, Location loc, Value value, Value address) {
-  if (value.getType().isInteger(1))
-    value = LLVM::ZExtOp::create(builder, loc, builder.getI8Type(), value);
-  LLVM::StoreOp::create(builder, loc, value, address);
-}
-
-Value loadShared(OpBuilder &builder, Location loc, Type type, Value address) {
-  if (!type.isInteger(1))
-    return LLVM::LoadOp::create(builder, loc, type, address);
-  Value byte = LLVM::LoadOp::create(builder, loc, builder.getI8Type(), address);
-  return LLVM::TruncOp::create(builder, loc, type, byte);
-}
 
 Value mulConst(OpBuilder &builder, Location loc, Value v, int64_t c) {
   return LLVM::MulOp::create(builder, loc, v, createI32Constant(builder, loc, c));

@@ -25,15 +25,6 @@ using namespace mlir::kiln::gpu;
 
 namespace {
 
-/// Bytes one element of `element` (a kiln scalar type) takes in shared
-/// memory: booleans take a byte, pointers eight.
-int64_t getScratchElementBytes(Type element) {
-  if (isa<PointerType>(element))
-    return 8;
-  return std::max<int64_t>(
-      1, getMemoryElementType(element).getIntOrFloatBitWidth() / 8);
-}
-
 /// The operands of `op` that are written to the scratch: all of them, but
 /// for a gather only its source.
 SmallVector<Value> getMovedOperands(Operation *op) {
@@ -42,18 +33,6 @@ SmallVector<Value> getMovedOperands(Operation *op) {
   return SmallVector<Value>(op->getOperands());
 }
 
-void storeElement(OpBuilder &builder, Location loc, Value value, Value address) {
-  if (value.getType().isInteger(1))
-    value = LLVM::ZExtOp::create(builder, loc, builder.getI8Type(), value);
-  LLVM::StoreOp::create(builder, loc, value, address);
-}
-
-Value loadElement(OpBuilder &builder, Location loc, Type type, Value address) {
-  if (!type.isInteger(1))
-    return LLVM::LoadOp::create(builder, loc, type, address);
-  Value byte = LLVM::LoadOp::create(builder, loc, builder.getI8Type(), address);
-  return LLVM::TruncOp::create(builder, loc, type, byte);
-}
 
 /// offset + sum(coefficients[d] * coords[d]), one i32 per element.
 Value emitAffineIndex(OpBuilder &builder, Location loc, ArrayRef<Value> coords,
@@ -98,7 +77,7 @@ struct ShapeOpLowering : public ConvertOpToLLVMPattern<OpTy> {
     SmallVector<Value> moved = getMovedOperands(op);
     auto srcType = cast<RankedTensorType>(moved[0].getType());
     Type element = this->getTypeConverter()->convertType(srcType.getElementType());
-    int64_t bytes = getScratchElementBytes(srcType.getElementType());
+    int64_t bytes = getSharedElementBytes(srcType.getElementType());
     Value base = getScratchBase(rewriter, loc);
     auto addressOf = [&](Value index) {
       Value offset = LLVM::MulOp::create(rewriter, loc, index,
@@ -118,7 +97,7 @@ struct ShapeOpLowering : public ConvertOpToLLVMPattern<OpTy> {
       for (auto [value, index] :
            llvm::zip(unpackElements(rewriter, loc, converted),
                      unpackElements(rewriter, loc, indices)))
-        storeElement(rewriter, loc, value, addressOf(index));
+        storeShared(rewriter, loc, value, addressOf(index));
     }
     emitBarrier(rewriter, loc);
 
@@ -135,7 +114,7 @@ struct ShapeOpLowering : public ConvertOpToLLVMPattern<OpTy> {
       }
       SmallVector<Value> values;
       for (Value index : unpackElements(rewriter, loc, indices))
-        values.push_back(loadElement(rewriter, loc, element, addressOf(index)));
+        values.push_back(loadShared(rewriter, loc, element, addressOf(index)));
       results.push_back(packElements(
           rewriter, loc, this->getTypeConverter()->convertType(type), values));
     }
@@ -188,7 +167,7 @@ int64_t mlir::kiln::gpu::getShapeOpScratchBytes(Operation *op) {
   int64_t bytes = 0;
   for (Value operand : getMovedOperands(op)) {
     auto type = cast<RankedTensorType>(operand.getType());
-    bytes += type.getNumElements() * getScratchElementBytes(type.getElementType());
+    bytes += type.getNumElements() * getSharedElementBytes(type.getElementType());
   }
   return (bytes + 7) / 8 * 8;
 }

@@ -7,6 +7,8 @@
 
 #include "Utility.h"
 
+#include "kiln/Conversion/LLVMCommon/Patterns.h"
+
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 using namespace mlir;
@@ -167,6 +169,27 @@ void mlir::kiln::gpu::declareScratch(ModuleOp module, int64_t bytes) {
   LLVM::GlobalOp::create(builder, module.getLoc(), type, /*isConstant=*/false,
                          LLVM::Linkage::External, kScratchName, Attribute(),
                          /*alignment=*/1024, /*addrSpace=*/3);
+}
+
+int64_t mlir::kiln::gpu::getSharedElementBytes(Type element) {
+  if (isa<PointerType>(element))
+    return 8;
+  return std::max<int64_t>(1, getMemoryElementType(element).getIntOrFloatBitWidth() / 8);
+}
+
+void mlir::kiln::gpu::storeShared(OpBuilder &builder, Location loc, Value value,
+                                  Value address) {
+  if (value.getType().isInteger(1))
+    value = LLVM::ZExtOp::create(builder, loc, builder.getI8Type(), value);
+  LLVM::StoreOp::create(builder, loc, value, address);
+}
+
+Value mlir::kiln::gpu::loadShared(OpBuilder &builder, Location loc, Type type,
+                                  Value address) {
+  if (!type.isInteger(1))
+    return LLVM::LoadOp::create(builder, loc, type, address);
+  Value byte = LLVM::LoadOp::create(builder, loc, builder.getI8Type(), address);
+  return LLVM::TruncOp::create(builder, loc, type, byte);
 }
 
 Value mlir::kiln::gpu::getScratchBase(OpBuilder &builder, Location loc) {

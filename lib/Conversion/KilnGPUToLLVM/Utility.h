@@ -83,6 +83,16 @@ ThreadCoordinates emitThreadCoordinates(OpBuilder &builder, Location loc,
 /// Bytes of scratch `op` needs (0 for none), from its unconverted types.
 int64_t getScratchBytes(Operation *op, const LaunchShape &launch);
 
+/// Bytes one element of `element` (a kiln scalar type) takes in shared
+/// memory: booleans a byte, pointers eight.
+int64_t getSharedElementBytes(Type element);
+
+/// Stores `value` at `address` in shared memory (booleans as bytes).
+void storeShared(OpBuilder &builder, Location loc, Value value, Value address);
+
+/// Loads a `type` stored by storeShared from `address`.
+Value loadShared(OpBuilder &builder, Location loc, Type type, Value address);
+
 /// The base of the scratch: a pointer in the shared address space.
 Value getScratchBase(OpBuilder &builder, Location loc);
 

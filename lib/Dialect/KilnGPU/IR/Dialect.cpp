@@ -210,6 +210,11 @@ int mlir::kiln::gpu::getComputeCapability(StringRef target) {
   return capability;
 }
 
+bool mlir::kiln::gpu::hasWarpgroupMma(ModuleOp module) {
+  auto target = module->getAttrOfType<StringAttr>(KilnGPUDialect::getTargetAttrName());
+  return target && target.getValue() == "sm_90a";
+}
+
 int mlir::kiln::gpu::getNumWarps(ModuleOp module) {
   if (auto attr = module->getAttrOfType<IntegerAttr>(
           KilnGPUDialect::getNumWarpsAttrName()))

@@ -164,8 +164,7 @@ struct KilnGPUAccelerateMatmul
     int threadsPerWarp = getThreadsPerWarp(module);
     auto target = module->getAttrOfType<StringAttr>(KilnGPUDialect::getTargetAttrName());
     int capability = target ? getComputeCapability(target.getValue()) : 0;
-    // wgmma exists on sm_90a only (not sm_90, not later chips).
-    bool hasWgmma = target && target.getValue() == "sm_90a";
+    bool hasWgmma = hasWarpgroupMma(module);
 
     SmallVector<DotOp> dots;
     module.walk([&](DotOp dot) { dots.push_back(dot); });

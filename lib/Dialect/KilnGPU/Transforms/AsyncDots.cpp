@@ -68,8 +68,7 @@ struct KilnGPUAsyncDots : public gpu::impl::KilnGPUAsyncDotsBase<KilnGPUAsyncDot
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto target = module->getAttrOfType<StringAttr>(KilnGPUDialect::getTargetAttrName());
-    if (numStages < 3 || !target || target.getValue() != "sm_90a")
+    if (numStages < 3 || !hasWarpgroupMma(module))
       return;
     int numWarps = getNumWarps(module), threadsPerWarp = getThreadsPerWarp(module);
     SmallVector<scf::ForOp> loops;

@@ -63,6 +63,10 @@ bool hasMmaAccumulatorLayout(RankedTensorType type, int numWarps,
 /// The compute capability of a target name such as "sm_90a" (90), or 0.
 int getComputeCapability(StringRef target);
 
+/// Whether `module`'s target has the warpgroup MMA (wgmma): sm_90a only
+/// (not sm_90, not later chips).
+bool hasWarpgroupMma(ModuleOp module);
+
 /// How a block's elements are spread over threads, whatever its encoding: a
 /// blocked layout and the shape it applies to. A slice layout is its parent
 /// applied to the block's shape with a dimension of size one inserted.
