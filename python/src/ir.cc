@@ -1392,7 +1392,11 @@ void initIR(py::module_ &m) {
       })
       .def_property_readonly("results", [](const PyForOp &o) {
         return wrapValues(o.op.getResults(), o.owner);
-      });
+      })
+      .def("set_num_stages", [](const PyForOp &o, int64_t stages) {
+        Builder b(o.op.getContext());
+        o.op->setAttr("kiln.num_stages", b.getI32IntegerAttr(static_cast<int32_t>(stages)));
+      }, py::arg("stages"), "The loop's own software-pipelining depth (kl.range's num_stages)");
 
   py::class_<PyWhileOp>(m, "WhileOp", "An scf.while operation")
       .def_property_readonly("before", [](const PyWhileOp &o) {

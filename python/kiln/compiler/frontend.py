@@ -1018,6 +1018,13 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         carried = self._carried(node, node.body, exclude={node.target.id})
         inits = [leaf for _, value in carried for leaf in _leaves(value)]
         for_op = self.builder.create_for(lb.handle, ub.handle, st.handle, [t.handle for t in inits])
+        num_stages = getattr(bounds, "num_stages", None)
+        if num_stages is not None:
+            num_stages = _unwrap(num_stages)
+            if isinstance(num_stages, bool) or not isinstance(num_stages, int) or num_stages < 1:
+                raise self.error(f"num_stages must be a constexpr integer of at least 1, got {num_stages!r}",
+                                 node.iter)
+            for_op.set_num_stages(num_stages)
         ip = self.builder.get_insertion_point()
         before = dict(self.lscope)
         self.builder.set_insertion_point_to_end(for_op.body)

@@ -727,15 +727,19 @@ class range:
     """``for i in kl.range(start, end, step)``: a loop compiled to ``scf.for``.
 
     Same as Python's ``range`` inside kernels. Only meaningful as the
-    iterator of a ``for`` statement in a kernel.
+    iterator of a ``for`` statement in a kernel. ``num_stages`` overrides
+    the kernel's software-pipelining depth for this loop (a constexpr
+    integer of at least 1).
     """
 
     def __init__(self, arg1: Any, arg2: Any = None, step: Any = None, num_stages: Any = None,
                  loop_unroll_factor: Any = None, disallow_acc_multi_buffer: Any = False, flatten: Any = False,
                  warp_specialize: Any = False) -> None:
-        # Triton's scheduling hints are accepted and ignored: Kiln's pipeline
-        # makes those choices itself.
-        del num_stages, loop_unroll_factor, disallow_acc_multi_buffer, flatten, warp_specialize
+        # num_stages sets this loop's pipelining depth (as the kernel's
+        # num_stages does for every loop); Triton's other scheduling hints
+        # are accepted and ignored: Kiln's pipeline makes those choices.
+        del loop_unroll_factor, disallow_acc_multi_buffer, flatten, warp_specialize
+        self.num_stages = num_stages
         if arg2 is None:
             self.start, self.end = 0, arg1
         else:

@@ -88,4 +88,37 @@ def test_range_accepts_triton_hints(jit, build_ir):
         for i in kl.range(0, n, 1, num_stages=3, loop_unroll_factor=2, flatten=True):
             kl.store(p + i, i)
 
-    assert "scf.for" in str(build_ir(kernel, {"p": "*i32", "n": "i32"}))
+    ir = str(build_ir(kernel, {"p": "*i32", "n": "i32"}))
+    assert "scf.for" in ir
+    # num_stages is the loop's own pipelining depth.
+    assert "kiln.num_stages = 3 : i32" in ir
+
+
+def test_range_without_num_stages_uses_the_kernels(jit, build_ir):
+    @jit
+    def kernel(p, n):
+        for i in kl.range(0, n):
+            kl.store(p + i, i)
+
+    assert "kiln.num_stages" not in str(build_ir(kernel, {"p": "*i32", "n": "i32"}))
+
+
+@pytest.mark.parametrize("stages", [0, 1.5, True])
+def test_range_num_stages_must_be_a_positive_constexpr(jit, build_ir, stages):
+    @jit
+    def kernel(p, n, STAGES: kl.constexpr):
+        for i in kl.range(0, n, num_stages=STAGES):
+            kl.store(p + i, i)
+
+    with pytest.raises(CompilationError, match="num_stages must be a constexpr integer of at least 1"):
+        build_ir(kernel, {"p": "*i32", "n": "i32"}, constexprs={"STAGES": stages})
+
+
+def test_range_num_stages_cannot_be_a_runtime_value(jit, build_ir):
+    @jit
+    def kernel(p, n):
+        for i in kl.range(0, n, num_stages=n):
+            kl.store(p + i, i)
+
+    with pytest.raises(CompilationError, match="num_stages must be a constexpr integer"):
+        build_ir(kernel, {"p": "*i32", "n": "i32"})
