@@ -393,3 +393,27 @@ int64_t AxisInfoAnalysis::getPtrVectorWidth(Value ptr, int64_t dim,
 int64_t AxisInfoAnalysis::getMaskConstancy(Value mask, int64_t dim) {
   return getAxisInfo(mask).constancy[dim];
 }
+
+int64_t AxisInfoAnalysis::getAccessWidth(Value ptr, Value mask) {
+  auto tensor = dyn_cast<RankedTensorType>(ptr.getType());
+  if (!tensor)
+    return 1;
+  std::optional<gpu::ThreadLayout> layout = gpu::getThreadLayout(tensor);
+  if (!layout)
+    return 1;
+  // The layout's fastest dimension, as a dimension of the block itself (a
+  // slice's removed dimension holds one element: no run to widen).
+  int64_t fastest = layout->blocked.getOrder()[0];
+  if (fastest == layout->slicedDim)
+    return 1;
+  int64_t blockDim = layout->slicedDim >= 0 && fastest > layout->slicedDim
+                         ? fastest - 1
+                         : fastest;
+  int64_t width = std::min<int64_t>(
+      getPtrVectorWidth(ptr, blockDim),
+      std::min<int64_t>(layout->blocked.getSizePerThread()[fastest],
+                        tensor.getDimSize(blockDim)));
+  if (mask)
+    width = std::min(width, getMaskConstancy(mask, blockDim));
+  return int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(1, width))));
+}

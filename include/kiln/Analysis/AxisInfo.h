@@ -59,6 +59,12 @@ public:
   /// mask is never asked: callers treat an absent mask as fully constant).
   int64_t getMaskConstancy(Value mask, int64_t dim);
 
+  /// Widest run of elements one access of a thread may move for `ptr` (a
+  /// block with a kiln_gpu layout) and `mask` (may be null): as many as are
+  /// proven contiguous, aligned and uniformly masked, within the run each
+  /// thread holds along its layout's fastest dimension.
+  int64_t getAccessWidth(Value ptr, Value mask);
+
 private:
   AxisInfo compute(Value value);
   AxisInfo computeFromDefinition(Value value);

@@ -38,13 +38,16 @@ namespace {
 /// and repeats after `maxPhase` phases. Rows read 8 at a time by ldmatrix
 /// then cover all 32 banks.
 struct SharedTile {
-  int64_t byteOffset = 0; // from the scratch base
+  int64_t byteOffset = 0; // from `base`
   int64_t rows = 0, cols = 0, elementBytes = 0;
   int64_t perPhase = 1, maxPhase = 1;
   /// Columns of one stored block: rows wider than 128 bytes are stored as
   /// consecutive [rows][colsPerBlock] blocks (what wgmma's 128-byte
   /// swizzled layouts want); otherwise all of them.
   int64_t colsPerBlock = 0;
+  /// Where the tile's memory starts (a shared-memory pointer): the scratch
+  /// base, or a pipeline slot.
+  Value base;
 
   /// `blockBytes` (0: one block of whole rows) caps the bytes of a row of
   /// a block.
@@ -68,7 +71,7 @@ struct SharedTile {
   int64_t bytes() const { return rows * cols * elementBytes; }
   int64_t chunkElements() const { return 16 / elementBytes; }
 
-  /// Byte offset (from the scratch base) of element (row, col); `row` and
+  /// Byte offset (from `base`) of element (row, col); `row` and
   /// `col` are i32 values.
   Value emitOffset(OpBuilder &b, Location loc, Value row, Value col) const {
     auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
@@ -96,16 +99,68 @@ struct SharedTile {
   }
 };
 
+/// An operand tile ([M][K] for A, [K][N] for B) as wgmma or mma.sync reads
+/// it, `byteOffset` bytes from `base`: rows of swizzled
+/// 16-byte chunks, split into 128-byte-wide blocks for wgmma.
+SharedTile getOperandTile(bool wgmma, ArrayRef<int64_t> shape, int64_t elementBytes,
+                          Value base, int64_t byteOffset = 0) {
+  SharedTile tile = SharedTile::get(byteOffset, shape[0], shape[1], elementBytes,
+                                    /*swizzle=*/true, /*blockBytes=*/wgmma ? 128 : 0);
+  tile.base = base;
+  return tile;
+}
+
+/// Maps a block row to the row of the shared tile it is stored in.
+using RowMap = std::function<Value(OpBuilder &, Location, Value)>;
+
+/// Where wgmma needs the rows of an [m][k] A tile on `numWarps` warps: a
+/// row R of the block (warp w = (R / 8) % numWarps, g = R % 8, repeat
+/// r = R / (8 numWarps)) is the instruction row 16 (w % 4) + 8 (r % 2) + g
+/// of 64-row tile (w / 4, r / 2), so that the accumulator rows of warp w
+/// are its blocked-layout rows.
+RowMap getWgmmaRowMap(int numWarps, int64_t m) {
+  int64_t tilesPerGroup = m / (16 * numWarps);
+  return [=](OpBuilder &builder, Location l, Value row) -> Value {
+    auto c = [&](int64_t v) { return createI32Constant(builder, l, v); };
+    Value warp = LLVM::URemOp::create(builder, l, LLVM::UDivOp::create(builder, l, row, c(8)),
+                                      c(numWarps));
+    Value g = LLVM::URemOp::create(builder, l, row, c(8));
+    Value rep = LLVM::UDivOp::create(builder, l, row, c(8 * numWarps));
+    Value group = LLVM::UDivOp::create(builder, l, warp, c(4));
+    Value tile = LLVM::AddOp::create(
+        builder, l, LLVM::MulOp::create(builder, l, group, c(tilesPerGroup)),
+        LLVM::UDivOp::create(builder, l, rep, c(2)));
+    Value inTile = LLVM::AddOp::create(
+        builder, l,
+        LLVM::AddOp::create(
+            builder, l,
+            LLVM::MulOp::create(builder, l, LLVM::URemOp::create(builder, l, warp, c(4)), c(16)),
+            LLVM::MulOp::create(builder, l, LLVM::URemOp::create(builder, l, rep, c(2)), c(8))),
+        g);
+    return LLVM::AddOp::create(builder, l, LLVM::MulOp::create(builder, l, tile, c(64)), inTile);
+  };
+}
+
+/// The pipeline slot `shared` reads (kiln-gpu-pipeline-loads) as a tile:
+/// the pipeline buffers start `pipelineStart` bytes into shared memory.
+SharedTile getSlotTile(OpBuilder &b, Location loc, OperandBufferAttr buffer, Value slot,
+                       RankedTensorType type, int64_t pipelineStart) {
+  Value offset = LLVM::AddOp::create(
+      b, loc, createI32Constant(b, loc, pipelineStart + buffer.getOffset()),
+      LLVM::MulOp::create(b, loc, slot, createI32Constant(b, loc, buffer.getSlotBytes())));
+  Value base = getSharedAddress(b, loc, getScratchBase(b, loc), offset);
+  return getOperandTile(buffer.isWgmma(), type.getShape(),
+                        getSharedElementBytes(type.getElementType()), base);
+}
+
 /// Writes the elements a thread holds of `operand` (a 2-D or 3-D block,
 /// batches stacked along the rows) into `tile`, with vector stores of the
 /// runs of consecutive columns a thread holds.
-/// Maps a block row to the row of the shared tile it is stored in.
-using RowMap = std::function<Value(OpBuilder &, Location, Value)>;
 
 void storeOperandTile(OpBuilder &b, Location loc, Value converted,
                       RankedTensorType type, const SharedTile &tile,
                       const LaunchShape &launch, const RowMap &rowMap = nullptr) {
-  Value base = getScratchBase(b, loc);
+  Value base = tile.base;
   SmallVector<Value> values = unpackElements(b, loc, converted);
   SmallVector<Value> coords = emitBlockCoordinates(b, loc, type, launch);
   unsigned rank = type.getRank();
@@ -213,9 +268,129 @@ struct AsyncDotWaitOpLowering : public ConvertOpToLLVMPattern<AsyncDotWaitOp> {
   }
 };
 
+/// kiln_gpu.async_copy: per run of elements a thread holds, one cp.async
+/// into the slot (zero-filled where masked off); runs under 4 bytes, which
+/// cp.async cannot move, are loaded and stored.
+struct AsyncCopyOpLowering : public ConvertOpToLLVMPattern<AsyncCopyOp> {
+  AsyncCopyOpLowering(const LLVMTypeConverter &converter, LaunchShape launch,
+                      const AccessWidths &widths, int64_t pipelineStart)
+      : ConvertOpToLLVMPattern(converter), launch(launch), widths(widths),
+        pipelineStart(pipelineStart) {}
+
+  LogicalResult
+  matchAndRewrite(AsyncCopyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getPtr().getType();
+    OperandBufferAttr buffer = op.getBuffer();
+    Type element = cast<PointerType>(type.getElementType()).getPointeeType();
+    auto tileType = RankedTensorType::get(type.getShape(), element, type.getEncoding());
+    SharedTile tile = getSlotTile(b, loc, buffer, adaptor.getSlot(), tileType, pipelineStart);
+    RowMap rowMap;
+    if (buffer.isWgmma() && buffer.getOperand() == 0)
+      rowMap = getWgmmaRowMap(launch.numWarps, type.getDimSize(0));
+
+    SmallVector<Value> ptrs = unpackElements(b, loc, adaptor.getPtr());
+    SmallVector<Value> masks;
+    if (adaptor.getMask())
+      masks = unpackElements(b, loc, adaptor.getMask());
+    SmallVector<Value> coords = emitBlockCoordinates(b, loc, type, launch);
+    SmallVector<Value> rows = unpackElements(b, loc, coords[0]);
+    SmallVector<Value> cols = unpackElements(b, loc, coords[1]);
+    // The widths of kiln.load: runs along the columns (the layout's
+    // fastest dimension, which kiln-gpu-pipeline-loads checked), never
+    // across a 16-byte chunk of the tile's rows.
+    int64_t width = std::min<int64_t>(widths.lookup(op), tile.chunkElements());
+    int64_t bytes = width * tile.elementBytes;
+    Type i32 = b.getI32Type(), i16 = b.getI16Type();
+    auto voidType = LLVM::LLVMVoidType::get(b.getContext());
+    for (size_t e = 0; e < ptrs.size(); e += width) {
+      Value row = rowMap ? rowMap(b, loc, rows[e]) : rows[e];
+      Value address = getSharedAddress(b, loc, tile.base, tile.emitOffset(b, loc, row, cols[e]));
+      if (bytes >= 4) {
+        // The source size is 0 where masked off: nothing is read, the
+        // destination is zero-filled.
+        Value size = createI32Constant(b, loc, bytes);
+        if (!masks.empty())
+          size = LLVM::SelectOp::create(b, loc, masks[e], size, createI32Constant(b, loc, 0));
+        std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") +
+                           ".shared.global [$0], [$1], " + std::to_string(bytes) + ", $2;";
+        createInlineAsm(b, loc, /*hasSideEffects=*/true, voidType,
+                        {LLVM::PtrToIntOp::create(b, loc, i32, address), ptrs[e], size}, text,
+                        "r,l,r");
+        continue;
+      }
+      Value mask = masks.empty() ? Value(LLVM::ConstantOp::create(b, loc, b.getI1Type(),
+                                                                  b.getBoolAttr(true)))
+                                 : masks[e];
+      Value word = createInlineAsm(
+          b, loc, /*hasSideEffects=*/true, i16,
+          {ptrs[e], LLVM::ZExtOp::create(b, loc, i32, mask)},
+          "{\n.reg .pred p;\nsetp.ne.b32 p, $2, 0;\nmov.b16 $0, 0;\n@p ld.global.b16 $0, [$1];\n}",
+          "=h,l,r");
+      LLVM::StoreOp::create(b, loc, word, address);
+    }
+    b.eraseOp(op);
+    return success();
+  }
+
+  LaunchShape launch;
+  const AccessWidths &widths;
+  int64_t pipelineStart;
+};
+
+/// kiln_gpu.async_commit_group: cp.async.commit_group.
+struct AsyncCommitGroupOpLowering : public ConvertOpToLLVMPattern<AsyncCommitGroupOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+
+  LogicalResult
+  matchAndRewrite(AsyncCommitGroupOp op, OpAdaptor,
+                  ConversionPatternRewriter &b) const override {
+    createInlineAsm(b, op.getLoc(), true, LLVM::LLVMVoidType::get(b.getContext()), {},
+                    "cp.async.commit_group;", "");
+    b.eraseOp(op);
+    return success();
+  }
+};
+
+/// kiln_gpu.async_wait: cp.async.wait_group, a proxy fence where wgmma
+/// reads the copies, and a barrier.
+struct AsyncWaitOpLowering : public ConvertOpToLLVMPattern<AsyncWaitOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+
+  LogicalResult
+  matchAndRewrite(AsyncWaitOp op, OpAdaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto voidType = LLVM::LLVMVoidType::get(b.getContext());
+    createInlineAsm(b, loc, true, voidType, {},
+                    "cp.async.wait_group " + std::to_string(op.getPending()) + ";", "");
+    // cp.async writes through the generic proxy; wgmma reads through the
+    // async one.
+    if (hasWarpgroupMma(op->getParentOfType<ModuleOp>()))
+      createInlineAsm(b, loc, true, voidType, {}, "fence.proxy.async.shared::cta;", "");
+    emitBarrier(b, loc);
+    b.eraseOp(op);
+    return success();
+  }
+};
+
+/// kiln_gpu.shared_operand: no registers; the dot that uses it reads the
+/// slot.
+struct SharedOperandOpLowering : public ConvertOpToLLVMPattern<SharedOperandOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+
+  LogicalResult
+  matchAndRewrite(SharedOperandOp op, OpAdaptor,
+                  ConversionPatternRewriter &b) const override {
+    b.replaceOpWithNewOp<LLVM::PoisonOp>(op, getTypeConverter()->convertType(op.getType()));
+    return success();
+  }
+};
+
 struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
-  DotOpLowering(const LLVMTypeConverter &converter, LaunchShape launch)
-      : ConvertOpToLLVMPattern(converter), launch(launch) {}
+  DotOpLowering(const LLVMTypeConverter &converter, LaunchShape launch, int64_t pipelineStart)
+      : ConvertOpToLLVMPattern(converter), launch(launch), pipelineStart(pipelineStart) {}
 
   LogicalResult
   matchAndRewrite(DotOp op, OpAdaptor adaptor,
@@ -232,28 +407,55 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     int64_t k = aType.getDimSize(rank - 1);
     Type element = aType.getElementType();
     int64_t bytes = getSharedElementBytes(element);
-    bool tensorCoreTypes = (element.isF16() || element.isBF16()) && rank == 2;
-    bool wgmma = tensorCoreTypes && hasWarpgroupMma(op->getParentOfType<ModuleOp>()) &&
-                 type.getEncoding() == getWgmmaAccumulatorLayout(
-                                           op.getContext(), type.getShape(),
-                                           launch.numWarps, launch.threadsPerWarp);
-    bool mma = !wgmma && tensorCoreTypes &&
-               hasMmaAccumulatorLayout(type, launch.numWarps, launch.threadsPerWarp);
+    StringRef tensorCores = getDotTensorCores(op, launch.numWarps, launch.threadsPerWarp);
+    bool wgmma = tensorCores == "wgmma", mma = tensorCores == "mma";
+    auto aShared = op.getA().getDefiningOp<SharedOperandOp>();
+    auto bShared = op.getB().getDefiningOp<SharedOperandOp>();
+    if ((aShared || bShared) && !wgmma && !mma)
+      return op.emitOpError("expected tensor cores to read operands from pipeline slots");
+
+    // The operand tiles: in the scratch, or in the pipeline slots that
+    // kiln_gpu.shared_operand names.
+    Value scratch = getScratchBase(rewriter, loc);
+    SharedTile aTile, bTile;
+    if (wgmma) {
+      // Each tile starts 1024-byte aligned (the swizzle repeats every 8
+      // rows of 128 bytes, and the hardware reads the phase from the
+      // address); an asynchronous dot (kiln-gpu-async-dots) uses its half
+      // of the scratch.
+      int64_t start = getWgmmaBuffer(op).value_or(0) * getDotOpScratchBytes(op) / 2;
+      aTile = getOperandTile(true, {m, k}, bytes, scratch, start);
+      bTile = getOperandTile(true, {k, n}, bytes, scratch,
+                             start + (aTile.bytes() + 1023) / 1024 * 1024);
+    } else {
+      aTile = SharedTile::get(0, batch * m, k, bytes, mma);
+      bTile = SharedTile::get(alignTo16(aTile.bytes()), batch * k, n, bytes, mma);
+      aTile.base = bTile.base = scratch;
+    }
+    if (aShared)
+      aTile = getSlotTile(rewriter, loc, aShared.getBuffer(),
+                          rewriter.getRemappedValue(aShared.getSlot()), aType, pipelineStart);
+    if (bShared)
+      bTile = getSlotTile(rewriter, loc, bShared.getBuffer(),
+                          rewriter.getRemappedValue(bShared.getSlot()), bType, pipelineStart);
 
     if (wgmma) {
-      Value result = lowerWithWgmma(op, adaptor, rewriter);
+      Value result = lowerWithWgmma(op, adaptor, rewriter, aTile, bTile, aShared, bShared);
       if (!result)
         return failure();
       rewriter.replaceOp(op, result);
       return success();
     }
-    SharedTile aTile = SharedTile::get(0, batch * m, k, bytes, mma);
-    SharedTile bTile = SharedTile::get(alignTo16(aTile.bytes()), batch * k, n, bytes, mma);
-    // Each use of the scratch starts with a barrier: earlier readers are done.
-    emitBarrier(rewriter, loc);
-    storeOperandTile(rewriter, loc, adaptor.getA(), aType, aTile, launch);
-    storeOperandTile(rewriter, loc, adaptor.getB(), bType, bTile, launch);
-    emitBarrier(rewriter, loc);
+    // Each use of the scratch starts with a barrier: earlier readers are
+    // done. (Pipeline slots are ready: kiln_gpu.async_wait synchronized.)
+    if (!aShared || !bShared) {
+      emitBarrier(rewriter, loc);
+      if (!aShared)
+        storeOperandTile(rewriter, loc, adaptor.getA(), aType, aTile, launch);
+      if (!bShared)
+        storeOperandTile(rewriter, loc, adaptor.getB(), bType, bTile, launch);
+      emitBarrier(rewriter, loc);
+    }
 
     Value result = mma ? lowerWithMma(op, adaptor, rewriter, aTile, bTile)
                        : lowerWithFma(op, adaptor, rewriter, aTile, bTile);
@@ -288,7 +490,6 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     Value matrix = LLVM::UDivOp::create(b, loc, lane, constant(8));     // its matrix
     Value matrixLow = LLVM::URemOp::create(b, loc, matrix, constant(2));
     Value matrixHigh = LLVM::UDivOp::create(b, loc, matrix, constant(2));
-    Value base = getScratchBase(b, loc);
 
     // The accumulator: element (rep m, rep n, j) of the blocked layout is
     // register j + 2 * (rep n + repsN * rep m).
@@ -302,7 +503,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     auto ldmatrix = [&](Value row, Value col, const SharedTile &tile, int count,
                         bool transpose) {
       Value offset = tile.emitOffset(b, loc, row, col);
-      Value address = getSharedAddress(b, loc, base, offset);
+      Value address = getSharedAddress(b, loc, tile.base, offset);
       SmallVector<Type> fields(count, i32);
       Type resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
       Value loaded = NVVM::LdMatrixOp::create(
@@ -379,22 +580,6 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     return packElements(b, loc, getTypeConverter()->convertType(type), acc);
   }
 
-  /// The shared tiles of a wgmma dot: A [M][K] K-major, B [K][N] N-major in
-  /// blocks of 64 columns, both with rows swizzled as the descriptors say;
-  /// each starts 1024-byte aligned (the swizzle repeats every 8 rows of
-  /// 128 bytes, and the hardware reads the phase from the address).
-  static std::pair<SharedTile, SharedTile> getWgmmaTiles(DotOp op) {
-    int64_t m = op.getType().getDimSize(0), n = op.getType().getDimSize(1);
-    int64_t k = op.getA().getType().getDimSize(1);
-    int64_t bytes = getSharedElementBytes(op.getA().getType().getElementType());
-    // An asynchronous dot (kiln-gpu-async-dots) uses its half of the scratch.
-    int64_t start = getWgmmaBuffer(op).value_or(0) * getDotOpScratchBytes(op) / 2;
-    SharedTile a = SharedTile::get(start, m, k, bytes, /*swizzle=*/true, /*blockBytes=*/128);
-    SharedTile b = SharedTile::get(start + (a.bytes() + 1023) / 1024 * 1024, k, n, bytes,
-                                   /*swizzle=*/true, /*blockBytes=*/128);
-    return {a, b};
-  }
-
   /// A wgmma shared-memory matrix descriptor for a tile starting at
   /// `address` (an i32 shared-space byte address).
   static Value emitDescriptor(OpBuilder &b, Location loc, Value address,
@@ -414,8 +599,12 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
   }
 
   /// wgmma.mma_async.m64nNk16 per warpgroup and 64-row tile, operands read
-  /// by descriptors from the swizzled shared tiles.
-  Value lowerWithWgmma(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &b) const {
+  /// by descriptors from the swizzled shared tiles: A [M][K] K-major, B
+  /// [K][N] N-major in blocks of 64 columns. Operands not `shared` (in a
+  /// pipeline slot) are stored into their tiles first.
+  Value lowerWithWgmma(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &b,
+                       const SharedTile &aTile, const SharedTile &bTile, bool aShared,
+                       bool bShared) const {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     int64_t m = type.getDimSize(0), n = type.getDimSize(1);
@@ -425,38 +614,21 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     int64_t tilesPerGroup = repsM / 2;
     auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
     Type i32 = b.getI32Type(), f32 = b.getF32Type();
-    auto [aTile, bTile] = getWgmmaTiles(op);
 
-    // A row R of the block (warp w = (R / 8) % numWarps, g = R % 8, repeat
-    // r = R / (8 numWarps)) is the instruction row 16 (w % 4) + 8 (r % 2) + g
-    // of 64-row tile (w / 4, r / 2): the accumulator rows of warp w are then
-    // its blocked-layout rows.
-    RowMap permuteRows = [&](OpBuilder &builder, Location l, Value row) -> Value {
-      auto c = [&](int64_t v) { return createI32Constant(builder, l, v); };
-      Value warp = LLVM::URemOp::create(builder, l, LLVM::UDivOp::create(builder, l, row, c(8)),
-                                        c(numWarps));
-      Value g = LLVM::URemOp::create(builder, l, row, c(8));
-      Value rep = LLVM::UDivOp::create(builder, l, row, c(8 * numWarps));
-      Value group = LLVM::UDivOp::create(builder, l, warp, c(4));
-      Value tile = LLVM::AddOp::create(
-          builder, l, LLVM::MulOp::create(builder, l, group, c(tilesPerGroup)),
-          LLVM::UDivOp::create(builder, l, rep, c(2)));
-      Value inTile = LLVM::AddOp::create(
-          builder, l,
-          LLVM::AddOp::create(
-              builder, l,
-              LLVM::MulOp::create(builder, l, LLVM::URemOp::create(builder, l, warp, c(4)), c(16)),
-              LLVM::MulOp::create(builder, l, LLVM::URemOp::create(builder, l, rep, c(2)), c(8))),
-          g);
-      return LLVM::AddOp::create(builder, l, LLVM::MulOp::create(builder, l, tile, c(64)), inTile);
-    };
-    emitBarrier(b, loc);
-    storeOperandTile(b, loc, adaptor.getA(), op.getA().getType(), aTile, launch, permuteRows);
-    storeOperandTile(b, loc, adaptor.getB(), op.getB().getType(), bTile, launch);
-    // The stores are the generic proxy's; wgmma reads through the async one.
-    createInlineAsm(b, loc, /*hasSideEffects=*/true, LLVM::LLVMVoidType::get(b.getContext()),
-                    {}, "fence.proxy.async.shared::cta;", "");
-    emitBarrier(b, loc);
+    // Operands in registers go through the scratch (those in pipeline
+    // slots are there already: kiln_gpu.async_wait made them visible).
+    if (!aShared || !bShared) {
+      emitBarrier(b, loc);
+      if (!aShared)
+        storeOperandTile(b, loc, adaptor.getA(), op.getA().getType(), aTile, launch,
+                         getWgmmaRowMap(numWarps, m));
+      if (!bShared)
+        storeOperandTile(b, loc, adaptor.getB(), op.getB().getType(), bTile, launch);
+      // The stores are the generic proxy's; wgmma reads through the async one.
+      createInlineAsm(b, loc, /*hasSideEffects=*/true, LLVM::LLVMVoidType::get(b.getContext()),
+                      {}, "fence.proxy.async.shared::cta;", "");
+      emitBarrier(b, loc);
+    }
 
     SmallVector<Value> acc = unpackElements(b, loc, adaptor.getC());
     bool f16Acc = type.getElementType().isF16();
@@ -464,7 +636,8 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       for (Value &v : acc)
         v = LLVM::FPExtOp::create(b, loc, f32, v);
 
-    Value base = LLVM::PtrToIntOp::create(b, loc, i32, getScratchBase(b, loc));
+    Value aBase = LLVM::PtrToIntOp::create(b, loc, i32, aTile.base);
+    Value bBase = LLVM::PtrToIntOp::create(b, loc, i32, bTile.base);
     Value tid = NVVM::ThreadIdXOp::create(b, loc, i32);
     Value group = LLVM::UDivOp::create(b, loc, tid, constant(128));
     auto voidType = LLVM::LLVMVoidType::get(b.getContext());
@@ -494,7 +667,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       int64_t kStart = 16 * step;
       // B: rows kStart.. of every 64-column block (blocks LBO apart).
       Value bAddress = LLVM::AddOp::create(
-          b, loc, base, constant(bTile.byteOffset + kStart * bTile.rowBytes()));
+          b, loc, bBase, constant(bTile.byteOffset + kStart * bTile.rowBytes()));
       Value bDesc = emitDescriptor(b, loc, bAddress, bTile, bTile.blockBytes());
       for (int64_t t = 0; t < tilesPerGroup; ++t) {
         // A: 64 rows of this warpgroup's tile t, columns kStart...
@@ -506,7 +679,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
                                 constant(t)),
             constant(64 * aTile.rowBytes()));
         Value aAddress = LLVM::AddOp::create(
-            b, loc, LLVM::AddOp::create(b, loc, base, rowStart),
+            b, loc, LLVM::AddOp::create(b, loc, aBase, rowStart),
             constant(aTile.byteOffset + block * aTile.blockBytes() + inBlock));
         Value aDesc = emitDescriptor(b, loc, aAddress, aTile, /*leadingBytes=*/16);
         SmallVector<Value> operands{aDesc, bDesc, one};
@@ -557,7 +730,6 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     Type accElement = type.getElementType();
     bool isInt = isa<IntegerType>(accElement);
     Type computeType = isInt ? accElement : b.getF32Type();
-    Value base = getScratchBase(b, loc);
 
     SmallVector<Value> acc = unpackElements(b, loc, adaptor.getC());
     if (accElement.isF16())
@@ -599,12 +771,12 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       DenseMap<std::pair<int32_t, int32_t>, Value> aValues, bValues;
       for (auto [key, e] : rows) {
         Value row = batchRow(e, m, coordOf[rank - 2][e]);
-        Value at = getSharedAddress(b, loc, base, aTile.emitOffset(b, loc, row, kValue));
+        Value at = getSharedAddress(b, loc, aTile.base, aTile.emitOffset(b, loc, row, kValue));
         aValues[key] = extend(LLVM::LoadOp::create(b, loc, element, at));
       }
       for (auto [key, e] : cols) {
         Value row = batchRow(e, k, kValue);
-        Value at = getSharedAddress(b, loc, base,
+        Value at = getSharedAddress(b, loc, bTile.base,
                                     bTile.emitOffset(b, loc, row, coordOf[rank - 1][e]));
         bValues[key] = extend(LLVM::LoadOp::create(b, loc, element, at));
       }
@@ -623,13 +795,16 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
   }
 
   LaunchShape launch;
+  int64_t pipelineStart;
 };
 
 } // namespace
 
 int64_t mlir::kiln::gpu::getDotOpScratchBytes(Operation *op) {
   auto dot = dyn_cast<DotOp>(op);
-  if (!dot)
+  // Operands in pipeline slots need none.
+  if (!dot || (dot.getA().getDefiningOp<SharedOperandOp>() &&
+               dot.getB().getDefiningOp<SharedOperandOp>()))
     return 0;
   int64_t bytes = getSharedElementBytes(dot.getA().getType().getElementType());
   // Room for the wgmma tiles' 1024-byte alignment of B, whichever way it goes.
@@ -640,9 +815,22 @@ int64_t mlir::kiln::gpu::getDotOpScratchBytes(Operation *op) {
   return getWgmmaBuffer(dot) ? 2 * alignTo1024(tiles) : tiles;
 }
 
+int64_t mlir::kiln::gpu::getPipelineBytes(ModuleOp module) {
+  int64_t bytes = 0;
+  module.walk([&](Operation *op) {
+    if (auto copy = dyn_cast<AsyncCopyOp>(op))
+      bytes = std::max(bytes, copy.getBuffer().getEnd());
+    else if (auto shared = dyn_cast<SharedOperandOp>(op))
+      bytes = std::max(bytes, shared.getBuffer().getEnd());
+  });
+  return bytes;
+}
+
 void mlir::kiln::gpu::populateDotOpToLLVMPatterns(
     KilnGPUToLLVMTypeConverter &converter, RewritePatternSet &patterns,
-    const LaunchShape &launch) {
-  patterns.add<DotOpLowering>(converter, launch);
-  patterns.add<AsyncDotWaitOpLowering>(converter);
+    const LaunchShape &launch, const AccessWidths &widths, int64_t pipelineStart) {
+  patterns.add<DotOpLowering>(converter, launch, pipelineStart);
+  patterns.add<AsyncCopyOpLowering>(converter, launch, widths, pipelineStart);
+  patterns.add<AsyncDotWaitOpLowering, AsyncCommitGroupOpLowering, AsyncWaitOpLowering,
+               SharedOperandOpLowering>(converter);
 }

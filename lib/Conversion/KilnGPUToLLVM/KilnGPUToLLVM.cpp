@@ -33,33 +33,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
 
-/// Widest run of elements one access may move for `ptr` (and `mask`): as
-/// many as are proven contiguous, aligned and uniformly masked, within the
-/// run each thread holds along the fastest dimension.
-static int64_t getAccessWidth(AxisInfoAnalysis &axisInfo, Value ptr, Value mask) {
-  auto tensor = dyn_cast<RankedTensorType>(ptr.getType());
-  if (!tensor)
-    return 1;
-  std::optional<ThreadLayout> layout = getThreadLayout(tensor);
-  if (!layout)
-    return 1;
-  // The layout's fastest dimension, as a dimension of the block itself (a
-  // slice's removed dimension holds one element: no run to widen).
-  int64_t fastest = layout->blocked.getOrder()[0];
-  if (fastest == layout->slicedDim)
-    return 1;
-  int64_t blockDim = layout->slicedDim >= 0 && fastest > layout->slicedDim
-                         ? fastest - 1
-                         : fastest;
-  int64_t width = std::min<int64_t>(
-      axisInfo.getPtrVectorWidth(ptr, blockDim),
-      std::min<int64_t>(layout->blocked.getSizePerThread()[fastest],
-                        tensor.getDimSize(blockDim)));
-  if (mask)
-    width = std::min(width, axisInfo.getMaskConstancy(mask, blockDim));
-  return int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(1, width))));
-}
-
 /// Turns the frontend's kernel markers into NVVM's: `kiln.kernel` becomes
 /// `nvvm.kernel` with the required CTA size; argument divisibility becomes
 /// LLVM alignment on pointers.
@@ -142,9 +115,11 @@ struct ConvertKilnGPUToLLVM
     AccessWidths widths;
     module.walk([&](Operation *op) {
       if (auto load = dyn_cast<LoadOp>(op))
-        widths[op] = getAccessWidth(axisInfo, load.getPtr(), load.getMask());
+        widths[op] = axisInfo.getAccessWidth(load.getPtr(), load.getMask());
       else if (auto store = dyn_cast<StoreOp>(op))
-        widths[op] = getAccessWidth(axisInfo, store.getPtr(), store.getMask());
+        widths[op] = axisInfo.getAccessWidth(store.getPtr(), store.getMask());
+      else if (auto copy = dyn_cast<AsyncCopyOp>(op))
+        widths[op] = axisInfo.getAccessWidth(copy.getPtr(), copy.getMask());
     });
 
     // Then structured control flow to branches: the type conversion below
@@ -157,7 +132,11 @@ struct ConvertKilnGPUToLLVM
     module.walk([&](Operation *op) {
       scratch = std::max(scratch, getScratchBytes(op, launch));
     });
-    declareScratch(module, scratch);
+    // The pipeline slots (kiln-gpu-pipeline-loads) follow it: copies into
+    // them are in flight while other ops use the scratch.
+    int64_t pipelineStart = (scratch + 1023) / 1024 * 1024;
+    int64_t pipelineBytes = getPipelineBytes(module);
+    declareScratch(module, pipelineBytes ? pipelineStart + pipelineBytes : scratch);
 
     KilnGPUToLLVMTypeConverter converter(context);
     RewritePatternSet patterns(context);
@@ -167,7 +146,7 @@ struct ConvertKilnGPUToLLVM
     populateAtomicOpToLLVMPatterns(converter, patterns, launch);
     populateDebugOpToLLVMPatterns(converter, patterns, launch);
     populateShapeOpToLLVMPatterns(converter, patterns, launch);
-    populateDotOpToLLVMPatterns(converter, patterns, launch);
+    populateDotOpToLLVMPatterns(converter, patterns, launch, widths, pipelineStart);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLibdevicePatterns(converter, patterns);
     populateExternElementwiseToLLVMPatterns(converter, patterns);

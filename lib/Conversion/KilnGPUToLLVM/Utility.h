@@ -155,12 +155,18 @@ void populateShapeOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
 /// elements, the source only for a gather.
 int64_t getShapeOpScratchBytes(Operation *op);
 
-/// kiln.dot: tensor cores (mma.sync) for results in the mma accumulator
-/// layout, FMAs otherwise; operands through the shared memory scratch
+/// kiln.dot: tensor cores (wgmma or mma.sync) for results in their
+/// accumulator layouts, FMAs otherwise; operands through the shared memory
+/// scratch, or from the pipeline slots that kiln_gpu.async_copy fills with
+/// cp.async, the slots starting `pipelineStart` bytes into shared memory
 /// (DotOpToLLVM.cpp).
 void populateDotOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                  RewritePatternSet &patterns,
-                                 const LaunchShape &launch);
+                                 const LaunchShape &launch, const AccessWidths &widths,
+                                 int64_t pipelineStart);
+
+/// Bytes of shared memory the pipeline slots of `module` take.
+int64_t getPipelineBytes(ModuleOp module);
 
 /// Bytes of scratch a dot needs for its operand tiles (0 for other ops).
 int64_t getDotOpScratchBytes(Operation *op);

@@ -40,7 +40,12 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   pm.addPass(gpu::createKilnGPUMatchShapeLayouts());
   // ...and dots the tensor cores can compute get their accumulator layout.
   pm.addPass(gpu::createKilnGPUAccelerateMatmul());
-  // ...and loops load their dot operands an iteration ahead.
+  // ...and loops copy their dot operands into shared memory several
+  // iterations ahead (sm_80 and later)...
+  gpu::KilnGPUPipelineLoadsOptions pipelineOptions;
+  pipelineOptions.numStages = options.numStages;
+  pm.addPass(gpu::createKilnGPUPipelineLoads(pipelineOptions));
+  // ...or, where they cannot, load them an iteration ahead.
   gpu::KilnGPUPrefetchLoadsOptions prefetchOptions;
   prefetchOptions.numStages = options.numStages;
   pm.addPass(gpu::createKilnGPUPrefetchLoads(prefetchOptions));

@@ -52,16 +52,55 @@ def test_sm90a_ptx_uses_wgmma(block_k, instructions):
     assert compiled.metadata["shared"] >= (128 * block_k + block_k * 128) * 2
 
 
-def test_sm90a_async_dots_with_three_stages():
-    """num_stages=3: the loop is unrolled by two (three dots: two in the
-    loop, one for an odd last iteration), each dot waits only for the
-    previous group, and the scratch holds two sets of tiles."""
-    compiled = compile_matmul("sm_90a", block_k=32, num_stages=3)
+TILE_BYTES = (128 * 32 + 32 * 128) * 2  # the A and B tiles of 128x128x32 fp16
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("num_stages", [2, 3, 4])
+def test_pipelined_copies(target, num_stages):
+    """num_stages >= 2: the operands go from global to shared memory by
+    cp.async into num_stages slots each, never through registers. Before
+    the loop the first num_stages - 1 iterations' copies (one commit group
+    each), in it one group, for the iteration num_stages - 1 ahead; the
+    loop waits until num_stages - 2 groups are left in flight."""
+    compiled = compile_matmul(target, block_k=32, num_stages=num_stages)
     ptx = compiled.asm["ptx"]
-    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == 3 * 4
-    assert ptx.count("wgmma.wait_group.sync.aligned 1") == 3
-    assert ptx.count("wgmma.wait_group.sync.aligned 0") == 2
-    assert compiled.metadata["shared"] == 2 * (128 * 32 + 32 * 128) * 2
+    groups = num_stages  # num_stages - 1 before the loop, one in it
+    # Per group, each of the 128 threads copies 16 bytes at a time:
+    # 8 KiB of A and 8 KiB of B, 4 + 4 copies.
+    assert ptx.count("cp.async.cg.shared.global") == 8 * groups
+    assert ptx.count("cp.async.commit_group") == groups
+    assert f"cp.async.wait_group {num_stages - 2};" in ptx
+    assert "cp.async.wait_group 0;" in ptx  # after the loop
+    assert "ld.global" not in ptx and "st.shared" not in ptx
+    assert compiled.metadata["shared"] == num_stages * TILE_BYTES
+    if target == "sm_90a":
+        assert "fence.proxy.async.shared::cta" in ptx
+        assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == 4
+    else:
+        assert "fence.proxy" not in ptx and ptx.count("mma.sync.aligned") == 64
+
+
+def test_sm90a_async_dots_with_three_stages():
+    """num_stages=3 on one warpgroup: the dot only waits for the previous
+    wgmma group (its slot is the one the next copies overwrite), and the
+    accumulator is read after the loop's wait for all groups."""
+    ptx = compile_matmul("sm_90a", block_k=32, num_stages=3).asm["ptx"]
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16") == 4
+    assert ptx.count("wgmma.wait_group.sync.aligned 1") == 1
+    assert ptx.count("wgmma.wait_group.sync.aligned 0") == 1
+
+
+def test_two_warpgroups_get_one_more_slot():
+    """With asynchronous dots on two warpgroups, the other warpgroup may
+    still read the previous iteration's slot when one copies: a fourth
+    slot at num_stages=3, copies still two iterations ahead."""
+    compiled = compile_matmul("sm_90a", block_k=32, num_stages=3, num_warps=8)
+    ptx = compiled.asm["ptx"]
+    assert ptx.count("cp.async.commit_group") == 3
+    assert "cp.async.wait_group 1;" in ptx
+    assert ptx.count("wgmma.wait_group.sync.aligned 1") == 1
+    assert compiled.metadata["shared"] == 4 * TILE_BYTES
 
 
 def test_decode_shaped_block_uses_mma_sync_on_sm90a():
@@ -92,19 +131,22 @@ def test_fma_lowering_for_fp32_operands():
 
 
 def test_vectorized_operand_loads_and_shared_stores():
-    """Row-major operands load 16 bytes per instruction and go to shared
-    memory 16 bytes at a time (the swizzle keeps 16-byte chunks whole)."""
-    ptx = compile_matmul("sm_90a").asm["ptx"]
+    """Without pipelining, row-major operands load 16 bytes per instruction
+    and go to shared memory 16 bytes at a time (the swizzle keeps 16-byte
+    chunks whole)."""
+    ptx = compile_matmul("sm_90a", num_stages=1).asm["ptx"]
     assert "ld.global.v4" in ptx and "st.shared.v4" in ptx
 
 
 @pytest.mark.parametrize("num_stages,loads", [(1, 1), (2, 2)])
 def test_prefetch_loads_with_num_stages(num_stages, loads):
-    """With num_stages >= 2 the operands are loaded an iteration ahead: each
-    load appears twice (before the loop and in it)."""
-    compiled = compile_matmul("sm_90a", num_stages=num_stages)
+    """Where operands cannot be copied asynchronously (a target before
+    sm_80), num_stages >= 2 loads them an iteration ahead: each load
+    appears twice (before the loop and in it)."""
+    compiled = compile_matmul("sm_75", num_stages=num_stages)
     stage = compiled.asm["kiln_gpu"]
     assert stage.count("kiln.load") == 2 * loads
+    assert "async_copy" not in stage
 
 
 def test_shared_memory_beyond_the_target_is_out_of_resources(monkeypatch):
@@ -117,7 +159,7 @@ def test_shared_memory_beyond_the_target_is_out_of_resources(monkeypatch):
     assert nvidia.max_shared_memory("sm_80") == 166912
     monkeypatch.setitem(nvidia._MAX_SHARED_MEMORY, 90, 1024)
     with pytest.raises(kiln.OutOfResources) as raised:
-        compile_matmul("sm_90a", num_stages=2)
+        compile_matmul("sm_90a", num_stages=1)
     assert raised.value.name.startswith("shared memory")
     assert raised.value.required == (128 * 32 + 32 * 128) * 2
     assert raised.value.limit == 1024

@@ -18,3 +18,85 @@ func.func @order(%a: tensor<8x64xf32, #kiln_gpu.blocked<{sizePerThread = [1, 1],
 func.func @power_of_two(%a: tensor<64xf32, #kiln_gpu.blocked<{sizePerThread = [3], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{expected operand 0 (A) or 1 (B), got 2}}
+func.func @buffer_operand() attributes {buffer = #kiln_gpu.operand_buffer<operand = 2, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected tensorCores "wgmma" or "mma", got "fma"}}
+func.func @buffer_kind() attributes {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "fma", offset = 0, slotBytes = 4096, slots = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected offset and slotBytes to be multiples of 1024, got 512 and 4096}}
+func.func @buffer_alignment() attributes {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 512, slotBytes = 4096, slots = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected at least one slot}}
+func.func @buffer_slots() attributes {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 0>} {
+  return
+}
+
+// -----
+
+#b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+func.func @copy_mask(%p: tensor<64x32x!kiln.ptr<f16>, #b>, %m: tensor<32x32xi1, #b>, %s: i32) {
+  // expected-error @+1 {{expected the mask to have the pointers' shape}}
+  kiln_gpu.async_copy %p, %s, %m {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #b>, tensor<32x32xi1, #b>
+  return
+}
+
+// -----
+
+#b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+func.func @copy_type(%p: tensor<64x32x!kiln.ptr<f32>, #b>, %s: i32) {
+  // expected-error @+1 {{expected pointers to f16 or bf16, got 'f32'}}
+  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 8192, slots = 2>} : tensor<64x32x!kiln.ptr<f32>, #b>
+  return
+}
+
+// -----
+
+#b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+func.func @copy_rank(%p: tensor<2x64x32x!kiln.ptr<f16>, #kiln_gpu.blocked<{sizePerThread = [1, 1, 8], threadsPerWarp = [1, 8, 4], warpsPerCTA = [1, 4, 1], order = [2, 1, 0]}>>, %s: i32) {
+  // expected-error @+1 {{expected a 2-D block, got rank 3}}
+  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 8192, slots = 2>} : tensor<2x64x32x!kiln.ptr<f16>, #kiln_gpu.blocked<{sizePerThread = [1, 1, 8], threadsPerWarp = [1, 8, 4], warpsPerCTA = [1, 4, 1], order = [2, 1, 0]}>>
+  return
+}
+
+// -----
+
+#b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+func.func @copy_fits(%p: tensor<64x32x!kiln.ptr<f16>, #b>, %s: i32) {
+  // expected-error @+1 {{expected the 4096-byte tile to fit in a slot of 2048 bytes}}
+  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 2048, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #b>
+  return
+}
+
+// -----
+
+#b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+func.func @shared_user(%s: i32) -> tensor<64x32xf16, #b> {
+  // expected-error @+1 {{expected every user to be a kiln.dot reading the block as operand A}}
+  %a = kiln_gpu.shared_operand %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32xf16, #b>
+  return %a : tensor<64x32xf16, #b>
+}
+
+// -----
+
+#b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+func.func @shared_type(%s: i32) {
+  // expected-error @+1 {{expected an f16 or bf16 block, got 'f32'}}
+  %a = kiln_gpu.shared_operand %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 8192, slots = 2>} : tensor<64x32xf32, #b>
+  return
+}

@@ -215,6 +215,25 @@ bool mlir::kiln::gpu::hasWarpgroupMma(ModuleOp module) {
   return target && target.getValue() == "sm_90a";
 }
 
+bool mlir::kiln::gpu::hasAsyncCopy(ModuleOp module) {
+  auto target = module->getAttrOfType<StringAttr>(KilnGPUDialect::getTargetAttrName());
+  return target && getComputeCapability(target.getValue()) >= 80;
+}
+
+StringRef mlir::kiln::gpu::getDotTensorCores(DotOp dot, int numWarps, int threadsPerWarp) {
+  RankedTensorType type = dot.getType();
+  Type element = dot.getA().getType().getElementType();
+  if (type.getRank() != 2 || !(element.isF16() || element.isBF16()))
+    return {};
+  if (hasWarpgroupMma(dot->getParentOfType<ModuleOp>()) &&
+      type.getEncoding() ==
+          getWgmmaAccumulatorLayout(dot.getContext(), type.getShape(), numWarps, threadsPerWarp))
+    return "wgmma";
+  if (hasMmaAccumulatorLayout(type, numWarps, threadsPerWarp))
+    return "mma";
+  return {};
+}
+
 int mlir::kiln::gpu::getNumWarps(ModuleOp module) {
   if (auto attr = module->getAttrOfType<IntegerAttr>(
           KilnGPUDialect::getNumWarpsAttrName()))
@@ -284,4 +303,62 @@ void mlir::kiln::gpu::setBlockEncodings(
       function.setType(FunctionType::get(op->getContext(), inputs, results));
     }
   });
+}
+
+//===----------------------------------------------------------------------===//
+// Pipelined dot operands
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+OperandBufferAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          unsigned operand, StringRef tensorCores, int64_t offset,
+                          int64_t slotBytes, unsigned slots) {
+  if (operand > 1)
+    return emitError() << "expected operand 0 (A) or 1 (B), got " << operand;
+  if (tensorCores != "wgmma" && tensorCores != "mma")
+    return emitError() << "expected tensorCores \"wgmma\" or \"mma\", got \""
+                       << tensorCores << "\"";
+  // wgmma's swizzle phase comes from the address bits above 128 bytes.
+  if (offset < 0 || slotBytes <= 0 || offset % 1024 || slotBytes % 1024)
+    return emitError() << "expected offset and slotBytes to be multiples of 1024, got "
+                       << offset << " and " << slotBytes;
+  if (slots == 0)
+    return emitError() << "expected at least one slot";
+  return success();
+}
+
+/// Whether a 2-D tile of `elements` elements fits in a slot of `buffer`.
+static LogicalResult verifyTileFits(Operation *op, OperandBufferAttr buffer,
+                                    RankedTensorType type) {
+  if (type.getRank() != 2)
+    return op->emitOpError("expected a 2-D block, got rank ") << type.getRank();
+  // Tiles are f16 or bf16: two bytes an element.
+  if (type.getNumElements() * 2 > buffer.getSlotBytes())
+    return op->emitOpError("expected the ")
+           << type.getNumElements() * 2 << "-byte tile to fit in a slot of "
+           << buffer.getSlotBytes() << " bytes";
+  return success();
+}
+
+LogicalResult AsyncCopyOp::verify() {
+  RankedTensorType type = getPtr().getType();
+  if (Value mask = getMask())
+    if (cast<RankedTensorType>(mask.getType()).getShape() != type.getShape())
+      return emitOpError("expected the mask to have the pointers' shape");
+  Type pointee = cast<PointerType>(type.getElementType()).getPointeeType();
+  if (!pointee.isF16() && !pointee.isBF16())
+    return emitOpError("expected pointers to f16 or bf16, got ") << pointee;
+  return verifyTileFits(*this, getBuffer(), type);
+}
+
+LogicalResult SharedOperandOp::verify() {
+  unsigned operand = getBuffer().getOperand();
+  for (OpOperand &use : getResult().getUses())
+    if (!isa<DotOp>(use.getOwner()) || use.getOperandNumber() != operand)
+      return emitOpError("expected every user to be a kiln.dot reading the block as operand ")
+             << (operand == 0 ? "A" : "B");
+  Type element = getType().getElementType();
+  if (!element.isF16() && !element.isBF16())
+    return emitOpError("expected an f16 or bf16 block, got ") << element;
+  return verifyTileFits(*this, getBuffer(), getType());
 }

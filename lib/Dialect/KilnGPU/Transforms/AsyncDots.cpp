@@ -12,6 +12,8 @@
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 
+#include "LoopUtils.h"
+
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/Builders.h"
@@ -31,38 +33,6 @@ namespace {
 
 constexpr StringLiteral kBufferAttr = "kiln_gpu.wgmma_buffer";
 
-/// The one dot of `loop` if it can run asynchronously: a wgmma dot whose
-/// accumulator is a value the loop carries, used by nothing else, and whose
-/// result is only yielded back into it.
-DotOp getAccumulatingDot(scf::ForOp loop, int numWarps, int threadsPerWarp) {
-  DotOp found;
-  for (Operation &op : *loop.getBody()) {
-    auto dot = dyn_cast<DotOp>(op);
-    if (!dot)
-      continue;
-    if (found)
-      return {};
-    found = dot;
-  }
-  if (!found)
-    return {};
-  RankedTensorType type = found.getType();
-  Type element = found.getA().getType().getElementType();
-  if (!(element.isF16() || element.isBF16()) ||
-      type.getEncoding() != getWgmmaAccumulatorLayout(type.getContext(), type.getShape(),
-                                                      numWarps, threadsPerWarp))
-    return {};
-  auto acc = dyn_cast<BlockArgument>(found.getC());
-  if (!acc || acc.getOwner() != loop.getBody() || acc.getArgNumber() == 0 ||
-      !acc.hasOneUse())
-    return {};
-  unsigned index = acc.getArgNumber() - 1;
-  Operation *yield = loop.getBody()->getTerminator();
-  if (!found.getResult().hasOneUse() || yield->getOperand(index) != found.getResult())
-    return {};
-  return found;
-}
-
 struct KilnGPUAsyncDots : public gpu::impl::KilnGPUAsyncDotsBase<KilnGPUAsyncDots> {
   using Base::Base;
 
@@ -73,7 +43,10 @@ struct KilnGPUAsyncDots : public gpu::impl::KilnGPUAsyncDotsBase<KilnGPUAsyncDot
     int numWarps = getNumWarps(module), threadsPerWarp = getThreadsPerWarp(module);
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) {
-      if (getAccumulatingDot(loop, numWarps, threadsPerWarp))
+      // A dot whose operands kiln-gpu-pipeline-loads copies into slots is
+      // already made asynchronous there.
+      DotOp dot = getAccumulatingDot(loop, numWarps, threadsPerWarp);
+      if (dot && !dot->hasAttr(kBufferAttr))
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops) {

@@ -12,6 +12,8 @@
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 
+#include "LoopUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -33,18 +35,6 @@ using namespace mlir::kiln::gpu;
 
 namespace {
 
-/// Whether the loop body writes memory (then a load cannot move ahead of it).
-bool writesMemory(scf::ForOp loop) {
-  bool writes = false;
-  loop.getBody()->walk([&](Operation *op) {
-    if (isa<StoreOp, AtomicRMWOp, AtomicCASOp, PrintOp, AssertOp>(op) ||
-        (!isMemoryEffectFree(op) && !isa<LoadOp>(op) &&
-         !op->hasTrait<OpTrait::IsTerminator>()))
-      writes = true;
-  });
-  return writes;
-}
-
 /// The loads in the loop body whose result is an operand (a or b) of a dot
 /// in the body, directly or through a layout conversion.
 SmallVector<LoadOp> getDotOperandLoads(scf::ForOp loop) {
@@ -63,37 +53,6 @@ SmallVector<LoadOp> getDotOperandLoads(scf::ForOp loop) {
       loads.push_back(load);
   }
   return loads;
-}
-
-/// The ops of the loop body that `roots` are computed from, in body order,
-/// or failure when one of them is not a pure, region-free op.
-FailureOr<SmallVector<Operation *>> getBodySlice(scf::ForOp loop, ValueRange roots) {
-  Block *body = loop.getBody();
-  llvm::SetVector<Operation *> slice;
-  SmallVector<Value> worklist(roots.begin(), roots.end());
-  while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
-    Operation *producer = value.getDefiningOp();
-    if (!producer || producer->getBlock() != body || slice.contains(producer))
-      continue;
-    if (!isMemoryEffectFree(producer) || producer->getNumRegions() != 0)
-      return failure();
-    slice.insert(producer);
-    llvm::append_range(worklist, producer->getOperands());
-  }
-  SmallVector<Operation *> ordered(slice.begin(), slice.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  return ordered;
-}
-
-/// `mask && condition` for a load of `ptrType` (a block of pointers),
-/// `condition` being a scalar i1; `mask` may be null.
-Value andMask(OpBuilder &builder, Location loc, Value mask, Value condition,
-              RankedTensorType ptrType) {
-  auto maskType = RankedTensorType::get(ptrType.getShape(), builder.getI1Type(),
-                                        ptrType.getEncoding());
-  Value splat = SplatOp::create(builder, loc, maskType, condition);
-  return mask ? Value(arith::AndIOp::create(builder, loc, mask, splat)) : splat;
 }
 
 /// Clones `load` (and the ops of `slice`) under `mapping`, masked off

@@ -67,6 +67,15 @@ int getComputeCapability(StringRef target);
 /// (not sm_90, not later chips).
 bool hasWarpgroupMma(ModuleOp module);
 
+/// Whether `module`'s target has asynchronous copies from global to shared
+/// memory (cp.async): sm_80 and later.
+bool hasAsyncCopy(ModuleOp module);
+
+/// The tensor-core instructions a dot lowers to, from its operand types,
+/// its result layout and the module's target: "wgmma", "mma" (mma.sync),
+/// or empty for FMAs.
+StringRef getDotTensorCores(DotOp dot, int numWarps, int threadsPerWarp);
+
 /// How a block's elements are spread over threads, whatever its encoding: a
 /// blocked layout and the shape it applies to. A slice layout is its parent
 /// applied to the block's shape with a dimension of size one inserted.

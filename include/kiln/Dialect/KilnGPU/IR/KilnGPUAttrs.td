@@ -69,4 +69,32 @@ def KilnGPU_SliceEncodingAttr : AttrDef<KilnGPU_Dialect, "SliceEncoding"> {
   let genVerifyDecl = 1;
 }
 
+def KilnGPU_OperandBufferAttr : AttrDef<KilnGPU_Dialect, "OperandBuffer"> {
+  let mnemonic = "operand_buffer";
+  let summary = "Where a pipelined dot operand lies in shared memory";
+  let description = [{
+    A ring of `slots` copies of one operand tile of a tensor-core dot
+    (`operand` 0 for A, 1 for B), each `slotBytes` long, starting `offset`
+    bytes into the kernel's pipeline buffers. Inside a slot the tile is laid
+    out as the dot's instruction family reads it (`tensorCores`: "wgmma" or
+    "mma"): rows of 16-byte chunks XOR-swizzled by row, A's rows permuted
+    for wgmma. kiln_gpu.async_copy writes a slot and
+    kiln_gpu.shared_operand reads it.
+
+    Example: three 16 KiB slots of a wgmma A tile.
+    ```mlir
+    #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 16384, slots = 3>
+    ```
+  }];
+  let parameters = (ins "unsigned":$operand, StringRefParameter<>:$tensorCores,
+                        "int64_t":$offset, "int64_t":$slotBytes, "unsigned":$slots);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool isWgmma() const { return getTensorCores() == "wgmma"; }
+    /// Bytes from the start of the pipeline buffers to the end of this one.
+    int64_t getEnd() const { return getOffset() + getSlotBytes() * getSlots(); }
+  }];
+}
+
 #endif // KILN_GPU_ATTRS

@@ -49,4 +49,86 @@ def KilnGPU_AsyncDotWaitOp : Op<KilnGPU_Dialect, "async_dot_wait",
   let assemblyFormat = "$src attr-dict `:` type($src)";
 }
 
+//===----------------------------------------------------------------------===//
+// Software-pipelined dot operands (kiln-gpu-pipeline-loads)
+//===----------------------------------------------------------------------===//
+
+def KilnGPU_AsyncCopyOp : Op<KilnGPU_Dialect, "async_copy",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Start copying a block from global memory into a dot operand slot";
+  let description = [{
+    Starts copying the elements `ptr` points to into slot `slot` of
+    `buffer`, at the places a dot reading that slot through
+    kiln_gpu.shared_operand expects them. Elements whose `mask` is false are
+    not read and become zero. The copy is asynchronous (`cp.async`): it
+    joins the thread's current group, which kiln_gpu.async_commit_group
+    closes and kiln_gpu.async_wait waits for.
+
+    Example:
+    ```mlir
+    kiln_gpu.async_copy %ptrs, %slot, %mask {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 16384, slots = 3>} : tensor<128x64x!kiln.ptr<f16>, #blocked>, tensor<128x64xi1, #blocked>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[Kiln_PointerType]>:$ptr, I32:$slot,
+                       Optional<RankedTensorOf<[I1]>>:$mask,
+                       KilnGPU_OperandBufferAttr:$buffer);
+  let assemblyFormat = "$ptr `,` $slot (`,` $mask^)? attr-dict `:` type($ptr) (`,` type($mask)^)?";
+  let hasVerifier = 1;
+}
+
+def KilnGPU_AsyncCommitGroupOp : Op<KilnGPU_Dialect, "async_commit_group",
+    [MemoryEffects<[MemWrite]>]> {
+  let summary = "Close the thread's current group of asynchronous copies";
+  let description = [{
+    The copies started since the previous commit form one group
+    (`cp.async.commit_group`), which kiln_gpu.async_wait counts.
+
+    Example:
+    ```mlir
+    kiln_gpu.async_commit_group
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def KilnGPU_AsyncWaitOp : Op<KilnGPU_Dialect, "async_wait",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait for asynchronous copies, then for every thread";
+  let description = [{
+    Waits until at most `pending` of the thread's committed copy groups are
+    still in flight (`cp.async.wait_group`), makes the copied data visible
+    to the tensor cores' asynchronous proxy where wgmma reads it, then
+    synchronizes the CTA: after it, every thread's completed copies can be
+    read and every thread is done with what it read before.
+
+    Example:
+    ```mlir
+    kiln_gpu.async_wait {pending = 1 : i32}
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$pending);
+  let assemblyFormat = "attr-dict";
+}
+
+def KilnGPU_SharedOperandOp : Op<KilnGPU_Dialect, "shared_operand",
+    [MemoryEffects<[MemRead]>]> {
+  let summary = "A dot operand read from a slot of shared memory";
+  let description = [{
+    The block in slot `slot` of `buffer`, as the dots that use it read it:
+    straight from shared memory by the tensor cores, never through a
+    thread's registers. Only kiln.dot may use it, as the operand the buffer
+    names.
+
+    Example:
+    ```mlir
+    %a = kiln_gpu.shared_operand %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 16384, slots = 3>} : tensor<128x64xf16, #blocked>
+    %d = kiln.dot %a, %b, %acc : ...
+    ```
+  }];
+  let arguments = (ins I32:$slot, KilnGPU_OperandBufferAttr:$buffer);
+  let results = (outs Kiln_Block:$result);
+  let assemblyFormat = "$slot attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_GPU_OPS

@@ -91,6 +91,69 @@ def KilnGPUAccelerateMatmul : Pass<"kiln-gpu-accelerate-matmul", "mlir::ModuleOp
   }];
 }
 
+def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
+  let summary = "Copy a loop's dot operands into multi-buffered shared memory ahead of use";
+  let description = [{
+    Software pipelining of an `scf.for` whose one tensor-core dot (wgmma or
+    mma.sync, f16/bf16) reads loaded operands. Each load that only feeds the
+    dot (zero or no `other`, at least 4 contiguous bytes per access, the
+    last dimension fastest) becomes a ring of `num-stages` slots in shared
+    memory filled by `cp.async`:
+
+    * before the loop, the copies of the first L iterations (each its own
+      commit group, masked off past the end of the loop);
+    * at the top of the body, `kiln_gpu.async_wait` for the current slot's
+      group (L - 1 groups may stay in flight) and a CTA barrier;
+    * the dot reads its operands straight from the slot
+      (`kiln_gpu.shared_operand`);
+    * after the dot, the copies of iteration i + L into the slot L ahead.
+
+    The pointers and masks of iteration i + L are the load's own, cloned
+    with the induction variable advanced by L steps; the values the loop
+    carries for them (pointer increments) start L iterations ahead. L is
+    `num-stages` - 1. A wgmma dot that only accumulates, both operands in
+    slots, is also made asynchronous (marked `kiln_gpu.wgmma_buffer = 0`,
+    its result read through `kiln_gpu.async_dot_wait`): each wgmma then
+    waits only for the group before it, so on more than one warpgroup the
+    previous iteration's slot may still be read when a warpgroup copies,
+    and the ring gets one more slot. Runs on sm_80 and later
+    when `num-stages` (or the loop's `kiln.num_stages`) is 2 or more; a
+    loop that stores, or whose pointer values are used outside the copies,
+    is left to kiln-gpu-prefetch-loads.
+
+    Before:
+    ```mlir
+    scf.for %i = %lb to %ub step %s iter_args(%acc = %zero, %p = %p0) {
+      %a = kiln.load %p, %mask : ...
+      %d = kiln.dot %a, %b, %acc : ...
+      %q = kiln.addptr %p, %step : ...
+      scf.yield %d, %q
+    }
+    ```
+    After (`num-stages` = 3, L = 2):
+    ```mlir
+    kiln_gpu.async_copy %p0, %c0, %m0 {buffer = #buf} : ...
+    kiln_gpu.async_commit_group
+    kiln_gpu.async_copy %p1, %c1, %m1 {buffer = #buf} : ...
+    kiln_gpu.async_commit_group
+    scf.for %i = %lb to %ub step %s iter_args(%acc = %zero, %p = %p2, %slot = %c0) {
+      kiln_gpu.async_wait {pending = 1 : i32}
+      %a = kiln_gpu.shared_operand %slot {buffer = #buf} : ...
+      %d = kiln.dot %a, %b, %acc : ...
+      kiln_gpu.async_copy %p, %next_slot, %ahead_mask {buffer = #buf} : ...
+      kiln_gpu.async_commit_group
+      %q = kiln.addptr %p, %step : ...
+      scf.yield %d, %q, %slot_plus_one
+    }
+    kiln_gpu.async_wait {pending = 0 : i32}
+    ```
+  }];
+  let options = [
+    Option<"numStages", "num-stages", "int", /*default=*/"3",
+           "software pipeline depth: slots per operand (2 or more)">,
+  ];
+}
+
 def KilnGPUPrefetchLoads : Pass<"kiln-gpu-prefetch-loads", "mlir::ModuleOp"> {
   let summary = "Load a loop's dot operands one iteration ahead";
   let description = [{

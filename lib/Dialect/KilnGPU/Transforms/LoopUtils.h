@@ -1,0 +1,36 @@
+//===- LoopUtils.h - Loop analyses shared by the pipelining passes -*- C++ -*-===//
+//
+// What kiln-gpu-prefetch-loads, kiln-gpu-pipeline-loads and
+// kiln-gpu-async-dots need to know about an scf.for that computes a dot.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_DIALECT_KILNGPU_TRANSFORMS_LOOPUTILS_H
+#define KILN_LIB_DIALECT_KILNGPU_TRANSFORMS_LOOPUTILS_H
+
+#include "kiln/Dialect/KilnGPU/IR/Dialect.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::kiln::gpu {
+
+/// Whether the loop body writes memory (then a load cannot move ahead of it).
+bool writesMemory(scf::ForOp loop);
+
+/// The ops of the loop body that `roots` are computed from, in body order,
+/// or failure when one of them is not a pure, region-free op.
+FailureOr<SmallVector<Operation *>> getBodySlice(scf::ForOp loop, ValueRange roots);
+
+/// `mask && condition` for an access of `ptrType` (a block of pointers),
+/// `condition` being a scalar i1; `mask` may be null.
+Value andMask(OpBuilder &builder, Location loc, Value mask, Value condition,
+              RankedTensorType ptrType);
+
+/// The one dot of `loop` if it can run asynchronously: a wgmma dot whose
+/// accumulator is a value the loop carries, used by nothing else, and whose
+/// result is only yielded back into it.
+DotOp getAccumulatingDot(scf::ForOp loop, int numWarps, int threadsPerWarp);
+
+} // namespace mlir::kiln::gpu
+
+#endif // KILN_LIB_DIALECT_KILNGPU_TRANSFORMS_LOOPUTILS_H

@@ -1,0 +1,370 @@
+//===- PipelineLoads.cpp - Multi-buffered cp.async dot operands ------------===//
+//
+// Implements kiln-gpu-pipeline-loads (see Passes.td). The loop body splits
+// into two stages: the copies (the pipelined loads and the pure ops their
+// pointers and masks come from, with the loop-carried values those read)
+// run L iterations ahead of everything else. Only the copies cross the
+// stages, through the shared-memory slots, so a stage-0 value that anything
+// else reads keeps the loop from being pipelined.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Analysis/AxisInfo.h"
+#include "kiln/Dialect/KilnGPU/IR/Dialect.h"
+#include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
+
+#include "LoopUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::kiln::gpu {
+#define GEN_PASS_DEF_KILNGPUPIPELINELOADS
+#include "kiln/Dialect/KilnGPU/Transforms/Passes.h.inc"
+} // namespace mlir::kiln::gpu
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::gpu;
+
+namespace {
+
+/// A loop's own pipeline depth (`kl.range(..., num_stages=)`).
+constexpr StringLiteral kLoopStagesAttr = "kiln.num_stages";
+
+/// A load whose block only feeds one operand of the loop's dot.
+struct PipelinedOperand {
+  mutable LoadOp load;
+  mutable ConvertLayoutOp convert; // between the load and the dot, or null
+  unsigned index;          // 0: A, 1: B
+};
+
+/// The ops that run ahead: in body order, and the loop-carried values
+/// (by iter-arg index) they read and advance.
+struct CopyStage {
+  SmallVector<Operation *> ops;
+  llvm::SetVector<unsigned> carried;
+};
+
+/// Whether a masked-off element may read as zero: cp.async zero-fills it.
+bool isZeroOrAbsent(Value other) {
+  if (!other)
+    return true;
+  if (auto splat = other.getDefiningOp<SplatOp>())
+    other = splat.getSrc();
+  return matchPattern(other, m_AnyZeroFloat()) || matchPattern(other, m_Zero());
+}
+
+/// The dot operands that can be copied asynchronously: each a load in the
+/// body, only read by the dot (maybe through a layout conversion), of
+/// 2-byte elements, with runs of at least 4 bytes along the last
+/// dimension, which the slot's rows hold contiguously.
+SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, DotOp dot,
+                                                   AxisInfoAnalysis &axisInfo) {
+  SmallVector<PipelinedOperand> operands;
+  for (unsigned index : {0u, 1u}) {
+    Value value = dot->getOperand(index);
+    auto convert = value.getDefiningOp<ConvertLayoutOp>();
+    if (convert) {
+      if (!convert->hasOneUse())
+        continue;
+      value = convert.getSrc();
+    }
+    auto load = value.getDefiningOp<LoadOp>();
+    if (!load || load->getBlock() != loop.getBody() || !load->hasOneUse() ||
+        load.getIsVolatile() || !isZeroOrAbsent(load.getOther()))
+      continue;
+    auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType());
+    if (!ptrType || ptrType.getRank() != 2)
+      continue;
+    std::optional<ThreadLayout> layout = getThreadLayout(ptrType);
+    if (!layout || layout->slicedDim >= 0 || layout->blocked.getOrder()[0] != 1)
+      continue;
+    if (axisInfo.getAccessWidth(load.getPtr(), load.getMask()) * 2 < 4)
+      continue;
+    operands.push_back({load, convert, index});
+  }
+  return operands;
+}
+
+/// The copy stage of `loop` for `operands`, or failure when its values
+/// (which the pipelined loop computes L iterations ahead) are read by
+/// anything but the stage itself.
+FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> operands) {
+  Block *body = loop.getBody();
+  Operation *yield = body->getTerminator();
+  llvm::SetVector<Operation *> ops;
+  llvm::SetVector<unsigned> carried;
+  auto addSlice = [&](ValueRange roots) {
+    FailureOr<SmallVector<Operation *>> slice = getBodySlice(loop, roots);
+    if (failed(slice))
+      return failure();
+    ops.insert(slice->begin(), slice->end());
+    return success();
+  };
+  auto noteCarried = [&](Value value) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (arg && arg.getOwner() == body && arg.getArgNumber() > 0)
+      carried.insert(arg.getArgNumber() - 1);
+  };
+  SmallVector<Value> roots;
+  for (const PipelinedOperand &operand : operands) {
+    roots.push_back(operand.load.getPtr());
+    if (operand.load.getMask())
+      roots.push_back(operand.load.getMask());
+  }
+  if (failed(addSlice(roots)))
+    return failure();
+  for (Value root : roots)
+    noteCarried(root);
+  // Close over the loop-carried values: the stage reads them, so it also
+  // computes their next values.
+  for (size_t done = 0, known = 0; done < ops.size() || known < carried.size();) {
+    for (; done < ops.size(); ++done)
+      for (Value operand : ops[done]->getOperands())
+        noteCarried(operand);
+    for (; known < carried.size(); ++known) {
+      Value next = yield->getOperand(carried[known]);
+      noteCarried(next);
+      if (failed(addSlice(next)))
+        return failure();
+    }
+  }
+
+  // What the stage computes from carried values is L iterations ahead:
+  // only the stage, the pipelined loads and the carried values' own yields
+  // may read it, and nothing after the loop.
+  llvm::DenseSet<Operation *> inStage(ops.begin(), ops.end());
+  for (const PipelinedOperand &operand : operands)
+    inStage.insert(operand.load);
+  auto onlyStageReads = [&](Value value) {
+    return llvm::all_of(value.getUses(), [&](OpOperand &use) {
+      Operation *user = use.getOwner();
+      return inStage.contains(user) ||
+             (user == yield && carried.contains(use.getOperandNumber()));
+    });
+  };
+  llvm::DenseSet<Value> ahead;
+  for (unsigned index : carried) {
+    BlockArgument arg = loop.getRegionIterArgs()[index];
+    if (!onlyStageReads(arg) || !loop->getResult(index).use_empty())
+      return failure();
+    ahead.insert(arg);
+  }
+  for (Operation &op : *body) {
+    // The loads' blocks reach the dot through the slots.
+    bool isLoad = llvm::any_of(operands, [&](const PipelinedOperand &operand) {
+      return operand.load.getOperation() == &op;
+    });
+    if (isLoad ||
+        !llvm::any_of(op.getOperands(), [&](Value v) { return ahead.contains(v); }))
+      continue;
+    for (Value result : op.getResults()) {
+      if (!onlyStageReads(result))
+        return failure();
+      ahead.insert(result);
+    }
+  }
+  CopyStage stage;
+  stage.ops.assign(ops.begin(), ops.end());
+  llvm::sort(stage.ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  stage.carried = std::move(carried);
+  return stage;
+}
+
+Value createI32(OpBuilder &builder, Location loc, int64_t value) {
+  return arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(int32_t(value)));
+}
+
+/// `iv + steps * step`, in the induction variable's type.
+Value advance(OpBuilder &builder, Location loc, scf::ForOp loop, Value iv, int64_t steps) {
+  if (steps == 0)
+    return iv;
+  Value count = arith::ConstantOp::create(builder, loc,
+                                          builder.getIntegerAttr(iv.getType(), steps));
+  return arith::AddIOp::create(
+      builder, loc, iv, arith::MulIOp::create(builder, loc, loop.getStep(), count));
+}
+
+/// Clones the copy stage under `mapping` (its induction variable and
+/// carried values already mapped), then copies each operand into `slot`,
+/// masked off unless `iv` is an iteration of the loop, as one group.
+void emitCopies(OpBuilder &builder, Location loc, scf::ForOp loop, const CopyStage &stage,
+                ArrayRef<PipelinedOperand> operands, ArrayRef<OperandBufferAttr> buffers,
+                IRMapping &mapping, Value iv, Value slot) {
+  for (Operation *op : stage.ops)
+    builder.clone(*op, mapping);
+  Value runs = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::slt, iv,
+                                     loop.getUpperBound());
+  for (auto [operand, buffer] : llvm::zip(operands, buffers)) {
+    Value ptr = mapping.lookupOrDefault(operand.load.getPtr());
+    Value mask = operand.load.getMask() ? mapping.lookupOrDefault(operand.load.getMask())
+                                        : Value();
+    mask = andMask(builder, loc, mask, runs, cast<RankedTensorType>(ptr.getType()));
+    AsyncCopyOp::create(builder, operand.load.getLoc(), ptr, slot, mask, buffer);
+  }
+  AsyncCommitGroupOp::create(builder, loc);
+}
+
+LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInfo) {
+  ModuleOp module = loop->getParentOfType<ModuleOp>();
+  int numWarps = getNumWarps(module), threadsPerWarp = getThreadsPerWarp(module);
+  if (writesMemory(loop))
+    return failure();
+  DotOp dot;
+  for (Operation &op : *loop.getBody()) {
+    if (!isa<DotOp>(op))
+      continue;
+    if (dot)
+      return failure();
+    dot = cast<DotOp>(op);
+  }
+  if (!dot)
+    return failure();
+  StringRef tensorCores = getDotTensorCores(dot, numWarps, threadsPerWarp);
+  if (tensorCores.empty())
+    return failure();
+  SmallVector<PipelinedOperand> operands = getPipelinedOperands(loop, dot, axisInfo);
+  if (operands.empty())
+    return failure();
+  FailureOr<CopyStage> stage = getCopyStage(loop, operands);
+  if (failed(stage))
+    return failure();
+
+  // A wgmma dot that only accumulates, both operands in slots, also runs
+  // asynchronously. (An operand in registers goes through the one
+  // scratch, which the next iteration overwrites.)
+  bool asyncDot = numStages >= 3 && tensorCores == "wgmma" && operands.size() == 2 &&
+                  getAccumulatingDot(loop, numWarps, threadsPerWarp) == dot;
+  // Copies run num_stages - 1 iterations ahead. An asynchronous dot only
+  // waits for the group before it, so when a warpgroup copies, another
+  // may still read the previous iteration's slot: one more slot keeps it.
+  int lookahead = numStages - 1;
+  int slots = asyncDot && numWarps > 4 ? numStages + 1 : numStages;
+
+  MLIRContext *context = loop.getContext();
+  Location loc = loop.getLoc();
+  SmallVector<OperandBufferAttr> buffers;
+  int64_t offset = 0;
+  for (const PipelinedOperand &operand : operands) {
+    int64_t tileBytes = cast<RankedTensorType>(operand.load.getType()).getNumElements() * 2;
+    int64_t slotBytes = (tileBytes + 1023) / 1024 * 1024;
+    buffers.push_back(OperandBufferAttr::get(context, operand.index, tensorCores, offset,
+                                             slotBytes, slots));
+    offset += slotBytes * slots;
+  }
+
+  // Before the loop: the copies of the first `lookahead` iterations, each
+  // advancing the carried values it reads.
+  Operation *yield = loop.getBody()->getTerminator();
+  OpBuilder builder(loop);
+  IRMapping mapping;
+  for (unsigned index : stage->carried)
+    mapping.map(loop.getRegionIterArgs()[index], loop.getInitArgs()[index]);
+  for (int i = 0; i < lookahead; ++i) {
+    Value iv = advance(builder, loc, loop, loop.getLowerBound(), i);
+    mapping.map(loop.getInductionVar(), iv);
+    emitCopies(builder, loc, loop, *stage, operands, buffers, mapping, iv,
+               createI32(builder, loc, i));
+    SmallVector<Value> next;
+    for (unsigned index : stage->carried)
+      next.push_back(mapping.lookupOrDefault(yield->getOperand(index)));
+    for (auto [index, value] : llvm::zip(stage->carried, next))
+      mapping.map(loop.getRegionIterArgs()[index], value);
+  }
+  for (unsigned index : stage->carried)
+    loop.getInitArgsMutable()[index].set(mapping.lookup(loop.getRegionIterArgs()[index]));
+
+  // The loop carries the slot it reads, round the ring.
+  IRRewriter rewriter(context);
+  rewriter.setInsertionPoint(loop);
+  Value firstSlot = createI32(rewriter, loc, 0);
+  FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
+      rewriter, firstSlot, /*replaceInitOperandUsesInLoop=*/false,
+      [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
+        Value next = arith::AddIOp::create(b, l, args[0], createI32(b, l, 1));
+        Value wraps = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, next,
+                                            createI32(b, l, slots));
+        return SmallVector<Value>{
+            arith::SelectOp::create(b, l, wraps, createI32(b, l, 0), next)};
+      });
+  if (failed(replaced))
+    return failure();
+  auto newLoop = cast<scf::ForOp>(replaced->getOperation());
+  Value readSlot = newLoop.getRegionIterArgs().back();
+
+  // At the top of the body: this iteration's group is complete.
+  builder.setInsertionPointToStart(newLoop.getBody());
+  AsyncWaitOp::create(builder, loc, lookahead - 1);
+
+  // The dot reads its operands from the slot.
+  builder.setInsertionPoint(dot);
+  for (auto [operand, buffer] : llvm::zip(operands, buffers)) {
+    Type type = dot->getOperand(operand.index).getType();
+    Value shared = SharedOperandOp::create(builder, operand.load.getLoc(), type, readSlot, buffer);
+    dot->setOperand(operand.index, shared);
+    if (operand.convert)
+      operand.convert.erase();
+  }
+
+  // After it (its instructions are issued first): the copies of the
+  // iteration `lookahead` ahead, into the slot as far ahead.
+  builder.setInsertionPointAfter(dot);
+  IRMapping ahead;
+  Value aheadIv = advance(builder, loc, newLoop, newLoop.getInductionVar(), lookahead);
+  ahead.map(newLoop.getInductionVar(), aheadIv);
+  Value writeSlot = arith::AddIOp::create(builder, loc, readSlot, createI32(builder, loc, lookahead));
+  Value wraps = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sge, writeSlot,
+                                      createI32(builder, loc, slots));
+  writeSlot = arith::SelectOp::create(
+      builder, loc, wraps,
+      arith::SubIOp::create(builder, loc, writeSlot, createI32(builder, loc, slots)),
+      writeSlot);
+  emitCopies(builder, loc, newLoop, *stage, operands, buffers, ahead, aheadIv, writeSlot);
+  for (const PipelinedOperand &operand : operands)
+    operand.load.erase();
+
+  // After the loop: no copy is left in flight (a later loop reuses the
+  // slots), and an asynchronous dot's accumulator is read after its wait.
+  builder.setInsertionPointAfter(newLoop);
+  AsyncWaitOp::create(builder, loc, 0);
+  if (asyncDot) {
+    dot->setAttr("kiln_gpu.wgmma_buffer", builder.getI32IntegerAttr(0));
+    unsigned index = cast<BlockArgument>(dot.getC()).getArgNumber() - 1;
+    Value result = newLoop.getResult(index);
+    auto wait = AsyncDotWaitOp::create(builder, loc, result.getType(), result);
+    result.replaceAllUsesExcept(wait, wait);
+  }
+  return success();
+}
+
+struct KilnGPUPipelineLoads
+    : public gpu::impl::KilnGPUPipelineLoadsBase<KilnGPUPipelineLoads> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (!hasAsyncCopy(module))
+      return;
+    SmallVector<scf::ForOp> loops;
+    module.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops) {
+      // Afresh per loop: pipelining the previous one changed the IR.
+      AxisInfoAnalysis axisInfo(module);
+      int stages = numStages;
+      if (auto own = loop->getAttrOfType<IntegerAttr>(kLoopStagesAttr))
+        stages = own.getInt();
+      if (stages >= 2)
+        (void)pipeline(loop, stages, axisInfo);
+    }
+  }
+};
+
+} // namespace

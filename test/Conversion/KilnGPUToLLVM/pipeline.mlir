@@ -1,0 +1,64 @@
+// RUN: kiln-opt %s -split-input-file -convert-kiln-gpu-to-llvm | FileCheck %s
+
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+
+// sm_90a: the pipeline slots follow the scratch (none here), three 4 KiB
+// slots for A then three for B. Copies of runs whose contiguity the
+// analysis cannot prove (pointers passed in) are 2 bytes: too narrow for
+// cp.async, they are loaded (masked to zero) and stored. The wait is
+// cp.async.wait_group, a proxy fence (wgmma reads through the async proxy)
+// and a barrier; the dot then reads both tiles from the slot without
+// storing or synchronizing.
+// CHECK: module attributes {{{.*}}kiln_gpu.shared = 24576 : i32
+// CHECK-LABEL: llvm.func @slots
+// CHECK: @p ld.global.b16
+// CHECK: llvm.store %{{.*}}, %{{.*}} : i16, !llvm.ptr<3>
+// CHECK: cp.async.commit_group;
+// CHECK: cp.async.wait_group 1;
+// CHECK-NEXT: fence.proxy.async.shared::cta;
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NOT: nvvm.barrier0
+// CHECK: wgmma.fence.sync.aligned;
+// CHECK-COUNT-2: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// CHECK: wgmma.wait_group.sync.aligned 0;
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @slots(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %pb: tensor<32x64x!kiln.ptr<f16>, #bB>, %mask: tensor<64x32xi1, #bA>, %slot: i32, %c: tensor<64x64xf32, #wg>) -> tensor<64x64xf32, #wg> {
+  kiln_gpu.async_copy %pa, %slot, %mask {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 3>} : tensor<64x32x!kiln.ptr<f16>, #bA>, tensor<64x32xi1, #bA>
+  kiln_gpu.async_copy %pb, %slot {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = "wgmma", offset = 12288, slotBytes = 4096, slots = 3>} : tensor<32x64x!kiln.ptr<f16>, #bB>
+  kiln_gpu.async_commit_group
+  kiln_gpu.async_wait {pending = 1 : i32}
+  %a = kiln_gpu.shared_operand %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 3>} : tensor<64x32xf16, #bA>
+  %b = kiln_gpu.shared_operand %slot {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = "wgmma", offset = 12288, slotBytes = 4096, slots = 3>} : tensor<32x64xf16, #bB>
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #wg>
+  return %d : tensor<64x64xf32, #wg>
+}
+}
+
+// -----
+
+// sm_80: no proxy fence; an operand in registers (B) still goes through
+// the scratch, which the slots then follow (the 4 KiB B tile after a
+// 4 KiB A tile, rounded up to 1024: slots from 8192).
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+// CHECK: module attributes {{{.*}}kiln_gpu.shared = 16384 : i32
+// CHECK-LABEL: llvm.func @mixed
+// CHECK: cp.async.wait_group 0;
+// CHECK-NOT: fence.proxy
+// CHECK: nvvm.barrier0
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK: nvvm.ldmatrix
+// CHECK: mma.sync.aligned.m16n8k16
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @mixed(%b: tensor<32x64xf16, #bB>, %slot: i32, %c: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #mma> {
+  kiln_gpu.async_wait {pending = 0 : i32}
+  %a = kiln_gpu.shared_operand %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32xf16, #bA>
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #mma>
+  return %d : tensor<64x64xf32, #mma>
+}
+}

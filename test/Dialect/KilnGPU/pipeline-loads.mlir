@@ -1,0 +1,419 @@
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-pipeline-loads="num-stages=3" | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-pipeline-loads="num-stages=1" | FileCheck %s --check-prefix=ONE
+
+// The tutorial's loop on one warpgroup (sm_90a): both operands are copied
+// into three slots each, two iterations ahead. Before the loop, the
+// copies of iterations 0 and 1 into slots 0 and 1 (masked off unless the
+// loop runs that far), one commit group each; the pointers the loop
+// carries start two iterations ahead.
+// CHECK-LABEL: func.func @pipelined
+// CHECK: kiln_gpu.async_copy %{{.*}}, %[[S0:.*]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 3>}
+// CHECK: kiln_gpu.async_copy %{{.*}}, %[[S0]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = "wgmma", offset = 12288, slotBytes = 4096, slots = 3>}
+// CHECK-NEXT: kiln_gpu.async_commit_group
+// CHECK: kiln_gpu.async_copy %{{.*}}, %[[S1:.*]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0
+// CHECK: kiln_gpu.async_copy %{{.*}}, %[[S1]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 1
+// CHECK-NEXT: kiln_gpu.async_commit_group
+// The loop waits for its slot's group (one more may stay in flight), the
+// dot reads the slot and only waits for the previous wgmma group, then the
+// copies of the iteration two ahead go into the slot two ahead.
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N:.*]] step %[[STEP:.*]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[PA:.*]] = %{{.*}}, %[[PB:.*]] = %{{.*}}, %[[SLOT:.*]] = %{{.*}})
+// CHECK-NEXT: kiln_gpu.async_wait {pending = 1 : i32}
+// CHECK: %[[A:.*]] = kiln_gpu.shared_operand %[[SLOT]] {buffer = #kiln_gpu.operand_buffer<operand = 0
+// CHECK: %[[B:.*]] = kiln_gpu.shared_operand %[[SLOT]] {buffer = #kiln_gpu.operand_buffer<operand = 1
+// CHECK: %[[D:.*]] = kiln.dot %[[A]], %[[B]], %[[ACC]] {{.*}}kiln_gpu.wgmma_buffer = 0
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[I]], %{{.*}}
+// CHECK: %[[WRITE:.*]] = arith.select
+// CHECK: %[[MORE:.*]] = arith.cmpi slt, %[[AHEAD]], %[[N]]
+// CHECK: kiln_gpu.async_copy %[[PA]], %[[WRITE]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0
+// CHECK: kiln_gpu.async_copy %[[PB]], %[[WRITE]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 1
+// CHECK-NEXT: kiln_gpu.async_commit_group
+// CHECK-NOT: kiln.load
+// CHECK: scf.yield %[[D]]
+// After the loop nothing is in flight: the copies, then the dots.
+// CHECK: kiln_gpu.async_wait {pending = 0 : i32}
+// CHECK-NEXT: %[[DONE:.*]] = kiln_gpu.async_dot_wait
+// CHECK: kiln.store %{{.*}}, %[[DONE]]
+// ONE-LABEL: func.func @pipelined
+// ONE-NOT: async_copy
+// ONE: kiln.load
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#slice = #kiln_gpu.slice<{dim = 1, parent = #blocked2}>
+#slice1 = #kiln_gpu.slice<{dim = 0, parent = #blocked1}>
+#slice2 = #kiln_gpu.slice<{dim = 1, parent = #blocked}>
+#slice3 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
+#slice4 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
+#slice5 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @pipelined(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
+    %cst = arith.constant dense<64> : tensor<64x1xi32, #blocked>
+    %cst_0 = arith.constant dense<2048> : tensor<32x64xi32, #blocked1>
+    %cst_1 = arith.constant dense<32> : tensor<64x32xi32, #blocked2>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xf16, #blocked2>
+    %cst_3 = arith.constant dense<64> : tensor<32x1xi32, #blocked1>
+    %cst_4 = arith.constant dense<32> : tensor<64x1xi32, #blocked2>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %c32_i32 = arith.constant 32 : i32
+    %0 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice>
+    %1 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice1>
+    %2 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice2>
+    %3 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice3>
+    %4 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice4>
+    %5 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice5>
+    %6 = kiln.expand_dims %0 {axis = 1 : i32} : tensor<64xi32, #slice> -> tensor<64x1xi32, #blocked2>
+    %7 = kiln.expand_dims %2 {axis = 1 : i32} : tensor<64xi32, #slice2> -> tensor<64x1xi32, #blocked>
+    %8 = arith.muli %6, %cst_4 : tensor<64x1xi32, #blocked2>
+    %9 = kiln.splat %arg0 : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>, #blocked2>
+    %10 = kiln.addptr %9, %8 : tensor<64x1x!kiln.ptr<f16>, #blocked2>, tensor<64x1xi32, #blocked2>
+    %11 = kiln.expand_dims %5 {axis = 0 : i32} : tensor<32xi32, #slice5> -> tensor<1x32xi32, #blocked2>
+    %12 = kiln.broadcast %10 : tensor<64x1x!kiln.ptr<f16>, #blocked2> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %13 = kiln.broadcast %11 : tensor<1x32xi32, #blocked2> -> tensor<64x32xi32, #blocked2>
+    %14 = kiln.addptr %12, %13 : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+    %15 = kiln.expand_dims %4 {axis = 1 : i32} : tensor<32xi32, #slice4> -> tensor<32x1xi32, #blocked1>
+    %16 = arith.muli %15, %cst_3 : tensor<32x1xi32, #blocked1>
+    %17 = kiln.splat %arg1 : !kiln.ptr<f16> -> tensor<32x1x!kiln.ptr<f16>, #blocked1>
+    %18 = kiln.addptr %17, %16 : tensor<32x1x!kiln.ptr<f16>, #blocked1>, tensor<32x1xi32, #blocked1>
+    %19 = kiln.expand_dims %1 {axis = 0 : i32} : tensor<64xi32, #slice1> -> tensor<1x64xi32, #blocked1>
+    %20 = kiln.expand_dims %3 {axis = 0 : i32} : tensor<64xi32, #slice3> -> tensor<1x64xi32, #blocked>
+    %21 = kiln.broadcast %18 : tensor<32x1x!kiln.ptr<f16>, #blocked1> -> tensor<32x64x!kiln.ptr<f16>, #blocked1>
+    %22 = kiln.broadcast %19 : tensor<1x64xi32, #blocked1> -> tensor<32x64xi32, #blocked1>
+    %23 = kiln.addptr %21, %22 : tensor<32x64x!kiln.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+    %24:3 = scf.for %arg4 = %c0_i32 to %arg3 step %c1_i32 iter_args(%arg5 = %cst_5, %arg6 = %14, %arg7 = %23) -> (tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<32x64x!kiln.ptr<f16>, #blocked1>)  : i32 {
+      %31 = arith.muli %arg4, %c32_i32 : i32
+      %32 = arith.subi %arg3, %31 : i32
+      %33 = kiln.splat %32 : i32 -> tensor<1x32xi32, #blocked2>
+      %34 = arith.cmpi slt, %11, %33 : tensor<1x32xi32, #blocked2>
+      %35 = kiln.broadcast %34 : tensor<1x32xi1, #blocked2> -> tensor<64x32xi1, #blocked2>
+      %36 = kiln.load %arg6, %35, %cst_2 : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %37 = kiln.load %arg7 : tensor<32x64x!kiln.ptr<f16>, #blocked1> -> tensor<32x64xf16, #blocked1>
+      %38 = kiln.dot %36, %37, %arg5 {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blocked1> -> tensor<64x64xf32, #blocked>
+      %39 = kiln.addptr %arg6, %cst_1 : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+      %40 = kiln.addptr %arg7, %cst_0 : tensor<32x64x!kiln.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+      scf.yield %38, %39, %40 : tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<32x64x!kiln.ptr<f16>, #blocked1>
+    }
+    %25 = arith.muli %7, %cst : tensor<64x1xi32, #blocked>
+    %26 = kiln.splat %arg2 : !kiln.ptr<f32> -> tensor<64x1x!kiln.ptr<f32>, #blocked>
+    %27 = kiln.addptr %26, %25 : tensor<64x1x!kiln.ptr<f32>, #blocked>, tensor<64x1xi32, #blocked>
+    %28 = kiln.broadcast %27 : tensor<64x1x!kiln.ptr<f32>, #blocked> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    %29 = kiln.broadcast %20 : tensor<1x64xi32, #blocked> -> tensor<64x64xi32, #blocked>
+    %30 = kiln.addptr %28, %29 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xi32, #blocked>
+    kiln.store %30, %24#0 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}
+
+
+// -----
+
+// A loop that stores is left alone: the store may write what a later
+// iteration loads.
+// CHECK: // -----
+// CHECK-LABEL: func.func @stores
+// CHECK-NOT: async_copy
+// CHECK: kiln.load
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#slice = #kiln_gpu.slice<{dim = 1, parent = #blocked2}>
+#slice1 = #kiln_gpu.slice<{dim = 0, parent = #blocked1}>
+#slice2 = #kiln_gpu.slice<{dim = 1, parent = #blocked}>
+#slice3 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
+#slice4 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
+#slice5 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @stores(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
+    %cst = arith.constant dense<64> : tensor<64x1xi32, #blocked>
+    %cst_0 = arith.constant dense<2048> : tensor<32x64xi32, #blocked1>
+    %cst_1 = arith.constant dense<32> : tensor<64x32xi32, #blocked2>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xf16, #blocked2>
+    %cst_3 = arith.constant dense<64> : tensor<32x1xi32, #blocked1>
+    %cst_4 = arith.constant dense<32> : tensor<64x1xi32, #blocked2>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %c32_i32 = arith.constant 32 : i32
+    %0 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice>
+    %1 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice1>
+    %2 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice2>
+    %3 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice3>
+    %4 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice4>
+    %5 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice5>
+    %6 = kiln.expand_dims %0 {axis = 1 : i32} : tensor<64xi32, #slice> -> tensor<64x1xi32, #blocked2>
+    %7 = kiln.expand_dims %2 {axis = 1 : i32} : tensor<64xi32, #slice2> -> tensor<64x1xi32, #blocked>
+    %8 = arith.muli %6, %cst_4 : tensor<64x1xi32, #blocked2>
+    %9 = kiln.splat %arg0 : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>, #blocked2>
+    %10 = kiln.addptr %9, %8 : tensor<64x1x!kiln.ptr<f16>, #blocked2>, tensor<64x1xi32, #blocked2>
+    %11 = kiln.expand_dims %5 {axis = 0 : i32} : tensor<32xi32, #slice5> -> tensor<1x32xi32, #blocked2>
+    %12 = kiln.broadcast %10 : tensor<64x1x!kiln.ptr<f16>, #blocked2> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %13 = kiln.broadcast %11 : tensor<1x32xi32, #blocked2> -> tensor<64x32xi32, #blocked2>
+    %14 = kiln.addptr %12, %13 : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+    %15 = kiln.expand_dims %4 {axis = 1 : i32} : tensor<32xi32, #slice4> -> tensor<32x1xi32, #blocked1>
+    %16 = arith.muli %15, %cst_3 : tensor<32x1xi32, #blocked1>
+    %17 = kiln.splat %arg1 : !kiln.ptr<f16> -> tensor<32x1x!kiln.ptr<f16>, #blocked1>
+    %18 = kiln.addptr %17, %16 : tensor<32x1x!kiln.ptr<f16>, #blocked1>, tensor<32x1xi32, #blocked1>
+    %19 = kiln.expand_dims %1 {axis = 0 : i32} : tensor<64xi32, #slice1> -> tensor<1x64xi32, #blocked1>
+    %20 = kiln.expand_dims %3 {axis = 0 : i32} : tensor<64xi32, #slice3> -> tensor<1x64xi32, #blocked>
+    %21 = kiln.broadcast %18 : tensor<32x1x!kiln.ptr<f16>, #blocked1> -> tensor<32x64x!kiln.ptr<f16>, #blocked1>
+    %22 = kiln.broadcast %19 : tensor<1x64xi32, #blocked1> -> tensor<32x64xi32, #blocked1>
+    %23 = kiln.addptr %21, %22 : tensor<32x64x!kiln.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+    %24:3 = scf.for %arg4 = %c0_i32 to %arg3 step %c1_i32 iter_args(%arg5 = %cst_5, %arg6 = %14, %arg7 = %23) -> (tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<32x64x!kiln.ptr<f16>, #blocked1>)  : i32 {
+      %31 = arith.muli %arg4, %c32_i32 : i32
+      %32 = arith.subi %arg3, %31 : i32
+      %33 = kiln.splat %32 : i32 -> tensor<1x32xi32, #blocked2>
+      %34 = arith.cmpi slt, %11, %33 : tensor<1x32xi32, #blocked2>
+      %35 = kiln.broadcast %34 : tensor<1x32xi1, #blocked2> -> tensor<64x32xi1, #blocked2>
+      %36 = kiln.load %arg6, %35, %cst_2 : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %37 = kiln.load %arg7 : tensor<32x64x!kiln.ptr<f16>, #blocked1> -> tensor<32x64xf16, #blocked1>
+      %38 = kiln.dot %36, %37, %arg5 {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blocked1> -> tensor<64x64xf32, #blocked>
+      %39 = kiln.addptr %arg6, %cst_1 : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+      %40 = kiln.addptr %arg7, %cst_0 : tensor<32x64x!kiln.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+      kiln.store %arg6, %36 : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xf16, #blocked2>
+      scf.yield %38, %39, %40 : tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<32x64x!kiln.ptr<f16>, #blocked1>
+    }
+    %25 = arith.muli %7, %cst : tensor<64x1xi32, #blocked>
+    %26 = kiln.splat %arg2 : !kiln.ptr<f32> -> tensor<64x1x!kiln.ptr<f32>, #blocked>
+    %27 = kiln.addptr %26, %25 : tensor<64x1x!kiln.ptr<f32>, #blocked>, tensor<64x1xi32, #blocked>
+    %28 = kiln.broadcast %27 : tensor<64x1x!kiln.ptr<f32>, #blocked> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    %29 = kiln.broadcast %20 : tensor<1x64xi32, #blocked> -> tensor<64x64xi32, #blocked>
+    %30 = kiln.addptr %28, %29 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xi32, #blocked>
+    kiln.store %30, %24#0 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}
+
+
+// -----
+
+// The pointers of A are read after the loop, which would see them two
+// iterations ahead: the loop is left alone.
+// CHECK: // -----
+// CHECK-LABEL: func.func @pointer_used_after
+// CHECK-NOT: async_copy
+// CHECK: kiln.load
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#slice = #kiln_gpu.slice<{dim = 1, parent = #blocked2}>
+#slice1 = #kiln_gpu.slice<{dim = 0, parent = #blocked1}>
+#slice2 = #kiln_gpu.slice<{dim = 1, parent = #blocked}>
+#slice3 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
+#slice4 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
+#slice5 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @pointer_used_after(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
+    %cst = arith.constant dense<64> : tensor<64x1xi32, #blocked>
+    %cst_0 = arith.constant dense<2048> : tensor<32x64xi32, #blocked1>
+    %cst_1 = arith.constant dense<32> : tensor<64x32xi32, #blocked2>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xf16, #blocked2>
+    %cst_3 = arith.constant dense<64> : tensor<32x1xi32, #blocked1>
+    %cst_4 = arith.constant dense<32> : tensor<64x1xi32, #blocked2>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %c32_i32 = arith.constant 32 : i32
+    %0 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice>
+    %1 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice1>
+    %2 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice2>
+    %3 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice3>
+    %4 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice4>
+    %5 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice5>
+    %6 = kiln.expand_dims %0 {axis = 1 : i32} : tensor<64xi32, #slice> -> tensor<64x1xi32, #blocked2>
+    %7 = kiln.expand_dims %2 {axis = 1 : i32} : tensor<64xi32, #slice2> -> tensor<64x1xi32, #blocked>
+    %8 = arith.muli %6, %cst_4 : tensor<64x1xi32, #blocked2>
+    %9 = kiln.splat %arg0 : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>, #blocked2>
+    %10 = kiln.addptr %9, %8 : tensor<64x1x!kiln.ptr<f16>, #blocked2>, tensor<64x1xi32, #blocked2>
+    %11 = kiln.expand_dims %5 {axis = 0 : i32} : tensor<32xi32, #slice5> -> tensor<1x32xi32, #blocked2>
+    %12 = kiln.broadcast %10 : tensor<64x1x!kiln.ptr<f16>, #blocked2> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %13 = kiln.broadcast %11 : tensor<1x32xi32, #blocked2> -> tensor<64x32xi32, #blocked2>
+    %14 = kiln.addptr %12, %13 : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+    %15 = kiln.expand_dims %4 {axis = 1 : i32} : tensor<32xi32, #slice4> -> tensor<32x1xi32, #blocked1>
+    %16 = arith.muli %15, %cst_3 : tensor<32x1xi32, #blocked1>
+    %17 = kiln.splat %arg1 : !kiln.ptr<f16> -> tensor<32x1x!kiln.ptr<f16>, #blocked1>
+    %18 = kiln.addptr %17, %16 : tensor<32x1x!kiln.ptr<f16>, #blocked1>, tensor<32x1xi32, #blocked1>
+    %19 = kiln.expand_dims %1 {axis = 0 : i32} : tensor<64xi32, #slice1> -> tensor<1x64xi32, #blocked1>
+    %20 = kiln.expand_dims %3 {axis = 0 : i32} : tensor<64xi32, #slice3> -> tensor<1x64xi32, #blocked>
+    %21 = kiln.broadcast %18 : tensor<32x1x!kiln.ptr<f16>, #blocked1> -> tensor<32x64x!kiln.ptr<f16>, #blocked1>
+    %22 = kiln.broadcast %19 : tensor<1x64xi32, #blocked1> -> tensor<32x64xi32, #blocked1>
+    %23 = kiln.addptr %21, %22 : tensor<32x64x!kiln.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+    %24:3 = scf.for %arg4 = %c0_i32 to %arg3 step %c1_i32 iter_args(%arg5 = %cst_5, %arg6 = %14, %arg7 = %23) -> (tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<32x64x!kiln.ptr<f16>, #blocked1>)  : i32 {
+      %31 = arith.muli %arg4, %c32_i32 : i32
+      %32 = arith.subi %arg3, %31 : i32
+      %33 = kiln.splat %32 : i32 -> tensor<1x32xi32, #blocked2>
+      %34 = arith.cmpi slt, %11, %33 : tensor<1x32xi32, #blocked2>
+      %35 = kiln.broadcast %34 : tensor<1x32xi1, #blocked2> -> tensor<64x32xi1, #blocked2>
+      %36 = kiln.load %arg6, %35, %cst_2 : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %37 = kiln.load %arg7 : tensor<32x64x!kiln.ptr<f16>, #blocked1> -> tensor<32x64xf16, #blocked1>
+      %38 = kiln.dot %36, %37, %arg5 {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blocked1> -> tensor<64x64xf32, #blocked>
+      %39 = kiln.addptr %arg6, %cst_1 : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+      %40 = kiln.addptr %arg7, %cst_0 : tensor<32x64x!kiln.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+      scf.yield %38, %39, %40 : tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<32x64x!kiln.ptr<f16>, #blocked1>
+    }
+    %25 = arith.muli %7, %cst : tensor<64x1xi32, #blocked>
+    %26 = kiln.splat %arg2 : !kiln.ptr<f32> -> tensor<64x1x!kiln.ptr<f32>, #blocked>
+    %27 = kiln.addptr %26, %25 : tensor<64x1x!kiln.ptr<f32>, #blocked>, tensor<64x1xi32, #blocked>
+    %28 = kiln.broadcast %27 : tensor<64x1x!kiln.ptr<f32>, #blocked> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    %29 = kiln.broadcast %20 : tensor<1x64xi32, #blocked> -> tensor<64x64xi32, #blocked>
+    %30 = kiln.addptr %28, %29 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xi32, #blocked>
+    kiln.store %30, %24#0 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    %last = kiln.load %24#1 : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+    return
+  }
+}
+
+
+// -----
+
+// Before sm_80 there is no cp.async.
+// CHECK: // -----
+// CHECK-LABEL: func.func @before_sm80
+// CHECK-NOT: async_copy
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#slice = #kiln_gpu.slice<{dim = 1, parent = #blocked2}>
+#slice1 = #kiln_gpu.slice<{dim = 0, parent = #blocked1}>
+#slice2 = #kiln_gpu.slice<{dim = 1, parent = #blocked}>
+#slice3 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
+#slice4 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
+#slice5 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_75", kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @before_sm80(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
+    %cst = arith.constant dense<64> : tensor<64x1xi32, #blocked>
+    %cst_0 = arith.constant dense<2048> : tensor<32x64xi32, #blocked1>
+    %cst_1 = arith.constant dense<32> : tensor<64x32xi32, #blocked2>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xf16, #blocked2>
+    %cst_3 = arith.constant dense<64> : tensor<32x1xi32, #blocked1>
+    %cst_4 = arith.constant dense<32> : tensor<64x1xi32, #blocked2>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %c32_i32 = arith.constant 32 : i32
+    %0 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice>
+    %1 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice1>
+    %2 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice2>
+    %3 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice3>
+    %4 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice4>
+    %5 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice5>
+    %6 = kiln.expand_dims %0 {axis = 1 : i32} : tensor<64xi32, #slice> -> tensor<64x1xi32, #blocked2>
+    %7 = kiln.expand_dims %2 {axis = 1 : i32} : tensor<64xi32, #slice2> -> tensor<64x1xi32, #blocked>
+    %8 = arith.muli %6, %cst_4 : tensor<64x1xi32, #blocked2>
+    %9 = kiln.splat %arg0 : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>, #blocked2>
+    %10 = kiln.addptr %9, %8 : tensor<64x1x!kiln.ptr<f16>, #blocked2>, tensor<64x1xi32, #blocked2>
+    %11 = kiln.expand_dims %5 {axis = 0 : i32} : tensor<32xi32, #slice5> -> tensor<1x32xi32, #blocked2>
+    %12 = kiln.broadcast %10 : tensor<64x1x!kiln.ptr<f16>, #blocked2> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %13 = kiln.broadcast %11 : tensor<1x32xi32, #blocked2> -> tensor<64x32xi32, #blocked2>
+    %14 = kiln.addptr %12, %13 : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+    %15 = kiln.expand_dims %4 {axis = 1 : i32} : tensor<32xi32, #slice4> -> tensor<32x1xi32, #blocked1>
+    %16 = arith.muli %15, %cst_3 : tensor<32x1xi32, #blocked1>
+    %17 = kiln.splat %arg1 : !kiln.ptr<f16> -> tensor<32x1x!kiln.ptr<f16>, #blocked1>
+    %18 = kiln.addptr %17, %16 : tensor<32x1x!kiln.ptr<f16>, #blocked1>, tensor<32x1xi32, #blocked1>
+    %19 = kiln.expand_dims %1 {axis = 0 : i32} : tensor<64xi32, #slice1> -> tensor<1x64xi32, #blocked1>
+    %20 = kiln.expand_dims %3 {axis = 0 : i32} : tensor<64xi32, #slice3> -> tensor<1x64xi32, #blocked>
+    %21 = kiln.broadcast %18 : tensor<32x1x!kiln.ptr<f16>, #blocked1> -> tensor<32x64x!kiln.ptr<f16>, #blocked1>
+    %22 = kiln.broadcast %19 : tensor<1x64xi32, #blocked1> -> tensor<32x64xi32, #blocked1>
+    %23 = kiln.addptr %21, %22 : tensor<32x64x!kiln.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+    %24:3 = scf.for %arg4 = %c0_i32 to %arg3 step %c1_i32 iter_args(%arg5 = %cst_5, %arg6 = %14, %arg7 = %23) -> (tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<32x64x!kiln.ptr<f16>, #blocked1>)  : i32 {
+      %31 = arith.muli %arg4, %c32_i32 : i32
+      %32 = arith.subi %arg3, %31 : i32
+      %33 = kiln.splat %32 : i32 -> tensor<1x32xi32, #blocked2>
+      %34 = arith.cmpi slt, %11, %33 : tensor<1x32xi32, #blocked2>
+      %35 = kiln.broadcast %34 : tensor<1x32xi1, #blocked2> -> tensor<64x32xi1, #blocked2>
+      %36 = kiln.load %arg6, %35, %cst_2 : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %37 = kiln.load %arg7 : tensor<32x64x!kiln.ptr<f16>, #blocked1> -> tensor<32x64xf16, #blocked1>
+      %38 = kiln.dot %36, %37, %arg5 {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blocked1> -> tensor<64x64xf32, #blocked>
+      %39 = kiln.addptr %arg6, %cst_1 : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+      %40 = kiln.addptr %arg7, %cst_0 : tensor<32x64x!kiln.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+      scf.yield %38, %39, %40 : tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<32x64x!kiln.ptr<f16>, #blocked1>
+    }
+    %25 = arith.muli %7, %cst : tensor<64x1xi32, #blocked>
+    %26 = kiln.splat %arg2 : !kiln.ptr<f32> -> tensor<64x1x!kiln.ptr<f32>, #blocked>
+    %27 = kiln.addptr %26, %25 : tensor<64x1x!kiln.ptr<f32>, #blocked>, tensor<64x1xi32, #blocked>
+    %28 = kiln.broadcast %27 : tensor<64x1x!kiln.ptr<f32>, #blocked> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    %29 = kiln.broadcast %20 : tensor<1x64xi32, #blocked> -> tensor<64x64xi32, #blocked>
+    %30 = kiln.addptr %28, %29 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xi32, #blocked>
+    kiln.store %30, %24#0 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}
+
+// -----
+
+// A loop's own num_stages (kl.range(..., num_stages=1)) overrides the
+// kernel's.
+// CHECK: // -----
+// CHECK-LABEL: func.func @loop_stages
+// CHECK-NOT: async_copy
+// CHECK: kiln.load
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#slice = #kiln_gpu.slice<{dim = 1, parent = #blocked2}>
+#slice1 = #kiln_gpu.slice<{dim = 0, parent = #blocked1}>
+#slice2 = #kiln_gpu.slice<{dim = 1, parent = #blocked}>
+#slice3 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
+#slice4 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
+#slice5 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @loop_stages(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
+    %cst = arith.constant dense<64> : tensor<64x1xi32, #blocked>
+    %cst_0 = arith.constant dense<2048> : tensor<32x64xi32, #blocked1>
+    %cst_1 = arith.constant dense<32> : tensor<64x32xi32, #blocked2>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xf16, #blocked2>
+    %cst_3 = arith.constant dense<64> : tensor<32x1xi32, #blocked1>
+    %cst_4 = arith.constant dense<32> : tensor<64x1xi32, #blocked2>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %c32_i32 = arith.constant 32 : i32
+    %0 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice>
+    %1 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice1>
+    %2 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice2>
+    %3 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice3>
+    %4 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice4>
+    %5 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice5>
+    %6 = kiln.expand_dims %0 {axis = 1 : i32} : tensor<64xi32, #slice> -> tensor<64x1xi32, #blocked2>
+    %7 = kiln.expand_dims %2 {axis = 1 : i32} : tensor<64xi32, #slice2> -> tensor<64x1xi32, #blocked>
+    %8 = arith.muli %6, %cst_4 : tensor<64x1xi32, #blocked2>
+    %9 = kiln.splat %arg0 : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>, #blocked2>
+    %10 = kiln.addptr %9, %8 : tensor<64x1x!kiln.ptr<f16>, #blocked2>, tensor<64x1xi32, #blocked2>
+    %11 = kiln.expand_dims %5 {axis = 0 : i32} : tensor<32xi32, #slice5> -> tensor<1x32xi32, #blocked2>
+    %12 = kiln.broadcast %10 : tensor<64x1x!kiln.ptr<f16>, #blocked2> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %13 = kiln.broadcast %11 : tensor<1x32xi32, #blocked2> -> tensor<64x32xi32, #blocked2>
+    %14 = kiln.addptr %12, %13 : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+    %15 = kiln.expand_dims %4 {axis = 1 : i32} : tensor<32xi32, #slice4> -> tensor<32x1xi32, #blocked1>
+    %16 = arith.muli %15, %cst_3 : tensor<32x1xi32, #blocked1>
+    %17 = kiln.splat %arg1 : !kiln.ptr<f16> -> tensor<32x1x!kiln.ptr<f16>, #blocked1>
+    %18 = kiln.addptr %17, %16 : tensor<32x1x!kiln.ptr<f16>, #blocked1>, tensor<32x1xi32, #blocked1>
+    %19 = kiln.expand_dims %1 {axis = 0 : i32} : tensor<64xi32, #slice1> -> tensor<1x64xi32, #blocked1>
+    %20 = kiln.expand_dims %3 {axis = 0 : i32} : tensor<64xi32, #slice3> -> tensor<1x64xi32, #blocked>
+    %21 = kiln.broadcast %18 : tensor<32x1x!kiln.ptr<f16>, #blocked1> -> tensor<32x64x!kiln.ptr<f16>, #blocked1>
+    %22 = kiln.broadcast %19 : tensor<1x64xi32, #blocked1> -> tensor<32x64xi32, #blocked1>
+    %23 = kiln.addptr %21, %22 : tensor<32x64x!kiln.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+    %24:3 = scf.for %arg4 = %c0_i32 to %arg3 step %c1_i32 iter_args(%arg5 = %cst_5, %arg6 = %14, %arg7 = %23) -> (tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<32x64x!kiln.ptr<f16>, #blocked1>)  : i32 {
+      %31 = arith.muli %arg4, %c32_i32 : i32
+      %32 = arith.subi %arg3, %31 : i32
+      %33 = kiln.splat %32 : i32 -> tensor<1x32xi32, #blocked2>
+      %34 = arith.cmpi slt, %11, %33 : tensor<1x32xi32, #blocked2>
+      %35 = kiln.broadcast %34 : tensor<1x32xi1, #blocked2> -> tensor<64x32xi1, #blocked2>
+      %36 = kiln.load %arg6, %35, %cst_2 : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %37 = kiln.load %arg7 : tensor<32x64x!kiln.ptr<f16>, #blocked1> -> tensor<32x64xf16, #blocked1>
+      %38 = kiln.dot %36, %37, %arg5 {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blocked1> -> tensor<64x64xf32, #blocked>
+      %39 = kiln.addptr %arg6, %cst_1 : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+      %40 = kiln.addptr %arg7, %cst_0 : tensor<32x64x!kiln.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+      scf.yield %38, %39, %40 : tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<32x64x!kiln.ptr<f16>, #blocked1>
+    } {kiln.num_stages = 1 : i32}
+    %25 = arith.muli %7, %cst : tensor<64x1xi32, #blocked>
+    %26 = kiln.splat %arg2 : !kiln.ptr<f32> -> tensor<64x1x!kiln.ptr<f32>, #blocked>
+    %27 = kiln.addptr %26, %25 : tensor<64x1x!kiln.ptr<f32>, #blocked>, tensor<64x1xi32, #blocked>
+    %28 = kiln.broadcast %27 : tensor<64x1x!kiln.ptr<f32>, #blocked> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    %29 = kiln.broadcast %20 : tensor<1x64xi32, #blocked> -> tensor<64x64xi32, #blocked>
+    %30 = kiln.addptr %28, %29 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xi32, #blocked>
+    kiln.store %30, %24#0 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}
+
+
