@@ -2,10 +2,13 @@
 // RUN: kiln-opt %s -split-input-file -kiln-gpu-pipeline-loads="num-stages=1" | FileCheck %s --check-prefix=ONE
 
 // The tutorial's loop on one warpgroup (sm_90a): both operands are copied
-// into three slots each, two iterations ahead. Before the loop, the
-// copies of iterations 0 and 1 into slots 0 and 1 (masked off unless the
-// loop runs that far), one commit group each; the pointers the loop
-// carries start two iterations ahead.
+// into three slots each, two iterations ahead. The pointer blocks, which
+// the loop advanced by a splat each iteration, become i64 sums of the
+// offsets that the loop carries, the blocks rebuilt from their initial
+// values (the lowering then computes only the pointers the copies use).
+// Before the loop, the copies of iterations 0 and 1 into slots 0 and 1
+// (masked off unless the loop runs that far), one commit group each; the
+// sums start two iterations ahead.
 // CHECK-LABEL: func.func @pipelined
 // CHECK: kiln_gpu.async_copy %{{.*}}, %[[S0:.*]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 3>}
 // CHECK: kiln_gpu.async_copy %{{.*}}, %[[S0]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = "wgmma", offset = 12288, slotBytes = 4096, slots = 3>}
@@ -16,13 +19,17 @@
 // The loop waits for its slot's group (one more may stay in flight), the
 // dot reads the slot and only waits for the previous wgmma group, then the
 // copies of the iteration two ahead go into the slot two ahead.
-// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N:.*]] step %[[STEP:.*]] iter_args(%[[ACC:.*]] = %{{.*}}, %[[PA:.*]] = %{{.*}}, %[[PB:.*]] = %{{.*}}, %[[SLOT:.*]] = %{{.*}})
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N:.*]] step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[SA:.*]] = %{{.*}}, %[[SB:.*]] = %{{.*}}, %[[SLOT:.*]] = %{{.*}})
 // CHECK-NEXT: kiln_gpu.async_wait {pending = 1 : i32}
 // CHECK: %[[A:.*]] = kiln_gpu.shared_operand %[[SLOT]] {buffer = #kiln_gpu.operand_buffer<operand = 0
 // CHECK: %[[B:.*]] = kiln_gpu.shared_operand %[[SLOT]] {buffer = #kiln_gpu.operand_buffer<operand = 1
 // CHECK: %[[D:.*]] = kiln.dot %[[A]], %[[B]], %[[ACC]] {{.*}}kiln_gpu.wgmma_buffer = 0
 // CHECK: %[[AHEAD:.*]] = arith.addi %[[I]], %{{.*}}
 // CHECK: %[[WRITE:.*]] = arith.select
+// CHECK: %[[OB:.*]] = kiln.splat %[[SB]] : i64
+// CHECK: %[[PB:.*]] = kiln.addptr %{{.*}}, %[[OB]]
+// CHECK: %[[OA:.*]] = kiln.splat %[[SA]] : i64
+// CHECK: %[[PA:.*]] = kiln.addptr %{{.*}}, %[[OA]]
 // CHECK: %[[MORE:.*]] = arith.cmpi slt, %[[AHEAD]], %[[N]]
 // CHECK: kiln_gpu.async_copy %[[PA]], %[[WRITE]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0
 // CHECK: kiln_gpu.async_copy %[[PB]], %[[WRITE]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 1

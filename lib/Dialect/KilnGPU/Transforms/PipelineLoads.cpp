@@ -213,6 +213,100 @@ void emitCopies(OpBuilder &builder, Location loc, scf::ForOp loop, const CopySta
   AsyncCommitGroupOp::create(builder, loc);
 }
 
+/// The loop-invariant scalar a block offset is a splat of (`splat(x)` or a
+/// splat constant), materialized before `loop`; null if there is none.
+Value getInvariantSplatScalar(scf::ForOp loop, Value offset) {
+  OpBuilder builder(loop);
+  DenseIntElementsAttr constant;
+  if (matchPattern(offset, m_Constant(&constant)) && constant.isSplat())
+    return arith::ConstantOp::create(builder, loop.getLoc(),
+                                     constant.getSplatValue<IntegerAttr>());
+  auto splat = offset.getDefiningOp<SplatOp>();
+  if (!splat)
+    return {};
+  Value scalar = splat.getSrc();
+  if (!loop->isAncestor(scalar.getParentRegion()->getParentOp()))
+    return scalar;
+  // Computed in the body from values defined outside it: clone it out.
+  FailureOr<SmallVector<Operation *>> slice = getBodySlice(loop, scalar);
+  if (failed(slice))
+    return {};
+  for (Operation *op : *slice)
+    for (Value operand : op->getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand); arg && arg.getOwner() == loop.getBody())
+        return {};
+  IRMapping mapping;
+  for (Operation *op : *slice)
+    builder.clone(*op, mapping);
+  return mapping.lookupOrDefault(scalar);
+}
+
+/// Where a pipelined load's pointers are a block the loop advances by the
+/// same offset each iteration (`p = p + splat(x)`, x invariant), carries
+/// the scalar sum of the offsets instead and rebuilds the block from its
+/// initial value in the body. The lowering then only computes the
+/// pointers the copies use (a thread copies a run of elements through its
+/// first pointer) instead of advancing every element a loop-carried block
+/// holds.
+void carryPointerOffsets(scf::ForOp &loop, ArrayRef<PipelinedOperand> operands) {
+  for (const PipelinedOperand &operand : operands) {
+    Block *body = loop.getBody();
+    auto arg = dyn_cast<BlockArgument>(operand.load.getPtr());
+    if (!arg || arg.getOwner() != body || arg.getArgNumber() == 0)
+      continue;
+    unsigned index = arg.getArgNumber() - 1;
+    Operation *yield = body->getTerminator();
+    auto advance = yield->getOperand(index).getDefiningOp<AddPtrOp>();
+    if (!advance || advance.getPtr() != arg || !advance->hasOneUse() ||
+        !llvm::all_of(arg.getUsers(), [&](Operation *user) {
+          return user == operand.load.getOperation() || user == advance.getOperation();
+        }))
+      continue;
+    Value step = getInvariantSplatScalar(loop, advance.getOffset());
+    if (!step)
+      continue;
+    Location loc = loop.getLoc();
+    OpBuilder builder(loop);
+    // 64-bit sums: the pointers they replace advanced in 64 bits.
+    Type i64 = builder.getI64Type();
+    if (step.getType() != i64)
+      step = arith::ExtSIOp::create(builder, loc, i64, step);
+    Value zero = arith::ConstantOp::create(builder, loc, builder.getI64IntegerAttr(0));
+    Value initial = loop.getInitArgs()[index];
+    IRRewriter rewriter(loop.getContext());
+    rewriter.setInsertionPoint(loop);
+    FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
+        rewriter, zero, /*replaceInitOperandUsesInLoop=*/false,
+        [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
+          return SmallVector<Value>{arith::AddIOp::create(b, l, args[0], step)};
+        });
+    if (failed(replaced))
+      continue;
+    loop = cast<scf::ForOp>(replaced->getOperation());
+    body = loop.getBody();
+    Value sum = loop.getRegionIterArgs().back();
+    auto ptrType = cast<RankedTensorType>(initial.getType());
+    auto offsetType = RankedTensorType::get(ptrType.getShape(), i64, ptrType.getEncoding());
+    builder.setInsertionPointToStart(body);
+    Value pointers = AddPtrOp::create(builder, loc, ptrType, initial,
+                                      SplatOp::create(builder, loc, offsetType, sum));
+    operand.load.getPtrMutable().assign(pointers);
+    // The old block is now carried unchanged (folded away), and, after the
+    // loop, rebuilt from the final sum.
+    BlockArgument oldArg = loop.getRegionIterArgs()[index];
+    body->getTerminator()->setOperand(index, oldArg);
+    advance.erase();
+    Value result = loop.getResult(index);
+    if (!result.use_empty()) {
+      builder.setInsertionPointAfter(loop);
+      Value final = AddPtrOp::create(
+          builder, loc, ptrType, initial,
+          SplatOp::create(builder, loc, offsetType, loop.getResults().back()));
+      result.replaceAllUsesWith(final);
+    }
+  }
+}
+
 LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInfo) {
   ModuleOp module = loop->getParentOfType<ModuleOp>();
   int numWarps = getNumWarps(module), threadsPerWarp = getThreadsPerWarp(module);
@@ -234,6 +328,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   SmallVector<PipelinedOperand> operands = getPipelinedOperands(loop, dot, axisInfo);
   if (operands.empty())
     return failure();
+  carryPointerOffsets(loop, operands);
   FailureOr<CopyStage> stage = getCopyStage(loop, operands);
   if (failed(stage))
     return failure();

@@ -110,7 +110,11 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
 
     The pointers and masks of iteration i + L are the load's own, cloned
     with the induction variable advanced by L steps; the values the loop
-    carries for them (pointer increments) start L iterations ahead. L is
+    carries for them (pointer increments) start L iterations ahead. A
+    pointer block advanced by a loop-invariant splat each iteration is
+    first carried as an i64 sum of the offsets instead, the block rebuilt
+    from its initial value, so that the lowering only computes the
+    pointers the copies use. L is
     `num-stages` - 1. A wgmma dot that only accumulates, both operands in
     slots, is also made asynchronous (marked `kiln_gpu.wgmma_buffer = 0`,
     its result read through `kiln_gpu.async_dot_wait`): each wgmma then
