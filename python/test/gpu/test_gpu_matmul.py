@@ -12,6 +12,8 @@ precisions, 3-D, ...) are tested in ../kernels/test_dot.py.
 import pytest
 import torch
 
+import kiln
+import kiln.language as kl
 from matmul_kernels import run_matmul
 
 
@@ -74,3 +76,46 @@ def test_trip_counts_of_the_k_loop(k, num_stages):
     c = torch.full((256, 256), float("nan"), device="cuda", dtype=torch.float32)
     out = run_matmul(a, b, c, 128, 128, 32, 8, num_stages=num_stages)
     assert relative_error(out, a.double() @ b.double()) < 1e-2
+
+
+@kiln.jit
+def persistent_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: kl.constexpr,
+                             BLOCK_N: kl.constexpr, BLOCK_K: kl.constexpr):
+    """Row-major contiguous operands; each program loops over several C tiles,
+    each tile a pipelined loop over K: consecutive inner loops reuse the
+    same shared-memory slots."""
+    num_n = kl.cdiv(N, BLOCK_N)
+    num_tiles = kl.cdiv(M, BLOCK_M) * num_n
+    for tile in range(kl.program_id(0), num_tiles, kl.num_programs(0)):
+        offs_m = (tile // num_n) * BLOCK_M + kl.arange(0, BLOCK_M)
+        offs_n = (tile % num_n) * BLOCK_N + kl.arange(0, BLOCK_N)
+        offs_k = kl.arange(0, BLOCK_K)
+        a_ptrs = a_ptr + (offs_m[:, None] % M) * K + offs_k[None, :]
+        b_ptrs = b_ptr + offs_k[:, None] * N + (offs_n[None, :] % N)
+        acc = kl.zeros((BLOCK_M, BLOCK_N), dtype=kl.float32)
+        for k in range(0, kl.cdiv(K, BLOCK_K)):
+            a = kl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+            b = kl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+            acc = kl.dot(a, b, acc)
+            a_ptrs += BLOCK_K
+            b_ptrs += BLOCK_K * N
+        mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+        kl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(kl.float16), mask=mask)
+
+
+@pytest.mark.parametrize("bm,bn,num_warps,num_stages", [
+    (128, 128, 8, 3), (128, 128, 4, 4), (64, 64, 4, 2),
+])
+def test_persistent_matmul_reuses_the_slots(bm, bn, num_warps, num_stages):
+    """Several pipelined K loops one after another in a program (a
+    persistent kernel, 4 programs over 16+ tiles): the slots a loop's last
+    dots read are only overwritten once every warp is past them."""
+    generator = torch.Generator(device="cuda")
+    generator.manual_seed(bm + num_warps + num_stages)
+    m, n, k = 4 * bm + 16, 4 * bn, 320  # K a multiple of 16: both operands copied
+    a = torch.randn(m, k, device="cuda", dtype=torch.float16, generator=generator)
+    b = torch.randn(k, n, device="cuda", dtype=torch.float16, generator=generator)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    persistent_matmul_kernel[(4,)](a, b, c, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=32,
+                                   num_warps=num_warps, num_stages=num_stages)
+    assert relative_error(c, a.double() @ b.double()) < 1e-2

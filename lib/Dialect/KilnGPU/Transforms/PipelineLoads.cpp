@@ -426,10 +426,11 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   for (const PipelinedOperand &operand : operands)
     operand.load.erase();
 
-  // After the loop: no copy is left in flight (a later loop reuses the
-  // slots), and an asynchronous dot's accumulator is read after its wait.
+  // After the loop: an asynchronous dot's accumulator is read after its
+  // wait, then no copy is left in flight and every thread is past both
+  // (the barrier of kiln_gpu.async_wait): a later loop, or the next
+  // iteration of an enclosing one, reuses the slots.
   builder.setInsertionPointAfter(newLoop);
-  AsyncWaitOp::create(builder, loc, 0);
   if (asyncDot) {
     dot->setAttr("kiln_gpu.wgmma_buffer", builder.getI32IntegerAttr(0));
     unsigned index = cast<BlockArgument>(dot.getC()).getArgNumber() - 1;
@@ -437,6 +438,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     auto wait = AsyncDotWaitOp::create(builder, loc, result.getType(), result);
     result.replaceAllUsesExcept(wait, wait);
   }
+  AsyncWaitOp::create(builder, loc, 0);
   return success();
 }
 
