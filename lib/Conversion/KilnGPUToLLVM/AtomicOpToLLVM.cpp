@@ -76,14 +76,6 @@ StringRef getConstraint(unsigned bits) {
   return bits == 16 ? "h" : bits == 32 ? "r" : "l";
 }
 
-int getTargetCapability(Operation *op) {
-  auto module = op->getParentOfType<ModuleOp>();
-  auto target = module ? module->getAttrOfType<StringAttr>(
-                             KilnGPUDialect::getTargetAttrName())
-                       : StringAttr();
-  return target ? getComputeCapability(target.getValue()) : 0;
-}
-
 
 /// Per element of an atomic's result, whether this thread applies it (null:
 /// every element it holds) and its index in row-major order of the block.
@@ -256,7 +248,7 @@ struct AtomicRMWOpLowering : public AtomicLowering<AtomicRMWOp> {
     Type element = getElementTypeOrSelf(op.getVal().getType());
     // atom.add.noftz.bf16 needs sm_90; before, a compare-and-swap loop.
     bool bf16Loop = element.isBF16() && op.getKind() == RMWKind::fadd &&
-                    getTargetCapability(op) < 90;
+                    getComputeCapability(op->getParentOfType<ModuleOp>()) < 90;
     std::string prefix = ("atom" + getSemanticSuffix(op.getSem()) +
                           getScopeSuffix(op.getScope()) + ".global")
                              .str();

@@ -100,8 +100,8 @@ struct SharedTile {
 };
 
 /// An operand tile ([M][K] for A, [K][N] for B) as wgmma or mma.sync reads
-/// it, `byteOffset` bytes from `base`: rows of swizzled
-/// 16-byte chunks, split into 128-byte-wide blocks for wgmma.
+/// it, `byteOffset` bytes from `base`: rows of swizzled 16-byte chunks,
+/// split into 128-byte-wide blocks for wgmma.
 SharedTile getOperandTile(bool wgmma, ArrayRef<int64_t> shape, int64_t elementBytes,
                           Value base, int64_t byteOffset = 0) {
   SharedTile tile = SharedTile::get(byteOffset, shape[0], shape[1], elementBytes,
@@ -141,8 +141,9 @@ RowMap getWgmmaRowMap(int numWarps, int64_t m) {
   };
 }
 
-/// The pipeline slot `shared` reads (kiln-gpu-pipeline-loads) as a tile:
-/// the pipeline buffers start `pipelineStart` bytes into shared memory.
+/// Slot `slot` (an i32) of `buffer` (kiln-gpu-pipeline-loads) as a tile of
+/// `type`: the pipeline buffers start `pipelineStart` bytes into shared
+/// memory.
 SharedTile getSlotTile(OpBuilder &b, Location loc, OperandBufferAttr buffer, Value slot,
                        RankedTensorType type, int64_t pipelineStart) {
   Value offset = LLVM::AddOp::create(
@@ -156,7 +157,6 @@ SharedTile getSlotTile(OpBuilder &b, Location loc, OperandBufferAttr buffer, Val
 /// Writes the elements a thread holds of `operand` (a 2-D or 3-D block,
 /// batches stacked along the rows) into `tile`, with vector stores of the
 /// runs of consecutive columns a thread holds.
-
 void storeOperandTile(OpBuilder &b, Location loc, Value converted,
                       RankedTensorType type, const SharedTile &tile,
                       const LaunchShape &launch, const RowMap &rowMap = nullptr) {

@@ -210,14 +210,19 @@ int mlir::kiln::gpu::getComputeCapability(StringRef target) {
   return capability;
 }
 
+int mlir::kiln::gpu::getComputeCapability(ModuleOp module) {
+  auto target = module ? module->getAttrOfType<StringAttr>(KilnGPUDialect::getTargetAttrName())
+                       : StringAttr();
+  return target ? getComputeCapability(target.getValue()) : 0;
+}
+
 bool mlir::kiln::gpu::hasWarpgroupMma(ModuleOp module) {
   auto target = module->getAttrOfType<StringAttr>(KilnGPUDialect::getTargetAttrName());
   return target && target.getValue() == "sm_90a";
 }
 
 bool mlir::kiln::gpu::hasAsyncCopy(ModuleOp module) {
-  auto target = module->getAttrOfType<StringAttr>(KilnGPUDialect::getTargetAttrName());
-  return target && getComputeCapability(target.getValue()) >= 80;
+  return getComputeCapability(module) >= 80;
 }
 
 StringRef mlir::kiln::gpu::getDotTensorCores(DotOp dot, int numWarps, int threadsPerWarp) {
@@ -327,7 +332,7 @@ OperandBufferAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-/// Whether a 2-D tile of `elements` elements fits in a slot of `buffer`.
+/// Whether `type` is a 2-D tile that fits in a slot of `buffer`.
 static LogicalResult verifyTileFits(Operation *op, OperandBufferAttr buffer,
                                     RankedTensorType type) {
   if (type.getRank() != 2)

@@ -162,8 +162,7 @@ struct KilnGPUAccelerateMatmul
     MLIRContext *context = &getContext();
     int numWarps = getNumWarps(module);
     int threadsPerWarp = getThreadsPerWarp(module);
-    auto target = module->getAttrOfType<StringAttr>(KilnGPUDialect::getTargetAttrName());
-    int capability = target ? getComputeCapability(target.getValue()) : 0;
+    int capability = getComputeCapability(module);
     bool hasWgmma = hasWarpgroupMma(module);
 
     SmallVector<DotOp> dots;

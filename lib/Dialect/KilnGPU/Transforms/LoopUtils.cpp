@@ -49,8 +49,7 @@ Value mlir::kiln::gpu::andMask(OpBuilder &builder, Location loc, Value mask,
   return mask ? Value(arith::AndIOp::create(builder, loc, mask, splat)) : splat;
 }
 
-DotOp mlir::kiln::gpu::getAccumulatingDot(scf::ForOp loop, int numWarps,
-                                          int threadsPerWarp) {
+DotOp mlir::kiln::gpu::getOnlyDot(scf::ForOp loop) {
   DotOp found;
   for (Operation &op : *loop.getBody()) {
     auto dot = dyn_cast<DotOp>(op);
@@ -60,6 +59,12 @@ DotOp mlir::kiln::gpu::getAccumulatingDot(scf::ForOp loop, int numWarps,
       return {};
     found = dot;
   }
+  return found;
+}
+
+DotOp mlir::kiln::gpu::getAccumulatingDot(scf::ForOp loop, int numWarps,
+                                          int threadsPerWarp) {
+  DotOp found = getOnlyDot(loop);
   if (!found)
     return {};
   RankedTensorType type = found.getType();

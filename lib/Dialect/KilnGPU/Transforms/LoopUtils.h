@@ -26,6 +26,9 @@ FailureOr<SmallVector<Operation *>> getBodySlice(scf::ForOp loop, ValueRange roo
 Value andMask(OpBuilder &builder, Location loc, Value mask, Value condition,
               RankedTensorType ptrType);
 
+/// The dot of `loop`'s body when there is exactly one (null otherwise).
+DotOp getOnlyDot(scf::ForOp loop);
+
 /// The one dot of `loop` if it can run asynchronously: a wgmma dot whose
 /// accumulator is a value the loop carries, used by nothing else, and whose
 /// result is only yielded back into it.

@@ -312,14 +312,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   int numWarps = getNumWarps(module), threadsPerWarp = getThreadsPerWarp(module);
   if (writesMemory(loop))
     return failure();
-  DotOp dot;
-  for (Operation &op : *loop.getBody()) {
-    if (!isa<DotOp>(op))
-      continue;
-    if (dot)
-      return failure();
-    dot = cast<DotOp>(op);
-  }
+  DotOp dot = getOnlyDot(loop);
   if (!dot)
     return failure();
   StringRef tensorCores = getDotTensorCores(dot, numWarps, threadsPerWarp);

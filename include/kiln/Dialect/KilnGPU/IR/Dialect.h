@@ -63,6 +63,10 @@ bool hasMmaAccumulatorLayout(RankedTensorType type, int numWarps,
 /// The compute capability of a target name such as "sm_90a" (90), or 0.
 int getComputeCapability(StringRef target);
 
+/// The compute capability of `module`'s target (kiln_gpu.target), or 0
+/// when it has none (or `module` is null).
+int getComputeCapability(ModuleOp module);
+
 /// Whether `module`'s target has the warpgroup MMA (wgmma): sm_90a only
 /// (not sm_90, not later chips).
 bool hasWarpgroupMma(ModuleOp module);
