@@ -1,7 +1,8 @@
 """The tiled matmul kernel of Triton's tutorial, shared by the matmul tests:
 one program per (BLOCK_M, BLOCK_N) tile of C, programs in groups of
 GROUP_SIZE_M rows, a loop over K with masked loads, fp32 accumulation
-(``acc = dot(a, b, acc)``, or ``acc += dot(a, b)`` with ACC_IN_DOT=False)."""
+(``acc = dot(a, b, acc)``, or ``acc += dot(a, b)`` with ACC_IN_DOT=False);
+and a plainer one for operands of any dtype and input precision."""
 
 import kiln
 import kiln.language as kl
@@ -40,6 +41,28 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     offs_cn = pid_n * BLOCK_N + kl.arange(0, BLOCK_N)
     c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
     kl.store(c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :], c, mask=c_mask)
+
+
+@kiln.jit
+def typed_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                        BLOCK_M: kl.constexpr, BLOCK_N: kl.constexpr, BLOCK_K: kl.constexpr,
+                        ACC: kl.constexpr, PRECISION: kl.constexpr):
+    """Row-major operands of any dtype, an ACC accumulator, `input_precision`
+    PRECISION."""
+    offs_m = kl.program_id(0) * BLOCK_M + kl.arange(0, BLOCK_M)
+    offs_n = kl.program_id(1) * BLOCK_N + kl.arange(0, BLOCK_N)
+    offs_k = kl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + (offs_m[:, None] % M) * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + (offs_n[None, :] % N)
+    acc = kl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
+    for k in range(0, kl.cdiv(K, BLOCK_K)):
+        a = kl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0)
+        b = kl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0)
+        acc = kl.dot(a, b, acc, input_precision=PRECISION)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    kl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc, mask=mask)
 
 
 def run_matmul(a, b, c, bm, bn, bk, num_warps, num_stages=3, acc_in_dot=True):

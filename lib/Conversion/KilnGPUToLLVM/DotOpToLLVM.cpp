@@ -156,12 +156,21 @@ SharedTile getSlotTile(OpBuilder &b, Location loc, OperandBufferAttr buffer, Val
 
 /// Writes the elements a thread holds of `operand` (a 2-D or 3-D block,
 /// batches stacked along the rows) into `tile`, with vector stores of the
-/// runs of consecutive columns a thread holds.
+/// runs of consecutive columns a thread holds. `transposed` (2-D only)
+/// stores element (r, c) at row c, column r of the tile, one at a time;
+/// `roundToTf32` rounds f32 elements to tf32 to nearest first.
 void storeOperandTile(OpBuilder &b, Location loc, Value converted,
                       RankedTensorType type, const SharedTile &tile,
-                      const LaunchShape &launch, const RowMap &rowMap = nullptr) {
+                      const LaunchShape &launch, const RowMap &rowMap = nullptr,
+                      bool transposed = false, bool roundToTf32 = false) {
   Value base = tile.base;
   SmallVector<Value> values = unpackElements(b, loc, converted);
+  if (roundToTf32)
+    for (Value &v : values)
+      v = LLVM::BitcastOp::create(
+          b, loc, b.getF32Type(),
+          createInlineAsm(b, loc, /*hasSideEffects=*/false, b.getI32Type(), {v},
+                          "cvt.rna.tf32.f32 $0, $1;", "=r,f"));
   SmallVector<Value> coords = emitBlockCoordinates(b, loc, type, launch);
   unsigned rank = type.getRank();
   SmallVector<SmallVector<Value>> coordOf(rank);
@@ -173,7 +182,8 @@ void storeOperandTile(OpBuilder &b, Location loc, Value converted,
   int64_t run = 1;
   SmallVector<SmallVector<int32_t>> offsets;
   std::optional<ThreadLayout> layout = getThreadLayout(type);
-  if (layout && layout->slicedDim < 0 && layout->blocked.getOrder()[0] == rank - 1) {
+  if (layout && !transposed && layout->slicedDim < 0 &&
+      layout->blocked.getOrder()[0] == rank - 1) {
     offsets = getElementOffsets(layout->blocked, layout->shape);
     run = std::min<int64_t>({layout->blocked.getSizePerThread()[rank - 1],
                              tile.chunkElements(), type.getDimSize(rank - 1)});
@@ -182,6 +192,9 @@ void storeOperandTile(OpBuilder &b, Location loc, Value converted,
   Type element = values.front().getType();
   // Where element `e` goes: batches are stacked along the tile's rows.
   auto addressOf = [&](size_t e) {
+    if (transposed)
+      return getSharedAddress(b, loc, base,
+                              tile.emitOffset(b, loc, coordOf[1][e], coordOf[0][e]));
     Value row = coordOf[rank - 2][e];
     if (rank == 3)
       row = LLVM::AddOp::create(
@@ -217,21 +230,26 @@ std::optional<int64_t> getWgmmaBuffer(DotOp op) {
   return std::nullopt;
 }
 
-/// Inline-asm constraints for `count` f32 registers that an instruction
-/// updates in place: `count` outputs, the operands in `between` (each with
-/// its leading comma), then the inputs tied to the outputs.
-std::string getTiedFloatConstraints(int64_t count, StringRef between) {
+/// Inline-asm constraints for `count` registers (f32 for `kind` 'f', i32
+/// for 'r') that an instruction updates in place: `count` outputs, the
+/// operands in `between` (each with its leading comma), then the inputs
+/// tied to the outputs.
+std::string getTiedConstraints(int64_t count, StringRef between, char kind) {
   std::string constraints;
   for (int64_t i = 0; i < count; ++i)
-    constraints += (i ? ",=f" : "=f");
+    constraints += std::string(i ? ",=" : "=") + kind;
   constraints += between;
   for (int64_t i = 0; i < count; ++i)
     constraints += "," + std::to_string(i);
   return constraints;
 }
 
-/// wgmma.wait_group 0, taking and returning `values` (f32 accumulators):
-/// nothing can read them before the wait.
+/// The inline-asm register kind of accumulators of type `type`: 'r' for
+/// i32, 'f' for f32.
+char getRegisterKind(Type type) { return type.isInteger(32) ? 'r' : 'f'; }
+
+/// wgmma.wait_group 0, taking and returning `values` (f32 or i32
+/// accumulators): nothing can read them before the wait.
 SmallVector<Value> emitWaitAll(OpBuilder &b, Location loc, ArrayRef<Value> values) {
   if (values.empty()) {
     createInlineAsm(b, loc, true, LLVM::LLVMVoidType::get(b.getContext()), {},
@@ -244,7 +262,8 @@ SmallVector<Value> emitWaitAll(OpBuilder &b, Location loc, ArrayRef<Value> value
   Value waited = createInlineAsm(b, loc, /*hasSideEffects=*/true,
                                  LLVM::LLVMStructType::getLiteral(b.getContext(), types),
                                  values, "wgmma.wait_group.sync.aligned 0;",
-                                 getTiedFloatConstraints(values.size(), ""));
+                                 getTiedConstraints(values.size(), "",
+                                                    getRegisterKind(types.front())));
   SmallVector<Value> results;
   for (size_t i = 0; i < values.size(); ++i)
     results.push_back(LLVM::ExtractValueOp::create(b, loc, waited, i));
@@ -260,8 +279,12 @@ struct AsyncDotWaitOpLowering : public ConvertOpToLLVMPattern<AsyncDotWaitOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     SmallVector<Value> values = unpackElements(rewriter, loc, adaptor.getSrc());
-    if (!llvm::all_of(values, [](Value v) { return v.getType().isF32(); }))
-      return op.emitOpError("expected f32 accumulators");
+    if (!values.empty() &&
+        !llvm::all_of(values, [&](Value v) {
+          return v.getType() == values.front().getType() &&
+                 (v.getType().isF32() || v.getType().isInteger(32));
+        }))
+      return op.emitOpError("expected f32 or i32 accumulators");
     rewriter.replaceOp(op, packElements(rewriter, loc, adaptor.getSrc().getType(),
                                         emitWaitAll(rewriter, loc, values)));
     return success();
@@ -269,7 +292,7 @@ struct AsyncDotWaitOpLowering : public ConvertOpToLLVMPattern<AsyncDotWaitOp> {
 };
 
 /// kiln_gpu.async_copy: per run of elements a thread holds, one cp.async
-/// into the slot (zero-filled where masked off); runs under 4 bytes, which
+/// into the slot (zero-filled where masked off); runs of 1 or 2 bytes, which
 /// cp.async cannot move, are loaded and stored.
 struct AsyncCopyOpLowering : public ConvertOpToLLVMPattern<AsyncCopyOp> {
   AsyncCopyOpLowering(const LLVMTypeConverter &converter, LaunchShape launch,
@@ -303,6 +326,7 @@ struct AsyncCopyOpLowering : public ConvertOpToLLVMPattern<AsyncCopyOp> {
     int64_t width = std::min<int64_t>(widths.lookup(op), tile.chunkElements());
     int64_t bytes = width * tile.elementBytes;
     Type i32 = b.getI32Type(), i16 = b.getI16Type();
+    std::string narrowLoad = bytes == 1 ? "ld.global.u8" : "ld.global.b16";
     auto voidType = LLVM::LLVMVoidType::get(b.getContext());
     for (size_t e = 0; e < ptrs.size(); e += width) {
       Value row = rowMap ? rowMap(b, loc, rows[e]) : rows[e];
@@ -326,8 +350,11 @@ struct AsyncCopyOpLowering : public ConvertOpToLLVMPattern<AsyncCopyOp> {
       Value word = createInlineAsm(
           b, loc, /*hasSideEffects=*/true, i16,
           {ptrs[e], LLVM::ZExtOp::create(b, loc, i32, mask)},
-          "{\n.reg .pred p;\nsetp.ne.b32 p, $2, 0;\nmov.b16 $0, 0;\n@p ld.global.b16 $0, [$1];\n}",
+          "{\n.reg .pred p;\nsetp.ne.b32 p, $2, 0;\nmov.b16 $0, 0;\n@p " + narrowLoad +
+              " $0, [$1];\n}",
           "=h,l,r");
+      if (bytes == 1)
+        word = LLVM::TruncOp::create(b, loc, b.getI8Type(), word);
       LLVM::StoreOp::create(b, loc, word, address);
     }
     b.eraseOp(op);
@@ -413,6 +440,10 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     auto bShared = op.getB().getDefiningOp<SharedOperandOp>();
     if ((aShared || bShared) && !wgmma && !mma)
       return op.emitOpError("expected tensor cores to read operands from pipeline slots");
+    // B lies K-major ([N][K]) where the instructions cannot transpose it.
+    bool kMajorB = (wgmma || mma) && getTensorCoreOperands(op)->isKMajorB();
+    if (kMajorB && bShared)
+      return op.emitOpError("expected a K-major B in registers, not in a pipeline slot");
 
     // The operand tiles: in the scratch, or in the pipeline slots that
     // kiln_gpu.shared_operand names.
@@ -425,8 +456,12 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       // of the scratch.
       int64_t start = getWgmmaBuffer(op).value_or(0) * getDotOpScratchBytes(op) / 2;
       aTile = getOperandTile(true, {m, k}, bytes, scratch, start);
-      bTile = getOperandTile(true, {k, n}, bytes, scratch,
-                             start + (aTile.bytes() + 1023) / 1024 * 1024);
+      bTile = getOperandTile(true, kMajorB ? SmallVector<int64_t>{n, k} : SmallVector<int64_t>{k, n},
+                             bytes, scratch, start + (aTile.bytes() + 1023) / 1024 * 1024);
+    } else if (kMajorB) {
+      aTile = SharedTile::get(0, m, k, bytes, /*swizzle=*/true);
+      bTile = SharedTile::get(alignTo16(aTile.bytes()), n, k, bytes, /*swizzle=*/true);
+      aTile.base = bTile.base = scratch;
     } else {
       aTile = SharedTile::get(0, batch * m, k, bytes, mma);
       bTile = SharedTile::get(alignTo16(aTile.bytes()), batch * k, n, bytes, mma);
@@ -449,11 +484,14 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     // Each use of the scratch starts with a barrier: earlier readers are
     // done. (Pipeline slots are ready: kiln_gpu.async_wait synchronized.)
     if (!aShared || !bShared) {
+      bool round = mma && getTensorCoreOperands(op)->roundsToTf32();
       emitBarrier(rewriter, loc);
       if (!aShared)
-        storeOperandTile(rewriter, loc, adaptor.getA(), aType, aTile, launch);
+        storeOperandTile(rewriter, loc, adaptor.getA(), aType, aTile, launch,
+                         /*rowMap=*/nullptr, /*transposed=*/false, round);
       if (!bShared)
-        storeOperandTile(rewriter, loc, adaptor.getB(), bType, bTile, launch);
+        storeOperandTile(rewriter, loc, adaptor.getB(), bType, bTile, launch,
+                         /*rowMap=*/nullptr, kMajorB, round);
       emitBarrier(rewriter, loc);
     }
 
@@ -467,14 +505,21 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
 
   static int64_t alignTo16(int64_t v) { return (v + 15) / 16 * 16; }
 
-  /// mma.sync.m16n8k16 over the warp's tiles, operands through ldmatrix.
+  /// mma.sync (m16n8k16 for f16 and bf16, m16n8k8 for tf32, m16n8k32 for
+  /// s8) over the warp's tiles, operands through ldmatrix: each 8x8 matrix
+  /// of 16-bit elements it loads is 8 rows of 16 bytes, whichever the
+  /// element type, and leaves each thread the 4 bytes of row lane / 4 that
+  /// the instructions want.
   Value lowerWithMma(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &b,
                      const SharedTile &aTile, const SharedTile &bTile) const {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     auto layout = cast<BlockedEncodingAttr>(type.getEncoding());
+    TensorCoreOperands tensorCore = *getTensorCoreOperands(op);
     int64_t m = type.getDimSize(0), n = type.getDimSize(1);
     int64_t k = op.getA().getType().getDimSize(1);
+    // Elements in the 16 bytes of a matrix row; an instruction's K is two.
+    int64_t chunk = 16 / tensorCore.elementBytes;
     unsigned warpsM = layout.getWarpsPerCTA()[0], warpsN = layout.getWarpsPerCTA()[1];
     int64_t repsM = m / (8 * warpsM), repsN = n / (8 * warpsN);
     auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
@@ -517,15 +562,37 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       return regs;
     };
 
-    std::string kind = op.getA().getType().getElementType().isF16() ? "f16" : "bf16";
-    std::string text = "mma.sync.aligned.m16n8k16.row.col.f32." + kind + "." + kind +
-                       ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
-    Type mmaResult = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+    std::string kind = tensorCore.ptxType.str();
+    std::string accKind = tensorCore.integer ? "s32" : "f32";
+    std::string text = "mma.sync.aligned.m16n8k" + std::to_string(tensorCore.instructionK()) +
+                       ".row.col." + accKind + "." + kind + "." + kind + "." + accKind +
+                       " {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+    Type accType = tensorCore.integer ? i32 : f32;
+    Type mmaResult =
+        LLVM::LLVMStructType::getLiteral(b.getContext(), {accType, accType, accType, accType});
+    std::string constraints =
+        getTiedConstraints(4, ",r,r,r,r,r,r", tensorCore.integer ? 'r' : 'f');
+    // tf32x3: each fragment register as its tf32 high part and the tf32
+    // rounding of what is left.
+    auto split = [&](ArrayRef<Value> regs) {
+      std::pair<SmallVector<Value>, SmallVector<Value>> parts;
+      Type pair = LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32});
+      for (Value reg : regs) {
+        Value both = createInlineAsm(
+            b, loc, /*hasSideEffects=*/false, pair, {reg},
+            "{\n.reg .f32 rest;\ncvt.rna.tf32.f32 $0, $2;\nsub.f32 rest, $2, $0;\n"
+            "cvt.rna.tf32.f32 $1, rest;\n}",
+            "=r,=r,r");
+        parts.first.push_back(LLVM::ExtractValueOp::create(b, loc, both, 0));
+        parts.second.push_back(LLVM::ExtractValueOp::create(b, loc, both, 1));
+      }
+      return parts;
+    };
 
     int64_t tilesM = repsM / 2;
-    for (int64_t step = 0; step < k / 16; ++step) {
+    for (int64_t step = 0; step < k / tensorCore.instructionK(); ++step) {
       // A fragments: matrix q of the x4 load is rows (rep 2i + q % 2),
-      // columns 8 * (2 step + q / 2).
+      // column chunk 2 step + q / 2.
       SmallVector<SmallVector<Value>> aFragments;
       for (int64_t i = 0; i < tilesM; ++i) {
         Value rep = LLVM::AddOp::create(b, loc, constant(2 * i), matrixLow);
@@ -535,44 +602,69 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
                                 LLVM::MulOp::create(b, loc, rep, constant(8 * warpsM))),
             rowInGroup);
         Value col = LLVM::MulOp::create(
-            b, loc, LLVM::AddOp::create(b, loc, constant(2 * step), matrixHigh), constant(8));
+            b, loc, LLVM::AddOp::create(b, loc, constant(2 * step), matrixHigh),
+            constant(chunk));
         aFragments.push_back(ldmatrix(row, col, aTile, 4, /*transpose=*/false));
       }
-      // B fragments, two column tiles per x4 load: matrix q is rows
-      // 16 step + 8 (q % 2), column tile (rep n + q / 2).
+      // B fragments, two column tiles per x4 load. [K][N] (16-bit, loaded
+      // transposed): matrix q is rows 16 step + 8 (q % 2) of column tile
+      // (rep n + q / 2). [N][K]: matrix q is rows of column tile
+      // (rep n + q / 2), column chunk 2 step + q % 2.
       SmallVector<SmallVector<Value>> bFragments;
       Value kRow = LLVM::AddOp::create(
           b, loc, LLVM::AddOp::create(b, loc, constant(16 * step),
                                       LLVM::MulOp::create(b, loc, matrixLow, constant(8))),
           rowInGroup);
+      Value kCol = LLVM::MulOp::create(
+          b, loc, LLVM::AddOp::create(b, loc, constant(2 * step), matrixLow), constant(chunk));
       for (int64_t rep = 0; rep < repsN; rep += 2) {
         bool pair = rep + 1 < repsN;
         Value tile = pair ? LLVM::AddOp::create(b, loc, constant(rep), matrixHigh)
                           : constant(rep);
-        Value col = LLVM::MulOp::create(
+        Value nStart = LLVM::MulOp::create(
             b, loc,
             LLVM::AddOp::create(b, loc, warpN, LLVM::MulOp::create(b, loc, tile, constant(warpsN))),
             constant(8));
-        SmallVector<Value> regs = ldmatrix(kRow, col, bTile, pair ? 4 : 2, /*transpose=*/true);
+        SmallVector<Value> regs =
+            tensorCore.isKMajorB()
+                ? ldmatrix(LLVM::AddOp::create(b, loc, nStart, rowInGroup), kCol, bTile,
+                           pair ? 4 : 2, /*transpose=*/false)
+                : ldmatrix(kRow, nStart, bTile, pair ? 4 : 2, /*transpose=*/true);
         bFragments.push_back({regs[0], regs[1]});
         if (pair)
           bFragments.push_back({regs[2], regs[3]});
       }
-      for (int64_t i = 0; i < tilesM; ++i) {
-        for (int64_t rep = 0; rep < repsN; ++rep) {
-          int64_t top = 2 * (rep + repsN * (2 * i));
-          int64_t bottom = 2 * (rep + repsN * (2 * i + 1));
-          SmallVector<Value> operands(aFragments[i]);
-          llvm::append_range(operands, bFragments[rep]);
-          operands.append({acc[top], acc[top + 1], acc[bottom], acc[bottom + 1]});
-          Value d = createInlineAsm(b, loc, /*hasSideEffects=*/false, mmaResult, operands, text,
-                                  getTiedFloatConstraints(4, ",r,r,r,r,r,r"));
-          acc[top] = LLVM::ExtractValueOp::create(b, loc, d, 0);
-          acc[top + 1] = LLVM::ExtractValueOp::create(b, loc, d, 1);
-          acc[bottom] = LLVM::ExtractValueOp::create(b, loc, d, 2);
-          acc[bottom + 1] = LLVM::ExtractValueOp::create(b, loc, d, 3);
-        }
+      auto issue = [&](int64_t i, int64_t rep, ArrayRef<Value> aRegs, ArrayRef<Value> bRegs) {
+        int64_t top = 2 * (rep + repsN * (2 * i));
+        int64_t bottom = 2 * (rep + repsN * (2 * i + 1));
+        SmallVector<Value> operands(aRegs);
+        llvm::append_range(operands, bRegs);
+        operands.append({acc[top], acc[top + 1], acc[bottom], acc[bottom + 1]});
+        Value d = createInlineAsm(b, loc, /*hasSideEffects=*/false, mmaResult, operands, text,
+                                  constraints);
+        acc[top] = LLVM::ExtractValueOp::create(b, loc, d, 0);
+        acc[top + 1] = LLVM::ExtractValueOp::create(b, loc, d, 1);
+        acc[bottom] = LLVM::ExtractValueOp::create(b, loc, d, 2);
+        acc[bottom + 1] = LLVM::ExtractValueOp::create(b, loc, d, 3);
+      };
+      if (!tensorCore.split) {
+        for (int64_t i = 0; i < tilesM; ++i)
+          for (int64_t rep = 0; rep < repsN; ++rep)
+            issue(i, rep, aFragments[i], bFragments[rep]);
+        continue;
       }
+      // tf32x3: the two small cross products first, then the large one.
+      SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> aParts, bParts;
+      for (const SmallVector<Value> &regs : aFragments)
+        aParts.push_back(split(regs));
+      for (const SmallVector<Value> &regs : bFragments)
+        bParts.push_back(split(regs));
+      for (int64_t i = 0; i < tilesM; ++i)
+        for (int64_t rep = 0; rep < repsN; ++rep) {
+          issue(i, rep, aParts[i].second, bParts[rep].first);
+          issue(i, rep, aParts[i].first, bParts[rep].second);
+          issue(i, rep, aParts[i].first, bParts[rep].first);
+        }
     }
     if (f16Acc)
       for (Value &v : acc)
@@ -598,10 +690,12 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     return LLVM::OrOp::create(b, loc, start, constant64(fields));
   }
 
-  /// wgmma.mma_async.m64nNk16 per warpgroup and 64-row tile, operands read
-  /// by descriptors from the swizzled shared tiles: A [M][K] K-major, B
-  /// [K][N] N-major in blocks of 64 columns. Operands not `shared` (in a
-  /// pipeline slot) are stored into their tiles first.
+  /// wgmma.mma_async (m64nNk16 for f16 and bf16, m64nNk8 for tf32, m64nNk32
+  /// for s8: 32 bytes of K each) per warpgroup and 64-row tile, operands
+  /// read by descriptors from the swizzled shared tiles: A [M][K] K-major,
+  /// B [K][N] N-major in blocks of 64 columns for 16-bit types, else [N][K]
+  /// K-major (wgmma transposes only 16-bit operands). Operands not `shared`
+  /// (in a pipeline slot) are stored into their tiles first.
   Value lowerWithWgmma(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &b,
                        const SharedTile &aTile, const SharedTile &bTile, bool aShared,
                        bool bShared) const {
@@ -612,6 +706,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     int numWarps = launch.numWarps;
     int64_t repsM = m / (8 * numWarps), repsN = n / 8;
     int64_t tilesPerGroup = repsM / 2;
+    TensorCoreOperands tensorCore = *getTensorCoreOperands(op);
     auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
     Type i32 = b.getI32Type(), f32 = b.getF32Type();
 
@@ -621,9 +716,11 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       emitBarrier(b, loc);
       if (!aShared)
         storeOperandTile(b, loc, adaptor.getA(), op.getA().getType(), aTile, launch,
-                         getWgmmaRowMap(numWarps, m));
+                         getWgmmaRowMap(numWarps, m), /*transposed=*/false,
+                         tensorCore.roundsToTf32());
       if (!bShared)
-        storeOperandTile(b, loc, adaptor.getB(), op.getB().getType(), bTile, launch);
+        storeOperandTile(b, loc, adaptor.getB(), op.getB().getType(), bTile, launch,
+                         /*rowMap=*/nullptr, tensorCore.isKMajorB(), tensorCore.roundsToTf32());
       // The stores are the generic proxy's; wgmma reads through the async one.
       createInlineAsm(b, loc, /*hasSideEffects=*/true, LLVM::LLVMVoidType::get(b.getContext()),
                       {}, "fence.proxy.async.shared::cta;", "");
@@ -643,18 +740,24 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     auto voidType = LLVM::LLVMVoidType::get(b.getContext());
     createInlineAsm(b, loc, true, voidType, {}, "wgmma.fence.sync.aligned;", "");
 
-    std::string kind = op.getA().getType().getElementType().isF16() ? "f16" : "bf16";
-    int64_t outputs = n / 2; // f32 accumulators per thread per instruction
+    std::string kind = tensorCore.ptxType.str();
+    int64_t outputs = n / 2; // accumulators per thread per instruction
     std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(outputs + 2) +
-                       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
-                       "k16.f32." + kind + "." + kind + " {";
+                       ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k" +
+                       std::to_string(tensorCore.instructionK()) +
+                       (tensorCore.integer ? ".s32." : ".f32.") + kind + "." + kind + " {";
     for (int64_t i = 0; i < outputs; ++i)
       text += (i ? ",$" : "$") + std::to_string(i);
-    text += "}, $" + std::to_string(outputs) + ", $" + std::to_string(outputs + 1) +
-            ", p, 1, 1, 0, 1;\n}";
+    // scale-d, then for floats the scales of A and B (1), then for 16-bit
+    // types whether A and B are transposed (B only).
+    text += "}, $" + std::to_string(outputs) + ", $" + std::to_string(outputs + 1) + ", p" +
+            (tensorCore.integer ? "" : ", 1, 1") + (tensorCore.isKMajorB() ? "" : ", 0, 1") +
+            ";\n}";
     // The descriptors of A and B, scale-d, then the accumulators in place.
-    std::string constraints = getTiedFloatConstraints(outputs, ",l,l,r");
-    SmallVector<Type> fields(outputs, f32);
+    Type accType = tensorCore.integer ? i32 : f32;
+    std::string constraints =
+        getTiedConstraints(outputs, ",l,l,r", tensorCore.integer ? 'r' : 'f');
+    SmallVector<Type> fields(outputs, accType);
     Type resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
     Value one = constant(1);
 
@@ -663,24 +766,34 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     auto elementIndex = [&](int64_t t, int64_t i, int64_t h, int64_t j) {
       return j + 2 * (i + repsN * (2 * t + h));
     };
-    for (int64_t step = 0; step < k / 16; ++step) {
-      int64_t kStart = 16 * step;
-      // B: rows kStart.. of every 64-column block (blocks LBO apart).
-      Value bAddress = LLVM::AddOp::create(
-          b, loc, bBase, constant(bTile.byteOffset + kStart * bTile.rowBytes()));
-      Value bDesc = emitDescriptor(b, loc, bAddress, bTile, bTile.blockBytes());
+    // Where column `kStart` of a K-major tile lies: its block's offset and
+    // the byte in the block's rows.
+    auto kMajorOffset = [](const SharedTile &tile, int64_t kStart) {
+      return tile.byteOffset + kStart / tile.colsPerBlock * tile.blockBytes() +
+             kStart % tile.colsPerBlock * tile.elementBytes;
+    };
+    for (int64_t step = 0; step < k / tensorCore.instructionK(); ++step) {
+      int64_t kStart = tensorCore.instructionK() * step;
+      // B N-major: rows kStart.. of every 64-column block (blocks LBO
+      // apart). K-major: all N rows, columns kStart...
+      Value bDesc;
+      if (tensorCore.isKMajorB()) {
+        Value bAddress = LLVM::AddOp::create(b, loc, bBase, constant(kMajorOffset(bTile, kStart)));
+        bDesc = emitDescriptor(b, loc, bAddress, bTile, /*leadingBytes=*/16);
+      } else {
+        Value bAddress = LLVM::AddOp::create(
+            b, loc, bBase, constant(bTile.byteOffset + kStart * bTile.rowBytes()));
+        bDesc = emitDescriptor(b, loc, bAddress, bTile, bTile.blockBytes());
+      }
       for (int64_t t = 0; t < tilesPerGroup; ++t) {
         // A: 64 rows of this warpgroup's tile t, columns kStart...
-        int64_t block = kStart / aTile.colsPerBlock;
-        int64_t inBlock = (kStart % aTile.colsPerBlock) * aTile.elementBytes;
         Value rowStart = LLVM::MulOp::create(
             b, loc,
             LLVM::AddOp::create(b, loc, LLVM::MulOp::create(b, loc, group, constant(tilesPerGroup)),
                                 constant(t)),
             constant(64 * aTile.rowBytes()));
-        Value aAddress = LLVM::AddOp::create(
-            b, loc, LLVM::AddOp::create(b, loc, aBase, rowStart),
-            constant(aTile.byteOffset + block * aTile.blockBytes() + inBlock));
+        Value aAddress = LLVM::AddOp::create(b, loc, LLVM::AddOp::create(b, loc, aBase, rowStart),
+                                             constant(kMajorOffset(aTile, kStart)));
         Value aDesc = emitDescriptor(b, loc, aAddress, aTile, /*leadingBytes=*/16);
         SmallVector<Value> operands{aDesc, bDesc, one};
         for (int64_t i = 0; i < repsN; ++i)

@@ -14,7 +14,7 @@ import torch
 
 import kiln
 import kiln.language as kl
-from matmul_kernels import run_matmul
+from matmul_kernels import run_matmul, typed_matmul_kernel
 
 
 def relative_error(out, reference):
@@ -119,3 +119,57 @@ def test_persistent_matmul_reuses_the_slots(bm, bn, num_warps, num_stages):
     persistent_matmul_kernel[(4,)](a, b, c, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=32,
                                    num_warps=num_warps, num_stages=num_stages)
     assert relative_error(c, a.double() @ b.double()) < 1e-2
+
+
+#: (operand dtype, input_precision, relative error bound; None: exact).
+TYPED_CASES = {
+    "tf32": (torch.float32, "tf32", 1e-3),
+    "tf32x3": (torch.float32, "tf32x3", 1e-5),
+    "int8": (torch.int8, "ieee", None),
+}
+
+
+def run_typed_matmul(case, m, n, k, bm, bn, bk, num_warps, num_stages, seed):
+    dtype, precision, bound = TYPED_CASES[case]
+    generator = torch.Generator(device="cuda")
+    generator.manual_seed(seed)
+    if dtype == torch.int8:
+        a = torch.randint(-128, 128, (m, k), device="cuda", dtype=dtype, generator=generator)
+        b = torch.randint(-128, 128, (k, n), device="cuda", dtype=dtype, generator=generator)
+        c = torch.full((m, n), -(2**31), device="cuda", dtype=torch.int32)
+        acc = kl.int32
+    else:
+        a = torch.randn(m, k, device="cuda", dtype=dtype, generator=generator)
+        b = torch.randn(k, n, device="cuda", dtype=dtype, generator=generator)
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
+        acc = kl.float32
+    grid = (kiln.cdiv(m, bm), kiln.cdiv(n, bn))
+    typed_matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0),
+                              BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, ACC=acc, PRECISION=precision,
+                              num_warps=num_warps, num_stages=num_stages)
+    reference = a.double() @ b.double()
+    if bound is None:
+        assert torch.equal(c.double(), reference), f"{int((c.double() != reference).sum())} differ"
+    else:
+        assert relative_error(c, reference) < bound
+
+
+@pytest.mark.parametrize("case", list(TYPED_CASES))
+@pytest.mark.parametrize("m,n,k", [(300, 200, 170), (256, 192, 320)])
+@pytest.mark.parametrize("bm,bn,bk,num_warps", [
+    (128, 128, 32, 4), (128, 128, 64, 8), (64, 64, 32, 4), (32, 32, 32, 4), (128, 256, 64, 8),
+    (64, 64, 64, 8),
+])
+def test_tf32_and_int8_on_tensor_cores(case, m, n, k, bm, bn, bk, num_warps):
+    """tf32 (rounded to nearest), tf32x3 (split into two tf32 parts) and
+    int8 dots on the tensor cores: wgmma where the block allows (not
+    tf32x3, not int8 with N over 224), else mma.sync. K of 170 leaves
+    rows unaligned, so operands go through registers; K of 320 lets int8 A
+    be copied asynchronously."""
+    run_typed_matmul(case, m, n, k, bm, bn, bk, num_warps, 3, seed=bm + bn + bk + num_warps + k)
+
+
+@pytest.mark.parametrize("case", list(TYPED_CASES))
+@pytest.mark.parametrize("num_stages", [1, 2, 4])
+def test_tf32_and_int8_num_stages(case, num_stages):
+    run_typed_matmul(case, 256, 256, 512, 128, 128, 64, 4, num_stages, seed=num_stages)

@@ -6,7 +6,8 @@ import pytest
 import kiln
 from kiln.compiler.specialization import Specialization
 
-from matmul_kernels import matmul_kernel
+import kiln.language as kl
+from matmul_kernels import matmul_kernel, typed_matmul_kernel
 
 SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16"}
 SIGNATURE.update({name: "i32" for name in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk",
@@ -119,15 +120,74 @@ def test_accumulator_carried_in_mma_layout(acc_in_dot):
     assert compiled.asm["kiln_gpu"].count("kiln.dot") == 1
 
 
-def test_fma_lowering_for_fp32_operands():
-    """fp32 operands go through FMAs (exact fp32 products: at least as
-    precise as the tf32 asked for by default)."""
-    signature = dict(SIGNATURE, a_ptr="*fp32", b_ptr="*fp32", c_ptr="*fp32")
-    compiled = kiln.compile(matmul_kernel, signature=signature, target="sm_90a", num_warps=4,
-                            constexprs={"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16,
-                                        "GROUP_SIZE_M": 8, "ACC_IN_DOT": True})
-    assert "mma.sync" not in compiled.asm["ptx"]
-    assert "fma.rn.f32" in compiled.asm["ptx"]
+def compile_typed_matmul(target, operand, precision, block_n=128, num_warps=4, num_stages=3):
+    """typed_matmul_kernel on 128 x block_n x 32 blocks of `operand` ("fp32"
+    or "i8") operands, row-major with 16-byte aligned rows."""
+    integer = operand == "i8"
+    signature = {"a_ptr": f"*{operand}", "b_ptr": f"*{operand}",
+                 "c_ptr": "*i32" if integer else "*fp32"}
+    signature.update({name: "i32" for name in ("M", "N", "K", "stride_am", "stride_bk", "stride_cm")})
+    return kiln.compile(typed_matmul_kernel, signature=signature, target=target,
+                        num_warps=num_warps, num_stages=num_stages,
+                        attrs=Specialization(divisible_by_16=frozenset(signature)),
+                        constexprs={"BLOCK_M": 128, "BLOCK_N": block_n, "BLOCK_K": 32,
+                                    "ACC": kl.int32 if integer else kl.float32,
+                                    "PRECISION": precision})
+
+
+def test_fp32_ieee_uses_fmas():
+    """fp32 operands multiplied exactly ("ieee") go through FMAs."""
+    ptx = compile_typed_matmul("sm_90a", "fp32", "ieee", block_n=32).asm["ptx"]
+    assert "mma" not in ptx
+    assert "fma.rn.f32" in ptx
+
+
+@pytest.mark.parametrize("target,instruction,count", [
+    # 128x128x32 on 4 warps: 2x2 warps of 4 x 8 instruction tiles, 4 k-steps.
+    ("sm_80", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 4 * 8 * 4),
+    # Two 64-row tiles per k-step; the loop is unrolled by two for
+    # asynchronous dots, plus a remainder loop.
+    ("sm_90a", "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", 2 * 4 * 3),
+])
+def test_tf32_on_tensor_cores(target, instruction, count):
+    """tf32 dots run on the tensor cores (k = 8); each operand element is
+    rounded to tf32 to nearest (cvt.rna) on its way to shared memory, as the
+    CPU backend rounds, so f32 operands are never copied asynchronously."""
+    ptx = compile_typed_matmul(target, "fp32", "tf32").asm["ptx"]
+    assert ptx.count(instruction) == count
+    assert ptx.count("mma.sync") + ptx.count("wgmma.mma_async") == count
+    # 128x32 A and 32x128 B elements over 128 threads, per dot.
+    assert ptx.count("cvt.rna.tf32.f32") % (2 * 32) == 0 and "cvt.rna.tf32.f32" in ptx
+    assert "cp.async" not in ptx
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_tf32x3_splits_operands_on_mma_sync(target):
+    """tf32x3: three mma.sync per instruction tile (the low parts of A and B
+    each times the other's high part, then the high parts), operands split
+    after ldmatrix; never wgmma, which reads operands from shared memory."""
+    ptx = compile_typed_matmul(target, "fp32", "tf32x3").asm["ptx"]
+    assert ptx.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") == 3 * 4 * 8 * 4
+    assert "wgmma" not in ptx
+    assert "sub.f32" in ptx and "cvt.rna.tf32.f32" in ptx
+
+
+@pytest.mark.parametrize("target,block_n,instruction,count", [
+    ("sm_80", 128, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", 4 * 8),
+    ("sm_90a", 128, "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8", 2),
+    # wgmma's s8 shapes stop at N = 224: 256 columns take mma.sync.
+    ("sm_90a", 256, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", 4 * 16),
+])
+def test_int8_on_tensor_cores(target, block_n, instruction, count):
+    """int8 dots accumulate in s32 on the tensor cores (k = 32). A is copied
+    asynchronously; B goes through registers and is stored K-major, since
+    neither wgmma nor ldmatrix transposes 8-bit elements."""
+    ptx = compile_typed_matmul(target, "i8", "ieee", block_n=block_n, num_stages=2).asm["ptx"]
+    assert ptx.count(instruction) == count
+    # 128x32 bytes of A over 128 threads: two 16-byte copies per group,
+    # two groups (one before the loop, one in it).
+    assert ptx.count("cp.async.cg.shared.global") == 4
+    assert "st.shared.u8" in ptx or "st.shared.b8" in ptx
 
 
 def test_vectorized_operand_loads_and_shared_stores():

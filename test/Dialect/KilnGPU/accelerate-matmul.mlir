@@ -65,15 +65,50 @@ func.func @eight_warps(%a: tensor<128x32xbf16, #bA>, %b: tensor<32x256xbf16, #bA
 
 // -----
 
-// f32 operands (and targets before sm_80) keep their blocked layout: FMAs.
+// f32 operands multiplied exactly (ieee) keep their blocked layout: FMAs.
 // CHECK: // -----
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
-// CHECK-LABEL: func.func @fp32
+// CHECK-LABEL: func.func @fp32_ieee
 // CHECK-NOT: kiln_gpu.convert_layout
 // CHECK: kiln.dot {{.*}} -> tensor<32x32xf32, #{{.*}}>
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
-func.func @fp32(%a: tensor<32x32xf32, #bA>, %c: tensor<32x32xf32, #bA>) -> tensor<32x32xf32, #bA> {
-  %d = kiln.dot %a, %a, %c {inputPrecision = #kiln.precision<tf32>} : tensor<32x32xf32, #bA> * tensor<32x32xf32, #bA> -> tensor<32x32xf32, #bA>
+func.func @fp32_ieee(%a: tensor<32x32xf32, #bA>, %c: tensor<32x32xf32, #bA>) -> tensor<32x32xf32, #bA> {
+  %d = kiln.dot %a, %a, %c {inputPrecision = #kiln.precision<ieee>} : tensor<32x32xf32, #bA> * tensor<32x32xf32, #bA> -> tensor<32x32xf32, #bA>
   return %d : tensor<32x32xf32, #bA>
+}
+}
+
+// -----
+
+// tf32 and int8 take the tensor cores: wgmma on sm_90a where the block
+// tiles by it, except tf32x3 (its operands are split in registers) and
+// int8 with N over 224 (wgmma's s8 shapes stop there), which take mma.sync.
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[WG:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[MMA:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+// CHECK-LABEL: func.func @tf32
+// CHECK: kiln.dot {{.*}} -> tensor<128x128xf32, #[[WG]]>
+// CHECK-LABEL: func.func @tf32x3
+// CHECK: kiln.dot {{.*}} -> tensor<128x128xf32, #[[MMA]]>
+// CHECK-LABEL: func.func @int8
+// CHECK: kiln.dot {{.*}} -> tensor<128x128xi32, #[[WG]]>
+// CHECK-LABEL: func.func @int8_wide
+// CHECK: kiln.dot {{.*}} -> tensor<128x256xi32, #[[MMA]]>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @tf32(%a: tensor<128x32xf32, #bA>, %b: tensor<32x128xf32, #bA>, %c: tensor<128x128xf32, #bA>) -> tensor<128x128xf32, #bA> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<tf32>} : tensor<128x32xf32, #bA> * tensor<32x128xf32, #bA> -> tensor<128x128xf32, #bA>
+  return %d : tensor<128x128xf32, #bA>
+}
+func.func @tf32x3(%a: tensor<128x32xf32, #bA>, %b: tensor<32x128xf32, #bA>, %c: tensor<128x128xf32, #bA>) -> tensor<128x128xf32, #bA> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<tf32x3>} : tensor<128x32xf32, #bA> * tensor<32x128xf32, #bA> -> tensor<128x128xf32, #bA>
+  return %d : tensor<128x128xf32, #bA>
+}
+func.func @int8(%a: tensor<128x32xi8, #bA>, %b: tensor<32x128xi8, #bA>, %c: tensor<128x128xi32, #bA>) -> tensor<128x128xi32, #bA> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<128x32xi8, #bA> * tensor<32x128xi8, #bA> -> tensor<128x128xi32, #bA>
+  return %d : tensor<128x128xi32, #bA>
+}
+func.func @int8_wide(%a: tensor<128x32xi8, #bA>, %b: tensor<32x256xi8, #bA>, %c: tensor<128x256xi32, #bA>) -> tensor<128x256xi32, #bA> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<128x32xi8, #bA> * tensor<32x256xi8, #bA> -> tensor<128x256xi32, #bA>
+  return %d : tensor<128x256xi32, #bA>
 }
 }

@@ -59,9 +59,18 @@ func.func @copy_mask(%p: tensor<64x32x!kiln.ptr<f16>, #b>, %m: tensor<32x32xi1, 
 // -----
 
 #b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
-func.func @copy_type(%p: tensor<64x32x!kiln.ptr<f32>, #b>, %s: i32) {
-  // expected-error @+1 {{expected pointers to f16 or bf16, got 'f32'}}
-  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 8192, slots = 2>} : tensor<64x32x!kiln.ptr<f32>, #b>
+func.func @copy_type(%p: tensor<64x32x!kiln.ptr<f64>, #b>, %s: i32) {
+  // expected-error @+1 {{expected f16, bf16 or i8 elements, got 'f64'}}
+  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 16384, slots = 2>} : tensor<64x32x!kiln.ptr<f64>, #b>
+  return
+}
+
+// -----
+
+#b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+func.func @copy_k_major_b(%p: tensor<32x64x!kiln.ptr<i8>, #b>, %s: i32) {
+  // expected-error @+1 {{expected f16 or bf16 elements for operand B, got 'i8'}}
+  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = "mma", offset = 0, slotBytes = 2048, slots = 2>} : tensor<32x64x!kiln.ptr<i8>, #b>
   return
 }
 
@@ -96,7 +105,7 @@ func.func @shared_user(%s: i32) -> tensor<64x32xf16, #b> {
 
 #b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 func.func @shared_type(%s: i32) {
-  // expected-error @+1 {{expected an f16 or bf16 block, got 'f32'}}
+  // expected-error @+1 {{expected f16, bf16 or i8 elements, got 'f32'}}
   %a = kiln_gpu.shared_operand %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 8192, slots = 2>} : tensor<64x32xf32, #b>
   return
 }

@@ -225,12 +225,46 @@ bool mlir::kiln::gpu::hasAsyncCopy(ModuleOp module) {
   return getComputeCapability(module) >= 80;
 }
 
+std::optional<TensorCoreOperands> mlir::kiln::gpu::getTensorCoreOperands(DotOp dot) {
+  RankedTensorType aType = dot.getA().getType();
+  if (aType.getRank() != 2)
+    return std::nullopt;
+  Type element = aType.getElementType();
+  TensorCoreOperands operands;
+  if (element.isF16()) {
+    operands.ptxType = "f16";
+  } else if (element.isBF16()) {
+    operands.ptxType = "bf16";
+  } else if (element.isF32()) {
+    InputPrecision precision = dot.getInputPrecision();
+    if (precision == InputPrecision::ieee)
+      return std::nullopt;
+    operands.ptxType = "tf32";
+    operands.elementBytes = 4;
+    operands.split = precision == InputPrecision::tf32x3;
+  } else if (element.isInteger(8) && dot.getType().getElementType().isInteger(32)) {
+    operands.ptxType = "s8";
+    operands.elementBytes = 1;
+    operands.integer = true;
+  } else {
+    return std::nullopt;
+  }
+  if (aType.getDimSize(1) % operands.instructionK() != 0)
+    return std::nullopt;
+  return operands;
+}
+
+bool mlir::kiln::gpu::canUseWarpgroupMma(DotOp dot) {
+  std::optional<TensorCoreOperands> operands = getTensorCoreOperands(dot);
+  return operands && !operands->split &&
+         !(operands->integer && dot.getType().getDimSize(1) > 224);
+}
+
 StringRef mlir::kiln::gpu::getDotTensorCores(DotOp dot, int numWarps, int threadsPerWarp) {
   RankedTensorType type = dot.getType();
-  Type element = dot.getA().getType().getElementType();
-  if (type.getRank() != 2 || !(element.isF16() || element.isBF16()))
+  if (!getTensorCoreOperands(dot))
     return {};
-  if (hasWarpgroupMma(dot->getParentOfType<ModuleOp>()) &&
+  if (hasWarpgroupMma(dot->getParentOfType<ModuleOp>()) && canUseWarpgroupMma(dot) &&
       type.getEncoding() ==
           getWgmmaAccumulatorLayout(dot.getContext(), type.getShape(), numWarps, threadsPerWarp))
     return "wgmma";
@@ -332,15 +366,22 @@ OperandBufferAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-/// Whether `type` is a 2-D tile that fits in a slot of `buffer`.
-static LogicalResult verifyTileFits(Operation *op, OperandBufferAttr buffer,
-                                    RankedTensorType type) {
+/// Whether a block of `element`s of `buffer`'s operand is a 2-D tile of a
+/// type the tensor cores read as copied (f16, bf16 or i8; for B, 16-bit
+/// only: the tensor cores read other B K-major, which the copies cannot
+/// transpose) that fits in a slot.
+static LogicalResult verifySlotTile(Operation *op, OperandBufferAttr buffer,
+                                    RankedTensorType type, Type element) {
   if (type.getRank() != 2)
     return op->emitOpError("expected a 2-D block, got rank ") << type.getRank();
-  // Tiles are f16 or bf16: two bytes an element.
-  if (type.getNumElements() * 2 > buffer.getSlotBytes())
+  int64_t bytes = element.isF16() || element.isBF16() ? 2 : element.isInteger(8) ? 1 : 0;
+  if (!bytes)
+    return op->emitOpError("expected f16, bf16 or i8 elements, got ") << element;
+  if (buffer.getOperand() == 1 && bytes != 2)
+    return op->emitOpError("expected f16 or bf16 elements for operand B, got ") << element;
+  if (type.getNumElements() * bytes > buffer.getSlotBytes())
     return op->emitOpError("expected the ")
-           << type.getNumElements() * 2 << "-byte tile to fit in a slot of "
+           << type.getNumElements() * bytes << "-byte tile to fit in a slot of "
            << buffer.getSlotBytes() << " bytes";
   return success();
 }
@@ -351,9 +392,7 @@ LogicalResult AsyncCopyOp::verify() {
     if (cast<RankedTensorType>(mask.getType()).getShape() != type.getShape())
       return emitOpError("expected the mask to have the pointers' shape");
   Type pointee = cast<PointerType>(type.getElementType()).getPointeeType();
-  if (!pointee.isF16() && !pointee.isBF16())
-    return emitOpError("expected pointers to f16 or bf16, got ") << pointee;
-  return verifyTileFits(*this, getBuffer(), type);
+  return verifySlotTile(*this, getBuffer(), type, pointee);
 }
 
 LogicalResult SharedOperandOp::verify() {
@@ -362,8 +401,5 @@ LogicalResult SharedOperandOp::verify() {
     if (!isa<DotOp>(use.getOwner()) || use.getOperandNumber() != operand)
       return emitOpError("expected every user to be a kiln.dot reading the block as operand ")
              << (operand == 0 ? "A" : "B");
-  Type element = getType().getElementType();
-  if (!element.isF16() && !element.isBF16())
-    return emitOpError("expected an f16 or bf16 block, got ") << element;
-  return verifyTileFits(*this, getBuffer(), getType());
+  return verifySlotTile(*this, getBuffer(), getType(), getType().getElementType());
 }

@@ -36,14 +36,6 @@ RankedTensorType withEncoding(RankedTensorType type, Attribute encoding) {
   return RankedTensorType::get(type.getShape(), type.getElementType(), encoding);
 }
 
-/// Whether the tensor cores of `capability` take the operands of `dot`.
-bool isTensorCoreDot(DotOp dot, int capability) {
-  auto aType = cast<RankedTensorType>(dot.getA().getType());
-  Type element = aType.getElementType();
-  return capability >= 80 && aType.getRank() == 2 &&
-         (element.isF16() || element.isBF16());
-}
-
 /// Whether `type` has one of the tensor-core accumulator layouts.
 bool isTensorCoreLayout(RankedTensorType type, int numWarps, int threadsPerWarp) {
   MLIRContext *context = type.getContext();
@@ -171,11 +163,13 @@ struct KilnGPUAccelerateMatmul
     for (DotOp dot : dots) {
       RankedTensorType type = dot.getType();
       BlockedEncodingAttr layout;
-      // sm_90a: the warpgroup MMA where the block tiles by it, else mma.sync.
-      if (isTensorCoreDot(dot, capability) && hasWgmma)
+      // sm_90a: the warpgroup MMA where the block tiles by it and it takes
+      // the operands, else mma.sync.
+      bool tensorCores = capability >= 80 && getTensorCoreOperands(dot);
+      if (tensorCores && hasWgmma && canUseWarpgroupMma(dot))
         layout = getWgmmaAccumulatorLayout(context, type.getShape(), numWarps,
                                            threadsPerWarp);
-      if (!layout && isTensorCoreDot(dot, capability))
+      if (!layout && tensorCores)
         layout = getMmaAccumulatorLayout(context, type.getShape(), numWarps,
                                          threadsPerWarp);
       // The FMA lowering computes each element a thread holds of a blocked

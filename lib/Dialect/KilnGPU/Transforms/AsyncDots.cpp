@@ -43,10 +43,15 @@ struct KilnGPUAsyncDots : public gpu::impl::KilnGPUAsyncDotsBase<KilnGPUAsyncDot
     int numWarps = getNumWarps(module), threadsPerWarp = getThreadsPerWarp(module);
     SmallVector<scf::ForOp> loops;
     module.walk([&](scf::ForOp loop) {
-      // A dot whose operands kiln-gpu-pipeline-loads copies into slots is
-      // already made asynchronous there.
+      // A dot that reads a slot of kiln-gpu-pipeline-loads is left as that
+      // pass made it: asynchronous where both operands are in slots, which
+      // it sized for that; synchronous otherwise, since with two
+      // warpgroups a slot is refilled while the other warpgroup's dot of
+      // the previous iteration may still read it.
       DotOp dot = getAccumulatingDot(loop, numWarps, threadsPerWarp);
-      if (dot && !dot->hasAttr(kBufferAttr))
+      bool readsSlot = dot && (dot.getA().getDefiningOp<SharedOperandOp>() ||
+                               dot.getB().getDefiningOp<SharedOperandOp>());
+      if (dot && !dot->hasAttr(kBufferAttr) && !readsSlot)
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops) {

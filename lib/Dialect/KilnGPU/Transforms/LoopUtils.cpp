@@ -67,11 +67,7 @@ DotOp mlir::kiln::gpu::getAccumulatingDot(scf::ForOp loop, int numWarps,
   DotOp found = getOnlyDot(loop);
   if (!found)
     return {};
-  RankedTensorType type = found.getType();
-  Type element = found.getA().getType().getElementType();
-  if (!(element.isF16() || element.isBF16()) ||
-      type.getEncoding() != getWgmmaAccumulatorLayout(type.getContext(), type.getShape(),
-                                                      numWarps, threadsPerWarp))
+  if (getDotTensorCores(found, numWarps, threadsPerWarp) != "wgmma")
     return {};
   auto acc = dyn_cast<BlockArgument>(found.getC());
   if (!acc || acc.getOwner() != loop.getBody() || acc.getArgNumber() == 0 ||

@@ -63,13 +63,17 @@ bool isZeroOrAbsent(Value other) {
 }
 
 /// The dot operands that can be copied asynchronously: each a load in the
-/// body, only read by the dot (maybe through a layout conversion), of
-/// 2-byte elements, with runs of at least 4 bytes along the last
-/// dimension, which the slot's rows hold contiguously.
+/// body, only read by the dot (maybe through a layout conversion), with
+/// runs of at least 4 bytes along the last dimension, which the slot's rows
+/// hold contiguously, and of a type the tensor cores can read as copied
+/// (TensorCoreOperands::canCopyAsync).
 SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, DotOp dot,
+                                                   const TensorCoreOperands &tensorCore,
                                                    AxisInfoAnalysis &axisInfo) {
   SmallVector<PipelinedOperand> operands;
   for (unsigned index : {0u, 1u}) {
+    if (!tensorCore.canCopyAsync(index))
+      continue;
     Value value = dot->getOperand(index);
     auto convert = value.getDefiningOp<ConvertLayoutOp>();
     if (convert) {
@@ -87,7 +91,7 @@ SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, DotOp dot,
     std::optional<ThreadLayout> layout = getThreadLayout(ptrType);
     if (!layout || layout->slicedDim >= 0 || layout->blocked.getOrder()[0] != 1)
       continue;
-    if (axisInfo.getAccessWidth(load.getPtr(), load.getMask()) * 2 < 4)
+    if (axisInfo.getAccessWidth(load.getPtr(), load.getMask()) * tensorCore.elementBytes < 4)
       continue;
     operands.push_back({load, convert, index});
   }
@@ -318,7 +322,9 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   StringRef tensorCores = getDotTensorCores(dot, numWarps, threadsPerWarp);
   if (tensorCores.empty())
     return failure();
-  SmallVector<PipelinedOperand> operands = getPipelinedOperands(loop, dot, axisInfo);
+  TensorCoreOperands tensorCore = *getTensorCoreOperands(dot);
+  SmallVector<PipelinedOperand> operands =
+      getPipelinedOperands(loop, dot, tensorCore, axisInfo);
   if (operands.empty())
     return failure();
   carryPointerOffsets(loop, operands);
@@ -342,7 +348,8 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   SmallVector<OperandBufferAttr> buffers;
   int64_t offset = 0;
   for (const PipelinedOperand &operand : operands) {
-    int64_t tileBytes = cast<RankedTensorType>(operand.load.getType()).getNumElements() * 2;
+    int64_t tileBytes = cast<RankedTensorType>(operand.load.getType()).getNumElements() *
+                        tensorCore.elementBytes;
     int64_t slotBytes = (tileBytes + 1023) / 1024 * 1024;
     buffers.push_back(OperandBufferAttr::get(context, operand.index, tensorCores, offset,
                                              slotBytes, slots));

@@ -75,10 +75,47 @@ bool hasWarpgroupMma(ModuleOp module);
 /// memory (cp.async): sm_80 and later.
 bool hasAsyncCopy(ModuleOp module);
 
+/// What the tensor cores take of a dot's operands.
+struct TensorCoreOperands {
+  /// The operand type of the instructions: "f16", "bf16", "tf32" or "s8".
+  StringRef ptxType;
+  int64_t elementBytes = 2;
+  /// tf32x3: each f32 operand is split into a high and a low tf32 part,
+  /// multiplied three times (mma.sync only: wgmma reads shared memory).
+  bool split = false;
+  /// An i32 accumulator (s8 operands).
+  bool integer = false;
+
+  /// K of one mma.sync or wgmma instruction: 32 bytes of a row of A.
+  int64_t instructionK() const { return 32 / elementBytes; }
+  /// Whether B must lie K-major ([N][K]) in shared memory: wgmma transposes
+  /// only 16-bit operands, ldmatrix only 16-bit elements.
+  bool isKMajorB() const { return elementBytes != 2; }
+  /// Whether tf32 operands are rounded to nearest (cvt.rna) on their way
+  /// through registers, as the CPU backend rounds them; tensor cores given
+  /// f32 bits would truncate. (tf32x3 splits them instead.)
+  bool roundsToTf32() const { return ptxType == "tf32" && !split; }
+  /// Whether operand `index` (0: A, 1: B) can be copied from global memory
+  /// straight into shared memory (cp.async): not f32, which registers
+  /// round or split, nor a K-major B, which the copies cannot transpose.
+  bool canCopyAsync(unsigned index) const {
+    return elementBytes != 4 && !(index == 1 && isKMajorB());
+  }
+};
+
+/// The tensor-core operands of `dot`, or std::nullopt where tensor cores
+/// cannot compute it: 2-D, f16 or bf16, f32 with tf32 or tf32x3 precision,
+/// or i8 into i32, and K a multiple of the instruction's.
+std::optional<TensorCoreOperands> getTensorCoreOperands(DotOp dot);
+
 /// The tensor-core instructions a dot lowers to, from its operand types,
 /// its result layout and the module's target: "wgmma", "mma" (mma.sync),
 /// or empty for FMAs.
 StringRef getDotTensorCores(DotOp dot, int numWarps, int threadsPerWarp);
+
+/// Whether wgmma can compute `dot` (its operands and its N), given the
+/// accumulator layout: neither tf32x3, nor s8 with N over 224.
+bool canUseWarpgroupMma(DotOp dot);
 
 /// How a block's elements are spread over threads, whatever its encoding: a
 /// blocked layout and the shape it applies to. A slice layout is its parent

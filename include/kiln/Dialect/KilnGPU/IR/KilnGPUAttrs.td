@@ -79,7 +79,9 @@ def KilnGPU_OperandBufferAttr : AttrDef<KilnGPU_Dialect, "OperandBuffer"> {
     out as the dot's instruction family reads it (`tensorCores`: "wgmma" or
     "mma"): rows of 16-byte chunks XOR-swizzled by row, A's rows permuted
     for wgmma. kiln_gpu.async_copy writes a slot and
-    kiln_gpu.shared_operand reads it.
+    kiln_gpu.shared_operand reads it. Tiles are f16, bf16 or i8; a B tile
+    only f16 or bf16, since the copies keep its [K][N] rows and the tensor
+    cores read an i8 B K-major.
 
     Example: three 16 KiB slots of a wgmma A tile.
     ```mlir

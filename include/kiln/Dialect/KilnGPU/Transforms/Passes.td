@@ -62,13 +62,16 @@ def KilnGPUAccelerateMatmul : Pass<"kiln-gpu-accelerate-matmul", "mlir::ModuleOp
   let summary = "Give dots the accumulator layout of the tensor-core instructions";
   let description = [{
     A `kiln.dot` that the target's tensor cores can compute (sm_80 and
-    later: 2-D f16 or bf16 operands, dimensions that tile by the
-    instruction) gets as result layout the one `mma.sync.m16n8k16` leaves
-    its accumulator in: each thread holds pairs of columns of an 8x8 tile,
-    4 threads along a row, 8 rows a warp, warps tiled over the block. That
-    layout is an ordinary blocked layout, so everything downstream
-    (element-wise ops, loop-carried values, stores) works on it unchanged.
-    Other dots keep a blocked result and are computed with FMAs.
+    later: 2-D f16 or bf16 operands, f32 with tf32 or tf32x3 precision, or
+    i8 into i32, dimensions that tile by the instruction) gets as result
+    layout the one `mma.sync` leaves its accumulator in: each thread holds
+    pairs of columns of an 8x8 tile, 4 threads along a row, 8 rows a warp,
+    warps tiled over the block (on sm_90a, where the block tiles by it and
+    wgmma takes the operands, the warpgroup MMA's). That layout is an
+    ordinary blocked layout, so everything downstream (element-wise ops,
+    loop-carried values, stores) works on it unchanged. Other dots (f32
+    with ieee precision among them) keep a blocked result and are computed
+    with FMAs.
 
     The accumulator operand is recomputed (or converted) under that layout.
     A block carried by an `scf.for` that is converted to the dot's layout
@@ -95,10 +98,12 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
   let summary = "Copy a loop's dot operands into multi-buffered shared memory ahead of use";
   let description = [{
     Software pipelining of an `scf.for` whose one tensor-core dot (wgmma or
-    mma.sync, f16/bf16) reads loaded operands. Each load that only feeds the
-    dot (zero or no `other`, at least 4 contiguous bytes per access, the
-    last dimension fastest) becomes a ring of `num-stages` slots in shared
-    memory filled by `cp.async`:
+    mma.sync) reads loaded operands. Each load that only feeds the dot (zero
+    or no `other`, at least 4 contiguous bytes per access, the last
+    dimension fastest; f16, bf16, or an i8 A: f32 operands are rounded or
+    split in registers, and an i8 B is stored K-major, which a copy cannot
+    do) becomes a ring of `num-stages` slots in shared memory filled by
+    `cp.async`:
 
     * before the loop, the copies of the first L iterations (each its own
       commit group, masked off past the end of the loop);
