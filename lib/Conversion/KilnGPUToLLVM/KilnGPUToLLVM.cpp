@@ -113,7 +113,11 @@ struct ConvertKilnGPUToLLVM
     // scf.for's).
     AxisInfoAnalysis axisInfo(module);
     AccessWidths widths;
+    ResultConstancy constancy;
     module.walk([&](Operation *op) {
+      if (auto compare = dyn_cast<arith::CmpIOp>(op);
+          compare && isa<RankedTensorType>(compare.getType()))
+        constancy[op] = axisInfo.getAxisInfo(compare.getResult()).constancy;
       if (auto load = dyn_cast<LoadOp>(op))
         widths[op] = axisInfo.getAccessWidth(load.getPtr(), load.getMask());
       else if (auto store = dyn_cast<StoreOp>(op))
@@ -147,6 +151,7 @@ struct ConvertKilnGPUToLLVM
     populateDebugOpToLLVMPatterns(converter, patterns, launch);
     populateShapeOpToLLVMPatterns(converter, patterns, launch);
     populateDotOpToLLVMPatterns(converter, patterns, launch, widths, pipelineStart);
+    populateCompareOpToLLVMPatterns(converter, patterns, constancy);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLibdevicePatterns(converter, patterns);
     populateExternElementwiseToLLVMPatterns(converter, patterns);

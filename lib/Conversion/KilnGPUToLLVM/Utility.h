@@ -123,6 +123,17 @@ Value createInlineAsm(OpBuilder &builder, Location loc, bool hasSideEffects,
 /// Vector widths of each load and store, decided before conversion starts.
 using AccessWidths = llvm::DenseMap<Operation *, int64_t>;
 
+/// Per block compare, the constancy of its result along each dimension
+/// (the axis-info analysis's), decided before conversion starts.
+using ResultConstancy = llvm::DenseMap<Operation *, SmallVector<int64_t>>;
+
+/// Lowers integer compares of blocks whose results are constant over runs
+/// of a thread's elements to one compare per run (CompareOpToLLVM.cpp);
+/// they take precedence over the upstream arith -> LLVM pattern.
+void populateCompareOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
+                                     RewritePatternSet &patterns,
+                                     const ResultConstancy &constancy);
+
 void populateMemoryOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                     RewritePatternSet &patterns,
                                     const AccessWidths &widths,
