@@ -3,13 +3,16 @@
 The kernel of Triton's matmul tutorial, the same text in Kiln and in
 Triton: one program per (BLOCK_M, BLOCK_N) tile of C, programs ordered in
 groups of GROUP_SIZE_M rows, a loop over K with masked loads and fp32
-accumulation. Both are tuned over the same handful of configurations (each
+accumulation (int32 for int8; fp32 inputs multiply as tf32, Triton's
+default). Both are tuned over the same handful of configurations (each
 timed with do_bench, the fastest kept). Every result is first checked
 against a float64 reference on fresh random inputs, with the output
 poisoned before each run. Reported per configuration of Kiln: registers,
 spills and shared memory.
 
     python bench/matmul.py [--shapes fp16:4096x4096x4096,...] [--configs N]
+
+Shape prefixes: fp16, bf16, tf32 (fp32 operands), int8.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ CONFIGS = [
 @kiln.jit
 def kiln_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
                 stride_cm, stride_cn, BLOCK_M: kl.constexpr, BLOCK_N: kl.constexpr,
-                BLOCK_K: kl.constexpr, GROUP_SIZE_M: kl.constexpr):
+                BLOCK_K: kl.constexpr, GROUP_SIZE_M: kl.constexpr, ACC_DTYPE: kl.constexpr):
     pid = kl.program_id(axis=0)
     num_pid_m = kl.cdiv(M, BLOCK_M)
     num_pid_n = kl.cdiv(N, BLOCK_N)
@@ -65,11 +68,11 @@ def kiln_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, s
     offs_k = kl.arange(0, BLOCK_K)
     a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
     b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-    accumulator = kl.zeros((BLOCK_M, BLOCK_N), dtype=kl.float32)
+    accumulator = kl.zeros((BLOCK_M, BLOCK_N), dtype=ACC_DTYPE)
     for k in range(0, kl.cdiv(K, BLOCK_K)):
         a = kl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
         b = kl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
-        accumulator = kl.dot(a, b, accumulator)
+        accumulator = kl.dot(a, b, accumulator, out_dtype=ACC_DTYPE)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
     c = accumulator.to(c_ptr.dtype.element_ty)
@@ -85,7 +88,7 @@ if triton is not None:
     @triton.jit
     def triton_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
                       stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                      BLOCK_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr):
+                      BLOCK_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr, ACC_DTYPE: tl.constexpr):
         pid = tl.program_id(axis=0)
         num_pid_m = tl.cdiv(M, BLOCK_M)
         num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -100,11 +103,11 @@ if triton is not None:
         offs_k = tl.arange(0, BLOCK_K)
         a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
         b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-        accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC_DTYPE)
         for k in range(0, tl.cdiv(K, BLOCK_K)):
             a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
             b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
-            accumulator = tl.dot(a, b, accumulator)
+            accumulator = tl.dot(a, b, accumulator, out_dtype=ACC_DTYPE)
             a_ptrs += BLOCK_K * stride_ak
             b_ptrs += BLOCK_K * stride_bk
         c = accumulator.to(c_ptr.dtype.element_ty)
@@ -123,10 +126,12 @@ def launcher(kernel: Any, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
     grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn) if triton else -(-m // bm) * -(-n // bn),)
     args = (a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
             c.stride(0), c.stride(1))
+    language = kl if kernel is kiln_matmul else tl
+    acc_dtype = language.int32 if a.dtype == torch.int8 else language.float32
 
     def run() -> torch.Tensor:
         kernel[grid](*args, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_SIZE_M=group,
-                     num_warps=warps, num_stages=stages)
+                     ACC_DTYPE=acc_dtype, num_warps=warps, num_stages=stages)
         return c
     return run
 
@@ -144,7 +149,7 @@ def tune(kernel: Any, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
     for config in configs:
         run = launcher(kernel, a, b, c, config)
         try:
-            c.fill_(float("nan"))
+            c.fill_(float("nan") if c.is_floating_point() else -(2**31))
             check(f"{name} {config}", run(), reference)
             times[config] = do_bench(run, return_mode="median")
         except Exception as error:  # a config that does not fit is skipped, as autotune does
@@ -161,17 +166,25 @@ def main() -> None:
                         "fp16:16x8192x8192")
     parser.add_argument("--configs", type=int, default=len(CONFIGS))
     args = parser.parse_args()
-    dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16}
+    # name: (operand dtype, output dtype)
+    dtypes = {"fp16": (torch.float16, torch.float16), "bf16": (torch.bfloat16, torch.bfloat16),
+              "tf32": (torch.float32, torch.float32), "int8": (torch.int8, torch.int32)}
+    # cuBLAS multiplies fp32 as tf32 too, as Triton and Kiln do by default.
+    torch.backends.cuda.matmul.allow_tf32 = True
     print(f"device: {torch.cuda.get_device_name()}")
     print(f"{'shape (MxNxK)':>24} | {'kiln TFLOP/s':>12} | {'triton TFLOP/s':>14} | {'cuBLAS TFLOP/s':>14} | "
           f"kiln/cuBLAS | kiln/triton | kiln config")
     for spec in args.shapes.split(","):
         name, dims = spec.split(":")
         m, n, k = (int(v) for v in dims.split("x"))
-        dtype = dtypes[name]
-        a = torch.randn(m, k, device="cuda", dtype=dtype)
-        b = torch.randn(k, n, device="cuda", dtype=dtype)
-        c = torch.empty(m, n, device="cuda", dtype=dtype)
+        dtype, out_dtype = dtypes[name]
+        if dtype == torch.int8:
+            a = torch.randint(-128, 128, (m, k), device="cuda", dtype=dtype)
+            b = torch.randint(-128, 128, (k, n), device="cuda", dtype=dtype)
+        else:
+            a = torch.randn(m, k, device="cuda", dtype=dtype)
+            b = torch.randn(k, n, device="cuda", dtype=dtype)
+        c = torch.empty(m, n, device="cuda", dtype=out_dtype)
         reference = a.double() @ b.double()
         configs = CONFIGS[: args.configs]
         if m <= 64:
@@ -182,8 +195,10 @@ def main() -> None:
         triton_ms = float("nan")
         if triton is not None:
             triton_ms, _, _ = tune(triton_matmul, a, b, c, reference, "triton", configs)
-        check("torch", torch.matmul(a, b), reference)
-        torch_ms = do_bench(lambda: torch.matmul(a, b), return_mode="median")
+        # cuBLAS's int8 GEMM is torch._int_mm (torch.matmul refuses int8 on CUDA).
+        torch_mm = torch._int_mm if dtype == torch.int8 else torch.matmul
+        check("torch", torch_mm(a, b), reference)
+        torch_ms = do_bench(lambda: torch_mm(a, b), return_mode="median")
         print(f"{spec:>24} | {tflops(kiln_ms):12.1f} | {tflops(triton_ms):14.1f} | {tflops(torch_ms):14.1f} | "
               f"{torch_ms / kiln_ms:11.3f} | {triton_ms / kiln_ms:11.3f} | {kiln_config}")
         for config, ms in kiln_times.items():
