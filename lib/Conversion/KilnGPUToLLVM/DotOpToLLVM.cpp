@@ -156,8 +156,9 @@ SharedTile getSlotTile(OpBuilder &b, Location loc, OperandBufferAttr buffer, Val
 
 /// Writes the elements a thread holds of `operand` (a 2-D or 3-D block,
 /// batches stacked along the rows) into `tile`, with vector stores of the
-/// runs of consecutive columns a thread holds. `transposed` (2-D only)
-/// stores element (r, c) at row c, column r of the tile, one at a time;
+/// runs of consecutive columns a thread holds. `transposed` stores element
+/// (r, c) of each batch at row c, column r of the batch's tile, one at a
+/// time;
 /// `roundToTf32` rounds f32 elements to tf32 to nearest first.
 void storeOperandTile(OpBuilder &b, Location loc, Value converted,
                       RankedTensorType type, const SharedTile &tile,
@@ -191,19 +192,18 @@ void storeOperandTile(OpBuilder &b, Location loc, Value converted,
   }
   Type element = values.front().getType();
   // Where element `e` goes: batches are stacked along the tile's rows.
+  unsigned rowDim = transposed ? rank - 1 : rank - 2;
+  unsigned colDim = transposed ? rank - 2 : rank - 1;
   auto addressOf = [&](size_t e) {
-    if (transposed)
-      return getSharedAddress(b, loc, base,
-                              tile.emitOffset(b, loc, coordOf[1][e], coordOf[0][e]));
-    Value row = coordOf[rank - 2][e];
+    Value row = coordOf[rowDim][e];
     if (rank == 3)
       row = LLVM::AddOp::create(
           b, loc, row,
           LLVM::MulOp::create(b, loc, coordOf[0][e],
-                              createI32Constant(b, loc, type.getDimSize(1))));
+                              createI32Constant(b, loc, type.getDimSize(rowDim))));
     if (rowMap)
       row = rowMap(b, loc, row);
-    return getSharedAddress(b, loc, base, tile.emitOffset(b, loc, row, coordOf[rank - 1][e]));
+    return getSharedAddress(b, loc, base, tile.emitOffset(b, loc, row, coordOf[colDim][e]));
   };
   for (size_t e = 0; e < values.size(); e += run) {
     int64_t length = run;
@@ -459,8 +459,8 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       bTile = getOperandTile(true, kMajorB ? SmallVector<int64_t>{n, k} : SmallVector<int64_t>{k, n},
                              bytes, scratch, start + (aTile.bytes() + 1023) / 1024 * 1024);
     } else if (kMajorB) {
-      aTile = SharedTile::get(0, m, k, bytes, /*swizzle=*/true);
-      bTile = SharedTile::get(alignTo16(aTile.bytes()), n, k, bytes, /*swizzle=*/true);
+      aTile = SharedTile::get(0, batch * m, k, bytes, /*swizzle=*/true);
+      bTile = SharedTile::get(alignTo16(aTile.bytes()), batch * n, k, bytes, /*swizzle=*/true);
       aTile.base = bTile.base = scratch;
     } else {
       aTile = SharedTile::get(0, batch * m, k, bytes, mma);
@@ -509,18 +509,21 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
   /// s8) over the warp's tiles, operands through ldmatrix: each 8x8 matrix
   /// of 16-bit elements it loads is 8 rows of 16 bytes, whichever the
   /// element type, and leaves each thread the 4 bytes of row lane / 4 that
-  /// the instructions want.
+  /// the instructions want. A batched dot does each batch in turn, its
+  /// tiles stacked along the rows of the shared ones.
   Value lowerWithMma(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &b,
                      const SharedTile &aTile, const SharedTile &bTile) const {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     auto layout = cast<BlockedEncodingAttr>(type.getEncoding());
     TensorCoreOperands tensorCore = *getTensorCoreOperands(op);
-    int64_t m = type.getDimSize(0), n = type.getDimSize(1);
-    int64_t k = op.getA().getType().getDimSize(1);
+    unsigned rank = type.getRank();
+    int64_t batches = rank == 3 ? type.getDimSize(0) : 1;
+    int64_t m = type.getDimSize(rank - 2), n = type.getDimSize(rank - 1);
+    int64_t k = op.getA().getType().getDimSize(rank - 1);
     // Elements in the 16 bytes of a matrix row; an instruction's K is two.
     int64_t chunk = 16 / tensorCore.elementBytes;
-    unsigned warpsM = layout.getWarpsPerCTA()[0], warpsN = layout.getWarpsPerCTA()[1];
+    unsigned warpsM = layout.getWarpsPerCTA()[rank - 2], warpsN = layout.getWarpsPerCTA()[rank - 1];
     int64_t repsM = m / (8 * warpsM), repsN = n / (8 * warpsN);
     auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
     Type i32 = b.getI32Type(), f32 = b.getF32Type();
@@ -536,8 +539,8 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     Value matrixLow = LLVM::URemOp::create(b, loc, matrix, constant(2));
     Value matrixHigh = LLVM::UDivOp::create(b, loc, matrix, constant(2));
 
-    // The accumulator: element (rep m, rep n, j) of the blocked layout is
-    // register j + 2 * (rep n + repsN * rep m).
+    // The accumulator: element (batch, rep m, rep n, j) of the blocked
+    // layout is register j + 2 * (rep n + repsN * (rep m + repsM * batch)).
     Value converted = adaptor.getC();
     SmallVector<Value> acc = unpackElements(b, loc, converted);
     bool f16Acc = type.getElementType().isF16();
@@ -590,7 +593,9 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     };
 
     int64_t tilesM = repsM / 2;
-    for (int64_t step = 0; step < k / tensorCore.instructionK(); ++step) {
+    int64_t steps = k / tensorCore.instructionK();
+    for (int64_t iteration = 0; iteration < batches * steps; ++iteration) {
+      int64_t batch = iteration / steps, step = iteration % steps;
       // A fragments: matrix q of the x4 load is rows (rep 2i + q % 2),
       // column chunk 2 step + q / 2.
       SmallVector<SmallVector<Value>> aFragments;
@@ -600,7 +605,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
             b, loc,
             LLVM::AddOp::create(b, loc, LLVM::MulOp::create(b, loc, warpM, constant(8)),
                                 LLVM::MulOp::create(b, loc, rep, constant(8 * warpsM))),
-            rowInGroup);
+            LLVM::AddOp::create(b, loc, rowInGroup, constant(batch * m)));
         Value col = LLVM::MulOp::create(
             b, loc, LLVM::AddOp::create(b, loc, constant(2 * step), matrixHigh),
             constant(chunk));
@@ -612,7 +617,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       // (rep n + q / 2), column chunk 2 step + q % 2.
       SmallVector<SmallVector<Value>> bFragments;
       Value kRow = LLVM::AddOp::create(
-          b, loc, LLVM::AddOp::create(b, loc, constant(16 * step),
+          b, loc, LLVM::AddOp::create(b, loc, constant(batch * k + 16 * step),
                                       LLVM::MulOp::create(b, loc, matrixLow, constant(8))),
           rowInGroup);
       Value kCol = LLVM::MulOp::create(
@@ -627,16 +632,18 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
             constant(8));
         SmallVector<Value> regs =
             tensorCore.isKMajorB()
-                ? ldmatrix(LLVM::AddOp::create(b, loc, nStart, rowInGroup), kCol, bTile,
-                           pair ? 4 : 2, /*transpose=*/false)
+                ? ldmatrix(LLVM::AddOp::create(b, loc, nStart,
+                                               LLVM::AddOp::create(b, loc, rowInGroup,
+                                                                   constant(batch * n))),
+                           kCol, bTile, pair ? 4 : 2, /*transpose=*/false)
                 : ldmatrix(kRow, nStart, bTile, pair ? 4 : 2, /*transpose=*/true);
         bFragments.push_back({regs[0], regs[1]});
         if (pair)
           bFragments.push_back({regs[2], regs[3]});
       }
       auto issue = [&](int64_t i, int64_t rep, ArrayRef<Value> aRegs, ArrayRef<Value> bRegs) {
-        int64_t top = 2 * (rep + repsN * (2 * i));
-        int64_t bottom = 2 * (rep + repsN * (2 * i + 1));
+        int64_t top = 2 * (rep + repsN * (2 * i + repsM * batch));
+        int64_t bottom = 2 * (rep + repsN * (2 * i + 1 + repsM * batch));
         SmallVector<Value> operands(aRegs);
         llvm::append_range(operands, bRegs);
         operands.append({acc[top], acc[top + 1], acc[bottom], acc[bottom + 1]});

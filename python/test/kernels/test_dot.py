@@ -219,9 +219,11 @@ def batched_kernel(a_ptr, b_ptr, c_ptr, BATCH: kl.constexpr, M: kl.constexpr, N:
     kl.store(c_ptr + i * (M * N) + m * N + n, c)
 
 
-@pytest.mark.parametrize("case", ["fp16", "fp32-ieee", "int8"])
-def test_batched_dot(arrays, case: str) -> None:
-    B, M, N, K = 4, 32, 16, 64
+@pytest.mark.parametrize("case", ["fp16", "bf16", "fp32-ieee", "fp32-tf32", "fp32-tf32x3", "int8"])
+@pytest.mark.parametrize("B,M,N,K", [(4, 32, 16, 64), (2, 64, 32, 32)])
+def test_batched_dot(arrays, case: str, B: int, M: int, N: int, K: int) -> None:
+    """[B, M, K] @ [B, K, N] (on the GPU, mma.sync per batch, except the
+    exactly multiplied fp32)."""
     a, a_ref = random_operand((B, M, K), case, 11, arrays.device)
     b, b_ref = random_operand((B, K, N), case, 12, arrays.device)
     out = poisoned((B, M, N), output_dtype(case), arrays.device)

@@ -1,13 +1,20 @@
 """kl.dot code generation for the GPU, checked without a GPU: the
 tensor-core path's PTX (assembled by ptxas for sm_80 and sm_90a)."""
 
+import os
+import sys
+
 import pytest
 
 import kiln
+import kiln.language as kl
 from kiln.compiler.specialization import Specialization
 
-import kiln.language as kl
 from matmul_kernels import matmul_kernel, typed_matmul_kernel
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "kernels"))
+
+from test_dot import batched_kernel  # noqa: E402
 
 SIGNATURE = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16"}
 SIGNATURE.update({name: "i32" for name in ("M", "N", "K", "stride_am", "stride_ak", "stride_bk",
@@ -223,3 +230,23 @@ def test_shared_memory_beyond_the_target_is_out_of_resources(monkeypatch):
     assert raised.value.name.startswith("shared memory")
     assert raised.value.required == (128 * 32 + 32 * 128) * 2
     assert raised.value.limit == 1024
+
+
+@pytest.mark.parametrize("operand,out,precision,instruction,count", [
+    # 4 batches of 32x16x64 on 4 warps (2 x 2): one instruction tile per
+    # warp and k-step.
+    ("fp16", kl.float32, "ieee", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 4 * 4),
+    ("fp32", kl.float32, "tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 4 * 8),
+    ("i8", kl.int32, "ieee", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", 4 * 2),
+])
+def test_batched_dot_on_mma_sync(operand, out, precision, instruction, count):
+    """A 3-D dot runs on mma.sync batch by batch, also on sm_90a (wgmma
+    takes 2-D blocks only)."""
+    signature = {"a_ptr": f"*{operand}", "b_ptr": f"*{operand}",
+                 "c_ptr": "*i32" if out is kl.int32 else "*fp32"}
+    compiled = kiln.compile(batched_kernel, signature=signature, target="sm_90a", num_warps=4,
+                            constexprs={"BATCH": 4, "M": 32, "N": 16, "K": 64,
+                                        "PRECISION": precision, "OUT_DTYPE": out})
+    ptx = compiled.asm["ptx"]
+    assert ptx.count(instruction) == count
+    assert "wgmma" not in ptx and "fma.rn.f32" not in ptx

@@ -112,3 +112,18 @@ func.func @int8_wide(%a: tensor<128x32xi8, #bA>, %b: tensor<32x256xi8, #bA>, %c:
   return %d : tensor<128x256xi32, #bA>
 }
 }
+
+// -----
+
+// A batched dot takes the mma.sync layout with the batch repeating slowest,
+// also on sm_90a.
+#b3 = #kiln_gpu.blocked<{sizePerThread = [1, 1, 4], threadsPerWarp = [1, 8, 4], warpsPerCTA = [1, 4, 1], order = [2, 1, 0]}>
+// CHECK: #[[MMA3:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 1, 2], threadsPerWarp = [1, 8, 4], warpsPerCTA = [1, 2, 2], order = [2, 1, 0]}>
+// CHECK-LABEL: func.func @batched
+// CHECK: kiln.dot {{.*}} -> tensor<4x32x16xf32, #[[MMA3]]>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @batched(%a: tensor<4x32x64xf16, #b3>, %b: tensor<4x64x16xf16, #b3>, %c: tensor<4x32x16xf32, #b3>) -> tensor<4x32x16xf32, #b3> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<4x32x64xf16, #b3> * tensor<4x64x16xf16, #b3> -> tensor<4x32x16xf32, #b3>
+  return %d : tensor<4x32x16xf32, #b3>
+}
+}

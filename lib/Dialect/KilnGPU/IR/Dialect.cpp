@@ -156,9 +156,9 @@ mlir::kiln::gpu::getThreadLayout(RankedTensorType type) {
 BlockedEncodingAttr mlir::kiln::gpu::getMmaAccumulatorLayout(
     MLIRContext *context, ArrayRef<int64_t> shape, int numWarps,
     int threadsPerWarp) {
-  if (shape.size() != 2 || threadsPerWarp != 32)
+  if ((shape.size() != 2 && shape.size() != 3) || threadsPerWarp != 32)
     return {};
-  int64_t m = shape[0], n = shape[1];
+  int64_t m = shape[shape.size() - 2], n = shape.back();
   // Split the warps over rows and columns, each time halving the larger
   // extent a warp covers, while whole instruction tiles remain.
   unsigned warpsM = 1, warpsN = 1;
@@ -174,6 +174,9 @@ BlockedEncodingAttr mlir::kiln::gpu::getMmaAccumulatorLayout(
   }
   if (m % (16 * warpsM) != 0 || n % (8 * warpsN) != 0)
     return {};
+  if (shape.size() == 3) // each batch in turn, every warp on each
+    return BlockedEncodingAttr::get(context, {1, 1, 2}, {1, 8, 4}, {1, warpsM, warpsN},
+                                    {2, 1, 0});
   return BlockedEncodingAttr::get(context, {1, 2}, {8, 4}, {warpsM, warpsN},
                                   {1, 0});
 }
@@ -227,7 +230,7 @@ bool mlir::kiln::gpu::hasAsyncCopy(ModuleOp module) {
 
 std::optional<TensorCoreOperands> mlir::kiln::gpu::getTensorCoreOperands(DotOp dot) {
   RankedTensorType aType = dot.getA().getType();
-  if (aType.getRank() != 2)
+  if (aType.getRank() != 2 && aType.getRank() != 3)
     return std::nullopt;
   Type element = aType.getElementType();
   TensorCoreOperands operands;
@@ -249,14 +252,14 @@ std::optional<TensorCoreOperands> mlir::kiln::gpu::getTensorCoreOperands(DotOp d
   } else {
     return std::nullopt;
   }
-  if (aType.getDimSize(1) % operands.instructionK() != 0)
+  if (aType.getShape().back() % operands.instructionK() != 0)
     return std::nullopt;
   return operands;
 }
 
 bool mlir::kiln::gpu::canUseWarpgroupMma(DotOp dot) {
   std::optional<TensorCoreOperands> operands = getTensorCoreOperands(dot);
-  return operands && !operands->split &&
+  return operands && dot.getType().getRank() == 2 && !operands->split &&
          !(operands->integer && dot.getType().getDimSize(1) > 224);
 }
 

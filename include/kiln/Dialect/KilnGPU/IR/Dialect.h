@@ -37,9 +37,10 @@ BlockedEncodingAttr getDefaultBlockedEncoding(MLIRContext *context,
 /// The blocked layout that `mma.sync.m16n8k16` leaves its accumulator in,
 /// for an [M, N] dot result on `numWarps` warps: pairs of columns per
 /// thread, 4 threads along a row and 8 rows per warp, warps tiled over the
-/// block as evenly as it allows. Null when the block does not tile: each
-/// warp needs whole 16-row instruction tiles (rows 8 apart in the layout's
-/// repeats pair up) and whole 8-column ones.
+/// block as evenly as it allows. For a batched [B, M, N] result the same
+/// on each batch in turn (the batch dimension repeats slowest). Null when
+/// the block does not tile: each warp needs whole 16-row instruction tiles
+/// (rows 8 apart in the layout's repeats pair up) and whole 8-column ones.
 BlockedEncodingAttr getMmaAccumulatorLayout(MLIRContext *context,
                                             ArrayRef<int64_t> shape, int numWarps,
                                             int threadsPerWarp);
@@ -104,7 +105,7 @@ struct TensorCoreOperands {
 };
 
 /// The tensor-core operands of `dot`, or std::nullopt where tensor cores
-/// cannot compute it: 2-D, f16 or bf16, f32 with tf32 or tf32x3 precision,
+/// cannot compute it: 2-D or batched 3-D, f16 or bf16, f32 with tf32 or tf32x3 precision,
 /// or i8 into i32, and K a multiple of the instruction's.
 std::optional<TensorCoreOperands> getTensorCoreOperands(DotOp dot);
 
@@ -114,7 +115,7 @@ std::optional<TensorCoreOperands> getTensorCoreOperands(DotOp dot);
 StringRef getDotTensorCores(DotOp dot, int numWarps, int threadsPerWarp);
 
 /// Whether wgmma can compute `dot` (its operands and its N), given the
-/// accumulator layout: neither tf32x3, nor s8 with N over 224.
+/// accumulator layout: 2-D, neither tf32x3, nor s8 with N over 224.
 bool canUseWarpgroupMma(DotOp dot);
 
 /// How a block's elements are spread over threads, whatever its encoding: a

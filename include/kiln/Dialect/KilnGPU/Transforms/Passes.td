@@ -62,8 +62,9 @@ def KilnGPUAccelerateMatmul : Pass<"kiln-gpu-accelerate-matmul", "mlir::ModuleOp
   let summary = "Give dots the accumulator layout of the tensor-core instructions";
   let description = [{
     A `kiln.dot` that the target's tensor cores can compute (sm_80 and
-    later: 2-D f16 or bf16 operands, f32 with tf32 or tf32x3 precision, or
-    i8 into i32, dimensions that tile by the instruction) gets as result
+    later: 2-D or batched 3-D, f16 or bf16 operands, f32 with tf32 or
+    tf32x3 precision, or i8 into i32, dimensions that tile by the
+    instruction) gets as result
     layout the one `mma.sync` leaves its accumulator in: each thread holds
     pairs of columns of an 8x8 tile, 4 threads along a row, 8 rows a warp,
     warps tiled over the block (on sm_90a, where the block tiles by it and
