@@ -440,8 +440,11 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     auto bShared = op.getB().getDefiningOp<SharedOperandOp>();
     if ((aShared || bShared) && !wgmma && !mma)
       return op.emitOpError("expected tensor cores to read operands from pipeline slots");
+    std::optional<TensorCoreOperands> tensorCore;
+    if (wgmma || mma)
+      tensorCore = getTensorCoreOperands(op);
     // B lies K-major ([N][K]) where the instructions cannot transpose it.
-    bool kMajorB = (wgmma || mma) && getTensorCoreOperands(op)->isKMajorB();
+    bool kMajorB = tensorCore && tensorCore->isKMajorB();
     if (kMajorB && bShared)
       return op.emitOpError("expected a K-major B in registers, not in a pipeline slot");
 
@@ -458,13 +461,10 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       aTile = getOperandTile(true, {m, k}, bytes, scratch, start);
       bTile = getOperandTile(true, kMajorB ? SmallVector<int64_t>{n, k} : SmallVector<int64_t>{k, n},
                              bytes, scratch, start + (aTile.bytes() + 1023) / 1024 * 1024);
-    } else if (kMajorB) {
-      aTile = SharedTile::get(0, batch * m, k, bytes, /*swizzle=*/true);
-      bTile = SharedTile::get(alignTo16(aTile.bytes()), batch * n, k, bytes, /*swizzle=*/true);
-      aTile.base = bTile.base = scratch;
     } else {
       aTile = SharedTile::get(0, batch * m, k, bytes, mma);
-      bTile = SharedTile::get(alignTo16(aTile.bytes()), batch * k, n, bytes, mma);
+      bTile = kMajorB ? SharedTile::get(alignTo16(aTile.bytes()), batch * n, k, bytes, mma)
+                      : SharedTile::get(alignTo16(aTile.bytes()), batch * k, n, bytes, mma);
       aTile.base = bTile.base = scratch;
     }
     if (aShared)
@@ -475,7 +475,8 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
                           rewriter.getRemappedValue(bShared.getSlot()), bType, pipelineStart);
 
     if (wgmma) {
-      Value result = lowerWithWgmma(op, adaptor, rewriter, aTile, bTile, aShared, bShared);
+      Value result =
+          lowerWithWgmma(op, adaptor, rewriter, *tensorCore, aTile, bTile, aShared, bShared);
       if (!result)
         return failure();
       rewriter.replaceOp(op, result);
@@ -484,7 +485,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     // Each use of the scratch starts with a barrier: earlier readers are
     // done. (Pipeline slots are ready: kiln_gpu.async_wait synchronized.)
     if (!aShared || !bShared) {
-      bool round = mma && getTensorCoreOperands(op)->roundsToTf32();
+      bool round = tensorCore && tensorCore->roundsToTf32();
       emitBarrier(rewriter, loc);
       if (!aShared)
         storeOperandTile(rewriter, loc, adaptor.getA(), aType, aTile, launch,
@@ -495,7 +496,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       emitBarrier(rewriter, loc);
     }
 
-    Value result = mma ? lowerWithMma(op, adaptor, rewriter, aTile, bTile)
+    Value result = mma ? lowerWithMma(op, adaptor, rewriter, *tensorCore, aTile, bTile)
                        : lowerWithFma(op, adaptor, rewriter, aTile, bTile);
     if (!result)
       return failure();
@@ -512,11 +513,11 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
   /// the instructions want. A batched dot does each batch in turn, its
   /// tiles stacked along the rows of the shared ones.
   Value lowerWithMma(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &b,
-                     const SharedTile &aTile, const SharedTile &bTile) const {
+                     const TensorCoreOperands &tensorCore, const SharedTile &aTile,
+                     const SharedTile &bTile) const {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     auto layout = cast<BlockedEncodingAttr>(type.getEncoding());
-    TensorCoreOperands tensorCore = *getTensorCoreOperands(op);
     unsigned rank = type.getRank();
     int64_t batches = rank == 3 ? type.getDimSize(0) : 1;
     int64_t m = type.getDimSize(rank - 2), n = type.getDimSize(rank - 1);
@@ -704,8 +705,8 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
   /// K-major (wgmma transposes only 16-bit operands). Operands not `shared`
   /// (in a pipeline slot) are stored into their tiles first.
   Value lowerWithWgmma(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &b,
-                       const SharedTile &aTile, const SharedTile &bTile, bool aShared,
-                       bool bShared) const {
+                       const TensorCoreOperands &tensorCore, const SharedTile &aTile,
+                       const SharedTile &bTile, bool aShared, bool bShared) const {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     int64_t m = type.getDimSize(0), n = type.getDimSize(1);
@@ -713,7 +714,6 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     int numWarps = launch.numWarps;
     int64_t repsM = m / (8 * numWarps), repsN = n / 8;
     int64_t tilesPerGroup = repsM / 2;
-    TensorCoreOperands tensorCore = *getTensorCoreOperands(op);
     auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
     Type i32 = b.getI32Type(), f32 = b.getF32Type();
 

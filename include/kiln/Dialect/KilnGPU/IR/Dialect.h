@@ -105,8 +105,8 @@ struct TensorCoreOperands {
 };
 
 /// The tensor-core operands of `dot`, or std::nullopt where tensor cores
-/// cannot compute it: 2-D or batched 3-D, f16 or bf16, f32 with tf32 or tf32x3 precision,
-/// or i8 into i32, and K a multiple of the instruction's.
+/// cannot compute it: 2-D or batched 3-D, f16 or bf16, f32 with tf32 or
+/// tf32x3 precision, or i8 into i32, and K a multiple of the instruction's.
 std::optional<TensorCoreOperands> getTensorCoreOperands(DotOp dot);
 
 /// The tensor-core instructions a dot lowers to, from its operand types,
