@@ -2,9 +2,10 @@
 //
 // Implements kiln-gpu-coalesce. For each block shape that global memory is
 // accessed with, it asks the axis-info analysis how many consecutive,
-// aligned elements one thread can move in a 16-byte access, and gives every
-// block of that shape a blocked layout with that many elements per thread
-// along the contiguous dimension, threads and warps next to each other.
+// aligned elements one thread can move in a 16-byte access along each
+// dimension, and gives every block of that shape a blocked layout with that
+// many elements per thread along the widest one, threads and warps next to
+// each other.
 // Consecutive threads then touch consecutive chunks: coalesced warps and
 // vector instructions. Blocks of other shapes keep their layout.
 //
@@ -37,10 +38,16 @@ struct KilnGPUCoalesce : public gpu::impl::KilnGPUCoalesceBase<KilnGPUCoalesce> 
     int threadsPerWarp = getThreadsPerWarp(module);
     AxisInfoAnalysis axisInfo(module);
 
-    // Elements per thread wanted for each accessed shape: the widest access
-    // among its loads and stores (a narrower access then takes several
-    // instructions, a wider one would need a layout change).
-    std::map<SmallVector<int64_t>, int64_t> elementsPerThread;
+    // For each accessed shape, the dimension a thread's elements run along
+    // and how many it holds: the widest access among its loads and stores
+    // (a narrower access then takes several instructions, a wider one would
+    // need a layout change), along whichever dimension its pointers are
+    // contiguous in (a column-major operand runs down its columns).
+    struct Run {
+      unsigned dim;
+      int64_t width;
+    };
+    std::map<SmallVector<int64_t>, Run> runs;
     auto visitAccess = [&](Value ptr) {
       auto type = dyn_cast<RankedTensorType>(ptr.getType());
       if (!type)
@@ -48,17 +55,22 @@ struct KilnGPUCoalesce : public gpu::impl::KilnGPUCoalesceBase<KilnGPUCoalesce> 
       auto layout = dyn_cast_if_present<BlockedEncodingAttr>(type.getEncoding());
       if (!layout)
         return;
-      unsigned fastest = layout.getOrder()[0];
-      int64_t width = axisInfo.getPtrVectorWidth(ptr, fastest);
       // Do not give a thread more than its share of the block: the other
       // threads would then replicate work instead of splitting it.
       int64_t threads = int64_t(numWarps) * threadsPerWarp;
       int64_t share = std::max<int64_t>(1, type.getNumElements() / threads);
-      width = std::min({width, share, type.getDimSize(fastest)});
+      auto widthAlong = [&](unsigned dim) {
+        return std::min({axisInfo.getPtrVectorWidth(ptr, dim), share, type.getDimSize(dim)});
+      };
+      // The layout's fastest dimension unless another is strictly wider.
+      Run run{layout.getOrder()[0], widthAlong(layout.getOrder()[0])};
+      for (unsigned dim : layout.getOrder().drop_front())
+        if (int64_t width = widthAlong(dim); width > run.width)
+          run = {dim, width};
       SmallVector<int64_t> shape(type.getShape());
-      auto [it, inserted] = elementsPerThread.try_emplace(shape, width);
-      if (!inserted)
-        it->second = std::max(it->second, width);
+      auto [it, inserted] = runs.try_emplace(shape, run);
+      if (!inserted && run.width > it->second.width)
+        it->second = run;
     };
     module.walk([&](Operation *op) {
       if (auto load = dyn_cast<LoadOp>(op))
@@ -68,13 +80,17 @@ struct KilnGPUCoalesce : public gpu::impl::KilnGPUCoalesceBase<KilnGPUCoalesce> 
     });
 
     setBlockEncodings(module, [&](RankedTensorType type) -> Attribute {
-      auto it = elementsPerThread.find(SmallVector<int64_t>(type.getShape()));
+      auto it = runs.find(SmallVector<int64_t>(type.getShape()));
       auto layout = dyn_cast_if_present<BlockedEncodingAttr>(type.getEncoding());
-      if (it == elementsPerThread.end() || !layout)
+      if (it == runs.end() || !layout)
         return {};
-      return getDefaultBlockedEncoding(&getContext(), type.getShape(),
-                                       layout.getOrder(), it->second, numWarps,
-                                       threadsPerWarp);
+      // The run's dimension first, the others in their former order.
+      SmallVector<unsigned> order{it->second.dim};
+      for (unsigned dim : layout.getOrder())
+        if (dim != it->second.dim)
+          order.push_back(dim);
+      return getDefaultBlockedEncoding(&getContext(), type.getShape(), order,
+                                       it->second.width, numWarps, threadsPerWarp);
     });
   }
 };

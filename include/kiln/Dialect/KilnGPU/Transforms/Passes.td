@@ -15,9 +15,12 @@ def KilnGPUCoalesce : Pass<"kiln-gpu-coalesce", "mlir::ModuleOp"> {
     Uses the axis-info analysis (contiguity, divisibility, constancy) of each
     load's and store's pointers to find how many consecutive elements one
     thread can access in a single instruction (at most 16 bytes, and no more
-    than the pointer alignment proves). Every block of that shape is given a
-    blocked layout holding that many contiguous elements per thread, so that
-    consecutive threads access consecutive 16-byte chunks.
+    than the pointer alignment proves), along whichever dimension is widest
+    (the layout's fastest one unless another is strictly wider: a
+    column-major block runs down its columns). Every block of that shape is
+    given a blocked layout holding that many contiguous elements per thread
+    along that dimension, so that consecutive threads access consecutive
+    16-byte chunks.
 
     Before (f32 pointers known contiguous and 16-byte aligned):
     ```mlir
