@@ -12,7 +12,10 @@ spills and shared memory.
 
     python bench/matmul.py [--shapes fp16:4096x4096x4096,...] [--configs N]
 
-Shape prefixes: fp16, bf16, tf32 (fp32 operands), int8.
+Shape prefixes: fp16, bf16, tf32 (fp32 operands), int8, fp8 (float8e4nv
+operands, fp16 output, B column-major as in Triton's tutorial; cuBLAS is
+torch._scaled_mm with unit scales), and fp16t, bf16t, int8t: B column-major
+(contiguous along K, the `x @ w.T` of a linear layer's [N, K] weight).
 """
 
 from __future__ import annotations
@@ -167,8 +170,13 @@ def main() -> None:
     parser.add_argument("--configs", type=int, default=len(CONFIGS))
     args = parser.parse_args()
     # name: (operand dtype, output dtype)
-    dtypes = {"fp16": (torch.float16, torch.float16), "bf16": (torch.bfloat16, torch.bfloat16),
-              "tf32": (torch.float32, torch.float32), "int8": (torch.int8, torch.int32)}
+    # name: (operand dtype, output dtype, whether B is column-major)
+    dtypes = {"fp16": (torch.float16, torch.float16, False),
+              "bf16": (torch.bfloat16, torch.bfloat16, False),
+              "tf32": (torch.float32, torch.float32, False), "int8": (torch.int8, torch.int32, False),
+              "fp8": (torch.float8_e4m3fn, torch.float16, True),
+              "fp16t": (torch.float16, torch.float16, True),
+              "bf16t": (torch.bfloat16, torch.bfloat16, True), "int8t": (torch.int8, torch.int32, True)}
     # cuBLAS multiplies fp32 as tf32 too, as Triton and Kiln do by default.
     torch.backends.cuda.matmul.allow_tf32 = True
     print(f"device: {torch.cuda.get_device_name()}")
@@ -177,15 +185,17 @@ def main() -> None:
     for spec in args.shapes.split(","):
         name, dims = spec.split(":")
         m, n, k = (int(v) for v in dims.split("x"))
-        dtype, out_dtype = dtypes[name]
+        dtype, out_dtype, b_column_major = dtypes[name]
         if dtype == torch.int8:
             a = torch.randint(-128, 128, (m, k), device="cuda", dtype=dtype)
             b = torch.randint(-128, 128, (k, n), device="cuda", dtype=dtype)
         else:
-            a = torch.randn(m, k, device="cuda", dtype=dtype)
-            b = torch.randn(k, n, device="cuda", dtype=dtype)
+            a = torch.randn(m, k, device="cuda").to(dtype)
+            b = torch.randn(k, n, device="cuda").to(dtype)
+        if b_column_major:
+            b = b.t().contiguous().t()
         c = torch.empty(m, n, device="cuda", dtype=out_dtype)
-        reference = a.double() @ b.double()
+        reference = a.float().double() @ b.float().double()
         configs = CONFIGS[: args.configs]
         if m <= 64:
             configs = [cf for cf in CONFIGS if cf[0] <= 64]
@@ -195,10 +205,18 @@ def main() -> None:
         triton_ms = float("nan")
         if triton is not None:
             triton_ms, _, _ = tune(triton_matmul, a, b, c, reference, "triton", configs)
-        # cuBLAS's int8 GEMM is torch._int_mm (torch.matmul refuses int8 on CUDA).
+        # cuBLAS's int8 GEMM is torch._int_mm (torch.matmul refuses int8 on
+        # CUDA), its fp8 one torch._scaled_mm.
         torch_mm = torch._int_mm if dtype == torch.int8 else torch.matmul
-        check("torch", torch_mm(a, b), reference)
-        torch_ms = do_bench(lambda: torch_mm(a, b), return_mode="median")
+        if dtype == torch.float8_e4m3fn:
+            one = torch.ones((), device="cuda")
+            torch_mm = lambda x, y: torch._scaled_mm(x, y, one, one, out_dtype=out_dtype)  # noqa: E731
+        torch_ms = float("nan")
+        try:
+            check("torch", torch_mm(a, b), reference)
+            torch_ms = do_bench(lambda: torch_mm(a, b), return_mode="median")
+        except RuntimeError as error:  # a layout this torch build's GEMM refuses
+            print(f"  torch: skipped ({str(error).splitlines()[0][:120]})")
         print(f"{spec:>24} | {tflops(kiln_ms):12.1f} | {tflops(triton_ms):14.1f} | {tflops(torch_ms):14.1f} | "
               f"{torch_ms / kiln_ms:11.3f} | {triton_ms / kiln_ms:11.3f} | {kiln_config}")
         for config, ms in kiln_times.items():

@@ -998,8 +998,11 @@ public:
 
   //--- matrix products -----------------------------------------------------//
 
+  /// `a_fp8` and `b_fp8`, both empty or both set, name the 8-bit float
+  /// formats ("e4m3", "e5m2") of i8 operands.
   PyValue dot(const PyValue &a, const PyValue &b, const PyValue &acc,
-              const std::string &inputPrecision, int maxNumImpreciseAcc) {
+              const std::string &inputPrecision, int maxNumImpreciseAcc,
+              const std::string &aFloat8, const std::string &bFloat8) {
     requireInsertionPoint();
     blockOperand(a, "dot");
     blockOperand(b, "dot");
@@ -1008,12 +1011,33 @@ public:
     if (!precision)
       throw py::value_error("unknown input precision '" + inputPrecision +
                             "' (expected ieee, tf32 or tf32x3)");
+    kd::Float8FormatAttr aFormat, bFormat;
+    if (!aFloat8.empty())
+      aFormat = kd::Float8FormatAttr::get(builder.getContext(), float8Format(aFloat8));
+    if (!bFloat8.empty())
+      bFormat = kd::Float8FormatAttr::get(builder.getContext(), float8Format(bFloat8));
     return value(finish(kd::DotOp::create(builder, loc, accType, checkValue(a), checkValue(b),
-                                          checkValue(acc), *precision,
-                                          maxNumImpreciseAcc)));
+                                          checkValue(acc), *precision, maxNumImpreciseAcc,
+                                          aFormat, bFormat)));
+  }
+
+  /// Decodes i8 bytes holding 8-bit floats of `format` into f32, exactly.
+  PyValue float8ToF32(const PyValue &bytes, const std::string &format) {
+    requireInsertionPoint();
+    Value v = checkValue(bytes);
+    if (!getElementTypeOrSelf(v.getType()).isInteger(8))
+      throw py::type_error("fp8_to_f32 decodes i8 bytes, got " + toString(v.getType()));
+    return {kd::createFloat8ToF32(builder, loc, v, float8Format(format)), owner};
   }
 
 private:
+  static kd::Float8Format float8Format(const std::string &name) {
+    std::optional<kd::Float8Format> format = kd::symbolizeFloat8Format(name);
+    if (!format)
+      throw py::value_error("unknown 8-bit float format '" + name + "' (expected e4m3 or e5m2)");
+    return *format;
+  }
+
   ContextRef context;
   mutable OpBuilder builder;
   Location loc;
@@ -1520,7 +1544,9 @@ void initIR(py::module_ &m) {
       .def("gather", &PyBuilder::gather, py::arg("src"), py::arg("index"), py::arg("axis"))
       // Matrix products.
       .def("dot", &PyBuilder::dot, py::arg("a"), py::arg("b"), py::arg("acc"),
-           py::arg("input_precision"), py::arg("max_num_imprecise_acc"));
+           py::arg("input_precision"), py::arg("max_num_imprecise_acc"), py::arg("a_fp8") = "",
+           py::arg("b_fp8") = "")
+      .def("fp8_to_f32", &PyBuilder::float8ToF32, py::arg("bytes"), py::arg("format"));
 
   m.attr("BINARY_OPS") = py::cast(namesOf(kBinaryOps));
   m.attr("UNARY_OPS") = py::cast(namesOf(kUnaryOps));

@@ -44,16 +44,16 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
 
 
 @kiln.jit
-def typed_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+def typed_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_bn, stride_cm,
                         BLOCK_M: kl.constexpr, BLOCK_N: kl.constexpr, BLOCK_K: kl.constexpr,
                         ACC: kl.constexpr, PRECISION: kl.constexpr):
-    """Row-major operands of any dtype, an ACC accumulator, `input_precision`
-    PRECISION."""
+    """A row-major A and a B of any strides, of any dtype, an ACC
+    accumulator, `input_precision` PRECISION."""
     offs_m = kl.program_id(0) * BLOCK_M + kl.arange(0, BLOCK_M)
     offs_n = kl.program_id(1) * BLOCK_N + kl.arange(0, BLOCK_N)
     offs_k = kl.arange(0, BLOCK_K)
     a_ptrs = a_ptr + (offs_m[:, None] % M) * stride_am + offs_k[None, :]
-    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + (offs_n[None, :] % N)
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + (offs_n[None, :] % N) * stride_bn
     acc = kl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
     for k in range(0, kl.cdiv(K, BLOCK_K)):
         a = kl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0)

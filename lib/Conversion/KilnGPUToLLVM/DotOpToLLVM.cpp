@@ -142,15 +142,18 @@ RowMap getWgmmaRowMap(int numWarps, int64_t m) {
 }
 
 /// Slot `slot` (an i32) of `buffer` (kiln-gpu-pipeline-loads) as a tile of
-/// `type`: the pipeline buffers start `pipelineStart` bytes into shared
-/// memory.
+/// `type`, transposed in a K-major slot: the pipeline buffers start
+/// `pipelineStart` bytes into shared memory.
 SharedTile getSlotTile(OpBuilder &b, Location loc, OperandBufferAttr buffer, Value slot,
                        RankedTensorType type, int64_t pipelineStart) {
   Value offset = LLVM::AddOp::create(
       b, loc, createI32Constant(b, loc, pipelineStart + buffer.getOffset()),
       LLVM::MulOp::create(b, loc, slot, createI32Constant(b, loc, buffer.getSlotBytes())));
   Value base = getSharedAddress(b, loc, getScratchBase(b, loc), offset);
-  return getOperandTile(buffer.isWgmma(), type.getShape(),
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<int64_t> tileShape = buffer.getKMajor() ? SmallVector<int64_t>{shape[1], shape[0]}
+                                                      : SmallVector<int64_t>(shape);
+  return getOperandTile(buffer.isWgmma(), tileShape,
                         getSharedElementBytes(type.getElementType()), base);
 }
 
@@ -320,9 +323,10 @@ struct AsyncCopyOpLowering : public ConvertOpToLLVMPattern<AsyncCopyOp> {
     SmallVector<Value> coords = emitBlockCoordinates(b, loc, type, launch);
     SmallVector<Value> rows = unpackElements(b, loc, coords[0]);
     SmallVector<Value> cols = unpackElements(b, loc, coords[1]);
-    // The widths of kiln.load: runs along the columns (the layout's
-    // fastest dimension, which kiln-gpu-pipeline-loads checked), never
-    // across a 16-byte chunk of the tile's rows.
+    // The widths of kiln.load: runs along the layout's fastest dimension
+    // (the columns; in a K-major slot, the rows, which are its columns),
+    // never across a 16-byte chunk of the tile's rows.
+    bool kMajor = buffer.getKMajor();
     int64_t width = std::min<int64_t>(widths.lookup(op), tile.chunkElements());
     int64_t bytes = width * tile.elementBytes;
     Type i32 = b.getI32Type(), i16 = b.getI16Type();
@@ -330,7 +334,9 @@ struct AsyncCopyOpLowering : public ConvertOpToLLVMPattern<AsyncCopyOp> {
     auto voidType = LLVM::LLVMVoidType::get(b.getContext());
     for (size_t e = 0; e < ptrs.size(); e += width) {
       Value row = rowMap ? rowMap(b, loc, rows[e]) : rows[e];
-      Value address = getSharedAddress(b, loc, tile.base, tile.emitOffset(b, loc, row, cols[e]));
+      Value offset = kMajor ? tile.emitOffset(b, loc, cols[e], row)
+                            : tile.emitOffset(b, loc, row, cols[e]);
+      Value address = getSharedAddress(b, loc, tile.base, offset);
       if (bytes >= 4) {
         // The source size is 0 where masked off: nothing is read, the
         // destination is zero-filled.
@@ -436,6 +442,9 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     int64_t bytes = getSharedElementBytes(element);
     StringRef tensorCores = getDotTensorCores(op, launch.numWarps, launch.threadsPerWarp);
     bool wgmma = tensorCores == "wgmma", mma = tensorCores == "mma";
+    if (op.hasFloat8Operands() && !wgmma)
+      return op.emitOpError("expected 8-bit float operands only on wgmma "
+                            "(kiln-gpu-accelerate-matmul decodes the others)");
     auto aShared = op.getA().getDefiningOp<SharedOperandOp>();
     auto bShared = op.getB().getDefiningOp<SharedOperandOp>();
     if ((aShared || bShared) && !wgmma && !mma)
@@ -443,10 +452,15 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     std::optional<TensorCoreOperands> tensorCore;
     if (wgmma || mma)
       tensorCore = getTensorCoreOperands(op);
-    // B lies K-major ([N][K]) where the instructions cannot transpose it.
+    // B lies K-major ([N][K]) where the instructions cannot transpose it,
+    // and where its slot holds it so.
+    if (tensorCore && bShared) {
+      tensorCore->kMajorB = bShared.getBuffer().getKMajor();
+      if (tensorCore->needsKMajorB() && !tensorCore->kMajorB)
+        return op.emitOpError("expected a K-major slot for a B of ")
+               << bType.getElementType() << " elements";
+    }
     bool kMajorB = tensorCore && tensorCore->isKMajorB();
-    if (kMajorB && bShared)
-      return op.emitOpError("expected a K-major B in registers, not in a pipeline slot");
 
     // The operand tiles: in the scratch, or in the pipeline slots that
     // kiln_gpu.shared_operand names.
@@ -566,10 +580,10 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       return regs;
     };
 
-    std::string kind = tensorCore.ptxType.str();
     std::string accKind = tensorCore.integer ? "s32" : "f32";
     std::string text = "mma.sync.aligned.m16n8k" + std::to_string(tensorCore.instructionK()) +
-                       ".row.col." + accKind + "." + kind + "." + kind + "." + accKind +
+                       ".row.col." + accKind + "." + tensorCore.ptxType.str() + "." +
+                       tensorCore.bPtxType.str() + "." + accKind +
                        " {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
     Type accType = tensorCore.integer ? i32 : f32;
     Type mmaResult =
@@ -699,11 +713,12 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
   }
 
   /// wgmma.mma_async (m64nNk16 for f16 and bf16, m64nNk8 for tf32, m64nNk32
-  /// for s8: 32 bytes of K each) per warpgroup and 64-row tile, operands
-  /// read by descriptors from the swizzled shared tiles: A [M][K] K-major,
-  /// B [K][N] N-major in blocks of 64 columns for 16-bit types, else [N][K]
-  /// K-major (wgmma transposes only 16-bit operands). Operands not `shared`
-  /// (in a pipeline slot) are stored into their tiles first.
+  /// for s8, e4m3 and e5m2: 32 bytes of K each) per warpgroup and 64-row
+  /// tile, operands read by descriptors from the swizzled shared tiles: A
+  /// [M][K] K-major, B [K][N] N-major in blocks of 64 columns for 16-bit
+  /// types, else (or from a K-major slot) [N][K] K-major: wgmma transposes
+  /// only 16-bit operands. Operands not `shared` (in a pipeline slot) are
+  /// stored into their tiles first.
   Value lowerWithWgmma(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &b,
                        const TensorCoreOperands &tensorCore, const SharedTile &aTile,
                        const SharedTile &bTile, bool aShared, bool bShared) const {
@@ -747,18 +762,20 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     auto voidType = LLVM::LLVMVoidType::get(b.getContext());
     createInlineAsm(b, loc, true, voidType, {}, "wgmma.fence.sync.aligned;", "");
 
-    std::string kind = tensorCore.ptxType.str();
     int64_t outputs = n / 2; // accumulators per thread per instruction
     std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(outputs + 2) +
                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k" +
                        std::to_string(tensorCore.instructionK()) +
-                       (tensorCore.integer ? ".s32." : ".f32.") + kind + "." + kind + " {";
+                       (tensorCore.integer ? ".s32." : ".f32.") + tensorCore.ptxType.str() + "." +
+                       tensorCore.bPtxType.str() + " {";
     for (int64_t i = 0; i < outputs; ++i)
       text += (i ? ",$" : "$") + std::to_string(i);
-    // scale-d, then for floats the scales of A and B (1), then for 16-bit
-    // types whether A and B are transposed (B only).
+    // scale-d, then for floats (8-bit ones too) the scales of A and B (1),
+    // then for 16-bit types whether A and B are transposed (B where it is
+    // N-major).
     text += "}, $" + std::to_string(outputs) + ", $" + std::to_string(outputs + 1) + ", p" +
-            (tensorCore.integer ? "" : ", 1, 1") + (tensorCore.isKMajorB() ? "" : ", 0, 1") +
+            (tensorCore.integer ? "" : ", 1, 1") +
+            (tensorCore.elementBytes != 2 ? "" : tensorCore.isKMajorB() ? ", 0, 0" : ", 0, 1") +
             ";\n}";
     // The descriptors of A and B, scale-d, then the accumulators in place.
     Type accType = tensorCore.integer ? i32 : f32;

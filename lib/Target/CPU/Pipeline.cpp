@@ -24,6 +24,8 @@ void cpu::buildKilnToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // No 8-bit float arithmetic: fp8 dots multiply f16 operands.
+  pm.addPass(createKilnDecodeFloat8Dots());
   // Element-wise kernels run chunk by chunk, so that a chunk's vectors fit
   // in registers; then a program is one host thread whose blocks (or
   // chunks) are LLVM vectors.

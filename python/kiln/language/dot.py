@@ -6,8 +6,14 @@ batch of them: [B, M, K] by [B, K, N]) and adds ``acc``. fp16 and bf16
 operands accumulate in fp32 (fp16 also in fp16, with ``out_dtype=float16``),
 int8 operands in int32, fp32 operands in fp32 with ``input_precision``
 "tf32" (the default, as Triton's), "tf32x3" or "ieee". fp8 operands
-(``float8e4nv``, ``float8e5``) are widened to fp16, which holds every fp8
-value exactly, and multiplied as fp16.
+(``float8e4nv``, ``float8e5``, mixed or not) accumulate in fp32 (or fp16):
+on sm_90a's warpgroup MMA natively; elsewhere decoded to fp16, which holds
+every fp8 value exactly, and multiplied as fp16.
+
+``max_num_imprecise_acc`` applies to fp8 operands only: left out, the
+native instructions accumulate a whole dot at their own reduced precision
+(Triton's default on sm_90); a smaller bound than K asks for promotion to
+full fp32, which Kiln provides by computing that dot precisely, decoded.
 
 Every dimension must be at least 16 and a power of two, as in Triton.
 """
@@ -18,7 +24,7 @@ import os
 from typing import Any, Optional
 
 from kiln.errors import CompilationError
-from kiln.language import semantic
+from kiln.language import fp8, semantic
 from kiln.language.core import (
     _unwrap, block_type, builtin, dtype, float16, float32, int32, tensor,
 )
@@ -48,10 +54,11 @@ def _operand(value: Any, what: str, b: Builder) -> tensor:
 
 def _imprecise_acc(value: Any, fp8: bool, k: int) -> int:
     """``max_num_imprecise_acc`` as Triton checks it: a compile-time
-    integer, at most K for fp8 operands (the only ones it applies to)."""
+    integer, at most K for fp8 operands (the only ones it applies to).
+    Left out, fp8 dots may accumulate all K products imprecisely."""
     value = _unwrap(value)
     if value is None:
-        return 0
+        return k if fp8 else 0
     if isinstance(value, bool) or not isinstance(value, int):
         raise _fail("kl.dot: max_num_imprecise_acc must be a compile-time constant integer")
     if value < 0:
@@ -77,13 +84,15 @@ def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
             raise _fail(f"kl.dot: every dimension must be at least 16, got {x.shape} * {y.shape}")
 
     xt, yt = x.dtype, y.dtype
+    fp8_formats = ("", "")
     if xt.is_fp8() and yt.is_fp8():
-        x, y = semantic.cast(x, float16, b), semantic.cast(y, float16, b)
+        fp8_formats = (fp8.ir_format(xt.scalar), fp8.ir_format(yt.scalar))
     elif xt.is_fp8() or yt.is_fp8():
         raise _fail(f"kl.dot: an fp8 operand needs an fp8 partner, got {xt} and {yt}")
     elif xt != yt:
         raise _fail(f"kl.dot: operands must have one dtype, got {xt} and {yt}")
-    elem = x.dtype
+    # fp8 operands take fp16's accumulators.
+    elem = float16 if xt.is_fp8() else x.dtype
     if elem.name == "uint8":
         # Triton takes uint8 as far as its dtype check, then refuses it.
         raise _fail("kl.dot: uint8 operands are not supported: only int8 integers "
@@ -95,7 +104,7 @@ def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
     if elem.name == "int8":
         out_dtype = int32
     elif not isinstance(out_dtype, dtype) or not (out_dtype.is_fp32() or (out_dtype.is_fp16() and elem.is_fp16())):
-        raise _fail(f"kl.dot: out_dtype {out_dtype} is not supported for {elem} operands "
+        raise _fail(f"kl.dot: out_dtype {out_dtype} is not supported for {xt} operands "
                     f"(float32, or float16 for fp16 operands)")
 
     precision = _unwrap(input_precision)
@@ -122,7 +131,7 @@ def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
             if out_dtype.is_fp16() and not elem.is_fp16():
                 raise _fail(f"kl.dot: an fp16 acc needs fp16 operands, got {elem}")
     imprecise = _imprecise_acc(max_num_imprecise_acc, xt.is_fp8(), x.shape[-1])
-    handle = b.dot(x.handle, y.handle, c.handle, precision, imprecise)
+    handle = b.dot(x.handle, y.handle, c.handle, precision, imprecise, *fp8_formats)
     return tensor(handle, block_type(out_dtype, shape))
 
 

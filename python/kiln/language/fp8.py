@@ -5,10 +5,12 @@ is S.1111.111, largest finite 448) and ``kl.float8e5`` (E5M2: bias 15, 2
 mantissa bits, IEEE-like with infinities and NaNs, largest finite 57344) are
 bytes in the IR: their values are ``i8`` and their pointers ``!kiln.ptr<i8>``,
 so loads, stores, ``where`` and bit casts need nothing new. Conversions to
-and from fp32 are written here once, with 32-bit integer operations that
-vectorize on the CPU and map to plain ALU instructions on the GPU; every
-other conversion goes through fp32 (exactly, except fp64 -> fp8, which rounds
-twice, and integers wider than fp32's 24-bit significand).
+and from fp32 are written once each, with 32-bit integer operations that
+vectorize on the CPU and map to plain ALU instructions on the GPU: the
+encoder here, the decoder in the compiler (the builder's ``fp8_to_f32``),
+which also decodes the operands of fp8 dots where a target has no fp8 tensor
+cores. Every other conversion goes through fp32 (exactly, except fp64 ->
+fp8, which rounds twice, and integers wider than fp32's 24-bit significand).
 
 The encoder follows Triton 3.x on sm_90 (``cvt.rn.satfinite.e4m3x2.f32`` and
 ``cvt.rn.satfinite.e5m2x2.f32``): round to nearest even; finite values and
@@ -31,15 +33,15 @@ class _Format(NamedTuple):
     bias: int
     mantissa_bits: int
     max_finite_code: int  # the magnitude byte of the largest finite value
+    ir_name: str
 
 
 _FORMATS = {
-    "fp8e4nv": _Format(bias=7, mantissa_bits=3, max_finite_code=0x7E),
-    "fp8e5": _Format(bias=15, mantissa_bits=2, max_finite_code=0x7B),
+    "fp8e4nv": _Format(bias=7, mantissa_bits=3, max_finite_code=0x7E, ir_name="e4m3"),
+    "fp8e5": _Format(bias=15, mantissa_bits=2, max_finite_code=0x7B, ir_name="e5m2"),
 }
 
 _NAN_CODE = 0x7F  # a NaN in both formats (what the PTX cvt instructions produce)
-_F32_QUIET_NAN = 0x7FC00000
 _F32_INF = 0x7F800000
 
 
@@ -53,28 +55,17 @@ def _reinterpret(x: tensor, scalar: dtype) -> tensor:
     return tensor(x.handle, _with_shape(scalar, x))
 
 
+def ir_format(scalar: dtype) -> str:
+    """The IR's name of an fp8 type's format (``kiln.dot``'s ``aFloat8``)."""
+    return _FORMATS[scalar.name].ir_name
+
+
 def to_float32(x: tensor, b: Builder) -> tensor:
-    """fp8 -> fp32, exactly (every fp8 value is an fp32 value)."""
-    from kiln.language import semantic as s
-    fmt = _FORMATS[x.dtype.scalar.name]
-    m = fmt.mantissa_bits
-    v = s.cast(_reinterpret(x, uint8), uint32, b)
-    sign = s.lshift(s.and_(v, 0x80, b), 24, b)
-    magnitude = s.and_(v, 0x7F, b)
-    # Normal numbers: move exponent and mantissa into place and rebias.
-    normal = s.add(s.lshift(magnitude, 23 - m, b), (127 - fmt.bias) << 23, b)
-    # Subnormals (and zero): mantissa * 2^(1 - bias - m), an exact product
-    # that is a normal fp32, so denormal flushing cannot touch it.
-    fraction = s.cast(s.and_(magnitude, (1 << m) - 1, b), float32, b)
-    subnormal = s.cast(s.mul(fraction, 2.0 ** (1 - fmt.bias - m), b), uint32, b, bitcast=True)
-    is_subnormal = s.equal(s.rshift(magnitude, m, b), 0, b)
-    bits = s.where(is_subnormal, subnormal, normal, b)
-    if x.dtype.scalar.name == "fp8e4nv":
-        bits = s.where(s.equal(magnitude, 0x7F, b), _F32_QUIET_NAN, bits, b)
-    else:
-        special = s.where(s.equal(magnitude, 0x7C, b), _F32_INF, _F32_QUIET_NAN, b)
-        bits = s.where(s.greater_equal(magnitude, 0x7C, b), special, bits, b)
-    return s.cast(s.or_(bits, sign, b), float32, b, bitcast=True)
+    """fp8 -> fp32, exactly (every fp8 value is an fp32 value). The decoder
+    is the compiler's (it also decodes the operands of fp8 dots that a
+    target cannot multiply natively)."""
+    handle = b.fp8_to_f32(x.handle, ir_format(x.dtype.scalar))
+    return tensor(handle, _with_shape(float32, x))
 
 
 def _round_shift_right(value: tensor, amount: Any, b: Builder) -> tensor:

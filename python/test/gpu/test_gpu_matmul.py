@@ -121,33 +121,43 @@ def test_persistent_matmul_reuses_the_slots(bm, bn, num_warps, num_stages):
     assert relative_error(c, a.double() @ b.double()) < 1e-2
 
 
-#: (operand dtype, input_precision, relative error bound; None: exact).
+# Absent from torch builds without fp8 (then only the CPU tests run anyway).
+E4M3 = getattr(torch, "float8_e4m3fn", None)
+E5M2 = getattr(torch, "float8_e5m2", None)
+
+#: (A dtype, B dtype, input_precision, relative error bound; None: exact).
+#: fp8 products are exact in fp32; wgmma sums them at its own reduced
+#: precision (the default max_num_imprecise_acc), well within fp16's bound.
 TYPED_CASES = {
-    "tf32": (torch.float32, "tf32", 1e-3),
-    "tf32x3": (torch.float32, "tf32x3", 1e-5),
-    "int8": (torch.int8, "ieee", None),
+    "tf32": (torch.float32, torch.float32, "tf32", 1e-3),
+    "tf32x3": (torch.float32, torch.float32, "tf32x3", 1e-5),
+    "int8": (torch.int8, torch.int8, "ieee", None),
+    "fp8e4nv": (E4M3, E4M3, "ieee", 1e-2),
+    "fp8-mixed": (E4M3, E5M2, "ieee", 1e-2),
 }
 
 
-def run_typed_matmul(case, m, n, k, bm, bn, bk, num_warps, num_stages, seed):
-    dtype, precision, bound = TYPED_CASES[case]
+def run_typed_matmul(case, m, n, k, bm, bn, bk, num_warps, num_stages, seed, b_column_major=False):
+    a_dtype, b_dtype, precision, bound = TYPED_CASES[case]
     generator = torch.Generator(device="cuda")
     generator.manual_seed(seed)
-    if dtype == torch.int8:
-        a = torch.randint(-128, 128, (m, k), device="cuda", dtype=dtype, generator=generator)
-        b = torch.randint(-128, 128, (k, n), device="cuda", dtype=dtype, generator=generator)
+    if a_dtype == torch.int8:
+        a = torch.randint(-128, 128, (m, k), device="cuda", dtype=a_dtype, generator=generator)
+        b = torch.randint(-128, 128, (k, n), device="cuda", dtype=b_dtype, generator=generator)
         c = torch.full((m, n), -(2**31), device="cuda", dtype=torch.int32)
         acc = kl.int32
     else:
-        a = torch.randn(m, k, device="cuda", dtype=dtype, generator=generator)
-        b = torch.randn(k, n, device="cuda", dtype=dtype, generator=generator)
+        a = torch.randn(m, k, device="cuda", generator=generator).to(a_dtype)
+        b = torch.randn(k, n, device="cuda", generator=generator).to(b_dtype)
         c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
         acc = kl.float32
+    if b_column_major:
+        b = b.t().contiguous().t()
     grid = (kiln.cdiv(m, bm), kiln.cdiv(n, bn))
-    typed_matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0),
+    typed_matmul_kernel[grid](a, b, c, m, n, k, a.stride(0), b.stride(0), b.stride(1), c.stride(0),
                               BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, ACC=acc, PRECISION=precision,
                               num_warps=num_warps, num_stages=num_stages)
-    reference = a.double() @ b.double()
+    reference = a.float().double() @ b.float().double()
     if bound is None:
         assert torch.equal(c.double(), reference), f"{int((c.double() != reference).sum())} differ"
     else:
@@ -160,16 +170,44 @@ def run_typed_matmul(case, m, n, k, bm, bn, bk, num_warps, num_stages, seed):
     (128, 128, 32, 4), (128, 128, 64, 8), (64, 64, 32, 4), (32, 32, 32, 4), (128, 256, 64, 8),
     (64, 64, 64, 8),
 ])
-def test_tf32_and_int8_on_tensor_cores(case, m, n, k, bm, bn, bk, num_warps):
-    """tf32 (rounded to nearest), tf32x3 (split into two tf32 parts) and
-    int8 dots on the tensor cores: wgmma where the block allows (not
-    tf32x3, not int8 with N over 224), else mma.sync. K of 170 leaves
-    rows unaligned, so operands go through registers; K of 320 lets int8 A
-    be copied asynchronously."""
+def test_typed_dots_on_tensor_cores(case, m, n, k, bm, bn, bk, num_warps):
+    """tf32 (rounded to nearest), tf32x3 (split into two tf32 parts), int8
+    and fp8 dots on the tensor cores: wgmma where the block allows (not
+    tf32x3, not int8 with N over 224), else mma.sync (fp8 decoded to f16).
+    K of 170 leaves rows unaligned, so operands go through registers; K of
+    320 lets int8 and fp8 A be copied asynchronously."""
     run_typed_matmul(case, m, n, k, bm, bn, bk, num_warps, 3, seed=bm + bn + bk + num_warps + k)
 
 
 @pytest.mark.parametrize("case", list(TYPED_CASES))
 @pytest.mark.parametrize("num_stages", [1, 2, 4])
-def test_tf32_and_int8_num_stages(case, num_stages):
+def test_typed_dots_num_stages(case, num_stages):
     run_typed_matmul(case, 256, 256, 512, 128, 128, 64, 4, num_stages, seed=num_stages)
+
+
+@pytest.mark.parametrize("case", ["int8", "fp8e4nv", "fp8-mixed", "tf32"])
+@pytest.mark.parametrize("bm,bn,bk,num_warps", [(128, 128, 64, 4), (128, 256, 64, 8), (64, 64, 32, 4)])
+@pytest.mark.parametrize("num_stages", [1, 3, 4])
+def test_column_major_b_typed(case, bm, bn, bk, num_warps, num_stages):
+    """B contiguous along K: 8-bit B is copied into K-major slots (tf32 goes
+    through registers), against the same float64 reference."""
+    run_typed_matmul(case, 256, 192, 320, bm, bn, bk, num_warps, num_stages,
+                     seed=bm + bn + num_stages, b_column_major=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("bm,bn,bk,num_warps", [(128, 128, 64, 4), (128, 256, 32, 8), (64, 64, 32, 4),
+                                                (128, 128, 32, 8)])
+@pytest.mark.parametrize("num_stages", [1, 2, 3, 4])
+def test_column_major_b(dtype, bm, bn, bk, num_warps, num_stages):
+    """`x @ w.T` for a row-major [N, K] weight: B copied into K-major slots
+    and read without transposing (wgmma, or ldmatrix without .trans)."""
+    generator = torch.Generator(device="cuda")
+    generator.manual_seed(bm + bn + bk + num_warps + num_stages)
+    m, n, k = 300, 256, 320
+    a = torch.randn(m, k, device="cuda", dtype=dtype, generator=generator)
+    w = torch.randn(n, k, device="cuda", dtype=dtype, generator=generator)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+    reference = a.double() @ w.double().T
+    out = run_matmul(a, w.T, c, bm, bn, bk, num_warps, num_stages=num_stages)
+    assert relative_error(out, reference) < 1e-2

@@ -233,6 +233,30 @@ def test_batched_dot(arrays, case: str, B: int, M: int, N: int, K: int) -> None:
 
 
 @kiln.jit
+def mixed_fp8_kernel(a_ptr, b_ptr, c_ptr, M: kl.constexpr, N: kl.constexpr, K: kl.constexpr):
+    """An e4m3 [M, K] block times an e5m2 [K, N] block, both loaded as bytes."""
+    m = kl.arange(0, M)
+    n = kl.arange(0, N)
+    k = kl.arange(0, K)
+    a = kl.load(a_ptr + m[:, None] * K + k[None, :]).to(kl.float8e4nv, bitcast=True)
+    b = kl.load(b_ptr + k[:, None] * N + n[None, :]).to(kl.float8e5, bitcast=True)
+    kl.store(c_ptr + m[:, None] * N + n[None, :], kl.dot(a, b))
+
+
+@pytest.mark.parametrize("M,N,K", [(64, 64, 64), (128, 32, 32)])
+def test_mixed_fp8_formats(arrays, M: int, N: int, K: int) -> None:
+    """Two different fp8 formats in one dot, as Triton allows. On sm_90a:
+    wgmma of e4m3 by e5m2 at 64x64, decoded to f16 at N = 32 (wgmma reads
+    B in blocks of 64 columns)."""
+    generator = torch.Generator().manual_seed(M + N + K)
+    a, a_ref = random_fp8((M, K), kl.float8e4nv, generator)
+    b, b_ref = random_fp8((K, N), kl.float8e5, generator)
+    out = poisoned((M, N), torch.float32, arrays.device)
+    mixed_fp8_kernel[(1,)](a.to(arrays.device), b.to(arrays.device), out, M=M, N=N, K=K)
+    check(out, a_ref @ b_ref, "fp8e4nv")
+
+
+@kiln.jit
 def computed_operands_kernel(a_ptr, bt_ptr, c_ptr, M: kl.constexpr, N: kl.constexpr, K: kl.constexpr):
     """`a * 2` and the transpose of a loaded [N, K] block: operands that
     are not loads."""

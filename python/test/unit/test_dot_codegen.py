@@ -127,16 +127,20 @@ def test_accumulator_carried_in_mma_layout(acc_in_dot):
     assert compiled.asm["kiln_gpu"].count("kiln.dot") == 1
 
 
-def compile_typed_matmul(target, operand, precision, block_n=128, num_warps=4, num_stages=3):
-    """typed_matmul_kernel on 128 x block_n x 32 blocks of `operand` ("fp32"
-    or "i8") operands, row-major with 16-byte aligned rows."""
+def compile_typed_matmul(target, operand, precision, block_n=128, num_warps=4, num_stages=3,
+                         b_operand=None):
+    """typed_matmul_kernel on 128 x block_n x 32 blocks of `operand` ("fp32",
+    "i8" or an fp8 type) operands (B of `b_operand` when given), row-major
+    with 16-byte aligned rows."""
     integer = operand == "i8"
-    signature = {"a_ptr": f"*{operand}", "b_ptr": f"*{operand}",
+    signature = {"a_ptr": f"*{operand}", "b_ptr": f"*{b_operand or operand}",
                  "c_ptr": "*i32" if integer else "*fp32"}
-    signature.update({name: "i32" for name in ("M", "N", "K", "stride_am", "stride_bk", "stride_cm")})
+    signature.update({name: "i32" for name in ("M", "N", "K", "stride_am", "stride_bk", "stride_bn",
+                                               "stride_cm")})
     return kiln.compile(typed_matmul_kernel, signature=signature, target=target,
                         num_warps=num_warps, num_stages=num_stages,
-                        attrs=Specialization(divisible_by_16=frozenset(signature)),
+                        attrs=Specialization(divisible_by_16=frozenset(signature) - {"stride_bn"},
+                                             equal_to_1=frozenset({"stride_bn"})),
                         constexprs={"BLOCK_M": 128, "BLOCK_N": block_n, "BLOCK_K": 32,
                                     "ACC": kl.int32 if integer else kl.float32,
                                     "PRECISION": precision})
@@ -195,6 +199,71 @@ def test_int8_on_tensor_cores(target, block_n, instruction, count):
     # two groups (one before the loop, one in it).
     assert ptx.count("cp.async.cg.shared.global") == 4
     assert "st.shared.u8" in ptx or "st.shared.b8" in ptx
+
+
+FP8_PTX_TYPES = {"fp8e4nv": "e4m3", "fp8e5": "e5m2"}
+
+
+@pytest.mark.parametrize("a,b", [("fp8e4nv", "fp8e4nv"), ("fp8e4nv", "fp8e5"), ("fp8e5", "fp8e4nv"),
+                                 ("fp8e5", "fp8e5")])
+def test_fp8_on_warpgroup_mma(a, b):
+    """fp8 dots run natively on sm_90a's wgmma (k = 32, the two formats may
+    differ), their bytes never decoded: A copied asynchronously, B stored
+    K-major from registers as int8's."""
+    ptx = compile_typed_matmul("sm_90a", a, "ieee", b_operand=b, num_stages=2).asm["ptx"]
+    instruction = f"wgmma.mma_async.sync.aligned.m64n128k32.f32.{FP8_PTX_TYPES[a]}.{FP8_PTX_TYPES[b]}"
+    assert ptx.count(instruction) == 2
+    assert ptx.count("wgmma.mma_async") == 2
+    assert ptx.count("cp.async.cg.shared.global") == 4
+    assert "st.shared.u8" in ptx or "st.shared.b8" in ptx
+    assert "cvt.f16.f32" not in ptx and "cvt.rn.f16.f32" not in ptx
+
+
+@pytest.mark.parametrize("a,b", [("fp8e4nv", "fp8e5"), ("fp8e5", "fp8e5")])
+def test_fp8_decoded_to_f16_on_sm80(a, b):
+    """mma.sync takes fp8 from sm_89 (PTX 8.4) only: on sm_80 the operands are
+    decoded to f16 and multiplied as f16 (2 k-steps of 4 x 8 tiles)."""
+    ptx = compile_typed_matmul("sm_80", a, "ieee", b_operand=b).asm["ptx"]
+    assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 2 * 4 * 8
+    assert "e4m3" not in ptx and "e5m2" not in ptx
+
+
+#: Row-major A and a column-major B (contiguous along K: `x @ w.T` for a
+#: row-major [N, K] weight `w`), 16-byte aligned.
+K_MAJOR_B = Specialization(
+    divisible_by_16=frozenset({"a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bn",
+                               "stride_cm"}),
+    equal_to_1=frozenset({"stride_ak", "stride_bk", "stride_cn"}))
+
+
+@pytest.mark.parametrize("target,operand", [("sm_90a", "fp16"), ("sm_90a", "fp8e4nv"),
+                                            ("sm_80", "fp16")])
+def test_column_major_b_is_copied_into_a_k_major_slot(target, operand):
+    """A B contiguous along K is copied asynchronously, rows of K into a
+    slot that holds its [N][K] transpose, which the tensor cores read
+    K-major (wgmma without transposing 16-bit B, ldmatrix without .trans):
+    no operand goes through registers."""
+    signature = dict(SIGNATURE, a_ptr=f"*{operand}", b_ptr=f"*{operand}")
+    compiled = kiln.compile(matmul_kernel, signature=signature, target=target, num_warps=4,
+                            num_stages=3, attrs=K_MAJOR_B,
+                            constexprs={"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64,
+                                        "GROUP_SIZE_M": 8, "ACC_IN_DOT": True})
+    ptx = compiled.asm["ptx"]
+    assert "kMajor = true" in compiled.asm["kiln_gpu"]
+    assert "st.shared" not in ptx
+    # 128x64 elements of A and 64x128 of B per stage, 16 bytes per copy over
+    # 128 threads, for 2 stages ahead plus the loop's own.
+    copies_per_stage = 2 * 128 * 64 * (1 if operand.startswith("fp8") else 2) // 16 // 128
+    assert ptx.count("cp.async.cg.shared.global") == 3 * copies_per_stage
+    if target == "sm_80":
+        assert "ldmatrix.sync.aligned.m8n8.x4.trans" not in ptx
+        assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 4 * 8 * 4
+    elif operand == "fp16":
+        # scale-d, scales of A and B, neither transposed.
+        assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in ptx
+        assert ", p, 1, 1, 0, 0;" in ptx and ", p, 1, 1, 0, 1;" not in ptx
+    else:
+        assert "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3" in ptx
 
 
 def test_vectorized_operand_loads_and_shared_stores():

@@ -196,7 +196,7 @@ def test_fp32_precision_reaches_the_ir(jit, build_ir, monkeypatch, precision, al
     assert f"#kiln.precision<{expected}>" in text, text
 
 
-def test_fp8_operands_are_widened_to_fp16(jit, build_ir):
+def test_fp8_operands_keep_their_bytes_and_formats(jit, build_ir):
     @jit
     def kernel(out):
         a = kl.zeros((16, 32), dtype=kl.float8e4nv)
@@ -204,4 +204,7 @@ def test_fp8_operands_are_widened_to_fp16(jit, build_ir):
         c = kl.dot(a, b, out_dtype=kl.float16)
 
     text = str(build_ir(kernel, {"out": "*fp16"}))
-    assert "tensor<16x32xf16> * tensor<32x16xf16> -> tensor<16x16xf16>" in text, text
+    assert "aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e5m2>" in text, text
+    # Left out, max_num_imprecise_acc lets the whole K = 32 accumulate imprecisely.
+    assert "maxNumImpreciseAcc = 32" in text, text
+    assert "tensor<16x32xi8> * tensor<32x16xi8> -> tensor<16x16xf16>" in text, text

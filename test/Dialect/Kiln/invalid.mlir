@@ -463,6 +463,30 @@ func.func @dot_acc_shape(%a: tensor<16x32xf32>, %b: tensor<32x64xf32>, %c: tenso
 
 // -----
 
+func.func @dot_fp8_one_format(%a: tensor<16x16xi8>, %c: tensor<16x16xf32>) {
+  // expected-error @+1 {{expected an 8-bit float format for both operands or neither}}
+  %d = kiln.dot %a, %a, %c {aFloat8 = #kiln.float8<e4m3>, inputPrecision = #kiln.precision<ieee>} : tensor<16x16xi8> * tensor<16x16xi8> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @dot_fp8_not_bytes(%a: tensor<16x16xf16>, %c: tensor<16x16xf32>) {
+  // expected-error @+1 {{expected i8 bytes for 8-bit float operands, got 'f16'}}
+  %d = kiln.dot %a, %a, %c {aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e4m3>, inputPrecision = #kiln.precision<ieee>} : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @dot_fp8_acc(%a: tensor<16x16xi8>, %c: tensor<16x16xi32>) {
+  // expected-error @+1 {{cannot multiply 8-bit float operands into a 'i32' accumulator}}
+  %d = kiln.dot %a, %a, %c {aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e5m2>, inputPrecision = #kiln.precision<ieee>} : tensor<16x16xi8> * tensor<16x16xi8> -> tensor<16x16xi32>
+  return
+}
+
+// -----
+
 func.func @dot_batch(%a: tensor<2x16x16xf32>, %b: tensor<4x16x16xf32>, %c: tensor<2x16x16xf32>) {
   // expected-error @+1 {{expected an accumulator of shape matching 'tensor<2x16x16xf32>' * 'tensor<4x16x16xf32>', got 'tensor<2x16x16xf32>'}}
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<2x16x16xf32> * tensor<4x16x16xf32> -> tensor<2x16x16xf32>

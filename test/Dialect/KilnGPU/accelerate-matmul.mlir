@@ -115,6 +115,53 @@ func.func @int8_wide(%a: tensor<128x32xi8, #bA>, %b: tensor<32x256xi8, #bA>, %c:
 
 // -----
 
+// 8-bit floats keep their bytes where wgmma computes the dot; a dot that
+// must promote within its K (maxNumImpreciseAcc under K) is decoded to f16
+// and takes mma.sync, as on sm_80 (mma.sync takes 8-bit floats from sm_89).
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[WG:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[MMA:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+// CHECK-LABEL: func.func @fp8
+// CHECK-NOT: arith.truncf
+// CHECK: kiln.dot {{.*}}aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e5m2>{{.*}} : tensor<128x32xi8, #{{.*}}> * tensor<32x128xi8, #{{.*}}> -> tensor<128x128xf32, #[[WG]]>
+// CHECK-LABEL: func.func @fp8_promoting
+// CHECK: arith.truncf {{.*}} to tensor<128x32xf16
+// CHECK: arith.truncf {{.*}} to tensor<32x128xf16
+// CHECK: kiln.dot {{.*}} : tensor<128x32xf16, #{{.*}}> * tensor<32x128xf16, #{{.*}}> -> tensor<128x128xf32, #[[MMA]]>
+// CHECK-LABEL: func.func @fp8_narrow
+// CHECK: arith.truncf
+// CHECK: kiln.dot {{.*}} : tensor<128x32xf16, #{{.*}}> * tensor<32x32xf16, #{{.*}}> -> tensor<128x32xf32, #{{.*}}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @fp8(%a: tensor<128x32xi8, #bA>, %b: tensor<32x128xi8, #bA>, %c: tensor<128x128xf32, #bA>) -> tensor<128x128xf32, #bA> {
+  %d = kiln.dot %a, %b, %c {aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e5m2>, inputPrecision = #kiln.precision<ieee>, maxNumImpreciseAcc = 32 : i32} : tensor<128x32xi8, #bA> * tensor<32x128xi8, #bA> -> tensor<128x128xf32, #bA>
+  return %d : tensor<128x128xf32, #bA>
+}
+func.func @fp8_promoting(%a: tensor<128x32xi8, #bA>, %b: tensor<32x128xi8, #bA>, %c: tensor<128x128xf32, #bA>) -> tensor<128x128xf32, #bA> {
+  %d = kiln.dot %a, %b, %c {aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e5m2>, inputPrecision = #kiln.precision<ieee>, maxNumImpreciseAcc = 16 : i32} : tensor<128x32xi8, #bA> * tensor<32x128xi8, #bA> -> tensor<128x128xf32, #bA>
+  return %d : tensor<128x128xf32, #bA>
+}
+// N = 32: wgmma reads B in blocks of 64 columns.
+func.func @fp8_narrow(%a: tensor<128x32xi8, #bA>, %b: tensor<32x32xi8, #bA>, %c: tensor<128x32xf32, #bA>) -> tensor<128x32xf32, #bA> {
+  %d = kiln.dot %a, %b, %c {aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e4m3>, inputPrecision = #kiln.precision<ieee>, maxNumImpreciseAcc = 32 : i32} : tensor<128x32xi8, #bA> * tensor<32x32xi8, #bA> -> tensor<128x32xf32, #bA>
+  return %d : tensor<128x32xf32, #bA>
+}
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fp8_sm80
+// CHECK: arith.truncf
+// CHECK: kiln.dot {{.*}} : tensor<128x32xf16, #{{.*}}> * tensor<32x128xf16, #{{.*}}> -> tensor<128x128xf32, #{{.*}}>
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @fp8_sm80(%a: tensor<128x32xi8, #bA>, %b: tensor<32x128xi8, #bA>, %c: tensor<128x128xf32, #bA>) -> tensor<128x128xf32, #bA> {
+  %d = kiln.dot %a, %b, %c {aFloat8 = #kiln.float8<e5m2>, bFloat8 = #kiln.float8<e5m2>, inputPrecision = #kiln.precision<ieee>, maxNumImpreciseAcc = 32 : i32} : tensor<128x32xi8, #bA> * tensor<32x128xi8, #bA> -> tensor<128x128xf32, #bA>
+  return %d : tensor<128x128xf32, #bA>
+}
+}
+
+// -----
+
 // A batched dot takes the mma.sync layout with the batch repeating slowest,
 // also on sm_90a.
 #b3 = #kiln_gpu.blocked<{sizePerThread = [1, 1, 4], threadsPerWarp = [1, 8, 4], warpsPerCTA = [1, 4, 1], order = [2, 1, 0]}>

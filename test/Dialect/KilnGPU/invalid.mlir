@@ -68,9 +68,18 @@ func.func @copy_type(%p: tensor<64x32x!kiln.ptr<f64>, #b>, %s: i32) {
 // -----
 
 #b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
-func.func @copy_k_major_b(%p: tensor<32x64x!kiln.ptr<i8>, #b>, %s: i32) {
-  // expected-error @+1 {{expected f16 or bf16 elements for operand B, got 'i8'}}
+func.func @copy_n_major_i8_b(%p: tensor<32x64x!kiln.ptr<i8>, #b>, %s: i32) {
+  // expected-error @+1 {{expected f16 or bf16 elements for an N-major operand B, got 'i8'}}
   kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = "mma", offset = 0, slotBytes = 2048, slots = 2>} : tensor<32x64x!kiln.ptr<i8>, #b>
+  return
+}
+
+// -----
+
+#b = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+func.func @copy_k_major_a(%p: tensor<32x64x!kiln.ptr<i8>, #b>, %s: i32) {
+  // expected-error @+1 {{expected a K-major slot for operand B only}}
+  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 2048, slots = 2, kMajor = true>} : tensor<32x64x!kiln.ptr<i8>, #b>
   return
 }
 

@@ -432,3 +432,80 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kil
 }
 
 
+
+// -----
+
+// fp8 operands (bytes) with B contiguous along K (a column-major B): both are
+// copied, B into a K-major slot that holds its [N][K] transpose, which
+// wgmma reads as it needs an 8-bit B.
+// CHECK-LABEL: func.func @k_major_b
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 2048, slots = 3>
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 1, tensorCores = "wgmma", offset = 6144, slotBytes = 2048, slots = 3, kMajor = true>} : tensor<32x64x!kiln.ptr<i8>
+// CHECK: scf.for
+// CHECK: kiln_gpu.shared_operand {{.*}}operand = 0
+// CHECK: %[[B:.*]] = kiln_gpu.shared_operand {{.*}}kMajor = true>} : tensor<32x64xi8
+// CHECK: kiln.dot %{{.*}}, %[[B]]
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #kiln_gpu.blocked<{sizePerThread = [16, 1], threadsPerWarp = [2, 16], warpsPerCTA = [1, 4], order = [0, 1]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 16], threadsPerWarp = [16, 2], warpsPerCTA = [4, 1], order = [1, 0]}>
+#slice = #kiln_gpu.slice<{dim = 1, parent = #blocked2}>
+#slice1 = #kiln_gpu.slice<{dim = 0, parent = #blocked1}>
+#slice2 = #kiln_gpu.slice<{dim = 1, parent = #blocked}>
+#slice3 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
+#slice4 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
+#slice5 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @k_major_b(%arg0: !kiln.ptr<i8> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<i8> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}, %arg4: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
+    %cst = arith.constant dense<64> : tensor<64x1xi32, #blocked>
+    %cst_0 = arith.constant dense<32> : tensor<32x64xi32, #blocked1>
+    %cst_1 = arith.constant dense<32> : tensor<64x32xi32, #blocked2>
+    %c1_i32 = arith.constant 1 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %c32_i32 = arith.constant 32 : i32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %0 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice>
+    %1 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice1>
+    %2 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice2>
+    %3 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice3>
+    %4 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice4>
+    %5 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice5>
+    %6 = kiln.expand_dims %0 {axis = 1 : i32} : tensor<64xi32, #slice> -> tensor<64x1xi32, #blocked2>
+    %7 = kiln.expand_dims %2 {axis = 1 : i32} : tensor<64xi32, #slice2> -> tensor<64x1xi32, #blocked>
+    %8 = kiln.splat %arg3 : i32 -> tensor<64x1xi32, #blocked2>
+    %9 = arith.muli %6, %8 : tensor<64x1xi32, #blocked2>
+    %10 = kiln.splat %arg0 : !kiln.ptr<i8> -> tensor<64x1x!kiln.ptr<i8>, #blocked2>
+    %11 = kiln.addptr %10, %9 : tensor<64x1x!kiln.ptr<i8>, #blocked2>, tensor<64x1xi32, #blocked2>
+    %12 = kiln.expand_dims %4 {axis = 0 : i32} : tensor<32xi32, #slice4> -> tensor<1x32xi32, #blocked2>
+    %13 = kiln.broadcast %11 : tensor<64x1x!kiln.ptr<i8>, #blocked2> -> tensor<64x32x!kiln.ptr<i8>, #blocked2>
+    %14 = kiln.broadcast %12 : tensor<1x32xi32, #blocked2> -> tensor<64x32xi32, #blocked2>
+    %15 = kiln.addptr %13, %14 : tensor<64x32x!kiln.ptr<i8>, #blocked2>, tensor<64x32xi32, #blocked2>
+    %16 = kiln.expand_dims %5 {axis = 1 : i32} : tensor<32xi32, #slice5> -> tensor<32x1xi32, #blocked1>
+    %17 = kiln.splat %arg1 : !kiln.ptr<i8> -> tensor<32x1x!kiln.ptr<i8>, #blocked1>
+    %18 = kiln.addptr %17, %16 : tensor<32x1x!kiln.ptr<i8>, #blocked1>, tensor<32x1xi32, #blocked1>
+    %19 = kiln.expand_dims %1 {axis = 0 : i32} : tensor<64xi32, #slice1> -> tensor<1x64xi32, #blocked1>
+    %20 = kiln.expand_dims %3 {axis = 0 : i32} : tensor<64xi32, #slice3> -> tensor<1x64xi32, #blocked>
+    %21 = kiln.splat %arg4 : i32 -> tensor<1x64xi32, #blocked1>
+    %22 = arith.muli %19, %21 : tensor<1x64xi32, #blocked1>
+    %23 = kiln.broadcast %18 : tensor<32x1x!kiln.ptr<i8>, #blocked1> -> tensor<32x64x!kiln.ptr<i8>, #blocked1>
+    %24 = kiln.broadcast %22 : tensor<1x64xi32, #blocked1> -> tensor<32x64xi32, #blocked1>
+    %25 = kiln.addptr %23, %24 : tensor<32x64x!kiln.ptr<i8>, #blocked1>, tensor<32x64xi32, #blocked1>
+    %26 = arith.divsi %arg3, %c32_i32 : i32
+    %27:3 = scf.for %arg5 = %c0_i32 to %26 step %c1_i32 iter_args(%arg6 = %cst_2, %arg7 = %15, %arg8 = %25) -> (tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<i8>, #blocked2>, tensor<32x64x!kiln.ptr<i8>, #blocked1>)  : i32 {
+      %34 = kiln.load %arg7 : tensor<64x32x!kiln.ptr<i8>, #blocked2> -> tensor<64x32xi8, #blocked2>
+      %35 = kiln.load %arg8 : tensor<32x64x!kiln.ptr<i8>, #blocked1> -> tensor<32x64xi8, #blocked1>
+      %36 = kiln.dot %34, %35, %arg6 {aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e5m2>, inputPrecision = #kiln.precision<ieee>, maxNumImpreciseAcc = 32 : i32} : tensor<64x32xi8, #blocked2> * tensor<32x64xi8, #blocked1> -> tensor<64x64xf32, #blocked>
+      %37 = kiln.addptr %arg7, %cst_1 : tensor<64x32x!kiln.ptr<i8>, #blocked2>, tensor<64x32xi32, #blocked2>
+      %38 = kiln.addptr %arg8, %cst_0 : tensor<32x64x!kiln.ptr<i8>, #blocked1>, tensor<32x64xi32, #blocked1>
+      scf.yield %36, %37, %38 : tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<i8>, #blocked2>, tensor<32x64x!kiln.ptr<i8>, #blocked1>
+    }
+    %28 = arith.muli %7, %cst : tensor<64x1xi32, #blocked>
+    %29 = kiln.splat %arg2 : !kiln.ptr<f32> -> tensor<64x1x!kiln.ptr<f32>, #blocked>
+    %30 = kiln.addptr %29, %28 : tensor<64x1x!kiln.ptr<f32>, #blocked>, tensor<64x1xi32, #blocked>
+    %31 = kiln.broadcast %30 : tensor<64x1x!kiln.ptr<f32>, #blocked> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    %32 = kiln.broadcast %20 : tensor<1x64xi32, #blocked> -> tensor<64x64xi32, #blocked>
+    %33 = kiln.addptr %31, %32 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xi32, #blocked>
+    kiln.store %33, %27#0 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}
+

@@ -46,7 +46,16 @@ LogicalResult DotOp::verify() {
   if (aType.getElementType() != bType.getElementType())
     return emitOpError() << "expected operands of one element type, got "
                          << aType.getElementType() << " and " << bType.getElementType();
-  if (!isSupportedDotPair(aType.getElementType(), cType.getElementType()))
+  if (getAFloat8().has_value() != getBFloat8().has_value())
+    return emitOpError() << "expected an 8-bit float format for both operands or neither";
+  if (hasFloat8Operands()) {
+    if (!aType.getElementType().isInteger(8))
+      return emitOpError() << "expected i8 bytes for 8-bit float operands, got "
+                           << aType.getElementType();
+    if (!cType.getElementType().isF32() && !cType.getElementType().isF16())
+      return emitOpError() << "cannot multiply 8-bit float operands into a "
+                           << cType.getElementType() << " accumulator";
+  } else if (!isSupportedDotPair(aType.getElementType(), cType.getElementType()))
     return emitOpError() << "cannot multiply " << aType.getElementType()
                          << " operands into a " << cType.getElementType()
                          << " accumulator";
@@ -82,7 +91,8 @@ struct AddIntoDot : public OpRewritePattern<AddOp> {
         continue;
       rewriter.replaceOpWithNewOp<DotOp>(add, dot.getType(), dot.getA(), dot.getB(),
                                          other, dot.getInputPrecision(),
-                                         dot.getMaxNumImpreciseAcc());
+                                         dot.getMaxNumImpreciseAcc(), dot.getAFloat8Attr(),
+                                         dot.getBFloat8Attr());
       return success();
     }
     return failure();

@@ -245,6 +245,10 @@ std::optional<TensorCoreOperands> mlir::kiln::gpu::getTensorCoreOperands(DotOp d
     operands.ptxType = "tf32";
     operands.elementBytes = 4;
     operands.split = precision == InputPrecision::tf32x3;
+  } else if (dot.hasFloat8Operands()) {
+    operands.ptxType = stringifyFloat8Format(*dot.getAFloat8());
+    operands.bPtxType = stringifyFloat8Format(*dot.getBFloat8());
+    operands.elementBytes = 1;
   } else if (element.isInteger(8) && dot.getType().getElementType().isInteger(32)) {
     operands.ptxType = "s8";
     operands.elementBytes = 1;
@@ -254,13 +258,20 @@ std::optional<TensorCoreOperands> mlir::kiln::gpu::getTensorCoreOperands(DotOp d
   }
   if (aType.getShape().back() % operands.instructionK() != 0)
     return std::nullopt;
+  if (operands.bPtxType.empty())
+    operands.bPtxType = operands.ptxType;
+  operands.kMajorB = operands.needsKMajorB();
   return operands;
 }
 
 bool mlir::kiln::gpu::canUseWarpgroupMma(DotOp dot) {
   std::optional<TensorCoreOperands> operands = getTensorCoreOperands(dot);
-  return operands && dot.getType().getRank() == 2 && !operands->split &&
-         !(operands->integer && dot.getType().getDimSize(1) > 224);
+  if (!operands || dot.getType().getRank() != 2 || operands->split)
+    return false;
+  if (operands->integer && dot.getType().getDimSize(1) > 224)
+    return false;
+  int64_t k = dot.getA().getType().getDimSize(1);
+  return !dot.hasFloat8Operands() || dot.getMaxNumImpreciseAcc() >= k;
 }
 
 StringRef mlir::kiln::gpu::getDotTensorCores(DotOp dot, int numWarps, int threadsPerWarp) {
@@ -271,7 +282,9 @@ StringRef mlir::kiln::gpu::getDotTensorCores(DotOp dot, int numWarps, int thread
       type.getEncoding() ==
           getWgmmaAccumulatorLayout(dot.getContext(), type.getShape(), numWarps, threadsPerWarp))
     return "wgmma";
-  if (hasMmaAccumulatorLayout(type, numWarps, threadsPerWarp))
+  // mma.sync takes 8-bit floats from sm_89 (PTX 8.4) only: those dots are
+  // decoded to f16 unless wgmma computes them.
+  if (hasMmaAccumulatorLayout(type, numWarps, threadsPerWarp) && !dot.hasFloat8Operands())
     return "mma";
   return {};
 }
@@ -354,9 +367,11 @@ void mlir::kiln::gpu::setBlockEncodings(
 LogicalResult
 OperandBufferAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           unsigned operand, StringRef tensorCores, int64_t offset,
-                          int64_t slotBytes, unsigned slots) {
+                          int64_t slotBytes, unsigned slots, bool kMajor) {
   if (operand > 1)
     return emitError() << "expected operand 0 (A) or 1 (B), got " << operand;
+  if (kMajor && operand != 1)
+    return emitError() << "expected a K-major slot for operand B only";
   if (tensorCores != "wgmma" && tensorCores != "mma")
     return emitError() << "expected tensorCores \"wgmma\" or \"mma\", got \""
                        << tensorCores << "\"";
@@ -370,9 +385,9 @@ OperandBufferAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 /// Whether a block of `element`s of `buffer`'s operand is a 2-D tile of a
-/// type the tensor cores read as copied (f16, bf16 or i8; for B, 16-bit
-/// only: the tensor cores read other B K-major, which the copies cannot
-/// transpose) that fits in a slot.
+/// type the tensor cores read as copied (f16, bf16 or i8; for B in an
+/// N-major slot, 16-bit only: the tensor cores read other B K-major, which
+/// the copies cannot transpose) that fits in a slot.
 static LogicalResult verifySlotTile(Operation *op, OperandBufferAttr buffer,
                                     RankedTensorType type, Type element) {
   if (type.getRank() != 2)
@@ -380,8 +395,9 @@ static LogicalResult verifySlotTile(Operation *op, OperandBufferAttr buffer,
   int64_t bytes = element.isF16() || element.isBF16() ? 2 : element.isInteger(8) ? 1 : 0;
   if (!bytes)
     return op->emitOpError("expected f16, bf16 or i8 elements, got ") << element;
-  if (buffer.getOperand() == 1 && bytes != 2)
-    return op->emitOpError("expected f16 or bf16 elements for operand B, got ") << element;
+  if (buffer.getOperand() == 1 && bytes != 2 && !buffer.getKMajor())
+    return op->emitOpError("expected f16 or bf16 elements for an N-major operand B, got ")
+           << element;
   if (type.getNumElements() * bytes > buffer.getSlotBytes())
     return op->emitOpError("expected the ")
            << type.getNumElements() * bytes << "-byte tile to fit in a slot of "

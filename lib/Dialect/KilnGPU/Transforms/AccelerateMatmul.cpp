@@ -1,7 +1,8 @@
 //===- AccelerateMatmul.cpp - Tensor-core layouts for dots -----------------===//
 //
 // Implements kiln-gpu-accelerate-matmul: dots that tensor cores can compute
-// get the accumulator layout of mma.sync (getMmaAccumulatorLayout), the
+// get the accumulator layout of wgmma or mma.sync (8-bit float operands that
+// wgmma does not take are decoded to f16 first), the
 // accumulator of a loop is carried in that layout instead of being converted
 // twice per iteration, and the conversions of the result back to the
 // original layout are sunk below element-wise ops into the stores, which
@@ -164,11 +165,14 @@ struct KilnGPUAccelerateMatmul
       RankedTensorType type = dot.getType();
       BlockedEncodingAttr layout;
       // sm_90a: the warpgroup MMA where the block tiles by it and it takes
-      // the operands, else mma.sync.
-      bool tensorCores = capability >= 80 && getTensorCoreOperands(dot);
-      if (tensorCores && hasWgmma && canUseWarpgroupMma(dot))
+      // the operands, else mma.sync. 8-bit floats go to wgmma as they are;
+      // elsewhere they are decoded to f16 first.
+      if (hasWgmma && getTensorCoreOperands(dot) && canUseWarpgroupMma(dot))
         layout = getWgmmaAccumulatorLayout(context, type.getShape(), numWarps,
                                            threadsPerWarp);
+      if (!layout)
+        decodeFloat8Operands(dot);
+      bool tensorCores = capability >= 80 && getTensorCoreOperands(dot);
       if (!layout && tensorCores)
         layout = getMmaAccumulatorLayout(context, type.getShape(), numWarps,
                                          threadsPerWarp);

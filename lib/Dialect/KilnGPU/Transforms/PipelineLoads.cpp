@@ -44,6 +44,7 @@ struct PipelinedOperand {
   mutable LoadOp load;
   mutable ConvertLayoutOp convert; // between the load and the dot, or null
   unsigned index;          // 0: A, 1: B
+  bool kMajor;             // B contiguous along K: its slot holds [N][K]
 };
 
 /// The ops that run ahead: in body order, and the loop-carried values
@@ -64,16 +65,15 @@ bool isZeroOrAbsent(Value other) {
 
 /// The dot operands that can be copied asynchronously: each a load in the
 /// body, only read by the dot (maybe through a layout conversion), with
-/// runs of at least 4 bytes along the last dimension, which the slot's rows
-/// hold contiguously, and of a type the tensor cores can read as copied
+/// runs of at least 4 bytes along the layout's fastest dimension, which
+/// the slot's rows hold contiguously (the last one; for B also K, into a
+/// K-major slot), and of a type the tensor cores can read as copied
 /// (TensorCoreOperands::canCopyAsync).
 SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, DotOp dot,
                                                    const TensorCoreOperands &tensorCore,
                                                    AxisInfoAnalysis &axisInfo) {
   SmallVector<PipelinedOperand> operands;
   for (unsigned index : {0u, 1u}) {
-    if (!tensorCore.canCopyAsync(index))
-      continue;
     Value value = dot->getOperand(index);
     auto convert = value.getDefiningOp<ConvertLayoutOp>();
     if (convert) {
@@ -89,11 +89,16 @@ SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, DotOp dot,
     if (!ptrType || ptrType.getRank() != 2)
       continue;
     std::optional<ThreadLayout> layout = getThreadLayout(ptrType);
-    if (!layout || layout->slicedDim >= 0 || layout->blocked.getOrder()[0] != 1)
+    if (!layout || layout->slicedDim >= 0)
+      continue;
+    unsigned fastest = layout->blocked.getOrder()[0];
+    unsigned kDim = index == 0 ? 1 : 0;
+    bool alongK = fastest == kDim;
+    if (!tensorCore.canCopyAsync(index, alongK))
       continue;
     if (axisInfo.getAccessWidth(load.getPtr(), load.getMask()) * tensorCore.elementBytes < 4)
       continue;
-    operands.push_back({load, convert, index});
+    operands.push_back({load, convert, index, /*kMajor=*/index == 1 && alongK});
   }
   return operands;
 }
@@ -352,7 +357,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
                         tensorCore.elementBytes;
     int64_t slotBytes = (tileBytes + 1023) / 1024 * 1024;
     buffers.push_back(OperandBufferAttr::get(context, operand.index, tensorCores, offset,
-                                             slotBytes, slots));
+                                             slotBytes, slots, operand.kMajor));
     offset += slotBytes * slots;
   }
 

@@ -62,6 +62,16 @@ std::optional<SmallVector<ElementSource>> getElementSources(Operation *op);
 /// Row-major strides of `shape`.
 SmallVector<int64_t> getRowMajorStrides(ArrayRef<int64_t> shape);
 
+/// Decodes `bytes` (an i8 scalar or block) holding 8-bit floats of `format`
+/// into f32, exactly, with integer arith ops that every target lowers: the
+/// one decoder of the frontend's fp8 casts and of decodeFloat8Operands.
+Value createFloat8ToF32(OpBuilder &builder, Location loc, Value bytes, Float8Format format);
+
+/// Rewrites an fp8 `dot` into an f16 dot of its decoded operands (f16 holds
+/// every value of both formats), for targets without 8-bit float tensor
+/// cores. Does nothing to other dots.
+void decodeFloat8Operands(DotOp dot);
+
 } // namespace mlir::kiln
 
 #endif // KILN_DIALECT_KILN_IR_DIALECT_H

@@ -19,6 +19,16 @@ def Kiln_InputPrecisionAttr : EnumAttr<Kiln_Dialect, Kiln_InputPrecision, "preci
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Kiln_Float8Format : I32EnumAttr<"Float8Format",
+    "the 8-bit float format of a dot operand held as i8 bytes", [
+    I32EnumAttrCase<"e4m3", 0>, I32EnumAttrCase<"e5m2", 1>]> {
+  let cppNamespace = "::mlir::kiln";
+  let genSpecializedAttr = 0;
+}
+def Kiln_Float8FormatAttr : EnumAttr<Kiln_Dialect, Kiln_Float8Format, "float8"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Kiln_DotOp : Kiln_Op<"dot", [Pure, AllTypesMatch<["c", "d"]>]> {
   let summary = "Matrix product of two blocks, added to a third";
   let description = [{
@@ -28,6 +38,13 @@ def Kiln_DotOp : Kiln_Op<"dot", [Pure, AllTypesMatch<["c", "d"]>]> {
     into an f32 (or, for f16, also an f16) accumulator, or i8 into i32.
     Products are summed in an unspecified order.
 
+    8-bit floats are i8 bytes in the IR; `aFloat8` and `bFloat8` (both or
+    neither) say that `a` and `b` hold such bytes and in which format
+    (`e4m3`, Triton's `float8e4nv`, or `e5m2`, its `float8e5`; the two may
+    differ), multiplied into an f32 or f16 accumulator. Targets without
+    8-bit float tensor cores decode them to f16 first (kiln-decode-fp8-dots),
+    which holds every value of both formats.
+
     `inputPrecision` says how f32 operands are multiplied: exactly
     (`ieee`), rounded to tf32 (`tf32`, 10 explicit mantissa bits, what
     tensor cores take), or split into a high and low tf32 part and
@@ -35,7 +52,8 @@ def Kiln_DotOp : Kiln_Op<"dot", [Pure, AllTypesMatch<["c", "d"]>]> {
     without tf32 arithmetic may compute more precisely than asked.
     `maxNumImpreciseAcc`, when set, bounds how many products an fp8 dot
     may accumulate at reduced precision before promoting (Triton's
-    argument of the same name); 0 or absent means full precision.
+    argument of the same name); 0 or absent means full precision. A target
+    that cannot promote within a dot computes it precisely instead.
 
     Example:
     ```mlir
@@ -44,10 +62,16 @@ def Kiln_DotOp : Kiln_Op<"dot", [Pure, AllTypesMatch<["c", "d"]>]> {
   }];
   let arguments = (ins Kiln_Block:$a, Kiln_Block:$b, Kiln_Block:$c,
                    Kiln_InputPrecisionAttr:$inputPrecision,
-                   DefaultValuedAttr<I32Attr, "0">:$maxNumImpreciseAcc);
+                   DefaultValuedAttr<I32Attr, "0">:$maxNumImpreciseAcc,
+                   OptionalAttr<Kiln_Float8FormatAttr>:$aFloat8,
+                   OptionalAttr<Kiln_Float8FormatAttr>:$bFloat8);
   let results = (outs Kiln_Block:$d);
   let assemblyFormat = [{
     $a `,` $b `,` $c attr-dict `:` type($a) `*` type($b) `->` type($d)
+  }];
+  let extraClassDeclaration = [{
+    /// Whether the operands are 8-bit float bytes.
+    bool hasFloat8Operands() { return getAFloat8().has_value(); }
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;

@@ -43,4 +43,27 @@ def KilnStripMine : Pass<"kiln-strip-mine", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
+def KilnDecodeFloat8Dots : Pass<"kiln-decode-fp8-dots", "mlir::ModuleOp"> {
+  let summary = "Decode the 8-bit float operands of dots to f16";
+  let description = [{
+    A dot of 8-bit floats (`aFloat8`, `bFloat8`) becomes a dot of f16
+    operands decoded from the bytes, for targets without 8-bit float tensor
+    cores. f16 holds every e4m3 and e5m2 value, so the result is the same;
+    the products are then summed at f16 dots' precision.
+
+    Before:
+    ```mlir
+    %d = kiln.dot %a, %b, %c {aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e5m2>} : tensor<32x32xi8> * tensor<32x32xi8> -> tensor<32x32xf32>
+    ```
+    After:
+    ```mlir
+    %a32 = ... integer decode of %a ... : tensor<32x32xf32>
+    %a16 = arith.truncf %a32 : tensor<32x32xf32> to tensor<32x32xf16>
+    %b16 = ...
+    %d = kiln.dot %a16, %b16, %c : tensor<32x32xf16> * tensor<32x32xf16> -> tensor<32x32xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 #endif // KILN_TRANSFORMS_PASSES

@@ -79,9 +79,12 @@ def KilnGPU_OperandBufferAttr : AttrDef<KilnGPU_Dialect, "OperandBuffer"> {
     out as the dot's instruction family reads it (`tensorCores`: "wgmma" or
     "mma"): rows of 16-byte chunks XOR-swizzled by row, A's rows permuted
     for wgmma. kiln_gpu.async_copy writes a slot and
-    kiln_gpu.shared_operand reads it. Tiles are f16, bf16 or i8; a B tile
-    only f16 or bf16, since the copies keep its [K][N] rows and the tensor
-    cores read an i8 B K-major.
+    kiln_gpu.shared_operand reads it. Tiles are f16, bf16 or i8 (8-bit
+    floats are i8). A `kMajor` slot of B holds its tile transposed,
+    [N][K], as copied from a B whose elements are contiguous along K in
+    global memory; the tensor cores read it K-major. An N-major B tile is
+    only f16 or bf16: the tensor cores read 8-bit B K-major, and the copies
+    cannot transpose.
 
     Example: three 16 KiB slots of a wgmma A tile.
     ```mlir
@@ -89,7 +92,8 @@ def KilnGPU_OperandBufferAttr : AttrDef<KilnGPU_Dialect, "OperandBuffer"> {
     ```
   }];
   let parameters = (ins "unsigned":$operand, StringRefParameter<>:$tensorCores,
-                        "int64_t":$offset, "int64_t":$slotBytes, "unsigned":$slots);
+                        "int64_t":$offset, "int64_t":$slotBytes, "unsigned":$slots,
+                        DefaultValuedParameter<"bool", "false">:$kMajor);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
