@@ -126,21 +126,16 @@ struct ConvertKilnGPUToLLVM
         widths[op] = axisInfo.getAccessWidth(copy.getPtr(), copy.getMask());
     });
 
+    // Shared memory by liveness, while loops still delimit where the
+    // pipeline slots are live.
+    SharedMemoryPlan sharedMemory = planSharedMemory(module, launch);
+    declareScratch(module, sharedMemory.total);
+    int64_t pipelineStart = sharedMemory.pipelineStart;
+
     // Then structured control flow to branches: the type conversion below
     // only sees block arguments and branch operands.
     if (failed(convertStructuredControlFlow(module)))
       return signalPassFailure();
-
-    // One scratch buffer in shared memory serves every op that needs one.
-    int64_t scratch = 0;
-    module.walk([&](Operation *op) {
-      scratch = std::max(scratch, getScratchBytes(op, launch));
-    });
-    // The pipeline slots (kiln-gpu-pipeline-loads) follow it: copies into
-    // them are in flight while other ops use the scratch.
-    int64_t pipelineStart = (scratch + 1023) / 1024 * 1024;
-    int64_t pipelineBytes = getPipelineBytes(module);
-    declareScratch(module, pipelineBytes ? pipelineStart + pipelineBytes : scratch);
 
     KilnGPUToLLVMTypeConverter converter(context);
     RewritePatternSet patterns(context);

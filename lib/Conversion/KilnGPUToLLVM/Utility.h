@@ -179,6 +179,18 @@ void populateDotOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
 /// Bytes of shared memory the pipeline slots of `module` take.
 int64_t getPipelineBytes(ModuleOp module);
 
+/// Where the pipeline slots start in shared memory, and how many bytes the
+/// kernel needs in all.
+struct SharedMemoryPlan {
+  int64_t pipelineStart = 0;
+  int64_t total = 0;
+};
+
+/// Places the scratch and the pipeline slots of `module` (structured
+/// control flow still in place) by liveness, inserting the barriers that
+/// reusing the slots' bytes needs (SharedMemory.cpp).
+SharedMemoryPlan planSharedMemory(ModuleOp module, const LaunchShape &launch);
+
 /// Bytes of scratch a dot needs for its operand tiles (0 for other ops).
 int64_t getDotOpScratchBytes(Operation *op);
 

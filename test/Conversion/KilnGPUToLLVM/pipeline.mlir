@@ -62,3 +62,30 @@ func.func @mixed(%b: tensor<32x64xf16, #bB>, %slot: i32, %c: tensor<64x64xf32, #
   return %d : tensor<64x64xf32, #mma>
 }
 }
+
+// -----
+
+// Placement by liveness: a layout conversion before the slots' span (the
+// copies to the wait that drains them) reuses their bytes, so the kernel
+// needs max(16 KiB of scratch, 8 KiB of slots); every thread finishes
+// reading the scratch before the first copy overwrites it.
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+// CHECK: module attributes {{{.*}}kiln_gpu.shared = 16384 : i32
+// CHECK-LABEL: llvm.func @reuse
+// CHECK: nvvm.barrier0
+// CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: nvvm.barrier0
+// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: cp.async.wait_group 0;
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @reuse(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %slot: i32, %x: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #bA> {
+  %y = kiln_gpu.convert_layout %x : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #bA>
+  kiln_gpu.async_copy %pa, %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #bA>
+  kiln_gpu.async_wait {pending = 0 : i32}
+  return %y : tensor<64x64xf32, #bA>
+}
+}

@@ -1,0 +1,92 @@
+//===- SharedMemory.cpp - Placing the scratch and the pipeline slots -------===//
+//
+// A kernel's shared memory holds two kinds of buffers. The scratch serves
+// the ops that need one (layout conversions, reductions across warps, dots
+// with operands in registers...), one op at a time: each use starts with a
+// barrier, so they all share offset 0. The pipeline slots of a loop
+// (kiln-gpu-pipeline-loads) are live from the first copy before the loop
+// to the kiln_gpu.async_wait that drains the copies after it, while ops in
+// the loop use the scratch as well. Placement by liveness: the slots follow
+// the largest scratch used while they are live, and scratch users outside
+// every such span (an epilogue's layout conversion, a reduction before the
+// loop) may reuse the slots' bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utility.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::gpu;
+
+namespace {
+
+/// The first op of each span during which pipeline slots are live, and
+/// every op (nested ones included) inside such a span.
+struct SlotSpans {
+  SmallVector<Operation *> starts;
+  llvm::DenseSet<Operation *> inside;
+};
+
+bool drainsCopies(Operation *op) {
+  auto wait = dyn_cast<AsyncWaitOp>(op);
+  return wait && wait.getPending() == 0;
+}
+
+SlotSpans findSlotSpans(ModuleOp module) {
+  SlotSpans spans;
+  module.walk([&](Block *block) {
+    bool open = false;
+    for (Operation &op : *block) {
+      if (!open && isa<AsyncCopyOp>(op)) {
+        open = true;
+        spans.starts.push_back(&op);
+      }
+      if (!open)
+        continue;
+      op.walk([&](Operation *nested) { spans.inside.insert(nested); });
+      if (drainsCopies(&op))
+        open = false;
+    }
+  });
+  return spans;
+}
+
+} // namespace
+
+SharedMemoryPlan mlir::kiln::gpu::planSharedMemory(ModuleOp module, const LaunchShape &launch) {
+  SlotSpans spans = findSlotSpans(module);
+  // An op reading a slot is inside a span, whatever the IR around it says.
+  auto readsSlot = [](Operation *op) {
+    return llvm::any_of(op->getOperands(), [](Value operand) {
+      return isa_and_present<SharedOperandOp>(operand.getDefiningOp());
+    });
+  };
+  int64_t scratchWithSlots = 0, scratchAlone = 0;
+  module.walk([&](Operation *op) {
+    int64_t bytes = getScratchBytes(op, launch);
+    bool withSlots = spans.inside.contains(op) || readsSlot(op);
+    int64_t &scratch = withSlots ? scratchWithSlots : scratchAlone;
+    scratch = std::max(scratch, bytes);
+  });
+  SharedMemoryPlan plan;
+  int64_t pipelineBytes = getPipelineBytes(module);
+  if (!pipelineBytes) {
+    plan.total = std::max(scratchWithSlots, scratchAlone);
+    return plan;
+  }
+  // 1024-byte aligned: wgmma's swizzle phase comes from the address.
+  plan.pipelineStart = (scratchWithSlots + 1023) / 1024 * 1024;
+  plan.total = std::max(plan.pipelineStart + pipelineBytes, scratchAlone);
+  // A scratch user before a span may still be reading bytes that the
+  // span's first copies overwrite: every thread waits for the others
+  // first. (After a span, kiln_gpu.async_wait's barrier orders them.)
+  if (scratchAlone > plan.pipelineStart)
+    for (Operation *start : spans.starts) {
+      OpBuilder builder(start);
+      DebugBarrierOp::create(builder, start->getLoc());
+    }
+  return plan;
+}
