@@ -343,10 +343,59 @@ struct ReduceOpLowering : public ConvertOpToLLVMPattern<ReduceOp> {
 
 /// Through shared memory: every thread writes its elements at their
 /// row-major index, then reads the elements of the new layout.
+/// How kiln_gpu.convert_layout lays a block out in the scratch: row-major,
+/// each row (of the last dimension) padded by 16 bytes where rows are whole
+/// 16-byte chunks, so that a layout whose threads each hold a few columns
+/// of many rows (a tensor-core accumulator) stores to distinct banks.
+struct ConversionScratch {
+  int64_t rowElements = 1;
+  int64_t padElements = 0;
+
+  static ConversionScratch get(RankedTensorType type) {
+    ConversionScratch scratch;
+    int64_t bytes = getSharedElementBytes(type.getElementType());
+    scratch.rowElements = type.getRank() ? type.getShape().back() : 1;
+    if (type.getRank() >= 2 && (scratch.rowElements * bytes) % 16 == 0 && bytes <= 16)
+      scratch.padElements = 16 / bytes;
+    return scratch;
+  }
+  int64_t bytes(RankedTensorType type) const {
+    int64_t rows = type.getNumElements() / rowElements;
+    return rows * (rowElements + padElements) * getSharedElementBytes(type.getElementType());
+  }
+  /// The padded index of row-major element `index` (an i32).
+  Value emitIndex(OpBuilder &builder, Location loc, Value index) const {
+    if (!padElements)
+      return index;
+    Value row = LLVM::UDivOp::create(builder, loc, index,
+                                     createI32Constant(builder, loc, rowElements));
+    return LLVM::AddOp::create(builder, loc, index, mulConst(builder, loc, row, padElements));
+  }
+};
+
+/// Elements a thread of `type`'s layout holds consecutively along the last
+/// dimension, as one shared-memory access of at most 16 bytes: its
+/// elements come in runs of that many (1 where the layout's fastest
+/// dimension is another, or for booleans, which are stored as bytes).
+int64_t getSharedRunWidth(RankedTensorType type) {
+  std::optional<ThreadLayout> layout = getThreadLayout(type);
+  Type element = type.getElementType();
+  if (!layout || layout->slicedDim >= 0 || type.getRank() == 0 || element.isInteger(1))
+    return 1;
+  unsigned last = type.getRank() - 1;
+  if (layout->blocked.getOrder()[0] != last)
+    return 1;
+  int64_t width = std::min({int64_t(layout->blocked.getSizePerThread()[last]),
+                            16 / getSharedElementBytes(element), type.getDimSize(last)});
+  return int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(1, width))));
+}
+
 struct ConvertLayoutOpLowering : public ConvertOpToLLVMPattern<ConvertLayoutOp> {
   ConvertLayoutOpLowering(const LLVMTypeConverter &converter, LaunchShape launch)
       : ConvertOpToLLVMPattern(converter), launch(launch) {}
 
+  /// Through the scratch: each thread stores the runs of consecutive
+  /// elements it holds, then loads those it will hold, as vectors.
   LogicalResult
   matchAndRewrite(ConvertLayoutOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -360,19 +409,47 @@ struct ConvertLayoutOpLowering : public ConvertOpToLLVMPattern<ConvertLayoutOp> 
     Location loc = op.getLoc();
     Type element = srcType.getElementType();
     int64_t bytes = getSharedElementBytes(element);
+    ConversionScratch scratch = ConversionScratch::get(srcType);
     Value base = getScratchBase(rewriter, loc);
     auto addressOf = [&](Value index) {
-      return getSharedAddress(rewriter, loc, base, mulConst(rewriter, loc, index, bytes));
+      return getSharedAddress(rewriter, loc, base,
+                              mulConst(rewriter, loc, scratch.emitIndex(rewriter, loc, index),
+                                       bytes));
     };
     SmallVector<Value> values = unpackElements(rewriter, loc, adaptor.getSrc());
     SmallVector<Value> srcIndices = emitLinearIndices(rewriter, loc, srcType, launch);
     emitBarrier(rewriter, loc);
-    for (auto [value, index] : llvm::zip(values, srcIndices))
-      storeShared(rewriter, loc, value, addressOf(index));
+    int64_t storeWidth = getSharedRunWidth(srcType);
+    for (size_t e = 0; e < values.size(); e += storeWidth) {
+      Value address = addressOf(srcIndices[e]);
+      if (storeWidth == 1) {
+        storeShared(rewriter, loc, values[e], address);
+        continue;
+      }
+      auto vectorType = VectorType::get({storeWidth}, element);
+      Value vector = LLVM::PoisonOp::create(rewriter, loc, vectorType);
+      for (int64_t i = 0; i < storeWidth; ++i)
+        vector = LLVM::InsertElementOp::create(rewriter, loc, vector, values[e + i],
+                                               createI32Constant(rewriter, loc, i));
+      LLVM::StoreOp::create(rewriter, loc, vector, address, unsigned(storeWidth * bytes));
+    }
     emitBarrier(rewriter, loc);
     SmallVector<Value> result;
-    for (Value index : emitLinearIndices(rewriter, loc, dstType, launch))
-      result.push_back(loadShared(rewriter, loc, element, addressOf(index)));
+    int64_t loadWidth = getSharedRunWidth(dstType);
+    SmallVector<Value> dstIndices = emitLinearIndices(rewriter, loc, dstType, launch);
+    for (size_t e = 0; e < dstIndices.size(); e += loadWidth) {
+      Value address = addressOf(dstIndices[e]);
+      if (loadWidth == 1) {
+        result.push_back(loadShared(rewriter, loc, element, address));
+        continue;
+      }
+      auto vectorType = VectorType::get({loadWidth}, element);
+      Value vector = LLVM::LoadOp::create(rewriter, loc, vectorType, address,
+                                          unsigned(loadWidth * bytes));
+      for (int64_t i = 0; i < loadWidth; ++i)
+        result.push_back(LLVM::ExtractElementOp::create(rewriter, loc, vector,
+                                                        createI32Constant(rewriter, loc, i)));
+    }
     rewriter.replaceOp(op, packElements(rewriter, loc,
                                         getTypeConverter()->convertType(dstType), result));
     return success();
@@ -672,10 +749,10 @@ int64_t mlir::kiln::gpu::getScratchBytes(Operation *op, const LaunchShape &launc
     return total;
   }
   if (auto convert = dyn_cast<ConvertLayoutOp>(op)) {
-    if (convert.getSrc().getType() == convert.getType())
+    RankedTensorType type = convert.getSrc().getType();
+    if (type == convert.getType())
       return 0;
-    return alignTo8(convert.getType().getNumElements() *
-                    getSharedElementBytes(convert.getType().getElementType()));
+    return alignTo8(ConversionScratch::get(type).bytes(type));
   }
   return 0;
 }

@@ -67,19 +67,21 @@ func.func @mixed(%b: tensor<32x64xf16, #bB>, %slot: i32, %c: tensor<64x64xf32, #
 
 // Placement by liveness: a layout conversion before the slots' span (the
 // copies to the wait that drains them) reuses their bytes, so the kernel
-// needs max(16 KiB of scratch, 8 KiB of slots); every thread finishes
-// reading the scratch before the first copy overwrites it.
+// needs max(17 KiB of scratch: 64 rows of 64 f32 padded by 16 bytes, 8 KiB
+// of slots); every thread finishes reading the scratch before the first
+// copy overwrites it. The conversion stores the pairs and loads the runs
+// of four that its threads hold as vectors.
 // CHECK: // -----
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
-// CHECK: module attributes {{{.*}}kiln_gpu.shared = 16384 : i32
+// CHECK: module attributes {{{.*}}kiln_gpu.shared = 17408 : i32
 // CHECK-LABEL: llvm.func @reuse
 // CHECK: nvvm.barrier0
-// CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<3>
+// CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
-// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
 // CHECK: nvvm.barrier0
-// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<3>
 // CHECK: cp.async.wait_group 0;
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
 func.func @reuse(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %slot: i32, %x: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #bA> {

@@ -33,6 +33,43 @@ func.func @loop(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %p: !kil
 
 // -----
 
+// Stored to contiguous, aligned addresses, the result converts back (after
+// the element-wise truncation, in fp16) to the layout that stores 16 bytes
+// at a time: from the accumulator's pairs of columns, each store would need
+// its own address and mask.
+// CHECK-DAG: #[[ROWS:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[ACC:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-LABEL: func.func @epilogue
+// CHECK: %[[D:.*]] = kiln.dot {{.*}} -> tensor<64x64xf32, #[[ACC]]>
+// CHECK: %[[H:.*]] = arith.truncf %[[D]] : tensor<64x64xf32, #[[ACC]]> to tensor<64x64xf16, #[[ACC]]>
+// CHECK: %[[C:.*]] = kiln_gpu.convert_layout %[[H]] : tensor<64x64xf16, #[[ACC]]> -> tensor<64x64xf16, #[[ROWS]]>
+// CHECK: kiln.store %{{.*}}, %[[C]] : tensor<64x64x!kiln.ptr<f16>, #[[ROWS]]>
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bC = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @epilogue(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %p: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}) {
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #bC>
+  %d = kiln.dot %a, %b, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #bC>
+  %h = arith.truncf %d : tensor<64x64xf32, #bC> to tensor<64x64xf16, #bC>
+  %r = kiln.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32, #kiln_gpu.slice<{dim = 1, parent = #bC}>>
+  %c = kiln.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32, #kiln_gpu.slice<{dim = 0, parent = #bC}>>
+  %re = kiln.expand_dims %r {axis = 1 : i32} : tensor<64xi32, #kiln_gpu.slice<{dim = 1, parent = #bC}>> -> tensor<64x1xi32, #bC>
+  %ce = kiln.expand_dims %c {axis = 0 : i32} : tensor<64xi32, #kiln_gpu.slice<{dim = 0, parent = #bC}>> -> tensor<1x64xi32, #bC>
+  %stride = arith.constant dense<64> : tensor<64x1xi32, #bC>
+  %rs = arith.muli %re, %stride : tensor<64x1xi32, #bC>
+  %rb = kiln.broadcast %rs : tensor<64x1xi32, #bC> -> tensor<64x64xi32, #bC>
+  %cb = kiln.broadcast %ce : tensor<1x64xi32, #bC> -> tensor<64x64xi32, #bC>
+  %off = arith.addi %rb, %cb : tensor<64x64xi32, #bC>
+  %ps = kiln.splat %p : !kiln.ptr<f16> -> tensor<64x64x!kiln.ptr<f16>, #bC>
+  %ptr = kiln.addptr %ps, %off : tensor<64x64x!kiln.ptr<f16>, #bC>, tensor<64x64xi32, #bC>
+  kiln.store %ptr, %h : tensor<64x64x!kiln.ptr<f16>, #bC>, tensor<64x64xf16, #bC>
+  return
+}
+}
+
+// -----
+
 // The same dot on sm_80: mma.sync's layout, warps split 2 x 2.
 // CHECK: // -----
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>

@@ -6,10 +6,12 @@
 // accumulator of a loop is carried in that layout instead of being converted
 // twice per iteration, and the conversions of the result back to the
 // original layout are sunk below element-wise ops into the stores, which
-// then store from the dot's layout with recomputed pointers.
+// then store from the dot's layout with recomputed pointers, unless the
+// original layout stores wider vectors.
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Analysis/AxisInfo.h"
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 
@@ -226,7 +228,20 @@ struct KilnGPUAccelerateMatmul
       ConvertLayoutOp convert = worklist.pop_back_val();
       llvm::append_range(worklist, sinkBelowElementwiseUsers(convert));
     }
-    storeWithoutConversion(module);
+    // A store then takes the dot's layout, unless the converted layout
+    // writes wider vectors: a tensor-core accumulator holds pairs of
+    // columns, and stored from there a tile takes many narrow stores, each
+    // with its own address and mask. Converted, through shared memory, it
+    // takes a few wide ones.
+    AxisInfoAnalysis axisInfo(module);
+    storeWithoutConversion(module, [&](StoreOp store, ConvertLayoutOp convert) {
+      RankedTensorType from = convert.getSrc().getType();
+      if (!isTensorCoreLayout(from, numWarps, threadsPerWarp))
+        return false;
+      auto layout = cast<BlockedEncodingAttr>(from.getEncoding());
+      int64_t pairs = layout.getSizePerThread().back();
+      return axisInfo.getAccessWidth(store.getPtr(), store.getMask()) > pairs;
+    });
   }
 };
 

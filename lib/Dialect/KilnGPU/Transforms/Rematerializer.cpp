@@ -87,11 +87,12 @@ std::optional<Attribute> Rematerializer::operandLayout(Operation *op,
   return encoding; // element-wise, and broadcast: the same layout
 }
 
-void mlir::kiln::gpu::storeWithoutConversion(ModuleOp module) {
+void mlir::kiln::gpu::storeWithoutConversion(
+    ModuleOp module, llvm::function_ref<bool(StoreOp, ConvertLayoutOp)> keepConversion) {
   Rematerializer strict(/*convertWhenStuck=*/false);
   module.walk([&](StoreOp store) {
     auto convert = store.getValue().getDefiningOp<ConvertLayoutOp>();
-    if (!convert)
+    if (!convert || (keepConversion && keepConversion(store, convert)))
       return;
     Attribute encoding = convert.getSrc().getType().getEncoding();
     FailureOr<Value> ptr = strict.get(store.getPtr(), encoding);

@@ -41,8 +41,10 @@ private:
 
 /// A store of a converted block stores the unconverted block instead, with
 /// its pointers and mask recomputed under that block's layout, when they can
-/// be: no data moves between threads.
-void storeWithoutConversion(ModuleOp module);
+/// be: no data moves between threads. Stores that `keepConversion` accepts
+/// are left as they are.
+void storeWithoutConversion(
+    ModuleOp module, llvm::function_ref<bool(StoreOp, ConvertLayoutOp)> keepConversion = nullptr);
 
 } // namespace mlir::kiln::gpu
 

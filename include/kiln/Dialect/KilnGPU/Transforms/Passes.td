@@ -84,7 +84,9 @@ def KilnGPUAccelerateMatmul : Pass<"kiln-gpu-accelerate-matmul", "mlir::ModuleOp
     on entry and back before the yield is carried in the dot's layout
     instead, and conversions of the result are sunk below element-wise ops
     so that stores take the dot's layout directly (their pointers are
-    recomputed).
+    recomputed), unless the store's own layout writes wider vectors than
+    the accumulator's pairs of columns: then the (narrowed) result goes
+    through shared memory once, and leaves in 16-byte stores.
 
     Before:
     ```mlir
