@@ -783,7 +783,20 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
         getTiedConstraints(outputs, ",l,l,r", tensorCore.integer ? 'r' : 'f');
     SmallVector<Type> fields(outputs, accType);
     Type resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
-    Value one = constant(1);
+    Value one = constant(1), zero = constant(0);
+
+    // fp8 with max_num_imprecise_acc under K (Triton's promotion): each run
+    // of `promoteSteps` instructions accumulates from zero into partial
+    // sums, added to the fp32 accumulator once the run is done, so that at
+    // most that many products are summed at the instructions' precision.
+    int64_t steps = k / tensorCore.instructionK();
+    int64_t promoteSteps = steps;
+    if (op.hasFloat8Operands() && op.getMaxNumImpreciseAcc() < k)
+      promoteSteps =
+          std::max<int64_t>(1, op.getMaxNumImpreciseAcc() / tensorCore.instructionK());
+    bool promotes = promoteSteps < steps;
+    // The registers the instructions accumulate into.
+    SmallVector<Value> sums = acc;
 
     // Register of instruction output (col group i, half h, j) in the
     // thread's blocked elements, for 64-row tile t of its warpgroup.
@@ -796,8 +809,9 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       return tile.byteOffset + kStart / tile.colsPerBlock * tile.blockBytes() +
              kStart % tile.colsPerBlock * tile.elementBytes;
     };
-    for (int64_t step = 0; step < k / tensorCore.instructionK(); ++step) {
+    for (int64_t step = 0; step < steps; ++step) {
       int64_t kStart = tensorCore.instructionK() * step;
+      bool restart = promotes && step % promoteSteps == 0;
       // B N-major: rows kStart.. of every 64-column block (blocks LBO
       // apart). K-major: all N rows, columns kStart...
       Value bDesc;
@@ -819,29 +833,41 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
         Value aAddress = LLVM::AddOp::create(b, loc, LLVM::AddOp::create(b, loc, aBase, rowStart),
                                              constant(kMajorOffset(aTile, kStart)));
         Value aDesc = emitDescriptor(b, loc, aAddress, aTile, /*leadingBytes=*/16);
-        SmallVector<Value> operands{aDesc, bDesc, one};
+        SmallVector<Value> operands{aDesc, bDesc, restart ? zero : one};
         for (int64_t i = 0; i < repsN; ++i)
           for (int64_t h = 0; h < 2; ++h)
             for (int64_t j = 0; j < 2; ++j)
-              operands.push_back(acc[elementIndex(t, i, h, j)]);
+              operands.push_back(sums[elementIndex(t, i, h, j)]);
         Value d = createInlineAsm(b, loc, /*hasSideEffects=*/true, resultType, operands,
                                   text, constraints);
         int64_t r = 0;
         for (int64_t i = 0; i < repsN; ++i)
           for (int64_t h = 0; h < 2; ++h)
             for (int64_t j = 0; j < 2; ++j)
-              acc[elementIndex(t, i, h, j)] = LLVM::ExtractValueOp::create(b, loc, d, r++);
+              sums[elementIndex(t, i, h, j)] = LLVM::ExtractValueOp::create(b, loc, d, r++);
+      }
+      if (promotes && (step % promoteSteps == promoteSteps - 1 || step == steps - 1)) {
+        createInlineAsm(b, loc, true, voidType, {}, "wgmma.commit_group.sync.aligned;", "");
+        sums = emitWaitAll(b, loc, sums);
+        for (auto [total, part] : llvm::zip(acc, sums))
+          total = LLVM::FAddOp::create(b, loc, total, part);
       }
     }
-    createInlineAsm(b, loc, true, voidType, {}, "wgmma.commit_group.sync.aligned;", "");
-    if (getWgmmaBuffer(op)) {
-      // Asynchronous: only the previous dot's group, which read the other
-      // half of the scratch, must be done. The accumulators are in flight:
-      // the next wgmma chains on them, kiln_gpu.async_dot_wait reads them.
-      createInlineAsm(b, loc, true, voidType, {}, "wgmma.wait_group.sync.aligned 1;", "");
-    } else {
-      // The wait returns the accumulators, so that nothing reads them before.
-      acc = emitWaitAll(b, loc, acc);
+    // Promoting, every group is complete and `acc` holds the sums.
+    if (!promotes) {
+      createInlineAsm(b, loc, true, voidType, {}, "wgmma.commit_group.sync.aligned;", "");
+      if (getWgmmaBuffer(op)) {
+        // Asynchronous: only the previous dot's group, which read the
+        // other half of the scratch, must be done. The accumulators are in
+        // flight: the next wgmma chains on them, kiln_gpu.async_dot_wait
+        // reads them.
+        createInlineAsm(b, loc, true, voidType, {}, "wgmma.wait_group.sync.aligned 1;", "");
+        acc = sums;
+      } else {
+        // The wait returns the accumulators, so that nothing reads them
+        // before.
+        acc = emitWaitAll(b, loc, sums);
+      }
     }
     if (f16Acc)
       for (Value &v : acc)

@@ -12,8 +12,9 @@ every fp8 value exactly, and multiplied as fp16.
 
 ``max_num_imprecise_acc`` applies to fp8 operands only: left out, the
 native instructions accumulate a whole dot at their own reduced precision
-(Triton's default on sm_90); a smaller bound than K asks for promotion to
-full fp32, which Kiln provides by computing that dot precisely, decoded.
+(Triton's default on sm_90); a smaller bound asks to add partial sums of
+that many products into the fp32 accumulator (on wgmma, as Triton does;
+decoded to fp16 elsewhere, which is precise).
 
 Every dimension must be at least 16 and a power of two, as in Triton.
 """

@@ -233,26 +233,32 @@ def test_batched_dot(arrays, case: str, B: int, M: int, N: int, K: int) -> None:
 
 
 @kiln.jit
-def mixed_fp8_kernel(a_ptr, b_ptr, c_ptr, M: kl.constexpr, N: kl.constexpr, K: kl.constexpr):
-    """An e4m3 [M, K] block times an e5m2 [K, N] block, both loaded as bytes."""
+def mixed_fp8_kernel(a_ptr, b_ptr, c_ptr, M: kl.constexpr, N: kl.constexpr, K: kl.constexpr,
+                     IMPRECISE: kl.constexpr):
+    """An e4m3 [M, K] block times an e5m2 [K, N] block, both loaded as bytes,
+    with `max_num_imprecise_acc` IMPRECISE."""
     m = kl.arange(0, M)
     n = kl.arange(0, N)
     k = kl.arange(0, K)
     a = kl.load(a_ptr + m[:, None] * K + k[None, :]).to(kl.float8e4nv, bitcast=True)
     b = kl.load(b_ptr + k[:, None] * N + n[None, :]).to(kl.float8e5, bitcast=True)
-    kl.store(c_ptr + m[:, None] * N + n[None, :], kl.dot(a, b))
+    kl.store(c_ptr + m[:, None] * N + n[None, :], kl.dot(a, b, max_num_imprecise_acc=IMPRECISE))
 
 
-@pytest.mark.parametrize("M,N,K", [(64, 64, 64), (128, 32, 32)])
-def test_mixed_fp8_formats(arrays, M: int, N: int, K: int) -> None:
+@pytest.mark.parametrize("M,N,K,imprecise", [(64, 64, 64, None), (128, 32, 32, None),
+                                              (64, 64, 128, 32), (64, 128, 64, 0)])
+def test_mixed_fp8_formats(arrays, M: int, N: int, K: int, imprecise) -> None:
     """Two different fp8 formats in one dot, as Triton allows. On sm_90a:
     wgmma of e4m3 by e5m2 at 64x64, decoded to f16 at N = 32 (wgmma reads
-    B in blocks of 64 columns)."""
+    B in blocks of 64 columns); with max_num_imprecise_acc under K, partial
+    sums of that many products (at least one instruction's) added into the
+    accumulator."""
     generator = torch.Generator().manual_seed(M + N + K)
     a, a_ref = random_fp8((M, K), kl.float8e4nv, generator)
     b, b_ref = random_fp8((K, N), kl.float8e5, generator)
     out = poisoned((M, N), torch.float32, arrays.device)
-    mixed_fp8_kernel[(1,)](a.to(arrays.device), b.to(arrays.device), out, M=M, N=N, K=K)
+    mixed_fp8_kernel[(1,)](a.to(arrays.device), b.to(arrays.device), out, M=M, N=N, K=K,
+                           IMPRECISE=imprecise)
     check(out, a_ref @ b_ref, "fp8e4nv")
 
 

@@ -249,6 +249,24 @@ def test_fp8_decoded_to_f16_on_sm80(a, b):
     assert "e4m3" not in ptx and "e5m2" not in ptx
 
 
+@pytest.mark.parametrize("imprecise,waits", [(None, 1), (128, 1), (64, 2), (32, 4), (0, 4)])
+def test_fp8_promotion_on_wgmma(imprecise, waits):
+    """max_num_imprecise_acc under K (128 here, four k32 instructions):
+    each run of that many products accumulates from zero (scale-d 0) and is
+    waited for and added into the fp32 accumulator; at least one
+    instruction per run."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "kernels"))
+    from test_dot import mixed_fp8_kernel
+
+    compiled = kiln.compile(mixed_fp8_kernel, target="sm_90a",
+                            signature={"a_ptr": "*u8", "b_ptr": "*u8", "c_ptr": "*fp32"},
+                            constexprs={"M": 64, "N": 64, "K": 128, "IMPRECISE": imprecise})
+    ptx = compiled.asm["ptx"]
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2") == 4
+    assert ptx.count("wgmma.wait_group.sync.aligned 0;") == waits
+    assert ptx.count("wgmma.commit_group.sync.aligned;") == waits
+
+
 #: Row-major A and a column-major B (contiguous along K: `x @ w.T` for a
 #: row-major [N, K] weight `w`), 16-byte aligned.
 K_MAJOR_B = Specialization(

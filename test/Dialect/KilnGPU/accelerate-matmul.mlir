@@ -152,19 +152,17 @@ func.func @int8_wide(%a: tensor<128x32xi8, #bA>, %b: tensor<32x256xi8, #bA>, %c:
 
 // -----
 
-// 8-bit floats keep their bytes where wgmma computes the dot; a dot that
-// must promote within its K (maxNumImpreciseAcc under K) is decoded to f16
-// and takes mma.sync, as on sm_80 (mma.sync takes 8-bit floats from sm_89).
+// 8-bit floats keep their bytes where wgmma computes the dot, also one
+// that promotes within its K (maxNumImpreciseAcc under K); elsewhere they
+// are decoded to f16, as on sm_80 (mma.sync takes 8-bit floats from sm_89).
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 // CHECK-DAG: #[[WG:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
-// CHECK-DAG: #[[MMA:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
 // CHECK-LABEL: func.func @fp8
 // CHECK-NOT: arith.truncf
 // CHECK: kiln.dot {{.*}}aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e5m2>{{.*}} : tensor<128x32xi8, #{{.*}}> * tensor<32x128xi8, #{{.*}}> -> tensor<128x128xf32, #[[WG]]>
 // CHECK-LABEL: func.func @fp8_promoting
-// CHECK: arith.truncf {{.*}} to tensor<128x32xf16
-// CHECK: arith.truncf {{.*}} to tensor<32x128xf16
-// CHECK: kiln.dot {{.*}} : tensor<128x32xf16, #{{.*}}> * tensor<32x128xf16, #{{.*}}> -> tensor<128x128xf32, #[[MMA]]>
+// CHECK-NOT: arith.truncf
+// CHECK: kiln.dot {{.*}}maxNumImpreciseAcc = 16 : i32{{.*}} : tensor<128x32xi8, #{{.*}}> * tensor<32x128xi8, #{{.*}}> -> tensor<128x128xf32, #[[WG]]>
 // CHECK-LABEL: func.func @fp8_narrow
 // CHECK: arith.truncf
 // CHECK: kiln.dot {{.*}} : tensor<128x32xf16, #{{.*}}> * tensor<32x32xf16, #{{.*}}> -> tensor<128x32xf32, #{{.*}}>

@@ -268,10 +268,7 @@ bool mlir::kiln::gpu::canUseWarpgroupMma(DotOp dot) {
   std::optional<TensorCoreOperands> operands = getTensorCoreOperands(dot);
   if (!operands || dot.getType().getRank() != 2 || operands->split)
     return false;
-  if (operands->integer && dot.getType().getDimSize(1) > 224)
-    return false;
-  int64_t k = dot.getA().getType().getDimSize(1);
-  return !dot.hasFloat8Operands() || dot.getMaxNumImpreciseAcc() >= k;
+  return !(operands->integer && dot.getType().getDimSize(1) > 224);
 }
 
 StringRef mlir::kiln::gpu::getDotTensorCores(DotOp dot, int numWarps, int threadsPerWarp) {

@@ -53,7 +53,8 @@ def Kiln_DotOp : Kiln_Op<"dot", [Pure, AllTypesMatch<["c", "d"]>]> {
     `maxNumImpreciseAcc`, when set, bounds how many products an fp8 dot
     may accumulate at reduced precision before promoting (Triton's
     argument of the same name); 0 or absent means full precision. A target
-    that cannot promote within a dot computes it precisely instead.
+    that cannot promote within a dot computes it precisely instead (one
+    without 8-bit float tensor cores decodes the operands to f16).
 
     Example:
     ```mlir

@@ -130,9 +130,7 @@ std::optional<TensorCoreOperands> getTensorCoreOperands(DotOp dot);
 StringRef getDotTensorCores(DotOp dot, int numWarps, int threadsPerWarp);
 
 /// Whether wgmma can compute `dot` (its operands and its N), given the
-/// accumulator layout: 2-D, neither tf32x3, nor s8 with N over 224, nor
-/// 8-bit floats that must promote within the dot (maxNumImpreciseAcc
-/// under K), which kiln-gpu-accelerate-matmul decodes to f16 instead.
+/// accumulator layout: 2-D, neither tf32x3, nor s8 with N over 224.
 bool canUseWarpgroupMma(DotOp dot);
 
 /// How a block's elements are spread over threads, whatever its encoding: a

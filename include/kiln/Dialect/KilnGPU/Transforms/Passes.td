@@ -76,8 +76,8 @@ def KilnGPUAccelerateMatmul : Pass<"kiln-gpu-accelerate-matmul", "mlir::ModuleOp
     loop-carried values, stores) works on it unchanged. Other dots (f32
     with ieee precision among them) keep a blocked result and are computed
     with FMAs. Dots of 8-bit floats keep their bytes where wgmma computes
-    them (sm_90a, promoting never within the dot) and are otherwise decoded
-    to f16 operands first (as kiln-decode-fp8-dots does).
+    them (sm_90a) and are otherwise decoded to f16 operands first (as
+    kiln-decode-fp8-dots does).
 
     The accumulator operand is recomputed (or converted) under that layout.
     A block carried by an `scf.for` that is converted to the dot's layout
