@@ -209,3 +209,19 @@ def test_replaced_if_is_not_usable(env):
     b.set_if_results(old, [])
     with pytest.raises(ValueError, match="replaced"):
         old.then_block
+
+
+def test_fp8_decode_and_fp8_dot_formats(env):
+    ctx, module, b, fn = env
+    bytes_ = b.splat(b.int_const(0x38, b.i8_type()), [16, 16])
+    decoded = b.fp8_to_f32(bytes_, "e4m3")
+    assert str(decoded.type) == "tensor<16x16xf32>"
+    with pytest.raises(TypeError, match="decodes i8 bytes"):
+        b.fp8_to_f32(decoded, "e4m3")
+    with pytest.raises(ValueError, match="unknown 8-bit float format 'e3m4'"):
+        b.fp8_to_f32(bytes_, "e3m4")
+    acc = b.float_const(0.0, b.block_type(b.f32_type(), [16, 16]))
+    with pytest.raises(ValueError, match="unknown 8-bit float format"):
+        b.dot(bytes_, bytes_, acc, "ieee", 16, "e4m3", "fp8")
+    d = b.dot(bytes_, bytes_, acc, "ieee", 16, "e4m3", "e5m2")
+    assert str(d.type) == "tensor<16x16xf32>"
