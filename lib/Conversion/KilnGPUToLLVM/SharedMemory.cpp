@@ -37,7 +37,11 @@ bool drainsCopies(Operation *op) {
 
 SlotSpans findSlotSpans(ModuleOp module) {
   SlotSpans spans;
-  module.walk([&](Block *block) {
+  // Outer blocks first: the copies inside a span's loop belong to it and
+  // start no span of their own.
+  module.walk<WalkOrder::PreOrder>([&](Block *block) {
+    if (spans.inside.contains(block->getParentOp()))
+      return;
     bool open = false;
     for (Operation &op : *block) {
       if (!open && isa<AsyncCopyOp>(op)) {
