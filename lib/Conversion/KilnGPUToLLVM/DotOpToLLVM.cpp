@@ -181,17 +181,14 @@ void storeOperandTile(OpBuilder &b, Location loc, Value converted,
   for (unsigned d = 0; d < rank; ++d)
     coordOf[d] = unpackElements(b, loc, coords[d]);
 
-  // Runs of consecutive columns, from the layout's static offsets: the
-  // thread's first element along the columns is a multiple of its run.
-  int64_t run = 1;
+  // Runs of consecutive columns, checked against the layout's static
+  // offsets: the thread's first element along the columns is a multiple of
+  // its run.
+  int64_t run = transposed ? 1 : getSharedRunWidth(type);
   SmallVector<SmallVector<int32_t>> offsets;
-  std::optional<ThreadLayout> layout = getThreadLayout(type);
-  if (layout && !transposed && layout->slicedDim < 0 &&
-      layout->blocked.getOrder()[0] == rank - 1) {
+  if (run > 1) {
+    std::optional<ThreadLayout> layout = getThreadLayout(type);
     offsets = getElementOffsets(layout->blocked, layout->shape);
-    run = std::min<int64_t>({layout->blocked.getSizePerThread()[rank - 1],
-                             tile.chunkElements(), type.getDimSize(rank - 1)});
-    run = int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(run, 1))));
   }
   Type element = values.front().getType();
   // Where element `e` goes: batches are stacked along the tile's rows.
@@ -453,13 +450,10 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     if (wgmma || mma)
       tensorCore = getTensorCoreOperands(op);
     // B lies K-major ([N][K]) where the instructions cannot transpose it,
-    // and where its slot holds it so.
-    if (tensorCore && bShared) {
+    // and where its slot holds it so (the slot verifier refuses an N-major
+    // slot of a B that must be K-major).
+    if (tensorCore && bShared)
       tensorCore->kMajorB = bShared.getBuffer().getKMajor();
-      if (tensorCore->needsKMajorB() && !tensorCore->kMajorB)
-        return op.emitOpError("expected a K-major slot for a B of ")
-               << bType.getElementType() << " elements";
-    }
     bool kMajorB = tensorCore && tensorCore->isKMajorB();
 
     // The operand tiles: in the scratch, or in the pipeline slots that

@@ -373,23 +373,6 @@ struct ConversionScratch {
   }
 };
 
-/// Elements a thread of `type`'s layout holds consecutively along the last
-/// dimension, as one shared-memory access of at most 16 bytes: its
-/// elements come in runs of that many (1 where the layout's fastest
-/// dimension is another, or for booleans, which are stored as bytes).
-int64_t getSharedRunWidth(RankedTensorType type) {
-  std::optional<ThreadLayout> layout = getThreadLayout(type);
-  Type element = type.getElementType();
-  if (!layout || layout->slicedDim >= 0 || type.getRank() == 0 || element.isInteger(1))
-    return 1;
-  unsigned last = type.getRank() - 1;
-  if (layout->blocked.getOrder()[0] != last)
-    return 1;
-  int64_t width = std::min({int64_t(layout->blocked.getSizePerThread()[last]),
-                            16 / getSharedElementBytes(element), type.getDimSize(last)});
-  return int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(1, width))));
-}
-
 struct ConvertLayoutOpLowering : public ConvertOpToLLVMPattern<ConvertLayoutOp> {
   ConvertLayoutOpLowering(const LLVMTypeConverter &converter, LaunchShape launch)
       : ConvertOpToLLVMPattern(converter), launch(launch) {}

@@ -177,6 +177,19 @@ int64_t mlir::kiln::gpu::getSharedElementBytes(Type element) {
   return std::max<int64_t>(1, getMemoryElementType(element).getIntOrFloatBitWidth() / 8);
 }
 
+int64_t mlir::kiln::gpu::getSharedRunWidth(RankedTensorType type) {
+  std::optional<ThreadLayout> layout = getThreadLayout(type);
+  Type element = type.getElementType();
+  if (!layout || layout->slicedDim >= 0 || type.getRank() == 0 || element.isInteger(1))
+    return 1;
+  unsigned last = type.getRank() - 1;
+  if (layout->blocked.getOrder()[0] != last)
+    return 1;
+  int64_t width = std::min({int64_t(layout->blocked.getSizePerThread()[last]),
+                            16 / getSharedElementBytes(element), type.getDimSize(last)});
+  return int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(1, width))));
+}
+
 void mlir::kiln::gpu::storeShared(OpBuilder &builder, Location loc, Value value,
                                   Value address) {
   if (value.getType().isInteger(1))

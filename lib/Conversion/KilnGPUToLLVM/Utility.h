@@ -87,6 +87,12 @@ int64_t getScratchBytes(Operation *op, const LaunchShape &launch);
 /// memory: booleans a byte, pointers eight.
 int64_t getSharedElementBytes(Type element);
 
+/// Elements a thread of `type`'s layout holds consecutively along the last
+/// dimension, as one shared-memory access of at most 16 bytes: its
+/// elements come in runs of that many (1 where the layout's fastest
+/// dimension is another, or for booleans, which are stored as bytes).
+int64_t getSharedRunWidth(RankedTensorType type);
+
 /// Stores `value` at `address` in shared memory (booleans as bytes).
 void storeShared(OpBuilder &builder, Location loc, Value value, Value address);
 

@@ -169,7 +169,7 @@ struct KilnGPUAccelerateMatmul
       // sm_90a: the warpgroup MMA where the block tiles by it and it takes
       // the operands, else mma.sync. 8-bit floats go to wgmma as they are;
       // elsewhere they are decoded to f16 first.
-      if (hasWgmma && getTensorCoreOperands(dot) && canUseWarpgroupMma(dot))
+      if (hasWgmma && canUseWarpgroupMma(dot))
         layout = getWgmmaAccumulatorLayout(context, type.getShape(), numWarps,
                                            threadsPerWarp);
       if (!layout)
