@@ -63,6 +63,8 @@ struct CudaDriver::Impl {
   decltype(&::cuFuncGetAttribute) funcGetAttribute = nullptr;
   decltype(&::cuFuncSetAttribute) funcSetAttribute = nullptr;
   decltype(&::cuLaunchKernel) launchKernel = nullptr;
+  // Optional (drivers for CUDA 12 and later): only TMA kernels need it.
+  decltype(&::cuTensorMapEncodeTiled) tensorMapEncodeTiled = nullptr;
 
   // Guards the maps below; never taken on the launch fast path unless the
   // thread has no current context.
@@ -152,6 +154,8 @@ void CudaDriver::Impl::open() {
   resolve(funcGetAttribute, "cuFuncGetAttribute");
   resolve(funcSetAttribute, "cuFuncSetAttribute");
   resolve(launchKernel, "cuLaunchKernel");
+  tensorMapEncodeTiled = reinterpret_cast<decltype(tensorMapEncodeTiled)>(
+      dlsym(library, "cuTensorMapEncodeTiled"));
   if (!missing.empty()) {
     unavailableReason =
         "the CUDA driver library lacks " + missing + "; the driver is too old";
@@ -483,6 +487,73 @@ Status CudaDriver::launch(FunctionHandle function, unsigned gridX,
                                   gridY, gridZ, blockX, 1, 1, sharedBytes,
                                   static_cast<CUstream>(stream), params,
                                   nullptr));
+}
+
+Status CudaDriver::encodeTensorMap(const TensorMapRequest &request, void *tensorMap) {
+  Impl *d = impl();
+  if (!d->available)
+    return d->unavailable();
+  if (!d->tensorMapEncodeTiled)
+    return Status::failure("the CUDA driver library lacks cuTensorMapEncodeTiled; the driver "
+                           "is too old for TMA tensor maps");
+  size_t rank = request.shape.size();
+  if (rank < 1 || rank > 5 || request.strideBytes.size() != rank ||
+      request.box.size() != rank)
+    return Status::failure("a tensor map needs 1 to 5 dimensions, with a stride and a box "
+                           "size for each");
+  CUtensorMapDataType type;
+  switch (request.elementBytes) {
+  case 1:
+    type = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    break;
+  case 2:
+    type = request.bfloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    break;
+  case 4:
+    type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    break;
+  default:
+    return Status::failure("tensor maps take 1, 2 or 4-byte elements, got " +
+                           std::to_string(request.elementBytes));
+  }
+  CUtensorMapSwizzle swizzle;
+  switch (request.swizzleBytes) {
+  case 0:
+    swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+    break;
+  case 32:
+    swizzle = CU_TENSOR_MAP_SWIZZLE_32B;
+    break;
+  case 64:
+    swizzle = CU_TENSOR_MAP_SWIZZLE_64B;
+    break;
+  case 128:
+    swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    break;
+  default:
+    return Status::failure("a tensor map swizzles 0, 32, 64 or 128 bytes, got " +
+                           std::to_string(request.swizzleBytes));
+  }
+  // The driver counts dimensions innermost first; the innermost stride is
+  // the element itself and is not passed.
+  cuuint64_t dims[5], strides[4];
+  cuuint32_t box[5], elementStrides[5];
+  for (size_t i = 0; i < rank; ++i) {
+    size_t from = rank - 1 - i;
+    dims[i] = request.shape[from];
+    box[i] = request.box[from];
+    elementStrides[i] = 1;
+    if (i > 0)
+      strides[i - 1] = request.strideBytes[from];
+  }
+  auto *map = static_cast<CUtensorMap *>(tensorMap);
+  return d->check("cuTensorMapEncodeTiled",
+                  d->tensorMapEncodeTiled(
+                      map, type, cuuint32_t(rank), reinterpret_cast<void *>(request.address),
+                      dims, strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                      request.nanFill ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+                                      : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
 }
 
 Status CudaDriver::synchronize() {

@@ -163,6 +163,23 @@ bool packArguments(const char *codes, Py_ssize_t count, PyObject *args,
     case 'p':
       ok = readPointer(object, i, slot);
       break;
+    case 'T': {
+      // A TMA tensor map, passed by value: the launch copies the 128 bytes
+      // from the bytes object, which the argument tuple keeps alive.
+      char *data = nullptr;
+      Py_ssize_t size = 0;
+      if (!PyBytes_Check(object) || PyBytes_AsStringAndSize(object, &data, &size) < 0 ||
+          size != 128) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError,
+                     "kernel argument %zd must be a 128-byte tensor map, got %s", i,
+                     Py_TYPE(object)->tp_name);
+        return false;
+      }
+      params[used] = data;
+      ++used;
+      continue;
+    }
     case 'b': {
       int truth = PyObject_IsTrue(object);
       if (truth < 0)

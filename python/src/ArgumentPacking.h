@@ -10,6 +10,8 @@
 //   b  i1 (bool)       c  i8     B  u8     h  i16    H  u16
 //   i  i32             I  u32    l  i64    L  u64
 //   f  fp32            d  fp64
+//   T  a TMA tensor map: a bytes object of 128 bytes, passed by value (its
+//      own bytes, not a slot; CUDA launches only)
 //   -  skipped (a constexpr parameter, compiled into the kernel)
 // Each value is stored zero-extended (sign-extended for signed codes) in its
 // own little-endian 8-byte slot, so a reader of the parameter's own width

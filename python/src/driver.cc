@@ -17,6 +17,7 @@
 #include "kiln/Runtime/CudaDriver.h"
 
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <Python.h>
 
@@ -34,6 +35,7 @@ using kiln::python::readInt64;
 using kiln::python::readUInt64;
 using kiln::python::readGrid;
 using kiln::runtime::Status;
+using kiln::runtime::TensorMapRequest;
 
 namespace {
 
@@ -250,6 +252,31 @@ void initDriver(py::module_ &m) {
       py::arg("name"), py::arg("cubin"), py::arg("shared"), py::arg("device"),
       "Loads a cubin (bytes) or PTX (str) on the device and returns "
       "(module_handle, function_handle, n_regs, n_spills).");
+  m.def(
+      "encode_tensor_map",
+      [](uint64_t address, const std::vector<uint64_t> &shape,
+         const std::vector<uint64_t> &strideBytes, const std::vector<uint32_t> &box,
+         int elementBytes, bool bfloat16, int swizzleBytes, bool nanFill) {
+        TensorMapRequest request;
+        request.address = address;
+        request.shape = shape;
+        request.strideBytes = strideBytes;
+        request.box = box;
+        request.elementBytes = elementBytes;
+        request.bfloat16 = bfloat16;
+        request.swizzleBytes = swizzleBytes;
+        request.nanFill = nanFill;
+        // A CUtensorMap: 128 bytes, 64-byte aligned.
+        alignas(64) unsigned char map[128] = {};
+        throwIfFailed(CudaDriver::get().encodeTensorMap(request, map));
+        return py::bytes(reinterpret_cast<const char *>(map), sizeof(map));
+      },
+      py::arg("address"), py::arg("shape"), py::arg("stride_bytes"), py::arg("box"),
+      py::arg("element_bytes"), py::arg("bfloat16"), py::arg("swizzle_bytes"),
+      py::arg("nan_fill"),
+      "Encodes a tiled TMA tensor map (cuTensorMapEncodeTiled) over a row-major "
+      "tensor, dimensions outermost first; returns its 128 bytes, which a "
+      "kernel's tensor-map parameter takes (launch code 'T').");
   m.def(
       "unload_module",
       [](uintptr_t module) {

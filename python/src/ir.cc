@@ -557,7 +557,8 @@ public:
 
   PyValue load(const PyValue &ptr, std::optional<PyValue> mask,
                std::optional<PyValue> other, const std::string &cache,
-               const std::string &evict, bool isVolatile) {
+               const std::string &evict, bool isVolatile,
+               std::optional<PyValue> tensorMap, const std::vector<PyValue> &tensorCoords) {
     requireInsertionPoint();
     Value p = checkValue(ptr);
     if (!isa<kd::PointerType>(getElementTypeOrSelf(p.getType())))
@@ -572,7 +573,29 @@ public:
         throw py::type_error("load 'other' must have type " + toString(resultType) +
                              ", got " + toString(o.getType()));
     }
-    return value(finish(kd::LoadOp::create(builder, loc, resultType, p, m, o,
+    // A tensor map names the same block for the TMA unit (see kiln.load).
+    Value map;
+    SmallVector<Value> coords;
+    if (tensorMap) {
+      map = checkValue(*tensorMap);
+      auto mapType = dyn_cast<kd::PointerType>(map.getType());
+      if (!mapType || mapType.getAddressSpace() != 0)
+        throw py::type_error("load's tensor map must be a !kiln.ptr<i8, 0>, got " +
+                             toString(map.getType()));
+      auto blockType = dyn_cast<RankedTensorType>(resultType);
+      if (!blockType || size_t(blockType.getRank()) != tensorCoords.size())
+        throw py::value_error("load through a tensor map needs a block and one coordinate per "
+                              "dimension");
+      for (const PyValue &coord : tensorCoords) {
+        Value c = checkValue(coord);
+        if (!c.getType().isInteger(32))
+          throw py::type_error("tensor map coordinates must be i32, got " + toString(c.getType()));
+        coords.push_back(c);
+      }
+    } else if (!tensorCoords.empty()) {
+      throw py::value_error("tensor map coordinates need a tensor map");
+    }
+    return value(finish(kd::LoadOp::create(builder, loc, resultType, p, m, o, map, coords,
                                              cacheModifier(cache), evictionPolicy(evict),
                                              isVolatile)));
   }
@@ -1453,6 +1476,20 @@ void initIR(py::module_ &m) {
           return std::nullopt;
         return attr.getInt();
       }, py::arg("name"), "The module's integer attribute `name`, or None")
+      .def("kernel_arg_arrays", [](const PyModule &mod, const std::string &name) {
+        // By argument index: the integer-array attribute `name` of the
+        // kernel's arguments that have one.
+        py::dict result;
+        mod.get()->walk([&](FunctionOpInterface function) {
+          if (!function->hasAttr("kiln.kernel"))
+            return;
+          for (unsigned i = 0; i < function.getNumArguments(); ++i)
+            if (auto attr = function.getArgAttrOfType<DenseI64ArrayAttr>(i, name))
+              result[py::int_(i)] = py::cast(std::vector<int64_t>(attr.asArrayRef()));
+        });
+        return result;
+      }, py::arg("name"),
+         "The kernel's arguments' integer-array attributes `name`, by argument index")
       .def("get_function", &getFunction, py::arg("name"))
       .def_property_readonly("context", [](const PyModule &mod) { return mod.context; });
 
@@ -1496,7 +1533,9 @@ void initIR(py::module_ &m) {
       .def("expand_dims", &PyBuilder::expandDims, py::arg("value"), py::arg("axis"))
       .def("addptr", &PyBuilder::addptr, py::arg("ptr"), py::arg("offset"))
       .def("load", &PyBuilder::load, py::arg("ptr"), py::arg("mask"), py::arg("other"),
-           py::arg("cache") = "", py::arg("evict") = "", py::arg("is_volatile") = false)
+           py::arg("cache") = "", py::arg("evict") = "", py::arg("is_volatile") = false,
+           py::arg("tensor_map") = std::nullopt,
+           py::arg("tensor_coords") = std::vector<PyValue>{})
       .def("store", &PyBuilder::store, py::arg("ptr"), py::arg("value"), py::arg("mask"),
            py::arg("cache") = "", py::arg("evict") = "")
       // Atomics, hints and debugging.

@@ -73,3 +73,36 @@ def run_matmul(a, b, c, bm, bn, bk, num_warps, num_stages=3, acc_in_dot=True):
                         c.stride(0), c.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_SIZE_M=4,
                         ACC_IN_DOT=acc_in_dot, num_warps=num_warps, num_stages=num_stages)
     return c
+
+
+@kiln.jit
+def descriptor_matmul_kernel(a_desc, b_desc, c_desc, K, BLOCK_K: kl.constexpr, B_TRANSPOSED: kl.constexpr):
+    """C = A @ B through host tensor descriptors (Triton's TMA matmul): A
+    [M, K]; B [K, N], or with B_TRANSPOSED its [N, K] transpose, read as
+    `b.T`. On sm_90a the operands are copied by the TMA unit."""
+    BLOCK_M = a_desc.block_shape[0]
+    BLOCK_N = c_desc.block_shape[1]
+    off_m = kl.program_id(0) * BLOCK_M
+    off_n = kl.program_id(1) * BLOCK_N
+    acc = kl.zeros((BLOCK_M, BLOCK_N), dtype=kl.float32)
+    for k in range(0, kl.cdiv(K, BLOCK_K)):
+        a = a_desc.load([off_m, k * BLOCK_K])
+        if B_TRANSPOSED:
+            b = b_desc.load([off_n, k * BLOCK_K]).T
+        else:
+            b = b_desc.load([k * BLOCK_K, off_n])
+        acc = kl.dot(a, b, acc)
+    c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
+
+
+def run_descriptor_matmul(a, b, c, bm, bn, bk, num_warps, num_stages=3, b_transposed=False):
+    """Runs descriptor_matmul_kernel; `b` is [N, K] when `b_transposed`."""
+    from kiln.tools.tensor_descriptor import TensorDescriptor
+    m, k = a.shape
+    n = c.shape[1]
+    a_desc = TensorDescriptor.from_tensor(a, [bm, bk])
+    b_desc = TensorDescriptor.from_tensor(b, [bn, bk] if b_transposed else [bk, bn])
+    c_desc = TensorDescriptor.from_tensor(c, [bm, bn])
+    grid = (kiln.cdiv(m, bm), kiln.cdiv(n, bn))
+    return descriptor_matmul_kernel[grid](a_desc, b_desc, c_desc, k, BLOCK_K=bk, B_TRANSPOSED=b_transposed,
+                                          num_warps=num_warps, num_stages=num_stages)

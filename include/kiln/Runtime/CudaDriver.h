@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kiln::runtime {
 
@@ -72,6 +73,19 @@ struct LoadedKernel {
   int maxThreadsPerBlock = 0;
 };
 
+/// A tiled TMA tensor map over a row-major tensor (dimensions outermost
+/// first, as a kernel indexes them).
+struct TensorMapRequest {
+  std::uint64_t address = 0;
+  std::vector<std::uint64_t> shape;       // elements
+  std::vector<std::uint64_t> strideBytes; // the innermost one is the element
+  std::vector<std::uint32_t> box;         // elements a copy moves per dimension
+  int elementBytes = 2;
+  bool bfloat16 = false;   // 2-byte elements: bf16 rather than f16
+  int swizzleBytes = 0;    // 0, 32, 64 or 128
+  bool nanFill = false;    // out-of-bounds floats read as NaN, not zero
+};
+
 /// The process-wide driver. All methods are thread-safe; the first call of
 /// any of them opens libcuda and calls cuInit.
 class CudaDriver {
@@ -107,6 +121,10 @@ public:
   Status launch(FunctionHandle function, unsigned gridX, unsigned gridY,
                 unsigned gridZ, unsigned blockX, unsigned sharedBytes,
                 StreamHandle stream, void **params);
+
+  /// Encodes `request` into the 128 bytes at `tensorMap` (a CUtensorMap),
+  /// which a kernel takes by value.
+  Status encodeTensorMap(const TensorMapRequest &request, void *tensorMap);
 
   /// Waits for all work in the current context (used by tests and tools).
   Status synchronize();

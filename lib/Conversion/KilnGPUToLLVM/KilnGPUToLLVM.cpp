@@ -35,11 +35,24 @@ using namespace mlir::kiln::gpu;
 
 /// Turns the frontend's kernel markers into NVVM's: `kiln.kernel` becomes
 /// `nvvm.kernel` with the required CTA size; argument divisibility becomes
-/// LLVM alignment on pointers.
+/// LLVM alignment on pointers; a TMA tensor map (`kiln.tensor_map`) is
+/// passed by value, 128 bytes aligned to 64, and read where it lies in the
+/// parameter space (`nvvm.grid_constant`), as cp.async.bulk.tensor needs.
 static void markKernels(ModuleOp module, int threadsPerCTA) {
   MLIRContext *context = module.getContext();
   module.walk([&](LLVM::LLVMFuncOp function) {
     for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+      function.removeArgAttr(i, StringAttr::get(context, kTensorMapBoxAttr));
+      if (function.getArgAttr(i, "kiln.tensor_map")) {
+        function.removeArgAttr(i, StringAttr::get(context, "kiln.tensor_map"));
+        function.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                            TypeAttr::get(LLVM::LLVMArrayType::get(
+                                IntegerType::get(context, 8), 128)));
+        function.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                            IntegerAttr::get(IntegerType::get(context, 64), 64));
+        function.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                            UnitAttr::get(context));
+      }
       auto divisibility =
           function.getArgAttrOfType<IntegerAttr>(i, "kiln.divisibility");
       if (!divisibility)

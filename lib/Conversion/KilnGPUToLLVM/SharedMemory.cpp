@@ -31,8 +31,16 @@ struct SlotSpans {
 };
 
 bool drainsCopies(Operation *op) {
+  if (isa<InvalTmaBarriersOp>(op))
+    return true;
   auto wait = dyn_cast<AsyncWaitOp>(op);
   return wait && wait.getPending() == 0;
+}
+
+/// The first op that writes a span's slots (or, for TMA copies, their
+/// mbarriers).
+bool startsCopies(Operation *op) {
+  return isa<AsyncCopyOp, InitTmaBarriersOp, AsyncTmaCopyOp>(op);
 }
 
 SlotSpans findSlotSpans(ModuleOp module) {
@@ -44,7 +52,7 @@ SlotSpans findSlotSpans(ModuleOp module) {
       return;
     bool open = false;
     for (Operation &op : *block) {
-      if (!open && isa<AsyncCopyOp>(op)) {
+      if (!open && startsCopies(&op)) {
         open = true;
         spans.starts.push_back(&op);
       }

@@ -42,6 +42,7 @@ LaunchFn = Callable[[int, int, int, tuple, int], None]
 # Argument packing codes by signature type (python/src/ArgumentPacking.h):
 # both the CUDA launcher and the CPU kernels read these 8-byte slots.
 _LAUNCH_CODES = {
+    "nvTmaDesc": "T",
     "i1": "b",
     "i8": "c",
     "u8": "B",
@@ -148,6 +149,11 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def target_for(self, device: Hashable) -> str:
         """The compiler target for ``device`` (e.g. "sm_90a" for a Hopper GPU)."""
+
+    def has_tensor_maps(self, device: Hashable) -> bool:
+        """Whether host tensor descriptors get a TMA tensor map on ``device``
+        (a kernel parameter that :meth:`load`'s launcher encodes)."""
+        return False
 
     # -- arguments -------------------------------------------------------------
 

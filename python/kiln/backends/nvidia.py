@@ -22,6 +22,7 @@ from kiln.backends.base import Backend, LoadedKernel, launch_codes
 from kiln.compiler.compiler import (CompiledKernel, error_at, error_at_kernel, located_error, pipeline_text,
                                     run_pipeline)
 from kiln.compiler.ptx_lines import first_error_location
+from kiln.compiler.specialization import AGGREGATE_TYPES, TENSOR_MAP_TYPE
 from kiln.errors import OutOfResources
 from kiln.runtime import cpu as _arrays
 from kiln.runtime import driver as _driver
@@ -82,6 +83,51 @@ def _run_ptxas(ptxas: str, ptx: str, target: str, fn: Any) -> bytes:
         return cubin_path.read_bytes()
 
 
+def tensor_map_boxes(module: Any, signature: Mapping[str, str]) -> dict[str, list[int]]:
+    """The boxes the kernel's TMA copies use, by tensor-map parameter: [rows,
+    cols, swizzle bytes] (what kiln-gpu-pipeline-loads recorded on the
+    parameter). The kernel's parameters are the signature's runtime leaves,
+    in order."""
+    params = [name for name, text in signature.items() if text not in AGGREGATE_TYPES]
+    return {params[index]: list(box) for index, box in module.kernel_arg_arrays("kiln.tensor_map_box").items()}
+
+
+class TensorMapEncoder:
+    """Encodes the tensor maps of a kernel's host descriptors at launch, with
+    the boxes its copies use (``metadata["tensor_maps"]``); a parameter
+    without one (no load through it was copied by the TMA unit) gets zero
+    bytes, which nothing reads. The last few encodings are kept: a loop
+    launching on the same tensors encodes once."""
+
+    _UNUSED = bytes(128)
+
+    _KEEP = 16
+
+    def __init__(self, boxes: Mapping[str, Sequence[int]]) -> None:
+        self.boxes = dict(boxes)
+        self.cache: dict[tuple, bytes] = {}
+
+    def encode(self, name: str, descriptor: Any) -> bytes:
+        box = self.boxes.get(name)
+        if box is None:
+            return self._UNUSED
+        base = descriptor.base
+        key = (name, base.data_ptr(), base.dtype, descriptor.shape, descriptor.strides, descriptor.padding)
+        encoded = self.cache.get(key)
+        if encoded is not None:
+            return encoded
+        element_bytes = base.element_size()
+        rows, cols, swizzle = box
+        encoded = _driver.encode_tensor_map(
+            base.data_ptr(), [int(d) for d in descriptor.shape],
+            [int(s) * element_bytes for s in descriptor.strides], [rows, cols], element_bytes,
+            str(base.dtype) == "torch.bfloat16", swizzle, descriptor.padding == "nan")
+        if len(self.cache) >= self._KEEP:
+            self.cache.pop(next(iter(self.cache)))
+        self.cache[key] = encoded
+        return encoded
+
+
 class NvidiaBackend(Backend):
     """CUDA GPUs through the driver API (libcuda opened at run time)."""
 
@@ -103,6 +149,10 @@ class NvidiaBackend(Backend):
 
     def target_for(self, device: Hashable) -> str:
         return _driver.get_target(device)
+
+    def has_tensor_maps(self, device: Hashable) -> bool:
+        # The TMA unit's copies into wgmma slots: sm_90a.
+        return self.target_for(device) == "sm_90a"
 
     def check_array(self, kernel_name: str, name: str, value: Any, kind: str, where: Optional[str],
                     device: Hashable) -> Optional[int]:
@@ -143,6 +193,8 @@ class NvidiaBackend(Backend):
             run_pipeline(fn, module, pipeline, "lowering")
             if stage:
                 asm[stage] = module.str()
+            if stage == "kiln_gpu":
+                metadata["tensor_maps"] = tensor_map_boxes(module, metadata["signature"])
         # Scratch shared memory for reductions, scans, layout changes and dots.
         metadata["shared"] = module.int_attr("kiln_gpu.shared") or 0
         limit = max_shared_memory(target)
@@ -181,6 +233,19 @@ class NvidiaBackend(Backend):
             # itself to torch's raw entry point on first use (and tests replace both).
             _driver.launch(grid_x, grid_y, grid_z, num_warps, shared, _driver.current_stream(device), function,
                            arg_codes, bound)
+
+        map_positions = [i for i, name in enumerate(kernel.arg_names) if signature.get(name) == TENSOR_MAP_TYPE]
+        if map_positions:
+            encoder = TensorMapEncoder(compiled.metadata.get("tensor_maps", {}))
+            names = [kernel.arg_names[i] for i in map_positions]
+            plain_launch = launch
+
+            def launch(grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
+                # The tensor-map leaves hold their descriptors: encode them.
+                args = list(bound)
+                for position, name in zip(map_positions, names):
+                    args[position] = encoder.encode(name, args[position])
+                plain_launch(grid_x, grid_y, grid_z, tuple(args), num_threads)
 
         return LoadedKernel(compiled, launch, self.name, device, arg_codes=arg_codes, num_warps=num_warps,
                             module=module, function=function, shared=shared, n_regs=n_regs, n_spills=n_spills)

@@ -29,7 +29,8 @@ from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 from kiln import _C
-from kiln.compiler.specialization import AGGREGATE_TYPES, TENSOR_DESCRIPTOR_TYPE, Specialization, child_name
+from kiln.compiler.specialization import (AGGREGATE_TYPES, TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, Specialization,
+                                          child_name)
 from kiln.errors import CompilationError
 from kiln.language import core, debugging, semantic
 from kiln import language
@@ -546,6 +547,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         self.ir_function = function
         values = []
         for index, (name, ty) in enumerate(params):
+            if signature.get(name) == TENSOR_MAP_TYPE:
+                function.set_arg_attr(index, "kiln.tensor_map", 1)
             if name in attrs.divisible_by_16 and (ty.is_ptr() or ty.is_int()):
                 function.set_arg_attr(index, "kiln.divisibility", 16)
             if name in attrs.equal_to_1 and ty.is_int():
@@ -591,9 +594,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if isinstance(template, _ArgumentAggregate):
             children = [self._instantiate(child, values) for child in template.children]
             if template.kind == TENSOR_DESCRIPTOR_TYPE:
-                if len(children) != 5:
+                if len(children) != 6:
                     raise CompilationError(f"parameter '{template.path}': a tensor descriptor argument has base, "
-                                           f"shape, strides, block shape and padding, got {len(children)} parts")
+                                           f"shape, strides, block shape, padding and tensor map, got "
+                                           f"{len(children)} parts")
                 return from_kernel_argument(*children, self.builder)
             return tuple(children)
         return template

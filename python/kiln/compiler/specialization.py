@@ -41,8 +41,13 @@ class Specialization:
 TUPLE_TYPE = "tuple"
 #: Signature type of a host TensorDescriptor argument; its children are the
 #: base pointer, the shape tuple, the strides tuple, the block shape tuple
-#: (constexpr leaves) and the padding option (a constexpr leaf).
+#: (constexpr leaves), the padding option (a constexpr leaf) and the TMA
+#: tensor map (a TENSOR_MAP_TYPE leaf where the target has the TMA unit,
+#: else the constexpr None).
 TENSOR_DESCRIPTOR_TYPE = "tensordesc"
+#: Signature type of a TMA tensor map: 128 bytes the launcher encodes from a
+#: host TensorDescriptor, passed by value (Triton's name for it).
+TENSOR_MAP_TYPE = "nvTmaDesc"
 #: The marker types, which are not types of IR values.
 AGGREGATE_TYPES = frozenset({TUPLE_TYPE, TENSOR_DESCRIPTOR_TYPE})
 

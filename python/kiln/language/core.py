@@ -292,6 +292,10 @@ def dtype_from_signature(text: str) -> dtype:
     """Parses a signature type string: "*fp32" -> pointer_type(float32)."""
     if text.startswith("*"):
         return pointer_type(dtype_from_signature(text[1:]))
+    if text == "nvTmaDesc":
+        # A TMA tensor map: opaque bytes in the parameter space, addressed
+        # generically (see kiln.load's tensor map).
+        return pointer_type(int8, address_space=0)
     if text not in _SIGNATURE_SCALARS:
         raise KilnError(f"unsupported signature type '{text}'; expected one of "
                         f"{', '.join(sorted(_SIGNATURE_SCALARS))}, or '*' followed by one")

@@ -22,7 +22,7 @@ adds the location of the expression being compiled.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from kiln.errors import CompilationError
 from kiln.language.core import (block_type, bfloat16, dtype, float16, float32, float64, int1, int32, int64,
@@ -546,7 +546,9 @@ def _pointer_operand(pointer: Any, what: str) -> tensor:
 
 
 def load(pointer: Any, mask: Any, other: Any, cache_modifier: str, eviction_policy: str, volatile: bool,
-         b: Builder) -> tensor:
+         b: Builder, tensor_map: Optional[tensor] = None, tensor_coords: Sequence[tensor] = ()) -> tensor:
+    """A masked load; ``tensor_map`` and ``tensor_coords`` name the same
+    block for the TMA unit (a host tensor descriptor's load, see kiln.load)."""
     ptr = _pointer_operand(pointer, "load")
     cache = _memory_hint(cache_modifier, ("ca", "cg", "cv"), "cache_modifier")
     evict = _memory_hint(eviction_policy, ("evict_first", "evict_last"), "eviction_policy")
@@ -567,7 +569,9 @@ def load(pointer: Any, mask: Any, other: Any, cache_modifier: str, eviction_poli
         other_t = broadcast_to(other_t, ptr.shape, b) if ptr.shape else other_t
     result_ty = _with_shape(ptr.dtype.element_ty, ptr.shape)
     handle = b.load(ptr.handle, mask_t.handle if mask_t is not None else None,
-                    other_t.handle if other_t is not None else None, cache, evict, volatile)
+                    other_t.handle if other_t is not None else None, cache, evict, volatile,
+                    tensor_map.handle if tensor_map is not None else None,
+                    [coord.handle for coord in tensor_coords])
     return tensor(handle, result_ty)
 
 

@@ -17,19 +17,21 @@ host ``kiln.tools.tensor_descriptor.TensorDescriptor`` is one too
 (:func:`from_kernel_argument`).
 
 Loads and stores are emitted in one place, :func:`emit_load` and
-:func:`emit_store`: today as a masked load or store of a block of pointers
+:func:`emit_store`: as a masked load or store of a block of pointers
 (``base + sum_d (offsets[d] + arange(block_shape[d])) * strides[d]``, in
 bounds where ``0 <= index < shape[d]`` on every dimension), which every
-backend runs; a lowering to bulk tensor copies (Hopper's TMA) replaces those
-two functions.
+backend runs. A host descriptor on a target with the TMA unit (sm_90a) also
+carries the tensor map the launcher encodes; its loads name it and their
+coordinates, and the compiler copies them with the TMA unit where they feed
+a pipelined dot (see docs/design/tensor_descriptors.md).
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from kiln.errors import CompilationError
-from kiln.language.core import _constexpr_int, _unwrap, builtin, int64, tensor
+from kiln.language.core import _constexpr_int, _unwrap, builtin, int32, int64, tensor
 
 __all__ = ["tensor_descriptor", "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor",
            "from_kernel_argument", "emit_load", "emit_store"]
@@ -47,14 +49,18 @@ class tensor_descriptor:
         strides: likewise; the last is always the Python int 1.
         block_shape: the block's dimensions, Python ints (powers of two).
         padding: what out-of-bounds elements load as, "zero" or "nan".
+        tensor_map: a host descriptor's TMA tensor map (a kernel parameter),
+            or None.
     """
 
-    def __init__(self, base: tensor, shape: tuple, strides: tuple, block_shape: tuple, padding: str = "zero") -> None:
+    def __init__(self, base: tensor, shape: tuple, strides: tuple, block_shape: tuple, padding: str = "zero",
+                 tensor_map: Optional[tensor] = None) -> None:
         self.base = base
         self.shape = tuple(shape)
         self.strides = tuple(strides)
         self.block_shape = tuple(block_shape)
         self.padding = padding
+        self.tensor_map = tensor_map
 
     @property
     def dtype(self) -> Any:
@@ -69,17 +75,17 @@ class tensor_descriptor:
     def runtime_fields(self) -> tuple:
         """The fields that may be runtime values, in the order
         :meth:`with_runtime_fields` takes (the last stride, always 1, is not one)."""
-        return (self.base, self.shape, self.strides[:-1])
+        return (self.base, self.shape, self.strides[:-1], self.tensor_map)
 
     def with_runtime_fields(self, fields: tuple) -> "tensor_descriptor":
         """A descriptor with this one's static fields and ``fields``."""
-        base, shape, strides = fields
-        return tensor_descriptor(base, shape, tuple(strides) + (1,), self.block_shape, self.padding)
+        base, shape, strides, tensor_map = fields
+        return tensor_descriptor(base, shape, tuple(strides) + (1,), self.block_shape, self.padding, tensor_map)
 
     @property
     def static_key(self) -> tuple:
         """What must agree between two descriptors that one variable holds."""
-        return (self.base.type, self.block_shape, self.padding)
+        return (self.base.type, self.block_shape, self.padding, self.tensor_map is None)
 
     @builtin
     def load(self, offsets: Any, _builder: Any = None) -> tensor:
@@ -177,10 +183,11 @@ def make_tensor_descriptor(base: Any, shape: Any, strides: Any, block_shape: Any
 
 
 def from_kernel_argument(base: tensor, shape: Sequence[Any], strides: Sequence[Any], block_shape: Sequence[int],
-                         padding: str, b: Any) -> tensor_descriptor:
+                         padding: str, tensor_map: Optional[tensor], b: Any) -> tensor_descriptor:
     """The descriptor a kernel parameter holds when launched with a host
-    ``TensorDescriptor``, from its flattened parameters. The launch checked
-    that the last stride is 1, so its parameter is not read."""
+    ``TensorDescriptor``, from its flattened parameters (``tensor_map`` is
+    None where the target has no TMA unit). The launch checked that the last
+    stride is 1, so its parameter is not read."""
     who = "a TensorDescriptor argument"
     rank = len(shape)
     block = _check_block_shape(block_shape, rank, who)
@@ -188,7 +195,7 @@ def from_kernel_argument(base: tensor, shape: Sequence[Any], strides: Sequence[A
         base,
         tuple(_extent(v, f"{who}: shape[{i}]", b) for i, v in enumerate(shape)),
         tuple(_extent(v, f"{who}: strides[{i}]", b) for i, v in enumerate(strides[:-1])) + (1,),
-        block, _check_padding(padding, base, who))
+        block, _check_padding(padding, base, who), tensor_map)
 
 
 # -- loads and stores ------------------------------------------------------------
@@ -238,7 +245,11 @@ def emit_load(desc: tensor_descriptor, offsets: list, b: Any) -> tensor:
     from kiln.language import semantic
     pointers, mask = _pointers_and_mask(desc, offsets, b)
     other = float("nan") if desc.padding == "nan" else 0
-    return semantic.load(pointers, mask, other, "", "", False, b)
+    coords = []
+    if desc.tensor_map is not None:
+        # The TMA unit's coordinates are 32-bit signed integers.
+        coords = [semantic.cast(semantic.to_tensor(offset, b), int32, b) for offset in offsets]
+    return semantic.load(pointers, mask, other, "", "", False, b, desc.tensor_map, coords)
 
 
 def emit_store(desc: tensor_descriptor, offsets: list, value: Any, b: Any) -> None:

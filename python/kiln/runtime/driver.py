@@ -37,6 +37,7 @@ __all__ = [
     "get_device_capability",
     "get_target",
     "load_binary",
+    "encode_tensor_map",
     "launch",
     "synchronize",
     "reset",
@@ -190,6 +191,15 @@ def launch(grid_x: int, grid_y: int, grid_z: int, num_warps: int, shared_mem: in
 if _cdriver is not None:
     # The JIT's hot path calls this name: the C function itself, no wrapper.
     launch = _cdriver.launch  # noqa: F811
+
+
+def encode_tensor_map(address: int, shape: list[int], stride_bytes: list[int], box: list[int], element_bytes: int,
+                      bfloat16: bool, swizzle_bytes: int, nan_fill: bool) -> bytes:
+    """The 128 bytes of a tiled TMA tensor map over a row-major tensor
+    (dimensions outermost first), for a kernel's tensor-map parameter."""
+    check_available()
+    return _cdriver.encode_tensor_map(address, shape, stride_bytes, box, element_bytes, bfloat16, swizzle_bytes,
+                                      nan_fill)
 
 
 def synchronize() -> None:

@@ -66,7 +66,7 @@ from typing import Any, Callable, Generic, Iterable, Optional, TypeVar, Union, o
 
 from kiln import backends as _registry
 from kiln.backends.base import Backend, LoadedKernel
-from kiln.compiler.specialization import TENSOR_DESCRIPTOR_TYPE, TUPLE_TYPE, Specialization, child_name
+from kiln.compiler.specialization import TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, TUPLE_TYPE, Specialization, child_name
 from kiln.runtime import backends as _backends
 from kiln.runtime import cpu as _cpu
 
@@ -423,6 +423,9 @@ def _flatten_into(value: Any, out: list) -> None:
             _flatten_into(item, out)
     elif getattr(value.__class__, "__kiln_tensor_descriptor__", False):
         _flatten_into(value.kernel_fields(), out)
+        # The tensor map's leaf: the backend's launcher encodes it from the
+        # descriptor (or skips it, where the target has no TMA unit).
+        out.append(value)
     else:
         out.append(value)
 
@@ -754,6 +757,13 @@ class JITFunction(Generic[T]):
             description.leaves.append(child_name(block_path, index))
         description.constexprs[child_name(path, 4)] = padding
         description.leaves.append(child_name(path, 4))
+        map_path = child_name(path, 5)
+        if backend.has_tensor_maps(device):
+            description.signature[map_path] = TENSOR_MAP_TYPE
+            description.kinds.append(None)
+        else:
+            description.constexprs[map_path] = None
+        description.leaves.append(map_path)
 
     def _pointer_element(self, name: str, value: Any, kind: str = _cpu.ArrayKind.TORCH) -> str:
         try:

@@ -363,3 +363,79 @@ def test_batched_dot_on_mma_sync(operand, out, precision, instruction, count):
     ptx = compiled.asm["ptx"]
     assert ptx.count(instruction) == count
     assert "wgmma" not in ptx and "fma.rn.f32" not in ptx
+
+
+# -- operands through host tensor descriptors: the TMA unit on sm_90a ---------------
+
+
+def descriptor_signature(path, element, tensor_map=True):
+    """A 2-D host TensorDescriptor parameter's signature (as the launcher
+    describes a contiguous one), with its tensor map on sm_90a."""
+    signature = {path: "tensordesc", f"{path}[0]": "*" + element, f"{path}[1]": "tuple",
+                 f"{path}[1][0]": "i32", f"{path}[1][1]": "i32", f"{path}[2]": "tuple",
+                 f"{path}[2][0]": "i32", f"{path}[2][1]": "i32", f"{path}[3]": "tuple"}
+    if tensor_map:
+        signature[f"{path}[5]"] = "nvTmaDesc"
+    return signature
+
+
+def compile_descriptor_matmul(target, b_transposed=False, bm=128, bn=128, bk=64, num_warps=4, num_stages=3,
+                              element="fp16", out="fp16"):
+    from matmul_kernels import descriptor_matmul_kernel
+    maps = target == "sm_90a"
+    signature = {**descriptor_signature("a_desc", element, maps), **descriptor_signature("b_desc", element, maps),
+                 **descriptor_signature("c_desc", out, maps), "K": "i32"}
+    b_block = (bn, bk) if b_transposed else (bk, bn)
+    constexprs = {"BLOCK_K": bk, "B_TRANSPOSED": b_transposed}
+    for path, block in (("a_desc", (bm, bk)), ("b_desc", b_block), ("c_desc", (bm, bn))):
+        constexprs.update({f"{path}[3][0]": block[0], f"{path}[3][1]": block[1], f"{path}[4]": "zero"})
+        if not maps:
+            constexprs[f"{path}[5]"] = None
+    attrs = Specialization(divisible_by_16=frozenset({"a_desc[0]", "b_desc[0]", "c_desc[0]"}),
+                           equal_to_1=frozenset({"a_desc[2][1]", "b_desc[2][1]", "c_desc[2][1]"}))
+    return kiln.compile(descriptor_matmul_kernel, signature=signature, constexprs=constexprs, attrs=attrs,
+                        target=target, num_warps=num_warps, num_stages=num_stages)
+
+
+@pytest.mark.parametrize("b_transposed", [False, True])
+def test_sm90a_descriptor_operands_are_copied_by_the_tma_unit(b_transposed):
+    """Each operand of each stage is one mbarrier arrival and one
+    cp.async.bulk.tensor per lane of the first warp that has a box: A in
+    16 boxes of 8 rows (its rows are permuted in groups of 8 for wgmma), B
+    in two boxes of 64 columns (as it lies, [64][128], or K-major, [128][64]).
+    Two copies in the prologue, one in the loop, per operand; one wait per
+    iteration; no cp.async."""
+    compiled = compile_descriptor_matmul("sm_90a", b_transposed=b_transposed)
+    ptx = compiled.asm["ptx"]
+    assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") == 6
+    assert ptx.count("mbarrier.arrive.expect_tx.shared::cta.b64") == 6
+    assert ptx.count("mbarrier.try_wait.parity.shared::cta.b64") == 1
+    assert ptx.count("mbarrier.init.shared::cta.b64") == 3 and ptx.count("mbarrier.inval.shared::cta.b64") == 3
+    assert "cp.async.cg" not in ptx and "cp.async.commit_group" not in ptx
+    # The tensor maps are parameters read where they lie.
+    assert len(re.findall(r"\.param \.align 64 \.b8 \w+\[128\]", ptx)) == 3
+    assert ptx.count("cvta.param.u64") == 2
+    b_box = [128, 64, 128] if b_transposed else [64, 64, 128]
+    assert compiled.metadata["tensor_maps"] == {"a_desc[5]": [8, 64, 128], "b_desc[5]": b_box}
+    # Three 32 KiB stages of slots, then three mbarriers.
+    assert compiled.metadata["shared"] == 3 * 32768 + 24
+    from kiln.backends.nvidia import find_ptxas
+    assert compiled.asm.get("cubin") is not None or find_ptxas() is None
+
+
+def test_sm90a_descriptor_boxes_follow_the_slot_layout():
+    """BLOCK_K = 128 fp16 is two 128-byte column blocks: A boxes stay 8 x 64,
+    two per row group; 8 warps permute 256 rows in 32 groups."""
+    compiled = compile_descriptor_matmul("sm_90a", bm=256, bn=128, bk=128, num_warps=8, num_stages=2)
+    assert compiled.metadata["tensor_maps"] == {"a_desc[5]": [8, 64, 128], "b_desc[5]": [128, 64, 128]}
+    # 64 A boxes: two per lane of the first warp.
+    assert compiled.asm["ptx"].count("cp.async.bulk.tensor.2d") == 2 * (2 + 1)
+
+
+def test_sm80_descriptor_operands_load_through_pointers():
+    """Without the TMA unit the same kernel has no tensor-map parameters and
+    loads its operands through pointers."""
+    compiled = compile_descriptor_matmul("sm_80")
+    ptx = compiled.asm["ptx"]
+    assert "cp.async.bulk" not in ptx and "mbarrier" not in ptx
+    assert compiled.metadata["tensor_maps"] == {}

@@ -677,13 +677,26 @@ def test_tensor_descriptor_arguments_are_flattened(fake):
     call = fake.last
     assert call.signature == {"t": "tensordesc", "t[0]": "*fp32", "t[1]": "tuple", "t[1][0]": "i32",
                               "t[1][1]": "i32", "t[2]": "tuple", "t[2][0]": "i32", "t[2][1]": "i32",
-                              "t[3]": "tuple", "n": "i32"}
+                              "t[3]": "tuple", "t[5]": "nvTmaDesc", "n": "i32"}
     assert call.constexprs == {"t[3][0]": 16, "t[3][1]": 32, "t[4]": "zero", "BLOCK": 4}
     assert call.attrs == Specialization(divisible_by_16=frozenset({"t[0]", "t[1][1]", "t[2][0]"}),
                                         equal_to_1=frozenset({"t[2][1]"}))
     codes, args = fake.launches[-1][7:]
-    assert codes == "piiii---i-"
-    assert args == (x, 100, 64, 64, 1, 16, 32, "zero", 7, 4)
+    # On sm_90a the descriptor also passes its TMA tensor map (code T): zero
+    # bytes here, since no copy uses it.
+    assert codes == "piiii---Ti-"
+    assert args == (x, 100, 64, 64, 1, 16, 32, "zero", bytes(128), 7, 4)
+
+
+def test_tensor_descriptor_has_no_tensor_map_before_sm_90a(fake, monkeypatch):
+    from kiln.tools.tensor_descriptor import TensorDescriptor
+
+    monkeypatch.setattr(driver, "get_target", lambda device: "sm_80")
+    x = FakeTensor()
+    tuple_kernel[(1,)](TensorDescriptor(x, [100, 64], [64, 1], [16, 32]), 7, BLOCK=4)
+    call = fake.last
+    assert "t[5]" not in call.signature and call.constexprs["t[5]"] is None
+    assert fake.launches[-1][7] == "piiii----i-"
 
 
 def test_tensor_descriptor_key(fake):

@@ -91,3 +91,42 @@ func.func @reuse(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %slot: i32, %x: tensor<
   return %y : tensor<64x64xf32, #bA>
 }
 }
+
+// -----
+
+// TMA copies (sm_90a): the tensor map parameter is passed by value, 128
+// bytes aligned to 64, and read in the parameter space. Thread 0
+// initializes the three mbarriers after the slots (two arrivals each) and
+// fences them; a barrier. A copy: thread 0 arrives expecting the 4 KiB tile;
+// the 8 boxes of A (8 rows of 64 bytes) are one predicated instruction for
+// the lanes of the first warp. The wait spins on the phase parity, then a
+// barrier; after the loop, a barrier and thread 0 invalidates the
+// mbarriers. Shared memory: the dot's scratch (8 KiB, for B in registers),
+// then the slots (24 KiB) and the mbarriers (24 bytes).
+// CHECK: module attributes {{{.*}}kiln_gpu.shared = 32792 : i32
+// CHECK-LABEL: llvm.func @tma
+// CHECK-SAME: %{{[^:]*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
+// CHECK: @p mbarrier.init.shared::cta.b64 [$1], 2;\0A@p mbarrier.init.shared::cta.b64 [$2], 2;\0A@p mbarrier.init.shared::cta.b64 [$3], 2;\0A@p fence.mbarrier_init.release.cluster;
+// CHECK: nvvm.barrier0
+// CHECK: @p mbarrier.arrive.expect_tx.shared::cta.b64 state, [$1], $2;
+// CHECK: @p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$1], [$2, {$3, $4}], [$5];
+// CHECK-NOT: cp.async.bulk.tensor
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;
+// CHECK: nvvm.barrier0
+// CHECK: wgmma.mma_async
+// CHECK: nvvm.barrier0
+// CHECK: @p mbarrier.inval.shared::cta.b64 [$1];\0A@p mbarrier.inval.shared::cta.b64 [$2];\0A@p mbarrier.inval.shared::cta.b64 [$3];
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @tma(%map: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32, kiln.tensor_map_box = array<i64: 8, 32, 64>}, %row: i32, %col: i32, %slot: i32, %phase: i32, %runs: i1, %b: tensor<32x64xf16, #bB>, %c: tensor<64x64xf32, #wg>) -> tensor<64x64xf32, #wg> attributes {kiln.kernel} {
+  kiln_gpu.init_tma_barriers {offset = 24576 : i64, count = 3 : i32, arrivals = 2 : i32}
+  kiln_gpu.async_tma_copy %map[%row, %col], %slot, %runs {barriers = 24576 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 3>, tile = tensor<64x32xf16>}
+  kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 24576 : i64}
+  %a = kiln_gpu.shared_operand %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 3>} : tensor<64x32xf16, #bA>
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #wg>
+  kiln_gpu.inval_tma_barriers {offset = 24576 : i64, count = 3 : i32}
+  return %d : tensor<64x64xf32, #wg>
+}
+}

@@ -74,7 +74,7 @@ func.func @load_result(%p: tensor<16x!kiln.ptr<f32>>) {
 
 func.func @load_mask_shape(%p: tensor<16x!kiln.ptr<f32>>, %m: tensor<32xi1>) {
   // expected-error @+1 {{failed to verify that mask has the shape of ptr}}
-  %x = "kiln.load"(%p, %m) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<16x!kiln.ptr<f32>>, tensor<32xi1>) -> tensor<16xf32>
+  %x = "kiln.load"(%p, %m) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>}> : (tensor<16x!kiln.ptr<f32>>, tensor<32xi1>) -> tensor<16xf32>
   return
 }
 
@@ -90,7 +90,7 @@ func.func @store_value(%p: tensor<16x!kiln.ptr<f32>>, %v: tensor<16xf16>) {
 
 func.func @load_other_type(%p: tensor<16x!kiln.ptr<f32>>, %o: tensor<16xf16>) {
   // expected-error @+1 {{failed to verify that other has the type of result}}
-  %x = "kiln.load"(%p, %o) <{operandSegmentSizes = array<i32: 1, 0, 1>}> : (tensor<16x!kiln.ptr<f32>>, tensor<16xf16>) -> tensor<16xf32>
+  %x = "kiln.load"(%p, %o) <{operandSegmentSizes = array<i32: 1, 0, 1, 0, 0>}> : (tensor<16x!kiln.ptr<f32>>, tensor<16xf16>) -> tensor<16xf32>
   return
 }
 
@@ -514,5 +514,37 @@ func.func @dot_accumulator_type(%a: tensor<16x16xbf16>, %c: tensor<16x16xbf16>) 
 func.func @dot_precision(%a: tensor<16x16xf16>, %c: tensor<16x16xf32>) {
   // expected-error @+1 {{input precision tf32 only applies to f32 operands}}
   %d = kiln.dot %a, %a, %c {inputPrecision = #kiln.precision<tf32>} : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
+func.func @load_tensor_map_scalar(%p: !kiln.ptr<f32>, %map: !kiln.ptr<i8, 0>, %i: i32) {
+  // expected-error @+1 {{a load through a tensor map must load a block}}
+  %x = kiln.load %p tensor_map %map[%i] : !kiln.ptr<f32> -> f32
+  return
+}
+
+// -----
+
+func.func @load_tensor_map_coordinates(%p: tensor<16x8x!kiln.ptr<f32>>, %map: !kiln.ptr<i8, 0>, %i: i32) {
+  // expected-error @+1 {{expected 2 tensor map coordinates (one per dimension), got 1}}
+  %x = kiln.load %p tensor_map %map[%i] : tensor<16x8x!kiln.ptr<f32>> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @load_coordinates_without_map(%p: tensor<16x!kiln.ptr<f32>>, %i: i32) {
+  // expected-error @+1 {{tensor map coordinates without a tensor map}}
+  %x = "kiln.load"(%p, %i) <{operandSegmentSizes = array<i32: 1, 0, 0, 0, 1>}> : (tensor<16x!kiln.ptr<f32>>, i32) -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @load_tensor_map_type(%p: tensor<16x!kiln.ptr<f32>>, %map: !kiln.ptr<i8>, %i: i32) {
+  // expected-error @+1 {{operand #1 must be a tensor map (!kiln.ptr<i8, 0>)}}
+  %x = "kiln.load"(%p, %map, %i) <{operandSegmentSizes = array<i32: 1, 0, 0, 1, 1>}> : (tensor<16x!kiln.ptr<f32>>, !kiln.ptr<i8>, i32) -> tensor<16xf32>
   return
 }

@@ -118,3 +118,43 @@ func.func @shared_type(%s: i32) {
   %a = kiln_gpu.shared_operand %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 8192, slots = 2>} : tensor<64x32xf32, #b>
   return
 }
+
+// -----
+
+func.func @tma_barriers_offset() {
+  // expected-error @+1 {{expected an 8-byte aligned offset, got 12}}
+  kiln_gpu.init_tma_barriers {offset = 12 : i64, count = 2 : i32, arrivals = 1 : i32}
+  return
+}
+
+// -----
+
+func.func @tma_copy_coordinates(%map: !kiln.ptr<i8, 0>, %i: i32, %s: i32, %p: i1) {
+  // expected-error @+1 {{expected a 2-D tile and two coordinates}}
+  kiln_gpu.async_tma_copy %map[%i], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
+  return
+}
+
+// -----
+
+func.func @tma_copy_barriers(%map: !kiln.ptr<i8, 0>, %i: i32, %s: i32, %p: i1) {
+  // expected-error @+1 {{expected 8-byte aligned barriers, got offset 8196}}
+  kiln_gpu.async_tma_copy %map[%i, %i], %s, %p {barriers = 8196 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
+  return
+}
+
+// -----
+
+func.func @tma_copy_mma_slot(%map: !kiln.ptr<i8, 0>, %i: i32, %s: i32, %p: i1) {
+  // expected-error @+1 {{expected a wgmma slot whose rows the TMA unit can write (rows of 32, 64 or 128 bytes per block, at most 256 rows a box), got 'tensor<64x32xf16>'}}
+  kiln_gpu.async_tma_copy %map[%i, %i], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
+  return
+}
+
+// -----
+
+func.func @tma_copy_slot_size(%map: !kiln.ptr<i8, 0>, %i: i32, %s: i32, %p: i1) {
+  // expected-error @+1 {{expected the 4096-byte tile to fit in a slot of 2048 bytes}}
+  kiln_gpu.async_tma_copy %map[%i, %i], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 2048, slots = 2>, tile = tensor<64x32xf16>}
+  return
+}

@@ -509,3 +509,54 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kil
   }
 }
 
+
+// -----
+
+// Loads through host tensor descriptors (a tensor map, a kernel parameter)
+// on sm_90a: the TMA unit copies them, A as loaded, B as the dot's `b.T`
+// of a [N][K] block into a K-major slot. The boxes are recorded on the
+// parameters. One mbarrier per slot after the slots (two arrivals a phase,
+// one per operand); the loop carries the slot and its phase parity, waits
+// for the phase at the top, and after the loop the barriers are
+// invalidated. The pointers are not read.
+// CHECK-LABEL: func.func @tma
+// CHECK-SAME: %[[MAPA:[^:]*]]: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32, kiln.tensor_map_box = array<i64: 8, 32, 64>}
+// CHECK-SAME: %[[MAPB:[^:]*]]: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32, kiln.tensor_map_box = array<i64: 64, 32, 64>}
+// CHECK: kiln_gpu.init_tma_barriers {arrivals = 2 : i32, count = 3 : i32, offset = 24576 : i64}
+// CHECK: kiln_gpu.async_tma_copy %[[MAPA]][%{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} {barriers = 24576 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 3>, tile = tensor<64x32xf16>}
+// CHECK: kiln_gpu.async_tma_copy %[[MAPB]][%{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} {barriers = 24576 : i64, buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = "wgmma", offset = 12288, slotBytes = 4096, slots = 3, kMajor = true>, tile = tensor<64x32xf16>}
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[SLOT:.*]] = %{{.*}}, %[[PHASE:.*]] = %{{.*}})
+// CHECK-NEXT: kiln_gpu.wait_tma_barrier %[[SLOT]], %[[PHASE]] {barriers = 24576 : i64}
+// CHECK-NOT: kiln.trans
+// CHECK: kiln.dot
+// CHECK: kiln_gpu.async_tma_copy %[[MAPA]]
+// CHECK: kiln_gpu.async_tma_copy %[[MAPB]]
+// CHECK-NOT: kiln.load
+// CHECK: scf.yield
+// CHECK: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 24576 : i64}
+// ONE-LABEL: func.func @tma
+// ONE-NOT: async_tma_copy
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blockedT = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @tma(%a: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapA: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapB: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %out: !kiln.ptr<f32>, %n: i32, %row: i32, %col: i32) attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c32 = arith.constant 32 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %pa = kiln.splat %a : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %pb = kiln.splat %b : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %acc = scf.for %i = %c0 to %n step %c1 iter_args(%sum = %zero) -> (tensor<64x64xf32, #blocked>) : i32 {
+      %k = arith.muli %i, %c32 : i32
+      %x = kiln.load %pa tensor_map %mapA[%row, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %y = kiln.load %pb tensor_map %mapB[%col, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %yt = kiln.trans %y {order = array<i32: 1, 0>} : tensor<64x32xf16, #blocked2> -> tensor<32x64xf16, #blockedT>
+      %d = kiln.dot %x, %yt, %sum {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blockedT> -> tensor<64x64xf32, #blocked>
+      scf.yield %d : tensor<64x64xf32, #blocked>
+    }
+    %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    kiln.store %po, %acc : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}

@@ -194,8 +194,9 @@ OpFoldResult AddPtrOp::fold(FoldAdaptor adaptor) {
 void LoadOp::build(OpBuilder &builder, OperationState &state, Value ptr,
                    Value mask, Value other) {
   Type resultType = getTypeWithElement(ptr.getType(), getPointeeType(ptr.getType()));
-  build(builder, state, resultType, ptr, mask, other, CacheModifier::none,
-        EvictionPolicy::normal, /*isVolatile=*/false);
+  build(builder, state, resultType, ptr, mask, other, /*tensorMap=*/Value(),
+        /*tensorCoords=*/ValueRange(), CacheModifier::none, EvictionPolicy::normal,
+        /*isVolatile=*/false);
 }
 
 LogicalResult LoadOp::verify() {
@@ -205,6 +206,17 @@ LogicalResult LoadOp::verify() {
     return emitOpError() << "expected result type " << expected << ", got "
                          << getType();
   // The shapes of mask and other are checked by the op's type constraints.
+  if (getTensorMap()) {
+    auto blockType = dyn_cast<RankedTensorType>(getType());
+    if (!blockType)
+      return emitOpError("a load through a tensor map must load a block");
+    if (int64_t(getTensorCoords().size()) != blockType.getRank())
+      return emitOpError() << "expected " << blockType.getRank()
+                           << " tensor map coordinates (one per dimension), got "
+                           << getTensorCoords().size();
+  } else if (!getTensorCoords().empty()) {
+    return emitOpError("tensor map coordinates without a tensor map");
+  }
   return success();
 }
 

@@ -411,6 +411,49 @@ LogicalResult AsyncCopyOp::verify() {
   return verifySlotTile(*this, getBuffer(), type, pointee);
 }
 
+std::optional<TmaBox> mlir::kiln::gpu::getTmaBox(OperandBufferAttr buffer,
+                                                 ArrayRef<int64_t> tileShape,
+                                                 int64_t elementBytes) {
+  if (!buffer.isWgmma() || tileShape.size() != 2)
+    return std::nullopt;
+  // wgmma slots hold rows wider than 128 bytes as consecutive 128-byte
+  // blocks of columns.
+  int64_t rowBytes = std::min<int64_t>(tileShape[1] * elementBytes, 128);
+  if (rowBytes != 32 && rowBytes != 64 && rowBytes != 128)
+    return std::nullopt;
+  int64_t rows = buffer.getOperand() == 0 ? 8 : tileShape[0];
+  if (rows > 256 || tileShape[0] % rows)
+    return std::nullopt;
+  return TmaBox{rows, rowBytes / elementBytes, rowBytes};
+}
+
+LogicalResult InitTmaBarriersOp::verify() {
+  if (getOffset() % 8)
+    return emitOpError("expected an 8-byte aligned offset, got ") << getOffset();
+  return success();
+}
+
+LogicalResult AsyncTmaCopyOp::verify() {
+  auto tile = cast<RankedTensorType>(getTile());
+  if (tile.getRank() != 2 || getCoords().size() != 2)
+    return emitOpError("expected a 2-D tile and two coordinates");
+  if (getBarriers() % 8)
+    return emitOpError("expected 8-byte aligned barriers, got offset ") << getBarriers();
+  OperandBufferAttr buffer = getBuffer();
+  // The tile as the dot reads it: a K-major slot holds B transposed.
+  RankedTensorType operand = tile;
+  if (buffer.getKMajor())
+    operand = RankedTensorType::get({tile.getDimSize(1), tile.getDimSize(0)},
+                                    tile.getElementType());
+  if (failed(verifySlotTile(*this, buffer, operand, tile.getElementType())))
+    return failure();
+  if (!getTmaBox(buffer, tile.getShape(), tile.getElementType().getIntOrFloatBitWidth() / 8))
+    return emitOpError("expected a wgmma slot whose rows the TMA unit can write (rows of 32, "
+                       "64 or 128 bytes per block, at most 256 rows a box), got ")
+           << tile;
+  return success();
+}
+
 LogicalResult SharedOperandOp::verify() {
   unsigned operand = getBuffer().getOperand();
   for (OpOperand &use : getResult().getUses())

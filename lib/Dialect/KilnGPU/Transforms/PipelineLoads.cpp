@@ -42,9 +42,20 @@ constexpr StringLiteral kLoopStagesAttr = "kiln.num_stages";
 /// A load whose block only feeds one operand of the loop's dot.
 struct PipelinedOperand {
   mutable LoadOp load;
-  mutable ConvertLayoutOp convert; // between the load and the dot, or null
+  /// The ops between the load and the dot (layout conversions, and for a
+  /// B copied by the TMA unit a transpose), which the slot replaces.
+  SmallVector<Operation *> between;
   unsigned index;          // 0: A, 1: B
   bool kMajor;             // B contiguous along K: its slot holds [N][K]
+  /// Whether cp.async can copy it (its runs along the slot's rows are at
+  /// least 4 bytes wide).
+  bool copyable;
+  /// The TMA box, where the load names a tensor map (a kernel parameter)
+  /// whose box the slot can take. The TMA unit copies the block as it
+  /// lies: a B slot is K-major exactly when the dot reads the block
+  /// transposed.
+  std::optional<TmaBox> tmaBox;
+  bool transposed;
 };
 
 /// The ops that run ahead: in body order, and the loop-carried values
@@ -63,50 +74,130 @@ bool isZeroOrAbsent(Value other) {
   return matchPattern(other, m_AnyZeroFloat()) || matchPattern(other, m_Zero());
 }
 
+/// The kernel parameter a load's tensor map is, or null.
+BlockArgument getTensorMapParameter(LoadOp load) {
+  auto arg = dyn_cast_if_present<BlockArgument>(load.getTensorMap());
+  if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    return {};
+  return arg;
+}
+
+/// The box a TMA copy of operand `index`'s load into a wgmma slot uses
+/// (the tile as loaded; K-major for a transposed B), or nullopt.
+std::optional<TmaBox> getOperandTmaBox(LoadOp load, unsigned index, bool kMajor,
+                                       StringRef tensorCores,
+                                       const TensorCoreOperands &tensorCore) {
+  if (tensorCores != "wgmma" || !getTensorMapParameter(load) || tensorCore.elementBytes == 4)
+    return std::nullopt;
+  // Only 16-bit B is read N-major.
+  if (index == 1 && !kMajor && tensorCore.needsKMajorB())
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(load.getType());
+  // The box depends on the buffer's operand and tensor cores only.
+  auto buffer = OperandBufferAttr::get(load.getContext(), index, tensorCores, 0, 0, 1, kMajor);
+  return getTmaBox(buffer, type.getShape(), tensorCore.elementBytes);
+}
+
 /// The dot operands that can be copied asynchronously: each a load in the
 /// body, only read by the dot (maybe through a layout conversion), with
 /// runs of at least 4 bytes along the layout's fastest dimension, which
 /// the slot's rows hold contiguously (the last one; for B also K, into a
 /// K-major slot), and of a type the tensor cores can read as copied
-/// (TensorCoreOperands::canCopyAsync).
+/// (TensorCoreOperands::canCopyAsync). A load through a tensor map also
+/// records its TMA box, and a B that is the transpose of one (`b.T` of a
+/// [N, K] descriptor's block) is an operand only for the TMA unit, which
+/// copies the block as it lies into a K-major slot.
 SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, DotOp dot,
+                                                   StringRef tensorCores,
                                                    const TensorCoreOperands &tensorCore,
                                                    AxisInfoAnalysis &axisInfo) {
   SmallVector<PipelinedOperand> operands;
   for (unsigned index : {0u, 1u}) {
     Value value = dot->getOperand(index);
-    auto convert = value.getDefiningOp<ConvertLayoutOp>();
-    if (convert) {
-      if (!convert->hasOneUse())
-        continue;
-      value = convert.getSrc();
-    }
+    SmallVector<Operation *> between;
+    TransOp trans;
+    auto peel = [&]() {
+      while (Operation *op = value.getDefiningOp()) {
+        auto convert = dyn_cast<ConvertLayoutOp>(op);
+        auto transpose = dyn_cast<TransOp>(op);
+        if (!(convert || (transpose && !trans && index == 1)) || !op->hasOneUse())
+          return;
+        if (transpose)
+          trans = transpose;
+        between.push_back(op);
+        value = op->getOperand(0);
+      }
+    };
+    peel();
     auto load = value.getDefiningOp<LoadOp>();
     if (!load || load->getBlock() != loop.getBody() || !load->hasOneUse() ||
-        load.getIsVolatile() || !isZeroOrAbsent(load.getOther()))
+        load.getIsVolatile())
       continue;
+    bool transposed = bool(trans);
+    std::optional<TmaBox> box =
+        getOperandTmaBox(load, index, /*kMajor=*/transposed, tensorCores, tensorCore);
+    bool copyable = false, kMajor = false;
     auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType());
-    if (!ptrType || ptrType.getRank() != 2)
-      continue;
-    std::optional<ThreadLayout> layout = getThreadLayout(ptrType);
-    if (!layout || layout->slicedDim >= 0)
-      continue;
-    unsigned fastest = layout->blocked.getOrder()[0];
-    unsigned kDim = index == 0 ? 1 : 0;
-    bool alongK = fastest == kDim;
-    if (!tensorCore.canCopyAsync(index, alongK))
-      continue;
-    if (axisInfo.getAccessWidth(load.getPtr(), load.getMask()) * tensorCore.elementBytes < 4)
-      continue;
-    operands.push_back({load, convert, index, /*kMajor=*/index == 1 && alongK});
+    if (!transposed && isZeroOrAbsent(load.getOther()) && ptrType && ptrType.getRank() == 2) {
+      std::optional<ThreadLayout> layout = getThreadLayout(ptrType);
+      if (layout && layout->slicedDim < 0) {
+        unsigned fastest = layout->blocked.getOrder()[0];
+        unsigned kDim = index == 0 ? 1 : 0;
+        bool alongK = fastest == kDim;
+        kMajor = index == 1 && alongK;
+        copyable = tensorCore.canCopyAsync(index, alongK) &&
+                   axisInfo.getAccessWidth(load.getPtr(), load.getMask()) *
+                           tensorCore.elementBytes >= 4;
+      }
+    }
+    if (copyable || box)
+      operands.push_back({load, between, index, kMajor, copyable, box, transposed});
   }
   return operands;
+}
+
+/// Whether the TMA unit can copy every operand: each load names a tensor
+/// map with a box for its slot, and no parameter is asked for two boxes.
+/// (The box is a property of the parameter's tensor map, which the host
+/// encodes once per launch.)
+bool canUseTma(ArrayRef<PipelinedOperand> operands) {
+  llvm::DenseMap<BlockArgument, TmaBox> boxes;
+  for (const PipelinedOperand &operand : operands) {
+    if (!operand.tmaBox)
+      return false;
+    BlockArgument arg = getTensorMapParameter(operand.load);
+    auto function = cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+    const TmaBox &box = *operand.tmaBox;
+    SmallVector<int64_t> wanted{box.rows, box.cols, box.swizzleBytes};
+    if (auto existing = function.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(),
+                                                                       kTensorMapBoxAttr))
+      if (existing.asArrayRef() != ArrayRef<int64_t>(wanted))
+        return false;
+    auto [it, inserted] = boxes.try_emplace(arg, box);
+    if (!inserted && (it->second.rows != box.rows || it->second.cols != box.cols))
+      return false;
+  }
+  return true;
+}
+
+/// Records on each tensor-map parameter the box its copies use
+/// (kTensorMapBoxAttr), which the host encodes the tensor map with.
+void recordTmaBoxes(ArrayRef<PipelinedOperand> operands) {
+  for (const PipelinedOperand &operand : operands) {
+    BlockArgument arg = getTensorMapParameter(operand.load);
+    auto function = cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+    const TmaBox &box = *operand.tmaBox;
+    function.setArgAttr(arg.getArgNumber(), kTensorMapBoxAttr,
+                        DenseI64ArrayAttr::get(arg.getContext(),
+                                               {box.rows, box.cols, box.swizzleBytes}));
+  }
 }
 
 /// The copy stage of `loop` for `operands`, or failure when its values
 /// (which the pipelined loop computes L iterations ahead) are read by
 /// anything but the stage itself.
-FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> operands) {
+FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> operands,
+                                  bool tma) {
   Block *body = loop.getBody();
   Operation *yield = body->getTerminator();
   llvm::SetVector<Operation *> ops;
@@ -125,6 +216,12 @@ FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> op
   };
   SmallVector<Value> roots;
   for (const PipelinedOperand &operand : operands) {
+    // The TMA unit reads the block from its coordinates; cp.async from
+    // the pointers, under the mask.
+    if (tma) {
+      llvm::append_range(roots, operand.load.getTensorCoords());
+      continue;
+    }
     roots.push_back(operand.load.getPtr());
     if (operand.load.getMask())
       roots.push_back(operand.load.getMask());
@@ -205,13 +302,28 @@ Value advance(OpBuilder &builder, Location loc, scf::ForOp loop, Value iv, int64
 /// Clones the copy stage under `mapping` (its induction variable and
 /// carried values already mapped), then copies each operand into `slot`,
 /// masked off unless `iv` is an iteration of the loop, as one group.
+/// With `tmaBarriers` (the offset of the slots' mbarriers), each operand
+/// is copied by the TMA unit instead, under the same condition.
 void emitCopies(OpBuilder &builder, Location loc, scf::ForOp loop, const CopyStage &stage,
                 ArrayRef<PipelinedOperand> operands, ArrayRef<OperandBufferAttr> buffers,
-                IRMapping &mapping, Value iv, Value slot) {
+                IRMapping &mapping, Value iv, Value slot,
+                std::optional<int64_t> tmaBarriers) {
   for (Operation *op : stage.ops)
     builder.clone(*op, mapping);
   Value runs = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::slt, iv,
                                      loop.getUpperBound());
+  if (tmaBarriers) {
+    for (auto [operand, buffer] : llvm::zip(operands, buffers)) {
+      SmallVector<Value> coords;
+      for (Value coord : operand.load.getTensorCoords())
+        coords.push_back(mapping.lookupOrDefault(coord));
+      auto tile = cast<RankedTensorType>(operand.load.getType());
+      AsyncTmaCopyOp::create(builder, operand.load.getLoc(), operand.load.getTensorMap(),
+                             coords, slot, runs, buffer, *tmaBarriers,
+                             RankedTensorType::get(tile.getShape(), tile.getElementType()));
+    }
+    return;
+  }
   for (auto [operand, buffer] : llvm::zip(operands, buffers)) {
     Value ptr = mapping.lookupOrDefault(operand.load.getPtr());
     Value mask = operand.load.getMask() ? mapping.lookupOrDefault(operand.load.getMask())
@@ -329,11 +441,18 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     return failure();
   TensorCoreOperands tensorCore = *getTensorCoreOperands(dot);
   SmallVector<PipelinedOperand> operands =
-      getPipelinedOperands(loop, dot, tensorCore, axisInfo);
+      getPipelinedOperands(loop, dot, tensorCores, tensorCore, axisInfo);
+  bool tma = !operands.empty() && canUseTma(operands);
+  if (tma)
+    for (PipelinedOperand &operand : operands)
+      operand.kMajor = operand.transposed;
+  else
+    llvm::erase_if(operands, [](const PipelinedOperand &operand) { return !operand.copyable; });
   if (operands.empty())
     return failure();
-  carryPointerOffsets(loop, operands);
-  FailureOr<CopyStage> stage = getCopyStage(loop, operands);
+  if (!tma)
+    carryPointerOffsets(loop, operands);
+  FailureOr<CopyStage> stage = getCopyStage(loop, operands, tma);
   if (failed(stage))
     return failure();
 
@@ -360,11 +479,19 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
                                              slotBytes, slots, operand.kMajor));
     offset += slotBytes * slots;
   }
+  // The TMA copies complete an mbarrier per slot, after the slots.
+  std::optional<int64_t> tmaBarriers;
+  if (tma) {
+    tmaBarriers = offset;
+    recordTmaBoxes(operands);
+  }
 
   // Before the loop: the copies of the first `lookahead` iterations, each
   // advancing the carried values it reads.
   Operation *yield = loop.getBody()->getTerminator();
   OpBuilder builder(loop);
+  if (tmaBarriers)
+    InitTmaBarriersOp::create(builder, loc, *tmaBarriers, slots, int32_t(operands.size()));
   IRMapping mapping;
   for (unsigned index : stage->carried)
     mapping.map(loop.getRegionIterArgs()[index], loop.getInitArgs()[index]);
@@ -372,7 +499,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     Value iv = advance(builder, loc, loop, loop.getLowerBound(), i);
     mapping.map(loop.getInductionVar(), iv);
     emitCopies(builder, loc, loop, *stage, operands, buffers, mapping, iv,
-               createI32(builder, loc, i));
+               createI32(builder, loc, i), tmaBarriers);
     SmallVector<Value> next;
     for (unsigned index : stage->carried)
       next.push_back(mapping.lookupOrDefault(yield->getOperand(index)));
@@ -382,27 +509,39 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   for (unsigned index : stage->carried)
     loop.getInitArgsMutable()[index].set(mapping.lookup(loop.getRegionIterArgs()[index]));
 
-  // The loop carries the slot it reads, round the ring.
+  // The loop carries the slot it reads, round the ring, and with TMA
+  // copies the parity of the slot's mbarrier phase, which flips with
+  // each round.
   IRRewriter rewriter(context);
   rewriter.setInsertionPoint(loop);
-  Value firstSlot = createI32(rewriter, loc, 0);
+  SmallVector<Value> initial{createI32(rewriter, loc, 0)};
+  if (tma)
+    initial.push_back(createI32(rewriter, loc, 0));
   FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
-      rewriter, firstSlot, /*replaceInitOperandUsesInLoop=*/false,
+      rewriter, initial, /*replaceInitOperandUsesInLoop=*/false,
       [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> args) {
         Value next = arith::AddIOp::create(b, l, args[0], createI32(b, l, 1));
         Value wraps = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, next,
                                             createI32(b, l, slots));
-        return SmallVector<Value>{
+        SmallVector<Value> yielded{
             arith::SelectOp::create(b, l, wraps, createI32(b, l, 0), next)};
+        if (args.size() > 1)
+          yielded.push_back(arith::SelectOp::create(
+              b, l, wraps, arith::XOrIOp::create(b, l, args[1], createI32(b, l, 1)), args[1]));
+        return yielded;
       });
   if (failed(replaced))
     return failure();
   auto newLoop = cast<scf::ForOp>(replaced->getOperation());
-  Value readSlot = newLoop.getRegionIterArgs().back();
+  Value readSlot = newLoop.getRegionIterArgs()[newLoop.getNumRegionIterArgs() - initial.size()];
 
-  // At the top of the body: this iteration's group is complete.
+  // At the top of the body: this iteration's copies are complete.
   builder.setInsertionPointToStart(newLoop.getBody());
-  AsyncWaitOp::create(builder, loc, lookahead - 1);
+  if (tmaBarriers)
+    WaitTmaBarrierOp::create(builder, loc, readSlot, newLoop.getRegionIterArgs().back(),
+                             *tmaBarriers);
+  else
+    AsyncWaitOp::create(builder, loc, lookahead - 1);
 
   // The dot reads its operands from the slot.
   builder.setInsertionPoint(dot);
@@ -410,8 +549,9 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     Type type = dot->getOperand(operand.index).getType();
     Value shared = SharedOperandOp::create(builder, operand.load.getLoc(), type, readSlot, buffer);
     dot->setOperand(operand.index, shared);
-    if (operand.convert)
-      operand.convert.erase();
+    // Nearest the dot first: each is then unused.
+    for (Operation *op : operand.between)
+      op->erase();
   }
 
   // After it (its instructions are issued first): the copies of the
@@ -427,7 +567,8 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
       builder, loc, wraps,
       arith::SubIOp::create(builder, loc, writeSlot, createI32(builder, loc, slots)),
       writeSlot);
-  emitCopies(builder, loc, newLoop, *stage, operands, buffers, ahead, aheadIv, writeSlot);
+  emitCopies(builder, loc, newLoop, *stage, operands, buffers, ahead, aheadIv, writeSlot,
+             tmaBarriers);
   for (const PipelinedOperand &operand : operands)
     operand.load.erase();
 
@@ -443,7 +584,10 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     auto wait = AsyncDotWaitOp::create(builder, loc, result.getType(), result);
     result.replaceAllUsesExcept(wait, wait);
   }
-  AsyncWaitOp::create(builder, loc, 0);
+  if (tmaBarriers)
+    InvalTmaBarriersOp::create(builder, loc, *tmaBarriers, slots);
+  else
+    AsyncWaitOp::create(builder, loc, 0);
   return success();
 }
 

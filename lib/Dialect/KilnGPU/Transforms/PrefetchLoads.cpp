@@ -71,6 +71,10 @@ Value cloneLoad(OpBuilder &builder, LoadOp load, ArrayRef<Operation *> slice,
   clone.getMaskMutable().assign(mask);
   if (other)
     clone.getOtherMutable().assign(other);
+  // The tensor map's coordinates are not recomputed: the clone loads
+  // through its pointers only.
+  clone.getTensorMapMutable().clear();
+  clone.getTensorCoordsMutable().clear();
   return clone.getResult();
 }
 

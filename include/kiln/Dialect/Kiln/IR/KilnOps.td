@@ -185,19 +185,32 @@ def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
     value when `other` is absent). `mask` and `other` have the shape of
     `ptr`; `other` has its pointee type.
 
+    A load through a host tensor descriptor may also name the descriptor's
+    TMA tensor map (a kernel parameter, `!kiln.ptr<i8, 0>`) and the
+    coordinates of the block's first element in it, one i32 per dimension.
+    They describe the same elements: where the block lands in shared memory
+    anyway (a pipelined dot operand on sm_90a), the compiler may copy it
+    with the tensor memory accelerator instead; everywhere else the pointers
+    and mask are what is loaded.
+
     Example:
     ```mlir
     %x = kiln.load %p, %m, %zero : tensor<1024x!kiln.ptr<f32>> -> tensor<1024xf32>
+    %a = kiln.load %ptrs, %inside, %zero tensor_map %map[%row, %col]
+        : tensor<128x64x!kiln.ptr<f16>> -> tensor<128x64xf16>
     ```
   }];
   let arguments = (ins Kiln_PtrLike:$ptr, Optional<Kiln_BoolLike>:$mask,
                    Optional<Kiln_ScalarOrBlock>:$other,
+                   Optional<Kiln_TensorMapPtr>:$tensorMap,
+                   Variadic<I32>:$tensorCoords,
                    DefaultValuedAttr<Kiln_CacheModifierAttr, "::mlir::kiln::CacheModifier::none">:$cache,
                    DefaultValuedAttr<Kiln_EvictionPolicyAttr, "::mlir::kiln::EvictionPolicy::normal">:$evict,
                    UnitAttr:$isVolatile);
   let results = (outs Kiln_ScalarOrBlock:$result);
   let assemblyFormat = [{
-    $ptr (`,` $mask^)? (`,` $other^)? attr-dict `:` type($ptr) `->` type($result)
+    $ptr (`,` $mask^)? (`,` $other^)? (`tensor_map` $tensorMap^ `[` $tensorCoords `]`)?
+    attr-dict `:` type($ptr) `->` type($result)
   }];
   let builders = [
     OpBuilder<(ins "Value":$ptr, "Value":$mask, "Value":$other)>

@@ -50,4 +50,13 @@ def Kiln_PtrLike : AnyTypeOf<[Kiln_PointerType, RankedTensorOf<[Kiln_PointerType
 def Kiln_IntLike : AnyTypeOf<[Kiln_Int, RankedTensorOf<[Kiln_Int]>]>;
 def Kiln_BoolLike : AnyTypeOf<[I1, RankedTensorOf<[I1]>]>;
 
+// A TMA tensor map: a kernel parameter of 128 opaque bytes, addressed
+// generically (it lives in the parameter space).
+def Kiln_TensorMapPtr : Type<
+    CPred<"::llvm::isa<::mlir::kiln::PointerType>($_self) && "
+          "::llvm::cast<::mlir::kiln::PointerType>($_self).getAddressSpace() == 0 && "
+          "::llvm::cast<::mlir::kiln::PointerType>($_self).getPointeeType().isInteger(8)">,
+    "a tensor map (!kiln.ptr<i8, 0>)", "::mlir::kiln::PointerType">,
+  BuildableType<"::mlir::kiln::PointerType::get($_builder.getI8Type(), 0)">;
+
 #endif // KILN_TYPES

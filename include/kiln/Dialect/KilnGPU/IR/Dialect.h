@@ -76,6 +76,28 @@ bool hasWarpgroupMma(ModuleOp module);
 /// memory (cp.async): sm_80 and later.
 bool hasAsyncCopy(ModuleOp module);
 
+/// The kernel-parameter attribute (on a tensor map) that records the box
+/// the kernel's TMA copies use: [rows, cols, swizzle bytes].
+inline constexpr llvm::StringLiteral kTensorMapBoxAttr = "kiln.tensor_map_box";
+
+/// How the TMA unit copies a tile into a wgmma pipeline slot: boxes of
+/// `rows` x `cols` elements of the tensor map, each landing as whole
+/// `swizzleBytes`-byte rows swizzled the way wgmma reads them (the
+/// 32/64/128-byte swizzles of the slot layout are the TMA unit's).
+struct TmaBox {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t swizzleBytes = 0;
+};
+
+/// The box for a tile of `tileShape` (as loaded: [M][K] for A, [K][N] for
+/// a B slot, [N][K] for a K-major one) in `buffer`, or nullopt where the
+/// TMA unit cannot write the slot's layout: not wgmma, rows of a 128-byte
+/// block narrower than 32 bytes, or more than 256 rows. A's rows are
+/// permuted in groups of 8 for wgmma, so its boxes have 8 rows.
+std::optional<TmaBox> getTmaBox(OperandBufferAttr buffer, ArrayRef<int64_t> tileShape,
+                                int64_t elementBytes);
+
 /// What the tensor cores take of a dot's operands.
 struct TensorCoreOperands {
   /// The operand types of the instructions: "f16", "bf16", "tf32", "s8", or

@@ -110,6 +110,96 @@ def KilnGPU_AsyncWaitOp : Op<KilnGPU_Dialect, "async_wait",
   let assemblyFormat = "attr-dict";
 }
 
+def KilnGPU_InitTmaBarriersOp : Op<KilnGPU_Dialect, "init_tma_barriers",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Initialize the mbarriers that TMA copies into slots complete";
+  let description = [{
+    One thread initializes `count` mbarriers (8 bytes each), starting
+    `offset` bytes into the kernel's pipeline buffers, each expecting
+    `arrivals` arrivals per phase (one per kiln_gpu.async_tma_copy into a
+    slot), and makes them visible to the TMA unit; then every thread waits
+    for the others. Barrier `i` belongs to slot `i` of the buffers whose
+    copies name this `offset`.
+
+    Example:
+    ```mlir
+    kiln_gpu.init_tma_barriers {offset = 98304 : i64, count = 3 : i32, arrivals = 2 : i32}
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$offset,
+                       ConfinedAttr<I32Attr, [IntPositive]>:$count,
+                       ConfinedAttr<I32Attr, [IntPositive]>:$arrivals);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def KilnGPU_AsyncTmaCopyOp : Op<KilnGPU_Dialect, "async_tma_copy",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Start copying a block into a dot operand slot with the TMA unit";
+  let description = [{
+    When `pred` holds, starts copying the `tile`-shaped block whose first
+    element is at `coords` of the 2-D tensor `tensorMap` describes (a
+    kernel parameter) into slot `slot` of `buffer`, laid out as a dot
+    reading the slot expects, and arrives at the slot's mbarrier (the one
+    `barriers` bytes into the pipeline buffers, plus 8 per slot) expecting
+    the tile's bytes. Elements outside the tensor are filled as the tensor
+    map says (zero, or NaN). The tile is the block as loaded: `[M][K]` for
+    A, `[K][N]` for a B slot, `[N][K]` for a K-major one. The copies are
+    issued by the lanes of the first warp, one box of the tensor map each
+    (`getTmaBox`); kiln_gpu.wait_tma_barrier waits for them.
+
+    Example:
+    ```mlir
+    kiln_gpu.async_tma_copy %map[%m, %k], %slot, %runs {barriers = 98304 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 16384, slots = 3>, tile = tensor<128x64xf16>}
+    ```
+  }];
+  let arguments = (ins Kiln_TensorMapPtr:$tensorMap, Variadic<I32>:$coords, I32:$slot, I1:$pred,
+                       KilnGPU_OperandBufferAttr:$buffer,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$barriers,
+                       TypeAttrOf<AnyRankedTensor>:$tile);
+  let assemblyFormat = [{
+    $tensorMap `[` $coords `]` `,` $slot `,` $pred attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def KilnGPU_WaitTmaBarrierOp : Op<KilnGPU_Dialect, "wait_tma_barrier",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait for the TMA copies into a slot, then for every thread";
+  let description = [{
+    Waits until the phase of slot `slot`'s mbarrier (`barriers` bytes into
+    the pipeline buffers, plus 8 per slot) whose parity is `phase` has
+    completed, i.e. the copies into the slot have landed, then synchronizes
+    the CTA: after it, every thread is also done with what it read before.
+
+    Example:
+    ```mlir
+    kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 98304 : i64}
+    ```
+  }];
+  let arguments = (ins I32:$slot, I32:$phase,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$barriers);
+  let assemblyFormat = "$slot `,` $phase attr-dict";
+}
+
+def KilnGPU_InvalTmaBarriersOp : Op<KilnGPU_Dialect, "inval_tma_barriers",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Wait for every thread, then invalidate the slots' mbarriers";
+  let description = [{
+    Synchronizes the CTA, then one thread invalidates the `count` mbarriers
+    kiln_gpu.init_tma_barriers initialized at `offset`, so that their bytes
+    may hold other data (or be initialized again). No copy may be in flight.
+
+    Example:
+    ```mlir
+    kiln_gpu.inval_tma_barriers {offset = 98304 : i64, count = 3 : i32}
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$offset,
+                       ConfinedAttr<I32Attr, [IntPositive]>:$count);
+  let assemblyFormat = "attr-dict";
+}
+
 def KilnGPU_SharedOperandOp : Op<KilnGPU_Dialect, "shared_operand",
     [MemoryEffects<[MemRead]>]> {
   let summary = "A dot operand read from a slot of shared memory";

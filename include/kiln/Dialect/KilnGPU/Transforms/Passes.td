@@ -164,6 +164,33 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     }
     kiln_gpu.async_wait {pending = 0 : i32}
     ```
+
+    On sm_90a, where every pipelined load also names a tensor map (a host
+    tensor descriptor's kernel parameter, `kiln.load ... tensor_map`) whose
+    box a wgmma slot can take (`getTmaBox`), the TMA unit copies them
+    instead: `kiln_gpu.async_tma_copy` from the load's coordinates, not its
+    pointers (a B read as the transpose of a loaded `[N][K]` block goes
+    into a K-major slot). An mbarrier per slot, after the slots, counts
+    the copies (`kiln_gpu.init_tma_barriers` before the first); the loop
+    also carries the parity of the slot's phase, which flips each round,
+    and waits with `kiln_gpu.wait_tma_barrier`; after the loop,
+    `kiln_gpu.inval_tma_barriers`. Each tensor-map parameter records its
+    box (`kiln.tensor_map_box`), which the launcher encodes the map with.
+
+    After, with TMA copies (`num-stages` = 3):
+    ```mlir
+    kiln_gpu.init_tma_barriers {offset = 24576 : i64, count = 3 : i32, arrivals = 2 : i32}
+    kiln_gpu.async_tma_copy %map_a[%m, %k0], %c0, %runs0 {barriers = 24576 : i64, buffer = #buf_a, tile = tensor<64x32xf16>}
+    ...
+    scf.for %i = %lb to %ub step %s iter_args(%acc = %zero, %slot = %c0, %phase = %c0) {
+      kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 24576 : i64}
+      %a = kiln_gpu.shared_operand %slot {buffer = #buf_a} : ...
+      %d = kiln.dot %a, %b, %acc : ...
+      kiln_gpu.async_tma_copy %map_a[%m, %k_ahead], %next_slot, %runs {barriers = 24576 : i64, buffer = #buf_a, tile = tensor<64x32xf16>}
+      scf.yield %d, %slot_plus_one, %next_phase
+    }
+    kiln_gpu.inval_tma_barriers {offset = 24576 : i64, count = 3 : i32}
+    ```
   }];
   let options = [
     Option<"numStages", "num-stages", "int", /*default=*/"3",
