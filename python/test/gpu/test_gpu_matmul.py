@@ -213,15 +213,16 @@ def test_column_major_b(dtype, bm, bn, bk, num_warps, num_stages):
     assert relative_error(out, reference) < 1e-2
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float8_e4m3fn])
+@pytest.mark.parametrize("dtype_name", ["float16", "bfloat16", "float8_e4m3fn"])
 @pytest.mark.parametrize("b_transposed", [False, True])
 @pytest.mark.parametrize("bm,bn,bk,num_warps", [(128, 128, 64, 4), (128, 256, 64, 8), (64, 64, 32, 4),
                                                 (128, 128, 128, 8)])
 @pytest.mark.parametrize("num_stages", [2, 3, 4])
-def test_descriptor_matmul(dtype, b_transposed, bm, bn, bk, num_warps, num_stages):
+def test_descriptor_matmul(dtype_name, b_transposed, bm, bn, bk, num_warps, num_stages):
     """Host tensor descriptors feeding a dot: on sm_90a the TMA unit copies
     both operands into the slots (A in boxes of 8 rows, B as it lies, or
     K-major when the dot reads `b.T`), completing an mbarrier per slot."""
+    dtype = getattr(torch, dtype_name)
     if dtype == torch.float8_e4m3fn and not b_transposed:
         pytest.skip("the tensor cores read an 8-bit B K-major only")
     generator = torch.Generator(device="cuda")
