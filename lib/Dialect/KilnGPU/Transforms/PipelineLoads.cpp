@@ -74,10 +74,16 @@ bool isZeroOrAbsent(Value other) {
   return matchPattern(other, m_AnyZeroFloat()) || matchPattern(other, m_Zero());
 }
 
-/// The kernel parameter a load's tensor map is, or null.
+/// The kernel parameter a load's tensor map is, or null. (The launcher
+/// encodes the kernel's parameters only: a map that a helper function
+/// receives, or a loop carries, is not one.)
 BlockArgument getTensorMapParameter(LoadOp load) {
   auto arg = dyn_cast_if_present<BlockArgument>(load.getTensorMap());
-  if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+  if (!arg)
+    return {};
+  auto function = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  if (!function || !function->hasAttr("kiln.kernel") ||
+      !function.getArgAttr(arg.getArgNumber(), "kiln.tensor_map"))
     return {};
   return arg;
 }
