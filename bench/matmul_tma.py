@@ -2,8 +2,8 @@
 
 The kernel of Triton's TMA matmul: A [M, K] and B [N, K] (read as `b.T`,
 as the tutorial does) are host ``TensorDescriptor`` arguments, loaded a
-block at a time in a loop over K; on the H200 both compilers copy them
-with the TMA unit. The same kernel text in Kiln and in Triton, timed on the
+block at a time in a loop over K, with the grouped program order of the
+matmul tutorial; on the H200 both compilers copy them with the TMA unit. The same kernel text in Kiln and in Triton, timed on the
 same tensors, each the best of a few configurations, against
 ``torch.matmul`` (cuBLAS) on A @ B^T. Prints one table row per shape.
 
@@ -40,11 +40,17 @@ CONFIGS = [
 
 
 @kiln.jit
-def kiln_descriptor_matmul(a_desc, b_desc, c_desc, K, BLOCK_K: kl.constexpr):
+def kiln_descriptor_matmul(a_desc, b_desc, c_desc, M, N, K, BLOCK_K: kl.constexpr, GROUP_SIZE_M: kl.constexpr):
     BLOCK_M = a_desc.block_shape[0]
     BLOCK_N = b_desc.block_shape[0]
-    off_m = kl.program_id(0) * BLOCK_M
-    off_n = kl.program_id(1) * BLOCK_N
+    pid = kl.program_id(axis=0)
+    num_pid_m = kl.cdiv(M, BLOCK_M)
+    num_pid_n = kl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    first_pid_m = (pid // num_pid_in_group) * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    off_m = (first_pid_m + ((pid % num_pid_in_group) % group_size_m)) * BLOCK_M
+    off_n = ((pid % num_pid_in_group) // group_size_m) * BLOCK_N
     acc = kl.zeros((BLOCK_M, BLOCK_N), dtype=kl.float32)
     for k in range(0, kl.cdiv(K, BLOCK_K)):
         a = a_desc.load([off_m, k * BLOCK_K])
@@ -56,11 +62,18 @@ def kiln_descriptor_matmul(a_desc, b_desc, c_desc, K, BLOCK_K: kl.constexpr):
 if triton is not None:
 
     @triton.jit
-    def triton_descriptor_matmul(a_desc, b_desc, c_desc, K, BLOCK_K: tl.constexpr):
+    def triton_descriptor_matmul(a_desc, b_desc, c_desc, M, N, K, BLOCK_K: tl.constexpr,
+                                 GROUP_SIZE_M: tl.constexpr):
         BLOCK_M: tl.constexpr = a_desc.block_shape[0]
         BLOCK_N: tl.constexpr = b_desc.block_shape[0]
-        off_m = tl.program_id(0) * BLOCK_M
-        off_n = tl.program_id(1) * BLOCK_N
+        pid = tl.program_id(axis=0)
+        num_pid_m = tl.cdiv(M, BLOCK_M)
+        num_pid_n = tl.cdiv(N, BLOCK_N)
+        num_pid_in_group = GROUP_SIZE_M * num_pid_n
+        first_pid_m = (pid // num_pid_in_group) * GROUP_SIZE_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+        off_m = (first_pid_m + ((pid % num_pid_in_group) % group_size_m)) * BLOCK_M
+        off_n = ((pid % num_pid_in_group) // group_size_m) * BLOCK_N
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k in range(0, tl.cdiv(K, BLOCK_K)):
             a = a_desc.load([off_m, k * BLOCK_K])
@@ -76,8 +89,9 @@ def run(compiler: str, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, config
     a_desc = descriptor.from_tensor(a, [bm, bk])
     b_desc = descriptor.from_tensor(b, [bn, bk])
     c_desc = descriptor.from_tensor(c, [bm, bn])
-    grid = (kiln.cdiv(a.shape[0], bm), kiln.cdiv(b.shape[0], bn))
-    return lambda: kernel[grid](a_desc, b_desc, c_desc, a.shape[1], BLOCK_K=bk, num_warps=warps,
+    m, n, k = a.shape[0], b.shape[0], a.shape[1]
+    grid = (kiln.cdiv(m, bm) * kiln.cdiv(n, bn),)
+    return lambda: kernel[grid](a_desc, b_desc, c_desc, m, n, k, BLOCK_K=bk, GROUP_SIZE_M=8, num_warps=warps,
                                 num_stages=stages)
 
 

@@ -215,9 +215,10 @@ def test_column_major_b(dtype, bm, bn, bk, num_warps, num_stages):
 
 @pytest.mark.parametrize("dtype_name", ["float16", "bfloat16", "float8_e4m3fn"])
 @pytest.mark.parametrize("b_transposed", [False, True])
-@pytest.mark.parametrize("bm,bn,bk,num_warps", [(128, 128, 64, 4), (128, 256, 64, 8), (64, 64, 32, 4),
-                                                (128, 128, 128, 8)])
-@pytest.mark.parametrize("num_stages", [2, 3, 4])
+@pytest.mark.parametrize("bm,bn,bk,num_warps,num_stages", [
+    (128, 128, 64, 4, 2), (128, 128, 64, 4, 3), (128, 128, 64, 4, 4), (128, 256, 64, 8, 2),
+    (128, 256, 64, 8, 3), (64, 64, 32, 4, 2), (64, 64, 32, 4, 3), (64, 64, 32, 4, 5), (128, 128, 128, 8, 2),
+])
 def test_descriptor_matmul(dtype_name, b_transposed, bm, bn, bk, num_warps, num_stages):
     """Host tensor descriptors feeding a dot: on sm_90a the TMA unit copies
     both operands into the slots (A in boxes of 8 rows, B as it lies, or
