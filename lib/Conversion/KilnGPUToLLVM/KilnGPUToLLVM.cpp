@@ -73,6 +73,30 @@ static void markKernels(ModuleOp module, int threadsPerCTA) {
   });
 }
 
+/// Erases each CTA barrier that follows another in the same block with no
+/// memory access or side effect between them: the second orders nothing
+/// the first did not. Barriers come from several lowerings that each need
+/// one (a `debug_barrier` right before a scalar atomic's own is the layer
+/// norm tutorial's lock release), and inside a critical section every
+/// extra one is paid by every program waiting for the lock.
+static void eraseRepeatedBarriers(ModuleOp module) {
+  SmallVector<Operation *> repeated;
+  module.walk([&](Block *block) {
+    bool afterBarrier = false;
+    for (Operation &op : *block) {
+      if (isa<NVVM::Barrier0Op>(op)) {
+        if (afterBarrier)
+          repeated.push_back(&op);
+        afterBarrier = true;
+      } else if (!isMemoryEffectFree(&op)) {
+        afterBarrier = false;
+      }
+    }
+  });
+  for (Operation *op : repeated)
+    op->erase();
+}
+
 /// The first file:line:col inside `loc` (through fused, named and call-site
 /// locations), or null.
 static FileLineColLoc findFilePosition(Location loc) {
@@ -172,6 +196,7 @@ struct ConvertKilnGPUToLLVM
     if (failed(applyFullConversion(module, target, std::move(patterns))))
       return signalPassFailure();
 
+    eraseRepeatedBarriers(module);
     markKernels(module, launch.numWarps * launch.threadsPerWarp);
     normalizeLocations(module);
   }

@@ -69,6 +69,30 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
 
 // -----
 
+// The tutorial's lock release: a debug_barrier, then a scalar exchange
+// that needs a barrier of its own. Nothing lies between the two, so one
+// remains. A barrier after a memory access stays.
+// CHECK-LABEL: llvm.func @release
+// CHECK: nvvm.barrier0
+// CHECK-NOT: nvvm.barrier0
+// CHECK: atom.acq_rel.gpu.global.exch.b32
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: st.global.b32
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NEXT: llvm.return
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+  func.func public @release(%lock: !kiln.ptr<i32>, %zero: i32) attributes {kiln.kernel} {
+    kiln.debug_barrier
+    %old = kiln.atomic_rmw xchg, %lock, %zero : !kiln.ptr<i32>, i32
+    kiln.debug_barrier
+    kiln.store %lock, %zero : !kiln.ptr<i32>, i32
+    kiln.debug_barrier
+    return
+  }
+}
+
+// -----
+
 // Each owned element prints with one vprintf and fails with one
 // __assertfail, each behind a branch.
 // CHECK-LABEL: llvm.func @debugging
