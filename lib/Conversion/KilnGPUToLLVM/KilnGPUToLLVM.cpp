@@ -73,28 +73,74 @@ static void markKernels(ModuleOp module, int threadsPerCTA) {
   });
 }
 
-/// Erases each CTA barrier that follows another in the same block with no
-/// memory access or side effect between them: the second orders nothing
-/// the first did not. Barriers come from several lowerings that each need
-/// one (a `debug_barrier` right before a scalar atomic's own is the layer
-/// norm tutorial's lock release), and inside a critical section every
-/// extra one is paid by every program waiting for the lock.
-static void eraseRepeatedBarriers(ModuleOp module) {
-  SmallVector<Operation *> repeated;
+/// Whether `op`, met before any shared-memory access of its function, may
+/// itself access shared memory. Conservative: what is not known to touch
+/// only registers or global memory counts as a shared access.
+static bool mayAccessShared(Operation *op) {
+  // Shuffles and special registers exchange and read registers only, but
+  // NVVM does not declare them free of memory effects.
+  if (isMemoryEffectFree(op) || isa<NVVM::Barrier0Op, NVVM::ShflOp>(op) ||
+      op->getName().getStringRef().starts_with("nvvm.read.ptx.sreg."))
+    return false;
+  auto inGlobal = [](Value address) {
+    auto pointer = dyn_cast<LLVM::LLVMPointerType>(address.getType());
+    return pointer && pointer.getAddressSpace() == 1;
+  };
+  if (auto load = dyn_cast<LLVM::LoadOp>(op))
+    return !inGlobal(load.getAddr());
+  if (auto store = dyn_cast<LLVM::StoreOp>(op))
+    return !inGlobal(store.getAddr());
+  if (auto inlineAsm = dyn_cast<LLVM::InlineAsmOp>(op)) {
+    StringRef text = inlineAsm.getAsmString();
+    return !text.contains(".global") || text.contains("shared") ||
+           text.contains("cp.async") || text.contains("matrix") ||
+           text.contains("wgmma") || text.contains("bar.");
+  }
+  return true;
+}
+
+/// Removes CTA barriers that order nothing:
+/// - one that follows another in the same block with no memory access or
+///   side effect between them: the second orders nothing the first did
+///   not. Several lowerings each need one (the layer-norm tutorial's lock
+///   release is a `debug_barrier` right before a scalar atomic's own), and
+///   inside a critical section every extra one is paid by every program
+///   waiting for the lock;
+/// - one that orders shared memory only (a reduction's, before it writes
+///   the scratch) with no shared access before it in the function's entry
+///   block: there is no earlier access to order. A row softmax's first
+///   reduction is such a case, and each of its programs is short enough
+///   for one barrier to show.
+static void eraseNeedlessBarriers(ModuleOp module) {
+  SmallVector<Operation *> needless;
   module.walk([&](Block *block) {
     bool afterBarrier = false;
     for (Operation &op : *block) {
       if (isa<NVVM::Barrier0Op>(op)) {
         if (afterBarrier)
-          repeated.push_back(&op);
+          needless.push_back(&op);
         afterBarrier = true;
       } else if (!isMemoryEffectFree(&op)) {
         afterBarrier = false;
       }
     }
   });
-  for (Operation *op : repeated)
+  module.walk([&](LLVM::LLVMFuncOp function) {
+    if (function.isExternal())
+      return;
+    for (Operation &op : function.getBody().front()) {
+      if (isa<NVVM::Barrier0Op>(op) && op.hasAttr(kSharedOnlyBarrierAttr) &&
+          !llvm::is_contained(needless, &op))
+        needless.push_back(&op);
+      else if (mayAccessShared(&op))
+        break;
+    }
+  });
+  for (Operation *op : needless)
     op->erase();
+  module.walk([](NVVM::Barrier0Op barrier) {
+    barrier->removeAttr(kSharedOnlyBarrierAttr);
+  });
 }
 
 /// The first file:line:col inside `loc` (through fused, named and call-site
@@ -196,7 +242,7 @@ struct ConvertKilnGPUToLLVM
     if (failed(applyFullConversion(module, target, std::move(patterns))))
       return signalPassFailure();
 
-    eraseRepeatedBarriers(module);
+    eraseNeedlessBarriers(module);
     markKernels(module, launch.numWarps * launch.threadsPerWarp);
     normalizeLocations(module);
   }

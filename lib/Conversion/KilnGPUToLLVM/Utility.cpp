@@ -218,7 +218,8 @@ Value mlir::kiln::gpu::getSharedAddress(OpBuilder &builder, Location loc,
 }
 
 void mlir::kiln::gpu::emitBarrier(OpBuilder &builder, Location loc) {
-  NVVM::Barrier0Op::create(builder, loc);
+  auto barrier = NVVM::Barrier0Op::create(builder, loc);
+  barrier->setAttr(kSharedOnlyBarrierAttr, builder.getUnitAttr());
 }
 
 Value mlir::kiln::gpu::emitShuffle(OpBuilder &builder, Location loc,

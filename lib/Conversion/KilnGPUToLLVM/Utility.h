@@ -106,7 +106,13 @@ Value getScratchBase(OpBuilder &builder, Location loc);
 Value getSharedAddress(OpBuilder &builder, Location loc, Value base,
                        Value byteOffset);
 
-/// bar.sync 0.
+/// Marks a barrier that orders shared-memory accesses only (scratch and
+/// pipeline slots), not global ones: one that no shared access can precede
+/// is dropped after the conversion.
+inline constexpr StringLiteral kSharedOnlyBarrierAttr = "kiln.shared_only";
+
+/// bar.sync 0, ordering shared-memory accesses only
+/// (`kSharedOnlyBarrierAttr`).
 void emitBarrier(OpBuilder &builder, Location loc);
 
 /// Declares the scratch global (once) in `module`, records its size in the

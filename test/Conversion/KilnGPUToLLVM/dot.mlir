@@ -5,13 +5,14 @@
 #wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 
 // sm_90a, a result in the wgmma accumulator layout: operands stored with
-// 16-byte stores, a proxy fence and a barrier, then per k-step of 16 one
+// 16-byte stores (no barrier before them: they are the function's first
+// shared-memory accesses), a proxy fence and a barrier, then per k-step of 16 one
 // m64n64k16 wgmma (64 rows on one warpgroup), one commit, one wait that
 // returns the 32 accumulators. The scratch holds both tiles, B 1024-byte
 // aligned after A.
 // CHECK: module attributes {{{.*}}kiln_gpu.shared = 8192 : i32
 // CHECK-LABEL: llvm.func @wgmma
-// CHECK: nvvm.barrier0
+// CHECK-NOT: nvvm.barrier0
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
 // CHECK: fence.proxy.async.shared::cta;
 // CHECK: nvvm.barrier0

@@ -76,7 +76,7 @@ func.func @mixed(%b: tensor<32x64xf16, #bB>, %slot: i32, %c: tensor<64x64xf32, #
 #mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
 // CHECK: module attributes {{{.*}}kiln_gpu.shared = 17408 : i32
 // CHECK-LABEL: llvm.func @reuse
-// CHECK: nvvm.barrier0
+// CHECK-NOT: nvvm.barrier0
 // CHECK: llvm.store %{{.*}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
