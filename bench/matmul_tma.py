@@ -3,9 +3,10 @@
 The kernel of Triton's TMA matmul: A [M, K] and B [N, K] (read as `b.T`,
 as the tutorial does) are host ``TensorDescriptor`` arguments, loaded a
 block at a time in a loop over K, with the grouped program order of the
-matmul tutorial; on the H200 both compilers copy them with the TMA unit. The same kernel text in Kiln and in Triton, timed on the
-same tensors, each the best of a few configurations, against
-``torch.matmul`` (cuBLAS) on A @ B^T. Prints one table row per shape.
+matmul tutorial; on the H200 both compilers copy them with the TMA
+unit. The same kernel text in Kiln and in Triton, timed on the same
+tensors, each the best of a few configurations, against ``torch.matmul``
+(cuBLAS) on A @ B^T. Prints one table row per shape.
 
     python3 bench/matmul_tma.py [--shapes fp16:8192x8192x8192,...]
 """

@@ -125,8 +125,7 @@ SmallVector<Value> shareOwnerValues(ConversionPatternRewriter &rewriter,
   MLIRContext *context = rewriter.getContext();
   auto module = op->getParentOfType<ModuleOp>();
   Type i64 = rewriter.getI64Type();
-  // One more slot than elements: non-owners write their value there.
-  auto arrayType = LLVM::LLVMArrayType::get(i64, ownership.numElements + 1);
+  auto arrayType = LLVM::LLVMArrayType::get(i64, ownership.numElements);
   std::string name;
   for (unsigned n = 0;; ++n) {
     name = llvm::formatv("kiln_atomic_exchange_{0}", n).str();
@@ -148,18 +147,18 @@ SmallVector<Value> shareOwnerValues(ConversionPatternRewriter &rewriter,
     owners = unpackElements(rewriter, loc, ownership.owner);
   else
     owners.assign(values.size(), ownership.owner);
-  Value spare = createI32Constant(rewriter, loc, ownership.numElements);
 
   // The barrier before the atomic (see AtomicLowering::lower) keeps a
-  // loop's next write from overtaking this round's reads.
+  // loop's next write from overtaking this round's reads. Only owners
+  // store, behind a branch: non-owners writing one spare slot would be a
+  // harmless race that racecheck reports.
   for (auto [value, owner, linear] : llvm::zip(values, owners, ownership.linear)) {
-    Value slot = LLVM::SelectOp::create(rewriter, loc, owner, linear, spare);
-    Value address = LLVM::GEPOp::create(rewriter, loc, ptrType, i64, base,
-                                        ArrayRef<LLVM::GEPArg>{slot});
-    Value wide = value.getType() == i64
-                     ? value
-                     : LLVM::ZExtOp::create(rewriter, loc, i64, value);
-    LLVM::StoreOp::create(rewriter, loc, wide, address);
+    emitIf(rewriter, loc, owner, [&](OpBuilder &b) {
+      Value address = LLVM::GEPOp::create(b, loc, ptrType, i64, base,
+                                          ArrayRef<LLVM::GEPArg>{linear});
+      Value wide = value.getType() == i64 ? value : LLVM::ZExtOp::create(b, loc, i64, value);
+      LLVM::StoreOp::create(b, loc, wide, address);
+    });
   }
   NVVM::Barrier0Op::create(rewriter, loc);
   SmallVector<Value> shared;

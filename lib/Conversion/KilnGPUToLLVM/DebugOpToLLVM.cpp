@@ -23,20 +23,6 @@ using namespace mlir::kiln::gpu;
 
 namespace {
 
-/// Emits `body` under `condition` (an i1): a branch around it.
-void emitIf(ConversionPatternRewriter &rewriter, Location loc, Value condition,
-            function_ref<void(OpBuilder &)> body) {
-  Block *before = rewriter.getInsertionBlock();
-  Block *after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
-  Block *then = rewriter.createBlock(before->getParent(), after->getIterator());
-  rewriter.setInsertionPointToEnd(before);
-  LLVM::CondBrOp::create(rewriter, loc, condition, then, after);
-  rewriter.setInsertionPointToEnd(then);
-  body(rewriter);
-  LLVM::BrOp::create(rewriter, loc, ValueRange{}, after);
-  rewriter.setInsertionPointToStart(after);
-}
-
 /// Per element of a value of `type` this thread holds: whether it prints or
 /// asserts it (its owner; thread 0 for a scalar) and its coordinates.
 struct Elements {

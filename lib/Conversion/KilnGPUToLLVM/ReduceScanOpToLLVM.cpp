@@ -71,8 +71,7 @@ int64_t getResultCount(ReduceOp op) {
   return type ? type.getNumElements() : 1;
 }
 
-/// Byte offset of each operand's array of `slots` elements, and the total
-/// (with 8 bytes for discarded writes at the end).
+/// Byte offset of each operand's array of `slots` elements, and the total.
 SmallVector<int64_t> getArrayOffsets(TypeRange elements, int64_t slots,
                                      int64_t &total) {
   SmallVector<int64_t> offsets;
@@ -81,7 +80,6 @@ SmallVector<int64_t> getArrayOffsets(TypeRange elements, int64_t slots,
     offsets.push_back(total);
     total += alignTo8(slots * getSharedElementBytes(element));
   }
-  total += 8;
   return offsets;
 }
 
@@ -258,8 +256,6 @@ struct ReduceOpLowering : public ConvertOpToLLVMPattern<ReduceOp> {
           LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::ult, warp,
                                createI32Constant(rewriter, loc, spread->uniqueWarps)));
       Value base = getScratchBase(rewriter, loc);
-      Value discard = getSharedAddress(rewriter, loc, base,
-                                       createI32Constant(rewriter, loc, total - 8));
       // Each operand's element `slot` of the scratch arrays.
       auto loadSlot = [&](Value slot) {
         SmallVector<Value> loaded;
@@ -270,16 +266,17 @@ struct ReduceOpLowering : public ConvertOpToLLVMPattern<ReduceOp> {
         return loaded;
       };
       emitBarrier(rewriter, loc);
-      for (auto [r, values] : llvm::enumerate(results)) {
-        Value slot = LLVM::AddOp::create(rewriter, loc, mulConst(rewriter, loc, warp, count),
-                                         linear[r]);
-        for (unsigned i = 0; i < n; ++i) {
-          Value address = LLVM::SelectOp::create(
-              rewriter, loc, writes,
-              getArrayElementAddress(rewriter, loc, base, arrays[i], types[i], slot), discard);
-          storeShared(rewriter, loc, values[i], address);
+      // Only the writers store, behind a branch: a select of a shared
+      // dummy address for the others would be a (harmless) race that
+      // racecheck reports, hiding real ones.
+      emitIf(rewriter, loc, writes, [&](OpBuilder &b) {
+        for (auto [r, values] : llvm::enumerate(results)) {
+          Value slot = LLVM::AddOp::create(b, loc, mulConst(b, loc, warp, count), linear[r]);
+          for (unsigned i = 0; i < n; ++i)
+            storeShared(b, loc, values[i],
+                        getArrayElementAddress(b, loc, base, arrays[i], types[i], slot));
         }
-      }
+      });
       emitBarrier(rewriter, loc);
       if (!resultType) {
         // A scalar result: every thread wants the same value, so the lanes

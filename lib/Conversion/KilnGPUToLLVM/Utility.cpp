@@ -217,6 +217,19 @@ Value mlir::kiln::gpu::getSharedAddress(OpBuilder &builder, Location loc,
                              base, ValueRange{byteOffset});
 }
 
+void mlir::kiln::gpu::emitIf(ConversionPatternRewriter &rewriter, Location loc,
+                             Value condition, function_ref<void(OpBuilder &)> body) {
+  Block *before = rewriter.getInsertionBlock();
+  Block *after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
+  Block *then = rewriter.createBlock(before->getParent(), after->getIterator());
+  rewriter.setInsertionPointToEnd(before);
+  LLVM::CondBrOp::create(rewriter, loc, condition, then, after);
+  rewriter.setInsertionPointToEnd(then);
+  body(rewriter);
+  LLVM::BrOp::create(rewriter, loc, ValueRange{}, after);
+  rewriter.setInsertionPointToStart(after);
+}
+
 void mlir::kiln::gpu::emitBarrier(OpBuilder &builder, Location loc) {
   auto barrier = NVVM::Barrier0Op::create(builder, loc);
   barrier->setAttr(kSharedOnlyBarrierAttr, builder.getUnitAttr());

@@ -106,6 +106,11 @@ Value getScratchBase(OpBuilder &builder, Location loc);
 Value getSharedAddress(OpBuilder &builder, Location loc, Value base,
                        Value byteOffset);
 
+/// Emits `body` under `condition` (an i1): a branch around it. Leaves the
+/// insertion point at the start of the block after it.
+void emitIf(ConversionPatternRewriter &rewriter, Location loc, Value condition,
+            function_ref<void(OpBuilder &)> body);
+
 /// Marks a barrier that orders shared-memory accesses only (scratch and
 /// pipeline slots), not global ones: one that no shared access can precede
 /// is dropped after the conversion.

@@ -4,13 +4,20 @@
 
 // 128 threads hold a 32-element block four times over: only the owner of
 // an element applies it (the predicate is mask and ownership), and the old
-// values reach the replicas through a shared array between two barriers.
-// CHECK: llvm.mlir.global internal @kiln_atomic_exchange_0() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<33 x i64>
+// values reach the replicas through a shared array between two barriers,
+// written by the owners only, behind a branch.
+// CHECK: llvm.mlir.global internal @kiln_atomic_exchange_0() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<32 x i64>
 // CHECK-LABEL: llvm.func @replicated
 // CHECK: %[[PRED:.*]] = llvm.and %{{.*}}, %{{.*}} : vector<1xi1>
 // CHECK: nvvm.barrier0
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "mov.b32 $0, 0;\0A\09@$3 atom.relaxed.cta.global.add.u32 $0, [ $1 + 0 ], $2;", "=r,l,r,b"
-// CHECK: llvm.store %{{.*}}, %{{.*}} : i64, !llvm.ptr<3>
+// CHECK: llvm.cond_br %{{.*}}, ^[[STORE:.*]], ^[[JOIN:.*]]
+// CHECK: ^[[STORE]]:
+// CHECK-NEXT: llvm.getelementptr
+// CHECK-NEXT: llvm.zext
+// CHECK-NEXT: llvm.store %{{.*}}, %{{.*}} : i64, !llvm.ptr<3>
+// CHECK-NEXT: llvm.br ^[[JOIN]]
+// CHECK: ^[[JOIN]]:
 // CHECK: nvvm.barrier0
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> i64
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {

@@ -161,3 +161,37 @@ module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 
     return %0, %1 : tensor<64xf32, #b2>, f32
   }
 }
+
+// -----
+
+// A sum of 512 elements on 4 warps: each warp reduces its part by
+// shuffles, lane 0 of each stores the warp's partial behind a branch (no
+// other thread writes shared memory), a barrier, then every lane reads
+// one partial and a butterfly over 4 lanes combines them. No barrier
+// before the stores: nothing in the function touched shared memory yet.
+#b4 = #kiln_gpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+// CHECK-LABEL: llvm.func @sum
+// CHECK-NOT: nvvm.barrier0
+// CHECK-COUNT-5: nvvm.shfl.sync bfly
+// CHECK-NOT: nvvm.barrier0
+// CHECK: llvm.cond_br %{{.*}}, ^[[STORE:.*]], ^[[JOIN:.*]]
+// CHECK: ^[[STORE]]:
+// CHECK: llvm.store %{{.*}}, %{{.*}} : f32, !llvm.ptr<3>
+// CHECK-NEXT: llvm.br ^[[JOIN]]
+// CHECK: ^[[JOIN]]:
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK-COUNT-2: nvvm.shfl.sync bfly
+// CHECK-NOT: nvvm.barrier0
+// CHECK: llvm.return
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func public @sum(%x: tensor<512xf32, #b4>, %out: !kiln.ptr<f32>) attributes {kiln.kernel} {
+    %s = kiln.reduce(%x) {axis = 0 : i32} : (tensor<512xf32, #b4>) -> f32 {
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.addf %a, %b : f32
+      kiln.reduce.return %c : f32
+    }
+    kiln.store %out, %s : !kiln.ptr<f32>, f32
+    return
+  }
+}
