@@ -48,7 +48,10 @@ def ConvertKilnGPUToLLVM : Pass<"convert-kiln-gpu-to-llvm", "mlir::ModuleOp"> {
     `make_range` from the thread and warp index, element-wise arith and math
     on vectors, and loads and stores as predicated PTX accesses as wide as
     the layout's contiguous run (up to 16 bytes). Kernels become `llvm.func`
-    with the `nvvm.kernel` attribute and a required CTA size.
+    with the `nvvm.kernel` attribute and a required CTA size. Last, CTA
+    barriers that order nothing are erased: one right after another with
+    no memory access between, and a shared-memory-only barrier with no
+    shared access before it in the entry block.
 
     Before:
     ```mlir
