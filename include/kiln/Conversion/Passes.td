@@ -64,6 +64,8 @@ def ConvertKilnGPUToLLVM : Pass<"convert-kiln-gpu-to-llvm", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"sm_90a\"", "target chip">,
+    Option<"maxnreg", "maxnreg", "int", /*default=*/"0",
+           "registers per thread that ptxas may use in a kernel (.maxnreg); 0: no limit">,
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect"];
 }

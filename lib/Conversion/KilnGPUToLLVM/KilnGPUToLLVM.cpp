@@ -38,7 +38,8 @@ using namespace mlir::kiln::gpu;
 /// LLVM alignment on pointers; a TMA tensor map (`kiln.tensor_map`) is
 /// passed by value, 128 bytes aligned to 64, and read where it lies in the
 /// parameter space (`nvvm.grid_constant`), as cp.async.bulk.tensor needs.
-static void markKernels(ModuleOp module, int threadsPerCTA) {
+/// A positive `maxnreg` caps a kernel's registers per thread (`.maxnreg`).
+static void markKernels(ModuleOp module, int threadsPerCTA, int maxnreg) {
   MLIRContext *context = module.getContext();
   module.walk([&](LLVM::LLVMFuncOp function) {
     for (unsigned i = 0; i < function.getNumArguments(); ++i) {
@@ -70,6 +71,9 @@ static void markKernels(ModuleOp module, int threadsPerCTA) {
                       UnitAttr::get(context));
     function->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
                       DenseI32ArrayAttr::get(context, {threadsPerCTA, 1, 1}));
+    if (maxnreg > 0)
+      function->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                        IntegerAttr::get(IntegerType::get(context, 32), maxnreg));
   });
 }
 
@@ -243,7 +247,7 @@ struct ConvertKilnGPUToLLVM
       return signalPassFailure();
 
     eraseNeedlessBarriers(module);
-    markKernels(module, launch.numWarps * launch.threadsPerWarp);
+    markKernels(module, launch.numWarps * launch.threadsPerWarp, maxnreg);
     normalizeLocations(module);
   }
 };

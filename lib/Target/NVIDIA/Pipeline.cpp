@@ -61,6 +61,7 @@ void nvidia::buildKilnGPUToLLVMPipeline(OpPassManager &pm,
                                         const PipelineOptions &options) {
   ConvertKilnGPUToLLVMOptions llvmOptions;
   llvmOptions.target = options.target;
+  llvmOptions.maxnreg = options.maxnreg;
   pm.addPass(createConvertKilnGPUToLLVM(llvmOptions));
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

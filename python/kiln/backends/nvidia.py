@@ -181,10 +181,13 @@ class NvidiaBackend(Backend):
     def compile(self, fn: Any, module: Any, asm: dict[str, Any], metadata: dict[str, Any],
                 options: Mapping[str, Any]) -> CompiledKernel:
         """kiln -> kiln_gpu -> LLVM (two registered pipelines), then PTX and,
-        with ptxas, a cubin. ``options["checked"]`` is ignored: GPU launches
-        are not bounds-checked."""
+        with ptxas, a cubin. ``options["maxnreg"]``, when set, caps the
+        kernel's registers per thread. ``options["checked"]`` is ignored:
+        GPU launches are not bounds-checked."""
         target = metadata["target"]
         settings = {"target": target, "num-warps": metadata["num_warps"], "num-stages": metadata["num_stages"]}
+        if options.get("maxnreg") is not None:
+            settings["maxnreg"] = options["maxnreg"]
         pipelines = [
             ("kiln_gpu", pipeline_text("kiln-nvidia-to-kiln-gpu", **settings)),
             (None, pipeline_text("kiln-nvidia-to-llvm", **settings)),

@@ -23,7 +23,7 @@ from __future__ import annotations
 import linecache
 import os
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from kiln import _C
 from kiln import backends as _backends
@@ -219,6 +219,7 @@ def compile(
     attrs: Specialization | None = None,
     checked: bool = False,
     debug: bool = False,
+    maxnreg: Optional[int] = None,
 ) -> CompiledKernel:
     """Compiles a ``@kiln.jit`` function without launching it (no GPU needed).
 
@@ -237,6 +238,9 @@ def compile(
             assumed 16-byte aligned, as for tensors from PyTorch's allocator.
         checked: for the CPU target, bounds-check every memory access.
         debug: compile ``kl.device_assert`` checks (dropped otherwise).
+        maxnreg: for an NVIDIA target, the most registers per thread that
+            ptxas may use (PTX ``.maxnreg``), as Triton's option; None
+            leaves the choice to ptxas. The CPU target ignores it.
 
     Returns:
         The :class:`CompiledKernel`, with every stage in ``asm``.
@@ -264,7 +268,12 @@ def compile(
             divisible_by_16=frozenset(name for name, ty in signature.items() if ty.startswith("*")),
             equal_to_1=frozenset(),
         )
-    options = {"debug": True} if debug else {}
+    from kiln.runtime.backends import check_maxnreg
+
+    check_maxnreg(maxnreg, "kiln.compile")
+    options: dict[str, Any] = {"debug": True} if debug else {}
+    if maxnreg is not None:
+        options["maxnreg"] = maxnreg
     return compile_jit_function(fn, signature, constexprs, attrs, target, num_warps, num_stages, checked=checked,
                                 **options)
 

@@ -65,7 +65,8 @@ class Config:
         num_warps: warps per program (a power of two from 1 to 32).
         num_stages: software pipelining stages.
         num_ctas: must be 1 (Kiln launches no thread-block clusters).
-        maxnreg: must be None (Kiln sets no register limit).
+        maxnreg: the most registers per thread the kernel may use (NVIDIA
+            GPUs; the CPU backend ignores it), or None to leave it to ptxas.
         pre_hook: called with the launch's arguments (a dict, meta-parameters
             included) before each launch with this config.
     """
@@ -82,8 +83,7 @@ class Config:
         if num_ctas != 1:
             raise ValueError(f"kiln.Config: num_ctas must be 1 (Kiln does not launch thread-block clusters), "
                              f"got {num_ctas!r}")
-        if maxnreg is not None:
-            raise ValueError(f"kiln.Config: maxnreg is not supported (Kiln sets no register limit), got {maxnreg!r}")
+        _backends.check_maxnreg(maxnreg, "kiln.Config")
         if pre_hook is not None and not callable(pre_hook):
             raise TypeError(f"kiln.Config: pre_hook must be callable, got {type(pre_hook).__name__}")
         self.kwargs = dict(kwargs)
@@ -103,13 +103,19 @@ class Config:
 
     def launch_kwargs(self) -> dict[str, Any]:
         """What a launch with this config adds to the caller's keyword arguments:
-        the meta-parameters, ``num_warps`` and ``num_stages``."""
-        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages}
+        the meta-parameters, ``num_warps``, ``num_stages`` and ``maxnreg``
+        when set."""
+        options = {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages}
+        if self.maxnreg is not None:
+            options["maxnreg"] = self.maxnreg
+        return options
 
     def __str__(self) -> str:
         parts = [f"{name}: {value}" for name, value in self.kwargs.items()]
         parts.append(f"num_warps: {self.num_warps}")
         parts.append(f"num_stages: {self.num_stages}")
+        if self.maxnreg is not None:
+            parts.append(f"maxnreg: {self.maxnreg}")
         return ", ".join(parts)
 
     def __repr__(self) -> str:

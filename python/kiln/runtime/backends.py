@@ -169,6 +169,21 @@ def parse_threads(value: Any, origin: str) -> int:
     return count
 
 
+#: The most registers a thread may have on NVIDIA GPUs (sm_50 and later).
+MAX_REGISTERS_PER_THREAD = 255
+
+
+def check_maxnreg(maxnreg: Any, who: str) -> None:
+    """Raises ValueError unless ``maxnreg`` is None or a register count a
+    thread can have (Triton's ``maxnreg`` launch and config option)."""
+    if maxnreg is None:
+        return
+    if (not isinstance(maxnreg, int) or isinstance(maxnreg, bool)
+            or not 1 <= maxnreg <= MAX_REGISTERS_PER_THREAD):
+        raise ValueError(f"{who}: maxnreg must be None or an int from 1 to {MAX_REGISTERS_PER_THREAD}, "
+                         f"got {maxnreg!r}")
+
+
 def array_device(value: Any) -> Optional[str]:
     """Where an array argument lives: ``"cpu"``, ``"cuda:N"``, or None if
     ``value`` is not an array.

@@ -578,7 +578,8 @@ class JITFunction(Generic[T]):
         return tuple(values)
 
     def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, warmup: bool = False,
-            backend: Optional[str] = None, num_threads: Optional[int] = None, **kwargs: Any) -> Any:
+            backend: Optional[str] = None, num_threads: Optional[int] = None, maxnreg: Optional[int] = None,
+            **kwargs: Any) -> Any:
         """Binds, specializes, compiles on a cache miss and launches.
 
         Args:
@@ -589,11 +590,14 @@ class JITFunction(Generic[T]):
                 backend's name) forces a backend for this launch.
             num_threads: CPU backend threads (0: every core; default
                 ``$KILN_CPU_THREADS``, else every core). GPU launches ignore it.
+            maxnreg: the most registers per thread the kernel may use (as
+                Triton's; NVIDIA only, the CPU backend ignores it). None
+                leaves it to ptxas.
 
         Returns the compiled kernel (the compiler's CompiledKernel).
         """
         bound = args if not kwargs and len(args) == self._num_params else self._bind(args, kwargs)
-        key = (backend, _backends.environment(), num_warps, num_stages,
+        key = (backend, _backends.environment(), num_warps, num_stages, maxnreg,
                tuple([table[value.__class__](value) for table, value in zip(self._key_tables, bound)]))
         # A new key or an unhashable constexpr take the miss path, which
         # validates and explains.
@@ -604,9 +608,9 @@ class JITFunction(Generic[T]):
         if route.__class__ is _DeviceRoutes:
             loaded = route.get(route.current_device())
             if loaded is None:  # this key on another device
-                loaded = self._miss(bound, key, backend, num_warps, num_stages)
+                loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg)
         elif route is None:
-            loaded = self._miss(bound, key, backend, num_warps, num_stages)
+            loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg)
         else:
             loaded = route
         if grid.__class__ is tuple and len(grid) == 3:
@@ -625,10 +629,10 @@ class JITFunction(Generic[T]):
         return loaded.kernel
 
     def warmup(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, backend: Optional[str] = None,
-               **kwargs: Any) -> Any:
+               maxnreg: Optional[int] = None, **kwargs: Any) -> Any:
         """Compiles and loads the kernel for these arguments without launching it."""
         return self.run(*args, grid=grid, num_warps=num_warps, num_stages=num_stages, warmup=True, backend=backend,
-                        **kwargs)
+                        maxnreg=maxnreg, **kwargs)
 
     def _grid3(self, grid: Any, bound: tuple) -> tuple:
         """Normalizes a grid (1-3 ints, or a callable on the named arguments)."""
@@ -809,15 +813,19 @@ class JITFunction(Generic[T]):
             self._compiled[compile_key] = compiled
         return compiled
 
-    def _miss(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int) -> LoadedKernel:
+    def _miss(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
+              maxnreg: Optional[int]) -> LoadedKernel:
         """Chooses the backend, validates, compiles (unless done before), loads and caches."""
         self._check_options(self.__name__, num_warps, num_stages)
+        _backends.check_maxnreg(maxnreg, f"kernel {self.__name__}")
         environment = key[1]
         backend = self._choose_backend(bound, backend_option, environment[0])
         options = backend.compile_options(self, environment)
         # Debug mode (device assertions) is every backend's option.
         if self.debug or (len(environment) > 2 and _backends.parse_flag(environment[2], _backends.DEBUG_ENV)):
             options = {**options, "debug": True}
+        if maxnreg is not None:
+            options = {**options, "maxnreg": maxnreg}
         device = backend.current_device()
         described = self._describe_arguments(bound, backend, device)
         signature, constexprs = described.signature, described.constexprs

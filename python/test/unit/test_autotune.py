@@ -109,6 +109,10 @@ def test_config_attributes_and_text():
     assert config == kiln.Config({"BLOCK_M": 128, "BLOCK_N": 64})
     assert hash(config) == hash(kiln.Config({"BLOCK_M": 128, "BLOCK_N": 64}))
     assert config != kiln.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=8)
+    capped = kiln.Config({"BLOCK": 64}, num_warps=2, maxnreg=128)
+    assert str(capped) == "BLOCK: 64, num_warps: 2, num_stages: 3, maxnreg: 128"
+    assert capped.launch_kwargs() == {"BLOCK": 64, "num_warps": 2, "num_stages": 3, "maxnreg": 128}
+    assert capped != kiln.Config({"BLOCK": 64}, num_warps=2)
     assert kiln.runtime.Config is kiln.Config
 
 
@@ -116,7 +120,8 @@ def test_config_attributes_and_text():
     ({"num_warps": 3}, "num_warps must be a power of 2"),
     ({"num_stages": 0}, "num_stages must be a positive int"),
     ({"num_ctas": 2}, "num_ctas must be 1"),
-    ({"maxnreg": 128}, "maxnreg is not supported"),
+    ({"maxnreg": 0}, "maxnreg must be None or an int from 1 to 255"),
+    ({"maxnreg": 512}, "maxnreg must be None or an int from 1 to 255"),
 ])
 def test_config_rejects_what_kiln_cannot_launch(options, message):
     with pytest.raises(ValueError, match=message):
@@ -220,6 +225,15 @@ def test_a_single_config_is_launched_without_benchmarking():
     tuned[grid](x, y, out, 1000)
     assert torch.equal(out, reference_add(x, y))
     assert bench.calls == 0 and tuned.best_config is only
+
+
+def test_a_config_with_maxnreg_launches_on_the_cpu_which_ignores_it():
+    only = kiln.Config({"BLOCK": 128}, maxnreg=40)
+    tuned = kiln.autotune([only], key=["n"], do_bench=CountingBench())(add_kernel)
+    x, y, out = random_inputs(1000, seed=5)
+    tuned[grid](x, y, out, 1000)
+    assert torch.equal(out, reference_add(x, y))
+    assert tuned.best_config is only
 
 
 def test_every_config_failing_is_an_error_listing_why():

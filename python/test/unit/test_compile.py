@@ -85,6 +85,42 @@ def test_ptxas_assembles(target: str) -> None:
     assert isinstance(cubin, bytes) and cubin[:4] == b"\x7fELF"
 
 
+def ptxas_registers(ptx: str, target: str) -> int:
+    """Registers per thread that ptxas allocates for the one kernel in ``ptx``."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory:
+        source = os.path.join(directory, "kernel.ptx")
+        with open(source, "w") as f:
+            f.write(ptx)
+        result = subprocess.run([find_ptxas(), "-v", f"-arch={target}", source, "-o", os.devnull],
+                                capture_output=True, text=True, check=True)
+    return int(re.search(r"Used (\d+) registers", result.stdout + result.stderr).group(1))
+
+
+@pytest.mark.skipif(find_ptxas() is None, reason="needs ptxas (CUDA toolkit) to count registers")
+def test_maxnreg_caps_the_registers_ptxas_allocates() -> None:
+    """A 4096-element add on one warp holds 128 elements of each operand per
+    thread; with maxnreg=32, ptxas must make do with 32 registers."""
+    def compile_wide(**options):
+        return kiln.compile(add_kernel, signature=SIGNATURES["fp32"], constexprs={"BLOCK": 4096},
+                            num_warps=1, attrs=ALL_ALIGNED, **options)
+    free = compile_wide()
+    capped = compile_wide(maxnreg=32)
+    assert ".maxnreg" not in free.asm["ptx"]
+    assert re.search(r"\.maxnreg 32\b", capped.asm["ptx"])
+    assert "maxnreg=32" in capped.metadata["pipelines"][1]
+    assert ptxas_registers(free.asm["ptx"], "sm_90a") > 32
+    assert ptxas_registers(capped.asm["ptx"], "sm_90a") <= 32
+
+
+@pytest.mark.parametrize("maxnreg", [0, 256, 32.0, True])
+def test_bad_maxnreg_is_rejected(maxnreg) -> None:
+    with pytest.raises(ValueError, match="maxnreg must be None or an int from 1 to 255"):
+        kiln.compile(add_kernel, signature=SIGNATURES["fp32"], constexprs={"BLOCK": 1024}, maxnreg=maxnreg)
+
+
 def test_unknown_target_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown target 'sm_999'"):
         compile_add(target="sm_999")

@@ -355,6 +355,21 @@ def test_bad_launch_options(fake):
         add_kernel[(1,)](x, y, out, 16, BLOCK=64, num_warps=3)
     with pytest.raises(ValueError, match="num_stages must be a positive int"):
         add_kernel[(1,)](x, y, out, 16, BLOCK=64, num_stages=0)
+    with pytest.raises(ValueError, match="kernel add_kernel: maxnreg must be None or an int from 1 to 255, got 0"):
+        add_kernel[(1,)](x, y, out, 16, BLOCK=64, maxnreg=0)
+
+
+def test_maxnreg_is_a_compile_option(fake):
+    """As Triton's launch option: it reaches the compiler and keys the cache."""
+    x, y, out = tensors()
+    add_kernel[(1,)](x, y, out, 1024, BLOCK=256)
+    assert "maxnreg" not in fake.last.options
+    add_kernel[(1,)](x, y, out, 1024, BLOCK=256, maxnreg=64)
+    assert fake.last.options["maxnreg"] == 64
+    add_kernel[(1,)](x, y, out, 1024, BLOCK=256, maxnreg=64)
+    add_kernel.warmup(x, y, out, 1024, BLOCK=256, grid=(1,), maxnreg=96)
+    assert [c.options.get("maxnreg") for c in fake.compiles] == [None, 64, 96]
+    assert len(fake.launches) == 3
 
 
 def test_warmup_compiles_without_launching(fake):

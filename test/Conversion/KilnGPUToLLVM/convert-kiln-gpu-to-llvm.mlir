@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file -convert-kiln-gpu-to-llvm | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -convert-kiln-gpu-to-llvm=maxnreg=40 | FileCheck %s --check-prefix=MAXNREG
 
 #b4 = #kiln_gpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 
@@ -7,9 +8,11 @@
 // the mask's predicate, with `other` moved in first.
 // CHECK-LABEL: llvm.func @copy
 // CHECK-SAME: %arg0: !llvm.ptr<1> {llvm.align = 16 : i64}
-// CHECK-SAME: nvvm.kernel
-// CHECK-SAME: nvvm.reqntid = array<i32: 128, 1, 1>
+// CHECK-SAME: attributes {nvvm.kernel, nvvm.reqntid = array<i32: 128, 1, 1>}
 // CHECK: nvvm.read.ptx.sreg.tid.x
+// With maxnreg set, ptxas may use that many registers per thread at most.
+// MAXNREG-LABEL: llvm.func @copy
+// MAXNREG-SAME: attributes {nvvm.kernel, nvvm.maxnreg = 40 : i32, nvvm.reqntid = array<i32: 128, 1, 1>}
 // CHECK: llvm.mlir.constant(dense<[0, 1, 2, 3, 512, 513, 514, 515]> : vector<8xi32>)
 // CHECK: llvm.getelementptr %{{.*}}[%{{.*}}] : (vector<8x!llvm.ptr<1>>, vector<8xi32>) -> vector<8x!llvm.ptr<1>>, f32
 // CHECK-COUNT-2: "mov.b32 $0, $4;{{.*}}@$9 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $8 + 0 ];", "=r,=r,=r,=r,r,r,r,r,l,b"

@@ -26,6 +26,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<int> numStages{*this, "num-stages",
                         llvm::cl::desc("software pipelining depth of loops"),
                         llvm::cl::init(3)};
+  Option<int> maxnreg{*this, "maxnreg",
+                      llvm::cl::desc("registers per thread that ptxas may use "
+                                     "(Triton's maxnreg); 0: no limit"),
+                      llvm::cl::init(0)};
 };
 
 /// kiln -> kiln_gpu: inline and simplify, assign layouts, coalesce.
