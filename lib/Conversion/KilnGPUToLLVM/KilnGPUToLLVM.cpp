@@ -22,6 +22,7 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/bit.h"
 
 namespace mlir::kiln {
@@ -116,13 +117,13 @@ static bool mayAccessShared(Operation *op) {
 ///   reduction is such a case, and each of its programs is short enough
 ///   for one barrier to show.
 static void eraseNeedlessBarriers(ModuleOp module) {
-  SmallVector<Operation *> needless;
+  llvm::SetVector<Operation *> needless;
   module.walk([&](Block *block) {
     bool afterBarrier = false;
     for (Operation &op : *block) {
       if (isa<NVVM::Barrier0Op>(op)) {
         if (afterBarrier)
-          needless.push_back(&op);
+          needless.insert(&op);
         afterBarrier = true;
       } else if (!isMemoryEffectFree(&op)) {
         afterBarrier = false;
@@ -133,9 +134,8 @@ static void eraseNeedlessBarriers(ModuleOp module) {
     if (function.isExternal())
       return;
     for (Operation &op : function.getBody().front()) {
-      if (isa<NVVM::Barrier0Op>(op) && op.hasAttr(kSharedOnlyBarrierAttr) &&
-          !llvm::is_contained(needless, &op))
-        needless.push_back(&op);
+      if (isa<NVVM::Barrier0Op>(op) && op.hasAttr(kSharedOnlyBarrierAttr))
+        needless.insert(&op);
       else if (mayAccessShared(&op))
         break;
     }
