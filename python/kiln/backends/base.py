@@ -221,5 +221,10 @@ class Backend(abc.ABC):
         :meth:`compile_options` it was compiled with.
         """
 
+    def init_handles(self, compiled: "CompiledKernel") -> None:
+        """Loads ``compiled`` on the current device to learn its
+        ``n_regs`` and ``n_spills`` (``CompiledKernel._init_handles``).
+        Nothing to learn by default: a host kernel has no register budget."""
+
     def __repr__(self) -> str:
         return f"<kiln backend {self.name!r}>"

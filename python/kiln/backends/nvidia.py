@@ -213,15 +213,27 @@ class NvidiaBackend(Backend):
         metadata["backend"] = "nvidia"
         return CompiledKernel(name=metadata["name"], asm=asm, metadata=metadata)
 
+    @staticmethod
+    def _load_binary(compiled: CompiledKernel, shared: int, device: int) -> tuple[int, int, int, int]:
+        """Loads the cubin (without ptxas the compiler keeps none, and the
+        driver JIT-compiles the PTX) and records its registers and spills
+        on ``compiled``. Returns the driver's (module, function, n_regs,
+        n_spills)."""
+        binary = compiled.asm.get("cubin")
+        if binary is None:
+            binary = compiled.asm["ptx"]
+        handles = _driver.load_binary(compiled.name, binary, shared, device)
+        compiled.n_regs, compiled.n_spills = handles[2], handles[3]
+        return handles
+
+    def init_handles(self, compiled: CompiledKernel) -> None:
+        self._load_binary(compiled, int(compiled.metadata.get("shared", 0)), _driver.current_device())
+
     def load(self, kernel: Any, compiled: CompiledKernel, signature: Mapping[str, str],
              kinds: Sequence[Optional[str]], device: Hashable, num_warps: int,
              options: Mapping[str, Any]) -> LoadedKernel:
         shared = int(compiled.metadata.get("shared", 0))
-        # Without ptxas the compiler keeps no cubin; the driver then JIT-compiles the PTX.
-        binary = compiled.asm.get("cubin")
-        if binary is None:
-            binary = compiled.asm["ptx"]
-        module, function, n_regs, n_spills = _driver.load_binary(compiled.name, binary, shared, device)
+        module, function, n_regs, n_spills = self._load_binary(compiled, shared, device)
         # ptxas spills rather than fail, but a block's threads must fit in the
         # register file together: past it the launch itself would fail.
         registers = n_regs * num_warps * 32

@@ -20,6 +20,7 @@ pipeline with errors located in the kernel's source.
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 from dataclasses import dataclass, field
@@ -29,6 +30,19 @@ from kiln import _C
 from kiln import backends as _backends
 from kiln.compiler.specialization import Specialization, root_name
 from kiln.errors import CompilationError, KilnError
+
+
+class KernelMetadata(dict):
+    """A compiled kernel's metadata: a dict whose keys also read as
+    attributes (``kernel.metadata.shared``), as Triton's metadata does."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"kernel metadata has no {name!r} (it has: {', '.join(sorted(self))})") from None
 
 
 @dataclass
@@ -41,7 +55,12 @@ class CompiledKernel:
             None when no ptxas was found and the driver must compile the PTX).
         metadata: ``name``, ``target``, ``num_warps``, ``num_stages``,
             ``shared`` (bytes of shared memory), ``signature``, ``constexprs``,
-            the ``pipelines`` that were run and the ``backend`` that ran them.
+            the ``pipelines`` that were run and the ``backend`` that ran them;
+            a :class:`KernelMetadata`, so ``metadata.shared`` reads too.
+        n_regs, n_spills: registers per thread and spilled bytes per thread,
+            as Triton's: known once the kernel is loaded on a GPU (by a
+            launch, ``warmup`` or :meth:`_init_handles`); None before, and
+            on the CPU backend, which has no register file to share.
     """
 
     name: str
@@ -52,12 +71,51 @@ class CompiledKernel:
     #: Whether this came from the on-disk cache rather than the compiler.
     #: Not compared: a hit equals the compile it saves.
     from_disk_cache: bool = field(default=False, compare=False)
+    n_regs: Optional[int] = field(default=None, compare=False)
+    n_spills: Optional[int] = field(default=None, compare=False)
+    #: The jit function that loaded this kernel and its launch options, for
+    #: ``kernel[grid](...)``; None for a kernel only :func:`compile` made.
+    launched_by: Optional[tuple[Any, dict[str, Any]]] = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.metadata, KernelMetadata):
+            self.metadata = KernelMetadata(self.metadata)
 
     @property
     def binary(self) -> bytes:
         """What the CUDA driver loads: the cubin, or the PTX text if there is none."""
         cubin = self.asm.get("cubin")
         return cubin if cubin is not None else self.asm["ptx"].encode()
+
+    def _init_handles(self) -> None:
+        """Loads the kernel on the current device, unless a launch or
+        ``warmup`` already did, so that ``n_regs`` and ``n_spills`` are known.
+
+        Triton's name, which its tutorials call before reading ``n_regs``
+        (to size a persistent grid by occupancy). Nothing to do on the CPU.
+        """
+        if self.n_regs is None:
+            _backends.get_backend(self.metadata.get("backend", "cpu")).init_handles(self)
+
+    def __getitem__(self, grid: Any) -> Any:
+        """``kernel[grid](*args, **kwargs)``: launches this kernel's jit
+        function over ``grid`` with the options it was compiled with, as
+        Triton's compiled kernels launch.
+
+        The arguments go through the jit function's binding and cache, so
+        arguments that specialize differently (another dtype, alignment or
+        constexpr) run their own compile rather than this binary on
+        arguments it was not compiled for.
+
+        Raises:
+            RuntimeError: for a kernel that no jit function loaded (one made
+                by :func:`kiln.compile`): launch its jit function instead.
+        """
+        if self.launched_by is None:
+            raise RuntimeError(f"kernel {self.name}: only a kernel that a jit function compiled (by a launch or "
+                               f"warmup) can be launched as kernel[grid](...); launch the jit function instead")
+        function, options = self.launched_by
+        return functools.partial(function.run, grid=grid, **options)
 
 
 def check_target(target: str) -> str:
@@ -173,7 +231,7 @@ def compile_jit_function(
         raise ValueError(f"num_stages must be a positive integer, got {num_stages!r}")
 
     name = fn.__name__
-    metadata = {
+    metadata = KernelMetadata({
         "name": name,
         "target": target,
         "num_warps": num_warps,
@@ -181,7 +239,7 @@ def compile_jit_function(
         "shared": 0,
         "signature": dict(signature),
         "constexprs": dict(constexprs),
-    }
+    })
     options = {"checked": checked, **options}
     identity = backend.cache_identity(options)
     directory = disk_cache.cache_dir() if identity is not None else None

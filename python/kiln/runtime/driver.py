@@ -14,7 +14,8 @@ machines with no GPU and no driver; asking for a device there raises
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Union
 
 from kiln.errors import OutOfResources
 
@@ -41,6 +42,9 @@ __all__ = [
     "launch",
     "synchronize",
     "reset",
+    "GPUTarget",
+    "ActiveDriver",
+    "active",
 ]
 
 
@@ -206,3 +210,94 @@ def synchronize() -> None:
     """Waits for all work on the current device."""
     check_available()
     _cdriver.synchronize()
+
+
+# -- Triton's driver object -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GPUTarget:
+    """A compile target, as Triton's ``GPUTarget``.
+
+    Attributes:
+        backend: "cuda", or "cpu" for Kiln's CPU backend.
+        arch: the compute capability as an int (90 for sm_90) on CUDA;
+            "host" on the CPU.
+        warp_size: threads per warp (1 on the CPU, whose programs are not
+            split into threads).
+    """
+
+    backend: str
+    arch: Union[int, str]
+    warp_size: int
+
+
+class DriverUtils:
+    """``driver.active.utils``: device queries under Triton's names."""
+
+    @staticmethod
+    def get_device_properties(device: int) -> dict:
+        """:func:`get_device_properties`, with Triton's ``warpSize`` key as well.
+
+        Raises:
+            RuntimeError: without a GPU.
+        """
+        properties = dict(get_device_properties(device))
+        properties["warpSize"] = properties["warp_size"]
+        return properties
+
+
+class ActiveDriver:
+    """``kiln.runtime.driver.active``, as ``triton.runtime.driver.active``.
+
+    It is the CUDA driver when a GPU is available and ``KILN_BACKEND`` does
+    not ask for the CPU; otherwise the CPU backend's, whose torch device is
+    the CPU: a ported script that makes its tensors on
+    ``get_active_torch_device()`` then launches its kernels on the CPU
+    backend. Device properties exist only for a GPU.
+    """
+
+    utils = DriverUtils()
+
+    @staticmethod
+    def uses_gpu() -> bool:
+        """Whether kernels launched on this driver's tensors run on a GPU."""
+        from kiln.runtime import backends as _settings
+
+        return _settings.normalize(_settings.environment()[0], _settings.BACKEND_ENV) != _settings.CPU and \
+            is_available()
+
+    def get_current_device(self) -> Union[int, str]:
+        """The current CUDA device's index, or "cpu"."""
+        return current_device() if self.uses_gpu() else "cpu"
+
+    def get_current_stream(self, device: Optional[int] = None) -> int:
+        """The raw handle of the current stream on ``device`` (the current
+        device's by default); 0 on the CPU, which has no streams."""
+        if not self.uses_gpu():
+            return 0
+        return current_stream(current_device() if device is None else device)
+
+    def get_current_target(self) -> GPUTarget:
+        """The target kernels compile for here."""
+        if not self.uses_gpu():
+            return GPUTarget("cpu", "host", 1)
+        device = current_device()
+        major, minor = get_device_capability(device)
+        return GPUTarget("cuda", major * 10 + minor, get_device_properties(device)["warp_size"])
+
+    def get_active_torch_device(self) -> Any:
+        """The torch device tensors for this driver's kernels belong on."""
+        import torch
+
+        return torch.device("cuda", current_device()) if self.uses_gpu() else torch.device("cpu")
+
+    def get_device_interface(self) -> Any:
+        """torch's module for this driver's device: ``torch.cuda`` or ``torch.cpu``."""
+        import torch
+
+        return torch.cuda if self.uses_gpu() else torch.cpu
+
+
+#: The driver of this machine, as ``triton.runtime.driver.active``.
+active = ActiveDriver()

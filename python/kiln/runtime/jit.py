@@ -523,6 +523,9 @@ class JITFunction(Generic[T]):
             _CONSTEXPR if name in self.constexpr_names else _PLAIN if name in self.do_not_specialize else _SPECIALIZED
             for name in self.arg_names)
         self._num_params = len(self.arg_names)
+        # Parameters named like a launch option, by position (see run).
+        self._option_params = {name: position for position, name in enumerate(self.arg_names)
+                               if name in ("num_warps", "num_stages", "maxnreg")}
         # Positions and names of the parameters a compiled kernel takes (the
         # backends' loaders read them).
         self.runtime_positions = tuple(i for i, name in enumerate(self.arg_names)
@@ -552,6 +555,14 @@ class JITFunction(Generic[T]):
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
 
+    def _with_option_arguments(self, args: tuple, kwargs: dict, options: dict[str, Any]) -> dict:
+        """``kwargs`` with each launch option given (not None) that is also
+        the name of a parameter not bound by position: Triton passes such a
+        value to the kernel as well as to the compiler."""
+        given = {name: options[name] for name, position in self._option_params.items()
+                 if position >= len(args) and name not in kwargs and options[name] is not None}
+        return {**kwargs, **given} if given else kwargs
+
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
         """Binds arguments like a Python call, with defaults; returns them in order."""
         names = self.arg_names
@@ -577,14 +588,16 @@ class JITFunction(Generic[T]):
                             f"{listed}")
         return tuple(values)
 
-    def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, warmup: bool = False,
-            backend: Optional[str] = None, num_threads: Optional[int] = None, maxnreg: Optional[int] = None,
-            **kwargs: Any) -> Any:
+    def run(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
+            warmup: bool = False, backend: Optional[str] = None, num_threads: Optional[int] = None,
+            maxnreg: Optional[int] = None, **kwargs: Any) -> Any:
         """Binds, specializes, compiles on a cache miss and launches.
 
         Args:
             grid: 1 to 3 ints, or a callable on the named arguments returning them.
-            num_warps, num_stages: compile options (as Triton's).
+            num_warps, num_stages: compile options (as Triton's; None: 4 and
+                3). A kernel parameter of the same name receives the value too,
+                as in Triton (its softmax tutorial passes ``num_stages`` so).
             warmup: compile and load only.
             backend: "cpu", "cuda" or "nvidia" (or another registered
                 backend's name) forces a backend for this launch.
@@ -596,6 +609,13 @@ class JITFunction(Generic[T]):
 
         Returns the compiled kernel (the compiler's CompiledKernel).
         """
+        if self._option_params:
+            kwargs = self._with_option_arguments(args, kwargs, {"num_warps": num_warps, "num_stages": num_stages,
+                                                                "maxnreg": maxnreg})
+        if num_warps is None:
+            num_warps = 4
+        if num_stages is None:
+            num_stages = 3
         bound = args if not kwargs and len(args) == self._num_params else self._bind(args, kwargs)
         key = (backend, _backends.environment(), num_warps, num_stages, maxnreg,
                tuple([table[value.__class__](value) for table, value in zip(self._key_tables, bound)]))
@@ -628,8 +648,8 @@ class JITFunction(Generic[T]):
         loaded.launch(grid_x, grid_y, grid_z, bound, threads)
         return loaded.kernel
 
-    def warmup(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, backend: Optional[str] = None,
-               maxnreg: Optional[int] = None, **kwargs: Any) -> Any:
+    def warmup(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
+               backend: Optional[str] = None, maxnreg: Optional[int] = None, **kwargs: Any) -> Any:
         """Compiles and loads the kernel for these arguments without launching it."""
         return self.run(*args, grid=grid, num_warps=num_warps, num_stages=num_stages, warmup=True, backend=backend,
                         maxnreg=maxnreg, **kwargs)
@@ -841,6 +861,9 @@ class JITFunction(Generic[T]):
             view = _FlatKernel(self, described.leaves, signature)
             loaded = backend.load(view, compiled, signature, described.kinds, device, num_warps, options)
             loaded.launch = _flattening_launch(loaded.launch, self._flatten_arguments)
+        # compiled[grid](...) launches again through this function.
+        compiled.launched_by = (self, {"num_warps": num_warps, "num_stages": num_stages, "maxnreg": maxnreg,
+                                       "backend": backend_option})
         self.cache.setdefault(device, {})[key] = loaded
         if backend.multi_device:
             routes = self._routes.get(key)

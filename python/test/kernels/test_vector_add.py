@@ -105,6 +105,23 @@ def test_compiled_for_the_backend(backend, arrays):
     assert "llir" in kernel.asm and "kiln" in kernel.asm
 
 
+def test_compiled_kernel_launches_and_reports_as_triton(backend, arrays):
+    """warmup, _init_handles, n_regs, metadata.shared and kernel[grid](...)
+    as Triton's tutorials use them."""
+    n = 3000
+    x, y, out = inputs(arrays, n, torch.float32, seed=5)
+    kernel = add_kernel.warmup(x, y, out, n, BLOCK=1024, grid=(1,), num_warps=4)
+    kernel._init_handles()
+    if backend == "cuda":
+        assert 0 < kernel.n_regs <= 255 and kernel.n_spills == 0
+    else:
+        assert kernel.n_regs is None
+    assert kernel.metadata.shared == kernel.metadata["shared"] and kernel.metadata.num_warps == 4
+    assert torch.isnan(out).all()  # warmup launched nothing
+    kernel[(kiln.cdiv(n, 1024), 1, 1)](x, y, out, n, 1024)
+    assert torch.equal(out, x + y)
+
+
 @kiln.jit
 def masked_other_kernel(x_ptr, out_ptr, n, BLOCK: kl.constexpr):
     offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from kiln.compiler.compiler import CompiledKernel
 from kiln.compiler.specialization import Specialization
 from kiln.errors import OutOfResources
 from kiln.runtime import driver
@@ -46,6 +47,11 @@ def tuple_kernel(t, n, BLOCK: "kl.constexpr"):
 
 @jit(do_not_specialize=["t"])
 def nospec_tuple_kernel(t, n):
+    pass
+
+
+@jit
+def staged_kernel(x_ptr, n, BLOCK: "kl.constexpr", num_stages: "kl.constexpr"):
     pass
 
 
@@ -85,9 +91,9 @@ class FakeRuntime:
         self.compiles.append(SimpleNamespace(fn=jit_fn, signature=dict(signature), constexprs=dict(constexprs),
                                              attrs=attrs, target=target, num_warps=num_warps,
                                              num_stages=num_stages, options=options))
-        return SimpleNamespace(name=jit_fn.__name__, asm={"cubin": b"\x7fELF fake", "ptx": "// fake"},
-                               metadata={"num_warps": num_warps, "shared": 0, "target": target,
-                                         "name": jit_fn.__name__})
+        return CompiledKernel(name=jit_fn.__name__, asm={"cubin": b"\x7fELF fake", "ptx": "// fake"},
+                              metadata={"num_warps": num_warps, "shared": 0, "target": target,
+                                        "name": jit_fn.__name__, "backend": "nvidia"})
 
     def load_binary(self, name, cubin, shared, device):
         self.loads.append((name, device))
@@ -104,7 +110,7 @@ class FakeRuntime:
 @pytest.fixture
 def fake(monkeypatch):
     runtime = FakeRuntime(monkeypatch)
-    for kernel in (add_kernel, nospec_kernel, scalar_kernel, tuple_kernel, nospec_tuple_kernel):
+    for kernel in (add_kernel, nospec_kernel, scalar_kernel, tuple_kernel, nospec_tuple_kernel, staged_kernel):
         monkeypatch.setattr(kernel, "cache", {})
         monkeypatch.setattr(kernel, "_compiled", {})
         monkeypatch.setattr(kernel, "_routes", {})
@@ -372,6 +378,20 @@ def test_maxnreg_is_a_compile_option(fake):
     assert len(fake.launches) == 3
 
 
+def test_launch_option_named_parameter_gets_the_value_too(fake):
+    """As in Triton, num_stages=2 reaches both the compiler and a parameter
+    called num_stages; given by position, only the parameter."""
+    (x,) = tensors(1)
+    staged_kernel[(1,)](x, 64, BLOCK=64, num_stages=2)
+    assert fake.last.num_stages == 2 and fake.last.constexprs == {"BLOCK": 64, "num_stages": 2}
+    staged_kernel[(1,)](x, 64, 64, 1)
+    assert fake.last.num_stages == 3 and fake.last.constexprs == {"BLOCK": 64, "num_stages": 1}
+    staged_kernel.warmup(x, 64, BLOCK=64, num_stages=4, grid=(1,))
+    assert fake.last.num_stages == 4 and fake.last.constexprs["num_stages"] == 4
+    with pytest.raises(TypeError, match="missing required argument: 'num_stages'"):
+        staged_kernel[(1,)](x, 64, BLOCK=64)
+
+
 def test_warmup_compiles_without_launching(fake):
     x, y, out = tensors()
     kernel = add_kernel.warmup(x, y, out, 4096, BLOCK=1024, grid=(4,))
@@ -379,6 +399,51 @@ def test_warmup_compiles_without_launching(fake):
     assert len(fake.compiles) == 1 and fake.launches == []
     add_kernel[(4,)](x, y, out, 4096, BLOCK=1024)
     assert len(fake.compiles) == 1 and len(fake.launches) == 1
+
+
+def test_compiled_kernel_handles_as_triton(fake):
+    """Triton's tutorials read n_regs after warmup and launch kernel[grid]."""
+    x, y, out = tensors()
+    kernel = add_kernel.warmup(x, y, out, 4096, BLOCK=1024, grid=(1,), num_warps=2, maxnreg=64)
+    kernel._init_handles()  # already loaded: no second load
+    assert (kernel.n_regs, kernel.n_spills) == (32, 0) and fake.loads == [("add_kernel", 0)]
+    kernel[(4, 1, 1)](x, y, out, 4096, 1024)
+    assert len(fake.compiles) == 1
+    grid_x, grid_y, grid_z, num_warps, _, _, function, _, args = fake.launches[-1]
+    assert (grid_x, grid_y, grid_z, num_warps, function) == (4, 1, 1, 2, 101)
+    assert args == (x, y, out, 4096, 1024)
+    # Arguments that specialize differently compile their own kernel.
+    kernel[(1,)](x, y, out, 4096, 512)
+    assert len(fake.compiles) == 2 and fake.last.constexprs == {"BLOCK": 512}
+    assert fake.last.num_warps == 2 and fake.last.options == {"maxnreg": 64}
+
+
+def test_init_handles_loads_a_kernel_no_launch_loaded(fake):
+    kernel = CompiledKernel(name="k", asm={"cubin": b"\x7fELF", "ptx": ""},
+                            metadata={"backend": "nvidia", "shared": 0})
+    assert kernel.n_regs is None and kernel.metadata.shared == 0
+    kernel._init_handles()
+    assert (kernel.n_regs, kernel.n_spills) == (32, 0) and fake.loads == [("k", 0)]
+    with pytest.raises(RuntimeError, match=r"kernel k: only a kernel that a jit function compiled .* can be "
+                                           r"launched as kernel\[grid\]"):
+        kernel[(1,)]()
+    with pytest.raises(AttributeError, match="kernel metadata has no 'sharde'"):
+        kernel.metadata.sharde
+
+
+def test_active_driver_on_a_gpu_machine(fake, monkeypatch):
+    """kiln.runtime.driver.active answers as triton.runtime.driver.active."""
+    properties = {"warp_size": 32, "capability": (9, 0), "multiprocessor_count": 132, "max_num_regs": 65536}
+    monkeypatch.setattr(driver, "get_device_properties", lambda device: properties)
+    active = driver.active
+    assert active.get_current_target() == driver.GPUTarget("cuda", 90, 32)
+    assert active.get_active_torch_device() == torch.device("cuda", 0)
+    assert active.get_current_device() == 0 and active.get_current_stream() == 1234
+    assert active.get_device_interface() is torch.cuda
+    assert active.utils.get_device_properties(0)["warpSize"] == 32
+    monkeypatch.setenv("KILN_BACKEND", "cpu")
+    assert active.get_current_target() == driver.GPUTarget("cpu", "host", 1)
+    assert active.get_active_torch_device() == torch.device("cpu")
 
 
 # -- device errors ------------------------------------------------------------------
