@@ -60,3 +60,195 @@ func.func @small(%x: !kiln.ptr<f32>) attributes {kiln.kernel} {
   %r = kiln.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32>
   return
 }
+
+// -----
+
+// Reductions end phases. Each phase's loop computes again the blocks it
+// needs of earlier ones and carries its reductions' partial results,
+// started from the first chunk's (a combine function need not have an
+// identity) and combined in increasing order; later phases read the
+// results as scalars.
+// CHECK-LABEL: func.func @softmax
+// CHECK:      %[[L0:.*]] = kiln.load %{{.*}}, %{{.*}} : tensor<64x!kiln.ptr<f32>> -> tensor<64xf32>
+// CHECK:      %[[FIRST:.*]] = kiln.reduce(%[[L0]])
+// CHECK:        arith.maximumf
+// CHECK:      %[[MAX:.*]] = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[FIRST]]) -> (f32) : i32 {
+// CHECK:        %[[R:.*]] = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+// CHECK:        %[[S:.*]] = kiln.splat %[[I]] : i32 -> tensor<64xi32>
+// CHECK:        arith.addi %[[R]], %[[S]] : tensor<64xi32>
+// CHECK:        %[[PART:.*]] = kiln.reduce(%{{.*}})
+// CHECK:        %[[NEXT:.*]] = arith.maximumf %[[ACC]], %[[PART]] : f32
+// CHECK:        scf.yield %[[NEXT]] : f32
+// CHECK:      }
+// CHECK:      kiln.splat %[[MAX]] : f32 -> tensor<64xf32>
+// CHECK:      math.exp
+// CHECK:      %[[SUM:.*]] = scf.for {{.*}} -> (f32) : i32 {
+// CHECK:        kiln.load
+// CHECK:        math.exp
+// CHECK:        arith.addf
+// CHECK:      }
+// CHECK:      scf.for
+// CHECK-NOT:    kiln.reduce
+// CHECK:        kiln.load
+// CHECK:        kiln.splat %[[MAX]]
+// CHECK:        math.exp
+// CHECK:        kiln.splat %[[SUM]]
+// CHECK:        arith.divf
+// CHECK:        kiln.store
+// CHECK:      }
+// CHECK-NEXT: return
+func.func @softmax(%x: !kiln.ptr<f32>, %y: !kiln.ptr<f32>, %n: i32) attributes {kiln.kernel} {
+  %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+  %ns = kiln.splat %n : i32 -> tensor<256xi32>
+  %m = arith.cmpi slt, %r, %ns : tensor<256xi32>
+  %xs = kiln.splat %x : !kiln.ptr<f32> -> tensor<256x!kiln.ptr<f32>>
+  %p = kiln.addptr %xs, %r : tensor<256x!kiln.ptr<f32>>, tensor<256xi32>
+  %v = kiln.load %p, %m : tensor<256x!kiln.ptr<f32>> -> tensor<256xf32>
+  %mx = kiln.reduce(%v) {axis = 0 : i32} : (tensor<256xf32>) -> f32 {
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.maximumf %a, %b : f32
+    kiln.reduce.return %c : f32
+  }
+  %mxs = kiln.splat %mx : f32 -> tensor<256xf32>
+  %d = arith.subf %v, %mxs : tensor<256xf32>
+  %e = math.exp %d : tensor<256xf32>
+  %s = kiln.reduce(%e) {axis = 0 : i32} : (tensor<256xf32>) -> f32 {
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %b : f32
+    kiln.reduce.return %c : f32
+  }
+  %ss = kiln.splat %s : f32 -> tensor<256xf32>
+  %o = arith.divf %e, %ss : tensor<256xf32>
+  %ys = kiln.splat %y : !kiln.ptr<f32> -> tensor<256x!kiln.ptr<f32>>
+  %q = kiln.addptr %ys, %r : tensor<256x!kiln.ptr<f32>>, tensor<256xi32>
+  kiln.store %q, %o, %m : tensor<256x!kiln.ptr<f32>>, tensor<256xf32>
+  return
+}
+
+// -----
+
+// A reduction of two blocks (a value and its index) carries both partial
+// results and combines them with the region's two pairs of arguments.
+// CHECK-LABEL: func.func @argmax
+// CHECK:      %[[F:.*]]:2 = kiln.reduce
+// CHECK:      scf.for {{.*}} iter_args(%[[V:.*]] = %[[F]]#0, %[[I:.*]] = %[[F]]#1) -> (f32, i32) : i32 {
+// CHECK:        %[[P:.*]]:2 = kiln.reduce
+// CHECK:        %[[GT:.*]] = arith.cmpf ogt, %[[P]]#0, %[[V]] : f32
+// CHECK:        %[[NV:.*]] = arith.select %[[GT]], %[[P]]#0, %[[V]] : f32
+// CHECK:        %[[NI:.*]] = arith.select %[[GT]], %[[P]]#1, %[[I]] : i32
+// CHECK:        scf.yield %[[NV]], %[[NI]] : f32, i32
+func.func @argmax(%x: !kiln.ptr<f32>, %out: !kiln.ptr<i32>) attributes {kiln.kernel} {
+  %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+  %xs = kiln.splat %x : !kiln.ptr<f32> -> tensor<256x!kiln.ptr<f32>>
+  %p = kiln.addptr %xs, %r : tensor<256x!kiln.ptr<f32>>, tensor<256xi32>
+  %v = kiln.load %p : tensor<256x!kiln.ptr<f32>> -> tensor<256xf32>
+  %best:2 = kiln.reduce(%v, %r) {axis = 0 : i32} : (tensor<256xf32>, tensor<256xi32>) -> (f32, i32) {
+  ^bb0(%av: f32, %ai: i32, %bv: f32, %bi: i32):
+    %gt = arith.cmpf ogt, %bv, %av : f32
+    %mv = arith.select %gt, %bv, %av : f32
+    %mi = arith.select %gt, %bi, %ai : i32
+    kiln.reduce.return %mv, %mi : f32, i32
+  }
+  %is = kiln.splat %best#1 : i32 -> tensor<256xi32>
+  %os = kiln.splat %out : !kiln.ptr<i32> -> tensor<256x!kiln.ptr<i32>>
+  %q = kiln.addptr %os, %r : tensor<256x!kiln.ptr<i32>>, tensor<256xi32>
+  kiln.store %q, %is : tensor<256x!kiln.ptr<i32>>, tensor<256xi32>
+  return
+}
+
+// -----
+
+// Blocks of earlier phases are loaded again: a store before the last
+// phase could change them under the reload. Left alone.
+// CHECK-LABEL: func.func @store_before_reduction
+// CHECK-NOT: scf.for
+func.func @store_before_reduction(%x: !kiln.ptr<f32>) attributes {kiln.kernel} {
+  %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+  %xs = kiln.splat %x : !kiln.ptr<f32> -> tensor<256x!kiln.ptr<f32>>
+  %p = kiln.addptr %xs, %r : tensor<256x!kiln.ptr<f32>>, tensor<256xi32>
+  %v = kiln.load %p : tensor<256x!kiln.ptr<f32>> -> tensor<256xf32>
+  kiln.store %p, %v : tensor<256x!kiln.ptr<f32>>, tensor<256xf32>
+  %s = kiln.reduce(%v) {axis = 0 : i32} : (tensor<256xf32>) -> f32 {
+  ^bb0(%a: f32, %b: f32):
+    %c = arith.addf %a, %b : f32
+    kiln.reduce.return %c : f32
+  }
+  %ss = kiln.splat %s : f32 -> tensor<256xf32>
+  kiln.store %p, %ss : tensor<256x!kiln.ptr<f32>>, tensor<256xf32>
+  return
+}
+
+// -----
+
+// A reduction inside a loop: left alone.
+// CHECK-LABEL: func.func @reduction_in_a_loop
+// CHECK: scf.for
+// CHECK-NOT: scf.for
+func.func @reduction_in_a_loop(%x: !kiln.ptr<f32>, %n: i32) attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+  %xs = kiln.splat %x : !kiln.ptr<f32> -> tensor<256x!kiln.ptr<f32>>
+  %p = kiln.addptr %xs, %r : tensor<256x!kiln.ptr<f32>>, tensor<256xi32>
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    %v = kiln.load %p : tensor<256x!kiln.ptr<f32>> -> tensor<256xf32>
+    %s = kiln.reduce(%v) {axis = 0 : i32} : (tensor<256xf32>) -> f32 {
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.addf %a, %b : f32
+      kiln.reduce.return %c : f32
+    }
+    %ss = kiln.splat %s : f32 -> tensor<256xf32>
+    kiln.store %p, %ss : tensor<256x!kiln.ptr<f32>>, tensor<256xf32>
+  }
+  return
+}
+
+// -----
+
+// An element-wise loop over blocks runs inside the chunk loop, its
+// range offset there; scalars stay outside.
+// CHECK-LABEL: func.func @blocks_in_a_loop
+// CHECK:      %[[K:.*]] = arith.muli
+// CHECK:      scf.for %[[C:.*]] = {{.*}} : i32 {
+// CHECK-NEXT:   scf.for %{{.*}} = %{{.*}} to %[[K]]
+// CHECK-NEXT:     %[[R:.*]] = kiln.make_range {end = 64 : i32, start = 0 : i32}
+// CHECK-NEXT:     %[[S:.*]] = kiln.splat %[[C]]
+// CHECK-NEXT:     arith.addi %[[R]], %[[S]]
+// CHECK:          kiln.store {{.*}} : tensor<64x!kiln.ptr<f32>>, tensor<64xf32>
+func.func @blocks_in_a_loop(%x: !kiln.ptr<f32>, %n: i32) attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %k = arith.muli %n, %n : i32
+  scf.for %i = %c0 to %k step %c1 : i32 {
+    %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+    %xs = kiln.splat %x : !kiln.ptr<f32> -> tensor<256x!kiln.ptr<f32>>
+    %p = kiln.addptr %xs, %r : tensor<256x!kiln.ptr<f32>>, tensor<256xi32>
+    %v = kiln.load %p : tensor<256x!kiln.ptr<f32>> -> tensor<256xf32>
+    %w = arith.addf %v, %v : tensor<256xf32>
+    kiln.store %p, %w : tensor<256x!kiln.ptr<f32>>, tensor<256xf32>
+  }
+  return
+}
+
+// -----
+
+// A loop over blocks with a scalar result: the result would be left in a
+// chunk loop. Left alone.
+// CHECK-LABEL: func.func @scalar_out_of_a_block_loop
+// CHECK: scf.for
+// CHECK-NOT: scf.for
+func.func @scalar_out_of_a_block_loop(%x: !kiln.ptr<f32>, %n: i32) -> () attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %t = scf.for %i = %c0 to %n step %c1 iter_args(%a = %c0) -> (i32) : i32 {
+    %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+    %xs = kiln.splat %x : !kiln.ptr<f32> -> tensor<256x!kiln.ptr<f32>>
+    %p = kiln.addptr %xs, %r : tensor<256x!kiln.ptr<f32>>, tensor<256xi32>
+    %v = kiln.load %p : tensor<256x!kiln.ptr<f32>> -> tensor<256xf32>
+    kiln.store %p, %v : tensor<256x!kiln.ptr<f32>>, tensor<256xf32>
+    %b = arith.addi %a, %i : i32
+    scf.yield %b : i32
+  }
+  %u = arith.addi %t, %t : i32
+  return
+}

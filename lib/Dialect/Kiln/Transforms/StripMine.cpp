@@ -1,11 +1,15 @@
-//===- StripMine.cpp - Run element-wise kernels chunk by chunk -------------===//
+//===- StripMine.cpp - Run kernels over 1-D blocks chunk by chunk ----------===//
 //
-// Implements kiln-strip-mine: an element-wise kernel over blocks of N
-// elements becomes a loop over chunks of W elements whose body is the
-// original kernel with blocks of W elements. The rewrite only retypes
-// blocks and offsets the index ranges, so it is valid exactly when no op
-// relates elements at different positions, which is what the legality check
-// establishes.
+// Implements kiln-strip-mine: a kernel over 1-D blocks of N elements whose
+// block ops are element-wise or whole-block reductions becomes loops over
+// chunks of W elements, with blocks of W elements. Reductions split the
+// kernel into phases: a phase's loop computes what it needs of its blocks
+// chunk by chunk (recomputing blocks of earlier phases rather than keeping
+// them), and carries each of its reductions' partial results, which the
+// next phases read as scalars. The rewrite only retypes blocks, offsets the
+// index ranges and regroups the reductions' combines in increasing order,
+// so it is valid when no op relates elements at different positions, which
+// is what the legality check establishes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +20,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/SmallPtrSet.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::kiln {
@@ -41,10 +47,47 @@ bool isElementwise(Operation *op) {
   return op->hasTrait<OpTrait::Elementwise>();
 }
 
-/// Returns the common block length of `function` if it can be strip-mined.
-std::optional<int64_t> getStripMinableLength(func::FuncOp function) {
+bool touchesBlocks(Operation *op) {
+  return llvm::any_of(llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()),
+                      [](Type type) { return isa<RankedTensorType>(type); });
+}
+
+/// A reduction of 1-D blocks to scalars, which chunks can compute in parts.
+bool isWholeBlockReduction(Operation *op) {
+  auto reduce = dyn_cast<ReduceOp>(op);
+  return reduce && llvm::none_of(reduce.getResultTypes(),
+                                 [](Type type) { return isa<RankedTensorType>(type); });
+}
+
+/// Whether `op` or an op nested in it writes memory.
+bool writesMemory(Operation *op) {
+  return op->walk([](Operation *nested) {
+             return isa<StoreOp, AtomicRMWOp, AtomicCASOp>(nested) ? WalkResult::interrupt()
+                                                                  : WalkResult::advance();
+           }).wasInterrupted();
+}
+
+/// Whether `op` or an op nested in it (a loop over blocks) touches blocks.
+bool containsBlocks(Operation *op) {
+  return op->walk([](Operation *nested) {
+             return touchesBlocks(nested) ? WalkResult::interrupt() : WalkResult::advance();
+           }).wasInterrupted();
+}
+
+/// What the pass learned of a kernel it can split.
+struct StripMinePlan {
+  int64_t length = 0;
+  /// Per op of the kernel's body: the phase it belongs to, which is the
+  /// number of reductions it depends on in a chain (0: none).
+  llvm::DenseMap<Operation *, unsigned> phase;
+  unsigned lastPhase = 0;
+};
+
+/// The plan for `function`, or nothing if it cannot be split.
+std::optional<StripMinePlan> getStripMinePlan(func::FuncOp function) {
   std::optional<int64_t> length;
   bool legal = true;
+  bool wroteMemory = false;
   auto visitType = [&](Type type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor)
@@ -54,12 +97,9 @@ std::optional<int64_t> getStripMinableLength(func::FuncOp function) {
     length = tensor.getDimSize(0);
   };
   function.getBody().walk([&](Operation *op) {
-    bool touchesBlocks = false;
+    bool blocks = touchesBlocks(op);
     for (Type type : llvm::concat<const Type>(op->getOperandTypes(), op->getResultTypes()))
-      if (isa<RankedTensorType>(type)) {
-        touchesBlocks = true;
-        visitType(type);
-      }
+      visitType(type);
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (BlockArgument arg : block.getArguments())
@@ -69,68 +109,226 @@ std::optional<int64_t> getStripMinableLength(func::FuncOp function) {
     if (auto store = dyn_cast<StoreOp>(op))
       if (!isa<RankedTensorType>(store.getPtr().getType()))
         legal = false;
-    if (auto load = dyn_cast<LoadOp>(op))
+    if (auto load = dyn_cast<LoadOp>(op)) {
       if (load.getIsVolatile())
         legal = false;
+      // Scalar loads run before the chunks' stores: none may follow one.
+      if (!blocks && wroteMemory)
+        legal = false;
+    }
     // So would any other side effect on scalars (an atomic, a barrier).
-    if (!touchesBlocks && !isa<StoreOp, LoadOp, AssumeOp>(op) && !isMemoryEffectFree(op) &&
+    if (!blocks && !isa<StoreOp, LoadOp, AssumeOp>(op) && !isMemoryEffectFree(op) &&
         op->getNumRegions() == 0 && !op->hasTrait<OpTrait::IsTerminator>() &&
         !isa<func::CallOp>(op))
       legal = false;
-    if (touchesBlocks && (!isElementwise(op) || op->getNumRegions() != 0))
+    if (blocks && !isWholeBlockReduction(op) &&
+        (!isElementwise(op) || op->getNumRegions() != 0))
       legal = false;
+    // Reductions end phases, which only the kernel's own body has.
+    if (isa<ReduceOp>(op) && op->getBlock() != &function.getBody().front())
+      legal = false;
+    wroteMemory |= isa<StoreOp, AtomicRMWOp, AtomicCASOp>(op);
   });
   if (!legal || !length)
     return std::nullopt;
-  return length;
+
+  StripMinePlan plan;
+  plan.length = *length;
+  Block &body = function.getBody().front();
+  for (Operation &op : body.without_terminator()) {
+    unsigned phase = 0;
+    op.walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || def->getBlock() != &body)
+          continue;
+        phase = std::max(phase, plan.phase.lookup(def) + (isa<ReduceOp>(def) ? 1 : 0));
+      }
+    });
+    plan.phase[&op] = phase;
+    if (!containsBlocks(&op))
+      continue;
+    plan.lastPhase = std::max(plan.lastPhase, phase);
+    // What the chunk loops compute stays in them, but for reductions.
+    if (!isa<ReduceOp>(op) && llvm::any_of(op.getResultTypes(), [](Type type) {
+          return !isa<RankedTensorType>(type);
+        }))
+      return std::nullopt;
+  }
+  // Blocks of earlier phases are computed again, from loads: memory this
+  // program writes must not change under them, so it writes in the last.
+  for (Operation &op : body.without_terminator())
+    if (writesMemory(&op) && plan.phase.lookup(&op) != plan.lastPhase)
+      return std::nullopt;
+  return plan;
 }
 
-void stripMine(func::FuncOp function, int64_t length, int64_t chunk) {
-  MLIRContext *context = function.getContext();
-  Block &body = function.getBody().front();
-  OpBuilder builder(context);
-  builder.setInsertionPointToStart(&body);
-  Location loc = function.getLoc();
-  Value lower = arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(0));
-  Value upper = arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(length));
-  Value step = arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(chunk));
-  auto loop = scf::ForOp::create(builder, loc, lower, upper, step);
-  Operation *yield = loop.getBody()->getTerminator();
-  llvm::SmallPtrSet<Operation *, 4> keep = {loop, body.getTerminator(),
-                                             lower.getDefiningOp(),
-                                             upper.getDefiningOp(),
-                                             step.getDefiningOp()};
-  for (Operation &op : llvm::make_early_inc_range(body))
-    if (!keep.contains(&op))
-      op.moveBefore(yield);
+/// Rewrites the body of `function` per `plan` into loops over chunks.
+class StripMiner {
+public:
+  StripMiner(func::FuncOp function, const StripMinePlan &plan, int64_t chunk)
+      : body(function.getBody().front()), plan(plan), chunk(chunk),
+        builder(body.getTerminator()), loc(function.getLoc()) {}
 
-  auto retype = [&](Type type) -> Type {
+  void run() {
+    SmallVector<Operation *> ops;
+    for (Operation &op : body.without_terminator())
+      ops.push_back(&op);
+    for (auto [index, op] : llvm::enumerate(ops))
+      order[op] = index;
+    for (unsigned phase = 0; phase <= plan.lastPhase + 1; ++phase) {
+      for (Operation *op : ops)
+        if (!containsBlocks(op) && plan.phase.lookup(op) == phase)
+          builder.clone(*op, outside);
+      if (phase <= plan.lastPhase)
+        emitPhase(ops, phase);
+    }
+    for (Operation *op : llvm::reverse(ops))
+      op->erase();
+  }
+
+private:
+  Value constant(int64_t value) {
+    return arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(value));
+  }
+
+  Type retype(Type type) const {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor)
       return type;
     return RankedTensorType::get({chunk}, tensor.getElementType(), tensor.getEncoding());
-  };
-  SmallVector<MakeRangeOp> ranges;
-  loop.getBody()->walk([&](Operation *op) {
-    for (OpResult result : op->getResults())
-      result.setType(retype(result.getType()));
-    if (auto constant = dyn_cast<arith::ConstantOp>(op))
-      if (auto splat = dyn_cast<SplatElementsAttr>(constant.getValue()))
-        constant.setValueAttr(SplatElementsAttr::get(
-            cast<ShapedType>(constant.getType()), splat.getSplatValue<Attribute>()));
-    if (auto range = dyn_cast<MakeRangeOp>(op))
-      ranges.push_back(range);
-  });
-  // Each range now covers the chunk: offset it by the chunk's start.
-  Value start = loop.getInductionVar();
-  for (MakeRangeOp range : ranges) {
-    range.setEnd(range.getStart() + chunk);
-    builder.setInsertionPointAfter(range);
-    Value offset = SplatOp::create(builder, range.getLoc(), range.getType(), start);
-    Value shifted = arith::AddIOp::create(builder, range.getLoc(), range, offset);
-    range.getResult().replaceAllUsesExcept(shifted, shifted.getDefiningOp());
   }
-}
+
+  /// One phase: a loop over chunks computing its reductions and stores.
+  void emitPhase(ArrayRef<Operation *> ops, unsigned phase) {
+    SmallVector<Operation *> roots;
+    for (Operation *op : ops)
+      if (containsBlocks(op) && plan.phase.lookup(op) == phase &&
+          (isa<ReduceOp>(op) || writesMemory(op)))
+        roots.push_back(op);
+    if (roots.empty())
+      return;
+    // The block ops the roots need, of any phase so far, in program order.
+    llvm::SetVector<Operation *> needed;
+    SmallVector<Operation *> worklist(roots);
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      if (!needed.insert(op))
+        continue;
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          if (Operation *def = operand.getDefiningOp();
+              def && def->getBlock() == &body && containsBlocks(def) && !isa<ReduceOp>(def))
+            worklist.push_back(def);
+      });
+    }
+    SmallVector<Operation *> chunkOps = needed.takeVector();
+    llvm::sort(chunkOps, [&](Operation *a, Operation *b) { return order[a] < order[b]; });
+    SmallVector<ReduceOp> reductions;
+    for (Operation *op : chunkOps)
+      if (auto reduce = dyn_cast<ReduceOp>(op))
+        reductions.push_back(reduce);
+
+    if (reductions.empty()) {
+      auto loop = scf::ForOp::create(builder, loc, constant(0), constant(plan.length),
+                                     constant(chunk));
+      OpBuilder inside = OpBuilder::atBlockTerminator(loop.getBody());
+      IRMapping mapping = outside;
+      emitChunk(inside, chunkOps, loop.getInductionVar(), mapping);
+      return;
+    }
+    // The first chunk's partial results start the accumulators: a
+    // combine function need not have an identity.
+    IRMapping first = outside;
+    SmallVector<Value> initial =
+        partialResults(reductions, emitChunk(builder, chunkOps, constant(0), first));
+    auto loop = scf::ForOp::create(builder, loc, constant(chunk), constant(plan.length),
+                                   constant(chunk), initial);
+    // A loop with results gets no terminator from its builder.
+    OpBuilder inside = OpBuilder::atBlockEnd(loop.getBody());
+    IRMapping mapping = outside;
+    SmallVector<Value> partial = partialResults(
+        reductions, emitChunk(inside, chunkOps, loop.getInductionVar(), mapping));
+    scf::YieldOp::create(inside, loc,
+                         combine(inside, reductions, loop.getRegionIterArgs(), partial));
+    unsigned position = 0;
+    for (ReduceOp reduce : reductions)
+      for (Value result : reduce.getResults())
+        outside.map(result, loop.getResult(position++));
+  }
+
+  /// Clones `chunkOps` for the chunk at `start`, retyped to chunk blocks.
+  IRMapping &emitChunk(OpBuilder &b, ArrayRef<Operation *> chunkOps, Value start,
+                       IRMapping &mapping) {
+    for (Operation *op : chunkOps) {
+      Operation *copy = b.clone(*op, mapping);
+      SmallVector<MakeRangeOp> ranges;
+      copy->walk([&](Operation *nested) {
+        for (OpResult result : nested->getResults())
+          result.setType(retype(result.getType()));
+        if (auto constantOp = dyn_cast<arith::ConstantOp>(nested))
+          if (auto splat = dyn_cast<SplatElementsAttr>(constantOp.getValue()))
+            constantOp.setValueAttr(SplatElementsAttr::get(
+                cast<ShapedType>(constantOp.getType()), splat.getSplatValue<Attribute>()));
+        if (auto range = dyn_cast<MakeRangeOp>(nested))
+          ranges.push_back(range);
+      });
+      // Each range now covers the chunk: offset it by the chunk's start.
+      for (MakeRangeOp range : ranges) {
+        range.setEnd(range.getStart() + chunk);
+        OpBuilder after(range->getContext());
+        after.setInsertionPointAfter(range);
+        Value offset = SplatOp::create(after, range.getLoc(), range.getType(), start);
+        Value shifted = arith::AddIOp::create(after, range.getLoc(), range, offset);
+        range.getResult().replaceAllUsesExcept(shifted, shifted.getDefiningOp());
+        if (range == copy)
+          mapping.map(op->getResult(0), shifted);
+      }
+    }
+    return mapping;
+  }
+
+  static SmallVector<Value> partialResults(ArrayRef<ReduceOp> reductions,
+                                           const IRMapping &mapping) {
+    SmallVector<Value> values;
+    for (ReduceOp reduce : reductions)
+      for (Value result : reduce.getResults())
+        values.push_back(mapping.lookup(result));
+    return values;
+  }
+
+  /// Each reduction's combine function applied to (accumulated, chunk's).
+  SmallVector<Value> combine(OpBuilder &b, ArrayRef<ReduceOp> reductions,
+                             ValueRange accumulated, ValueRange partial) {
+    SmallVector<Value> combined;
+    unsigned position = 0;
+    for (ReduceOp reduce : reductions) {
+      Block &region = reduce.getCombineOp().front();
+      unsigned count = reduce.getNumResults();
+      IRMapping mapping = outside;
+      for (unsigned i = 0; i < count; ++i) {
+        mapping.map(region.getArgument(i), accumulated[position + i]);
+        mapping.map(region.getArgument(count + i), partial[position + i]);
+      }
+      for (Operation &op : region.without_terminator())
+        b.clone(op, mapping);
+      for (Value value : cast<ReduceReturnOp>(region.getTerminator()).getResult())
+        combined.push_back(mapping.lookupOrDefault(value));
+      position += count;
+    }
+    return combined;
+  }
+
+  Block &body;
+  const StripMinePlan &plan;
+  int64_t chunk;
+  OpBuilder builder;
+  Location loc;
+  /// Old scalar values, and reductions' results, to their new values
+  /// outside the loops.
+  IRMapping outside;
+  llvm::DenseMap<Operation *, unsigned> order;
+};
 
 struct KilnStripMine : public kiln::impl::KilnStripMineBase<KilnStripMine> {
   using Base::Base;
@@ -143,9 +341,9 @@ struct KilnStripMine : public kiln::impl::KilnStripMineBase<KilnStripMine> {
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (!function->hasAttr("kiln.kernel") || function.getBody().getBlocks().size() != 1)
         continue;
-      std::optional<int64_t> length = getStripMinableLength(function);
-      if (length && *length > chunkSize)
-        stripMine(function, *length, chunkSize);
+      std::optional<StripMinePlan> plan = getStripMinePlan(function);
+      if (plan && plan->length > chunkSize && plan->length % chunkSize == 0)
+        StripMiner(function, *plan, chunkSize).run();
     }
   }
 };

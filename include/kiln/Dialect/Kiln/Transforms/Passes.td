@@ -10,29 +10,48 @@
 include "mlir/Pass/PassBase.td"
 
 def KilnStripMine : Pass<"kiln-strip-mine", "mlir::ModuleOp"> {
-  let summary = "Split an element-wise kernel into a loop over chunks of its blocks";
+  let summary = "Split a kernel over 1-D blocks into loops over chunks of its blocks";
   let description = [{
     When every block of a kernel is 1-D with the same length N, and every op
     that touches blocks works element by element (ranges, splats, constants,
-    arith and math, addptr, load, store), the program's result does not
-    depend on how its N elements are grouped. This pass then runs the
-    kernel's body once per chunk of `chunk-size` elements in an `scf.for`,
-    with blocks of the chunk's length: on a CPU, a chunk fits in registers
-    where a whole block would spill. Kernels that do anything else (other
-    shapes, reductions, block-carrying control flow, scalar stores) are left
-    as they are.
+    arith and math, addptr, load, store, atomics, also inside loops over
+    scalars) or reduces whole blocks to scalars, the program's result does
+    not depend on how its N elements are grouped. This pass then runs the
+    kernel chunk by chunk, with blocks of `chunk-size` elements: on a CPU, a
+    chunk fits in registers where a whole block would spill, and LLVM's code
+    generation time stays flat instead of growing with N.
+
+    Reductions split the kernel into phases. Each phase is one `scf.for`
+    over the chunks that computes the blocks its reductions and stores
+    need, recomputing those of earlier phases from their loads rather than
+    keeping them; it carries its reductions' partial results, started from
+    the first chunk's (a combine function need not have an identity) and
+    combined in increasing order. Later phases read them as scalars. Ops on
+    scalars stay outside the loops. Recomputing loads is valid because the
+    kernel may write memory only in its last phase.
+
+    Kernels that do anything else (other shapes, reductions inside loops or
+    to blocks, scans, blocks carried by control flow, scalar stores, memory
+    written before the last phase, a scalar load after a write) are left as
+    they are.
 
     Before (`chunk-size=128`):
     ```mlir
     %r = kiln.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32>
     %v = kiln.load %p : tensor<1024x!kiln.ptr<f32>> -> tensor<1024xf32>
+    %s = kiln.reduce(%v) {axis = 0 : i32} : (tensor<1024xf32>) -> f32 { ... }
     ```
     After:
     ```mlir
-    scf.for %c = %c0 to %c1024 step %c128 : i32 {
+    %v0 = kiln.load %p0 : tensor<128x!kiln.ptr<f32>> -> tensor<128xf32>
+    %s0 = kiln.reduce(%v0) {axis = 0 : i32} : (tensor<128xf32>) -> f32 { ... }
+    %s = scf.for %c = %c128 to %c1024 step %c128 iter_args(%acc = %s0) -> (f32) : i32 {
       %r0 = kiln.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
       %r = arith.addi %r0, (splat %c) : tensor<128xi32>
       %v = kiln.load %p : tensor<128x!kiln.ptr<f32>> -> tensor<128xf32>
+      %part = kiln.reduce(%v) {axis = 0 : i32} : (tensor<128xf32>) -> f32 { ... }
+      %next = (the combine function of %acc, %part)
+      scf.yield %next : f32
     }
     ```
   }];
