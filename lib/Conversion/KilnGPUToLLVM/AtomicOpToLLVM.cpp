@@ -152,8 +152,9 @@ SmallVector<Value> shareOwnerValues(ConversionPatternRewriter &rewriter,
   // loop's next write from overtaking this round's reads. Only owners
   // store, behind a branch: non-owners writing one spare slot would be a
   // harmless race that racecheck reports.
-  for (auto [value, owner, linear] : llvm::zip(values, owners, ownership.linear)) {
-    emitIf(rewriter, loc, owner, [&](OpBuilder &b) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    Value value = values[i], linear = ownership.linear[i];
+    emitIf(rewriter, loc, owners[i], [&](OpBuilder &b) {
       Value address = LLVM::GEPOp::create(b, loc, ptrType, i64, base,
                                           ArrayRef<LLVM::GEPArg>{linear});
       Value wide = value.getType() == i64 ? value : LLVM::ZExtOp::create(b, loc, i64, value);
