@@ -256,6 +256,16 @@ def test_softmax(arrays, N) -> None:
     torch.testing.assert_close(out.cpu().double(), torch.softmax(x.cpu().double(), 1), rtol=1e-5, atol=1e-6)
 
 
+def test_softmax_of_wide_rows(arrays) -> None:
+    """A 16384-element row: on the CPU, reductions split the kernel into
+    chunk loops (whole-block vectors took tens of seconds to compile)."""
+    N = 12_345
+    x = arrays.randn(3 * N, seed=7).reshape(3, N)
+    out = arrays.full((3, N), float("nan"), torch.float32)
+    softmax_kernel[(3,)](x, out, N, BLOCK=16384, num_warps=8)
+    torch.testing.assert_close(out.cpu().double(), torch.softmax(x.cpu().double(), 1), rtol=1e-5, atol=1e-7)
+
+
 # -- errors ----------------------------------------------------------------------
 
 
