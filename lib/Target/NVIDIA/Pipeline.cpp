@@ -9,6 +9,7 @@
 #include "kiln/Target/NVIDIA/Pipeline.h"
 
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
@@ -27,6 +28,9 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // A branch's loads start before it where that is harmless, so that
+  // their latency overlaps the condition's.
+  pm.addPass(createKilnHoistBranchLoads());
   // Every block gets a layout over the CTA's threads...
   ConvertKilnToKilnGPUOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;

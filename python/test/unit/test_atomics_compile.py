@@ -73,6 +73,38 @@ def test_atom_instructions_carry_sem_and_scope(target: str) -> None:
 
 
 @kiln.jit
+def locked_accumulate_kernel(partial_ptr, lock_ptr, x_ptr, n, BLOCK: kl.constexpr):
+    """The layer-norm backward's critical section: a counter decides
+    whether the partial sums are read before they are written back."""
+    offs = kl.arange(0, BLOCK)
+    mask = offs < n
+    x = kl.load(x_ptr + kl.program_id(0) * n + offs, mask=mask)
+    count_ptr = lock_ptr + 1
+    while kl.atomic_cas(lock_ptr, 0, 1) == 1:
+        pass
+    if kl.load(count_ptr) == 0:
+        kl.atomic_xchg(count_ptr, 1)
+    else:
+        x += kl.load(partial_ptr + offs, mask=mask)
+    kl.store(partial_ptr + offs, x, mask=mask)
+    kl.debug_barrier()
+    kl.atomic_xchg(lock_ptr, 0)
+
+
+def test_partial_sums_load_before_the_branch_on_the_counter() -> None:
+    """The NVIDIA pipeline starts the partial sums' load before the branch
+    (kiln-hoist-branch-loads), so its latency overlaps the counter's."""
+    kernel = kiln.compile(locked_accumulate_kernel, {"partial_ptr": "*fp32", "lock_ptr": "*i32", "x_ptr": "*fp32",
+                                                     "n": "i32"}, {"BLOCK": 1024}, target="sm_90a", num_warps=4)
+    lines = kernel.asm["ptx"].splitlines()
+    cas = next(i for i, line in enumerate(lines) if ".cas." in line)
+    counter = next(i for i in range(cas, len(lines)) if "ld.global" in lines[i])
+    branch = next(i for i in range(counter, len(lines)) if "bra" in lines[i])
+    # 1024 partial sums over 128 threads: 8 loads each, all before the branch.
+    assert sum("ld.global" in line for line in lines[counter + 1:branch]) == 8, lines[counter:branch + 1]
+
+
+@kiln.jit
 def bf16_add_kernel(h_ptr, v):
     kl.atomic_add(h_ptr, v.to(kl.bfloat16))
 

@@ -85,4 +85,54 @@ def KilnDecodeFloat8Dots : Pass<"kiln-decode-fp8-dots", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def KilnHoistBranchLoads : Pass<"kiln-hoist-branch-loads", "mlir::ModuleOp"> {
+  let summary = "Start a branch's loads before the branch where that is harmless";
+  let description = [{
+    A load inside one side of an `scf.if` moves to just before the `scf.if`,
+    with the pure ops of that side that compute its pointer, mask and
+    `other` from values defined above, when all of these hold:
+    - nothing before it in its side orders memory (every op there is pure
+      or a plain load), so it reads what it would have read;
+    - after the `scf.if`, in the same block, the program stores through the
+      same pointers (the same value, or one computed alike by pure ops)
+      under the same mask, with only ops without regions, calls or
+      assertions between: the addresses are ones it writes on every path,
+      so reading them early cannot fault where the program would not;
+    - it is not volatile and not a TMA copy.
+
+    The load then need not wait for the branch's condition. In the
+    layer-norm backward's critical section (load a counter, branch on it,
+    load the partial sums in one branch, store them after), the two loads'
+    round trips to memory overlap instead of adding up. On the path that
+    did not need it, the load is extra work.
+
+    Before:
+    ```mlir
+    %n = kiln.load %count : !kiln.ptr<i32> -> i32
+    %first = arith.cmpi eq, %n, %c0 : i32
+    %sum = scf.if %first -> (tensor<256xf32>) {
+      scf.yield %part : tensor<256xf32>
+    } else {
+      %old = kiln.load %ptrs, %mask : tensor<256x!kiln.ptr<f32>> -> tensor<256xf32>
+      %new = arith.addf %part, %old : tensor<256xf32>
+      scf.yield %new : tensor<256xf32>
+    }
+    kiln.store %ptrs, %sum, %mask : tensor<256x!kiln.ptr<f32>>, tensor<256xf32>
+    ```
+    After:
+    ```mlir
+    %n = kiln.load %count : !kiln.ptr<i32> -> i32
+    %first = arith.cmpi eq, %n, %c0 : i32
+    %old = kiln.load %ptrs, %mask : tensor<256x!kiln.ptr<f32>> -> tensor<256xf32>
+    %sum = scf.if %first -> (tensor<256xf32>) {
+      scf.yield %part : tensor<256xf32>
+    } else {
+      %new = arith.addf %part, %old : tensor<256xf32>
+      scf.yield %new : tensor<256xf32>
+    }
+    kiln.store %ptrs, %sum, %mask : tensor<256x!kiln.ptr<f32>>, tensor<256xf32>
+    ```
+  }];
+}
+
 #endif // KILN_TRANSFORMS_PASSES
