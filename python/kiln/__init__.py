@@ -22,7 +22,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from kiln import language
+from kiln import language, testing
 from kiln.compiler.compiler import CompiledKernel, compile
 from kiln.errors import AutotunerError, CompilationError, KilnError, OutOfBoundsError, OutOfResources
 from kiln.language.compile_time import constexpr_function
@@ -34,6 +34,12 @@ def cdiv(x: int, y: int) -> int:
     """Ceiling division of two integers: the number of blocks of ``y`` that
     cover ``x`` (as ``triton.cdiv``)."""
     return (x + y - 1) // y
+
+
+def next_power_of_2(n: int) -> int:
+    """The smallest power of two not below ``n`` (0 for ``n`` below 1), as
+    ``triton.next_power_of_2``: a block size that covers ``n`` elements."""
+    return 1 << (n - 1).bit_length() if n > 0 else 0
 
 
 __all__ = [
@@ -54,5 +60,7 @@ __all__ = [
     "heuristics",
     "jit",
     "language",
+    "next_power_of_2",
+    "testing",
     "__version__",
 ]

@@ -1,10 +1,12 @@
-"""Kiln's runtime: the JIT (specialization, cache, launch) and the CUDA driver.
+"""Kiln's runtime: the JIT (specialization, cache, launch) and the CUDA driver
+(``kiln.runtime.driver.active``, as ``triton.runtime.driver.active``).
 
 ``kiln.jit`` is :func:`kiln.runtime.jit.jit`; it is not re-exported here so
 that ``kiln.runtime.jit`` stays the module.
 """
 
+from kiln.runtime import driver
 from kiln.runtime.autotuner import Autotuner, Config, Heuristics
 from kiln.runtime.jit import JITFunction, LoadedKernel
 
-__all__ = ["Autotuner", "Config", "Heuristics", "JITFunction", "LoadedKernel"]
+__all__ = ["Autotuner", "Config", "Heuristics", "JITFunction", "LoadedKernel", "driver"]

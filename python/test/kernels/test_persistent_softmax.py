@@ -29,15 +29,11 @@ def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n
         kl.store(output_row_start_ptr + col_offsets, numerator / denominator, mask=mask)
 
 
-def next_power_of_2(n: int) -> int:
-    return 1 << (n - 1).bit_length()
-
-
 def softmax(x: torch.Tensor) -> torch.Tensor:
     """The tutorial's host code; on the CPU backend (no device properties)
     four programs share the rows."""
     n_rows, n_cols = x.shape
-    BLOCK_SIZE = next_power_of_2(n_cols)
+    BLOCK_SIZE = kiln.next_power_of_2(n_cols)
     num_warps = 8
     y = torch.empty_like(x)
     if x.is_cuda:

@@ -92,3 +92,14 @@ def test_assert_close():
         testing.assert_close(x, x + 0.05)
     with pytest.raises(AssertionError, match=r"^row 3: 1\.0 is not close to 1\.5 \(atol=0\.01, rtol=0\.0\)$"):
         testing.assert_close(1.0, 1.5, err_msg="row 3:")
+
+
+def test_reachable_as_in_triton():
+    """`import kiln` reaches what `import triton` does: kiln.testing,
+    kiln.runtime.driver.active, kiln.cdiv and kiln.next_power_of_2."""
+    import kiln
+
+    assert kiln.testing is testing
+    assert kiln.runtime.driver.active.get_current_target().backend in ("cuda", "cpu")
+    assert [kiln.next_power_of_2(n) for n in (-3, 0, 1, 2, 3, 1000, 1024, 1025)] == [0, 0, 1, 2, 4, 1024, 1024, 2048]
+    assert kiln.cdiv(1025, 1024) == 2
