@@ -124,6 +124,17 @@ def grid_kernel(out_ptr, BLOCK: kl.constexpr):
     kl.store(out_ptr + offs, kl.zeros((BLOCK,), dtype=kl.int32) + (x + 10 * y + 100 * z + 1000 * nx + 10000 * ny))
 
 
+def test_back_to_back_launches_of_changing_sizes():
+    """The pool's workers catch the next launch while they still spin: each
+    launch sees its own programs and arguments, with every thread count."""
+    for i in range(2000):
+        n = 1 + (i * 7919) % 3000
+        x = torch.full((n,), float(i))
+        out = torch.full((n,), float("nan"))
+        add_kernel[(kiln.cdiv(n, 64),)](x, torch.ones(n), out, n, BLOCK=64, num_threads=[1, 2, 0, 3][i % 4])
+        assert torch.all(out == i + 1), (i, n)
+
+
 @pytest.mark.parametrize("grid", [(5, 3), (2, 3, 4), (1, 6)])
 @pytest.mark.parametrize("num_threads", [1, 2])
 def test_two_and_three_dimensional_grids(grid, num_threads):
