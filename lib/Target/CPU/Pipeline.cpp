@@ -24,6 +24,9 @@ void cpu::buildKilnToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // As on the GPU, so that both backends run the same program: a branch's
+  // loads start before it where that is harmless.
+  pm.addPass(createKilnHoistBranchLoads());
   // No 8-bit float arithmetic: fp8 dots multiply f16 operands.
   pm.addPass(createKilnDecodeFloat8Dots());
   // Element-wise kernels run chunk by chunk, so that a chunk's vectors fit

@@ -184,6 +184,43 @@ def test_spin_lock(arrays):
 
 
 @kiln.jit
+def grouped_sum_kernel(x_ptr, partial_ptr, lock_ptr, n, GROUPS: kl.constexpr, BLOCK: kl.constexpr):
+    """The layer-norm backward's accumulation: each row adds itself to its
+    group's partial sums under the group's lock; a counter says whether
+    the sums are read first (the read that kiln-hoist-branch-loads starts
+    before the branch)."""
+    row = kl.program_id(0)
+    cols = kl.arange(0, BLOCK)
+    mask = cols < n
+    group = row % GROUPS
+    lock = lock_ptr + group
+    count = lock + GROUPS
+    partial = partial_ptr + group * n + cols
+    x = kl.load(x_ptr + row * n + cols, mask=mask, other=0.0)
+    while kl.atomic_cas(lock, 0, 1) == 1:
+        pass
+    if kl.load(count) == 0:
+        kl.atomic_xchg(count, 1)
+    else:
+        x += kl.load(partial, mask=mask)
+    kl.store(partial, x, mask=mask)
+    kl.debug_barrier()
+    kl.atomic_xchg(lock, 0)
+
+
+def test_grouped_sums_under_locks(arrays):
+    rows, n, groups = 96, 300, 4
+    x = arrays.randn(rows * n, seed=11).reshape(rows, n)
+    # NaN where nothing may be read: the first row of a group must not add it.
+    partial = arrays.full((groups, n), float("nan"), torch.float32)
+    locks = arrays.full(2 * groups, 0, torch.int32)
+    grouped_sum_kernel[(rows,)](x, partial, locks, n, GROUPS=groups, BLOCK=512, num_threads=2)
+    expected = x.cpu().double().reshape(rows // groups, groups, n).sum(0)
+    torch.testing.assert_close(partial.cpu().double(), expected, rtol=1e-5, atol=1e-4)
+    assert locks.cpu()[:groups].eq(0).all() and locks.cpu()[groups:].eq(1).all()
+
+
+@kiln.jit
 def claim_kernel(owner_ptr, old_ptr, BLOCK: kl.constexpr):
     pid = kl.program_id(0)
     offs = kl.arange(0, BLOCK)
