@@ -205,12 +205,12 @@ func.func @reduction_in_a_loop(%x: !kiln.ptr<f32>, %n: i32) attributes {kiln.ker
 
 // -----
 
-// An element-wise loop over blocks runs inside the chunk loop, its
-// range offset there; scalars stay outside.
+// A loop over scalars that holds all the kernel's blocks: its body is
+// strip-mined, so the chunk loop runs inside it; scalars stay outside.
 // CHECK-LABEL: func.func @blocks_in_a_loop
 // CHECK:      %[[K:.*]] = arith.muli
-// CHECK:      scf.for %[[C:.*]] = {{.*}} : i32 {
-// CHECK-NEXT:   scf.for %{{.*}} = %{{.*}} to %[[K]]
+// CHECK:      scf.for %{{.*}} = %{{.*}} to %[[K]]
+// CHECK:        scf.for %[[C:.*]] = {{.*}} : i32 {
 // CHECK-NEXT:     %[[R:.*]] = kiln.make_range {end = 64 : i32, start = 0 : i32}
 // CHECK-NEXT:     %[[S:.*]] = kiln.splat %[[C]]
 // CHECK-NEXT:     arith.addi %[[R]], %[[S]]
@@ -232,14 +232,19 @@ func.func @blocks_in_a_loop(%x: !kiln.ptr<f32>, %n: i32) attributes {kiln.kernel
 
 // -----
 
-// A loop over blocks with a scalar result: the result would be left in a
-// chunk loop. Left alone.
+// A loop over blocks with a scalar result, beside other block ops: the
+// result would be left in a chunk loop. Left alone.
 // CHECK-LABEL: func.func @scalar_out_of_a_block_loop
 // CHECK: scf.for
 // CHECK-NOT: scf.for
 func.func @scalar_out_of_a_block_loop(%x: !kiln.ptr<f32>, %n: i32) -> () attributes {kiln.kernel} {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
+  %r0 = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+  %xs0 = kiln.splat %x : !kiln.ptr<f32> -> tensor<256x!kiln.ptr<f32>>
+  %p0 = kiln.addptr %xs0, %r0 : tensor<256x!kiln.ptr<f32>>, tensor<256xi32>
+  %v0 = kiln.load %p0 : tensor<256x!kiln.ptr<f32>> -> tensor<256xf32>
+  kiln.store %p0, %v0 : tensor<256x!kiln.ptr<f32>>, tensor<256xf32>
   %t = scf.for %i = %c0 to %n step %c1 iter_args(%a = %c0) -> (i32) : i32 {
     %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
     %xs = kiln.splat %x : !kiln.ptr<f32> -> tensor<256x!kiln.ptr<f32>>
@@ -250,5 +255,54 @@ func.func @scalar_out_of_a_block_loop(%x: !kiln.ptr<f32>, %n: i32) -> () attribu
     scf.yield %b : i32
   }
   %u = arith.addi %t, %t : i32
+  return
+}
+
+// -----
+
+// A persistent kernel: a loop over rows holds every block, reductions
+// included (and block constants, which canonicalization moves to the entry
+// block, count as the loop's). Its body runs in phases; the row loop's
+// scalars stay outside the chunk loops, and what it yields is computed
+// again there.
+// CHECK-LABEL: func.func @rows_in_a_loop
+// CHECK:      scf.for %[[ROW:.*]] = {{.*}} iter_args(%[[T:.*]] = {{.*}}) -> (f32) : i32 {
+// CHECK:        %[[BASE:.*]] = kiln.addptr %arg0, %[[ROW]]
+// CHECK:        kiln.reduce
+// CHECK:        %[[SUM:.*]] = scf.for {{.*}} -> (f32) : i32 {
+// CHECK:          kiln.splat %[[BASE]]
+// CHECK:          kiln.reduce
+// CHECK:        }
+// CHECK:        %[[NEXT:.*]] = arith.addf %[[T]], %[[SUM]] : f32
+// CHECK:        scf.for
+// CHECK-NEXT:     %[[TWO:.*]] = arith.constant dense<2.000000e+00> : tensor<64xf32>
+// CHECK:          kiln.splat %[[SUM]]
+// CHECK:          arith.mulf %{{.*}}, %[[TWO]] : tensor<64xf32>
+// CHECK:          kiln.store
+// CHECK:        }
+// CHECK-NEXT:   scf.yield %[[NEXT]] : f32
+func.func @rows_in_a_loop(%x: !kiln.ptr<f32>, %rows: i32) attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant dense<2.0> : tensor<256xf32>
+  %total = scf.for %row = %c0 to %rows step %c1 iter_args(%t = %zero) -> (f32) : i32 {
+    %base = kiln.addptr %x, %row : !kiln.ptr<f32>, i32
+    %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+    %bs = kiln.splat %base : !kiln.ptr<f32> -> tensor<256x!kiln.ptr<f32>>
+    %p = kiln.addptr %bs, %r : tensor<256x!kiln.ptr<f32>>, tensor<256xi32>
+    %v = kiln.load %p : tensor<256x!kiln.ptr<f32>> -> tensor<256xf32>
+    %s = kiln.reduce(%v) {axis = 0 : i32} : (tensor<256xf32>) -> f32 {
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.addf %a, %b : f32
+      kiln.reduce.return %c : f32
+    }
+    %ss = kiln.splat %s : f32 -> tensor<256xf32>
+    %o = arith.divf %v, %ss : tensor<256xf32>
+    %o2 = arith.mulf %o, %two : tensor<256xf32>
+    kiln.store %p, %o2 : tensor<256x!kiln.ptr<f32>>, tensor<256xf32>
+    %next = arith.addf %t, %s : f32
+    scf.yield %next : f32
+  }
   return
 }

@@ -77,14 +77,59 @@ bool containsBlocks(Operation *op) {
 /// What the pass learned of a kernel it can split.
 struct StripMinePlan {
   int64_t length = 0;
-  /// Per op of the kernel's body: the phase it belongs to, which is the
-  /// number of reductions it depends on in a chain (0: none).
+  /// The block split into phases: the kernel's body, or the body of the
+  /// loop over scalars that holds all its blocks (a persistent kernel's
+  /// loop over rows).
+  Block *body = nullptr;
+  /// Per op of `body`: the phase it belongs to, which is the number of
+  /// reductions it depends on in a chain (0: none).
   llvm::DenseMap<Operation *, unsigned> phase;
   unsigned lastPhase = 0;
 };
 
-/// The plan for `function`, or nothing if it cannot be split.
-std::optional<StripMinePlan> getStripMinePlan(func::FuncOp function) {
+/// The kernel's body or, while the only op there that holds blocks is an
+/// `scf.for` over scalars, that loop's body. Block constants do not count:
+/// canonicalization gathers them in the kernel's entry block.
+Block &getBlocksBody(func::FuncOp function) {
+  Block *body = &function.getBody().front();
+  for (;;) {
+    Operation *holder = nullptr;
+    for (Operation &op : body->without_terminator()) {
+      if (!containsBlocks(&op) || isa<arith::ConstantOp>(op))
+        continue;
+      if (holder)
+        return *body;
+      holder = &op;
+    }
+    auto loop = dyn_cast_if_present<scf::ForOp>(holder);
+    if (!loop || touchesBlocks(loop))
+      return *body;
+    body = loop.getBody();
+  }
+}
+
+/// Copies into `body` the block constants from outside it that it uses, so
+/// that the chunks retype their own copies.
+void sinkBlockConstants(Block &body) {
+  llvm::DenseMap<Operation *, Value> copies;
+  OpBuilder builder = OpBuilder::atBlockBegin(&body);
+  body.walk([&](Operation *op) {
+    for (OpOperand &use : op->getOpOperands()) {
+      auto constant = use.get().getDefiningOp<arith::ConstantOp>();
+      if (!constant || !isa<RankedTensorType>(constant.getType()) ||
+          body.getParentOp()->isAncestor(constant))
+        continue;
+      Value &copy = copies[constant];
+      if (!copy)
+        copy = builder.clone(*constant)->getResult(0);
+      use.set(copy);
+    }
+  });
+}
+
+/// The plan for splitting `body`, a block of `function`, or nothing if it
+/// cannot be split.
+std::optional<StripMinePlan> getStripMinePlan(func::FuncOp function, Block &body) {
   std::optional<int64_t> length;
   bool legal = true;
   bool wroteMemory = false;
@@ -125,7 +170,7 @@ std::optional<StripMinePlan> getStripMinePlan(func::FuncOp function) {
         (!isElementwise(op) || op->getNumRegions() != 0))
       legal = false;
     // Reductions end phases, which only the kernel's own body has.
-    if (isa<ReduceOp>(op) && op->getBlock() != &function.getBody().front())
+    if (isa<ReduceOp>(op) && op->getBlock() != &body)
       legal = false;
     wroteMemory |= isa<StoreOp, AtomicRMWOp, AtomicCASOp>(op);
   });
@@ -134,7 +179,7 @@ std::optional<StripMinePlan> getStripMinePlan(func::FuncOp function) {
 
   StripMinePlan plan;
   plan.length = *length;
-  Block &body = function.getBody().front();
+  plan.body = &body;
   for (Operation &op : body.without_terminator()) {
     unsigned phase = 0;
     op.walk([&](Operation *nested) {
@@ -163,12 +208,11 @@ std::optional<StripMinePlan> getStripMinePlan(func::FuncOp function) {
   return plan;
 }
 
-/// Rewrites the body of `function` per `plan` into loops over chunks.
+/// Rewrites `plan.body` into loops over chunks.
 class StripMiner {
 public:
-  StripMiner(func::FuncOp function, const StripMinePlan &plan, int64_t chunk)
-      : body(function.getBody().front()), plan(plan), chunk(chunk),
-        builder(body.getTerminator()), loc(function.getLoc()) {}
+  StripMiner(const StripMinePlan &plan, int64_t chunk, Location loc)
+      : body(*plan.body), plan(plan), chunk(chunk), builder(body.getTerminator()), loc(loc) {}
 
   void run() {
     SmallVector<Operation *> ops;
@@ -183,6 +227,10 @@ public:
       if (phase <= plan.lastPhase)
         emitPhase(ops, phase);
     }
+    // A loop body's terminator yields scalars, now computed again.
+    Operation *terminator = body.getTerminator();
+    for (OpOperand &operand : terminator->getOpOperands())
+      operand.set(outside.lookupOrDefault(operand.get()));
     for (Operation *op : llvm::reverse(ops))
       op->erase();
   }
@@ -341,9 +389,11 @@ struct KilnStripMine : public kiln::impl::KilnStripMineBase<KilnStripMine> {
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (!function->hasAttr("kiln.kernel") || function.getBody().getBlocks().size() != 1)
         continue;
-      std::optional<StripMinePlan> plan = getStripMinePlan(function);
+      Block &body = getBlocksBody(function);
+      sinkBlockConstants(body);
+      std::optional<StripMinePlan> plan = getStripMinePlan(function, body);
       if (plan && plan->length > chunkSize && plan->length % chunkSize == 0)
-        StripMiner(function, *plan, chunkSize).run();
+        StripMiner(*plan, chunkSize, function.getLoc()).run();
     }
   }
 };

@@ -19,7 +19,10 @@ def KilnStripMine : Pass<"kiln-strip-mine", "mlir::ModuleOp"> {
     not depend on how its N elements are grouped. This pass then runs the
     kernel chunk by chunk, with blocks of `chunk-size` elements: on a CPU, a
     chunk fits in registers where a whole block would spill, and LLVM's code
-    generation time stays flat instead of growing with N.
+    generation time stays flat instead of growing with N. When every block
+    of the kernel lies in one `scf.for` over scalars (a persistent kernel's
+    loop over rows), that loop's body is what runs chunk by chunk, once per
+    iteration; block constants used there are copied into it.
 
     Reductions split the kernel into phases. Each phase is one `scf.for`
     over the chunks that computes the blocks its reductions and stores
