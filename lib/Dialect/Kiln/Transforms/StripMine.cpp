@@ -59,11 +59,12 @@ bool isWholeBlockReduction(Operation *op) {
                                  [](Type type) { return isa<RankedTensorType>(type); });
 }
 
+bool isMemoryWrite(Operation *op) { return isa<StoreOp, AtomicRMWOp, AtomicCASOp>(op); }
+
 /// Whether `op` or an op nested in it writes memory.
 bool writesMemory(Operation *op) {
   return op->walk([](Operation *nested) {
-             return isa<StoreOp, AtomicRMWOp, AtomicCASOp>(nested) ? WalkResult::interrupt()
-                                                                  : WalkResult::advance();
+             return isMemoryWrite(nested) ? WalkResult::interrupt() : WalkResult::advance();
            }).wasInterrupted();
 }
 
@@ -150,7 +151,8 @@ std::optional<StripMinePlan> getStripMinePlan(func::FuncOp function, Block &body
         for (BlockArgument arg : block.getArguments())
           if (isa<RankedTensorType>(arg.getType()))
             legal = false; // blocks carried by control flow
-    // Storing a scalar would be repeated once per chunk.
+    // Ops on scalars run outside the chunk loops, ahead of the block
+    // accesses of their phase: a scalar store would overtake them.
     if (auto store = dyn_cast<StoreOp>(op))
       if (!isa<RankedTensorType>(store.getPtr().getType()))
         legal = false;
@@ -172,7 +174,7 @@ std::optional<StripMinePlan> getStripMinePlan(func::FuncOp function, Block &body
     // Reductions end phases, which only the kernel's own body has.
     if (isa<ReduceOp>(op) && op->getBlock() != &body)
       legal = false;
-    wroteMemory |= isa<StoreOp, AtomicRMWOp, AtomicCASOp>(op);
+    wroteMemory |= isMemoryWrite(op);
   });
   if (!legal || !length)
     return std::nullopt;
