@@ -4,12 +4,14 @@ The kernels are those of Triton's layer-norm tutorial, written once for
 each language: a forward pass with one program per row; a backward pass
 whose row programs accumulate partial weight and bias gradients into
 GROUP_SIZE_M buffers under spin locks (atomic_cas / atomic_xchg), and a
-second kernel that sums the buffers. Results are checked against torch in
+second kernel that sums the buffers. GROUP_SIZE_M follows the tutorial's
+heuristic (more buffers for narrower rows) unless --group-size-m sets it.
+Results are checked against torch in
 float64 on fresh random inputs, then timed with do_bench (median).
 Bandwidth counts, as the tutorial does, 2 passes over x forward and 3
 backward.
 
-    python bench/layernorm.py [--shapes fp16:8192x8192,bf16:32768x4096]
+    python bench/layernorm.py [--shapes fp16:8192x8192,bf16:32768x4096] [--group-size-m 64]
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ try:
 except ImportError:
     triton = None
 
-GROUP_SIZE_M = 64
 EPS = 1e-5
 
 
@@ -248,6 +249,18 @@ def forward(jit_fwd: object, x, w, b) -> tuple[torch.Tensor, torch.Tensor, torch
     return y, mean, rstd
 
 
+def tutorial_group_size_m(N: int) -> int:
+    """The tutorial's number of partial-sum buffers (and locks) for rows of N
+    elements: fewer rows share a lock when rows are narrow and cheap."""
+    if N <= 1024:
+        return 256
+    if N <= 4096:
+        return 128
+    if N <= 8192:
+        return 96
+    return 64
+
+
 class BackwardBuffers:
     """The backward pass's outputs and lock-protected partial sums, made once
     per shape and shared by both compilers' runs: the lock-bound dx kernel's
@@ -255,11 +268,12 @@ class BackwardBuffers:
     aligned to 256 bytes and to 128), and buffers each run allocated for
     itself would land wherever the allocator's history put them."""
 
-    def __init__(self, x: torch.Tensor, w: torch.Tensor) -> None:
+    def __init__(self, x: torch.Tensor, w: torch.Tensor, group_size_m: int) -> None:
         M, N = x.shape
-        self.locks = torch.zeros(2 * GROUP_SIZE_M, dtype=torch.int32, device="cuda")
-        self.partial_dw = torch.zeros((GROUP_SIZE_M, N), dtype=x.dtype, device="cuda")
-        self.partial_db = torch.zeros((GROUP_SIZE_M, N), dtype=x.dtype, device="cuda")
+        self.group_size_m = group_size_m
+        self.locks = torch.zeros(2 * group_size_m, dtype=torch.int32, device="cuda")
+        self.partial_dw = torch.zeros((group_size_m, N), dtype=x.dtype, device="cuda")
+        self.partial_db = torch.zeros((group_size_m, N), dtype=x.dtype, device="cuda")
         self.dw = torch.empty((N,), dtype=w.dtype, device="cuda")
         self.db = torch.empty((N,), dtype=w.dtype, device="cuda")
         self.dx = torch.empty_like(x)
@@ -281,10 +295,11 @@ def backward(jit_dx: object, jit_dwdb: object, dy, x, w, mean, rstd,
     buffers.partial_db.zero_()
     locks, partial_dw, partial_db = buffers.locks, buffers.partial_dw, buffers.partial_db
     dw, db, dx = buffers.dw, buffers.db, buffers.dx
+    group_size_m = buffers.group_size_m
     block, warps = fwd_config(x)
     jit_dx[(M,)](dx, dy, partial_dw, partial_db, x, w, mean, rstd, locks, x.stride(0), N,
-                 GROUP_SIZE_M=GROUP_SIZE_M, BLOCK_SIZE_N=block, num_warps=warps)
-    jit_dwdb[(triton_cdiv(N, 128),)](partial_dw, partial_db, dw, db, min(GROUP_SIZE_M, M), N, BLOCK_SIZE_M=32,
+                 GROUP_SIZE_M=group_size_m, BLOCK_SIZE_N=block, num_warps=warps)
+    jit_dwdb[(triton_cdiv(N, 128),)](partial_dw, partial_db, dw, db, min(group_size_m, M), N, BLOCK_SIZE_M=32,
                                      BLOCK_SIZE_N=128, num_warps=4)
     return dx, dw, db
 
@@ -307,7 +322,7 @@ def _check(name: str, what: str, got: torch.Tensor, expected: torch.Tensor, tole
         raise AssertionError(f"{name}: wrong {what}: max error {error} (scale {scale})")
 
 
-def measure(dtype: torch.dtype, M: int, N: int) -> dict[str, dict[str, float]]:
+def measure(dtype: torch.dtype, M: int, N: int, group_size_m: int) -> dict[str, dict[str, float]]:
     x = -2.3 + 0.5 * torch.randn(M, N, device="cuda", dtype=dtype)
     w = torch.rand(N, device="cuda", dtype=dtype)
     b = torch.rand(N, device="cuda", dtype=dtype)
@@ -319,7 +334,7 @@ def measure(dtype: torch.dtype, M: int, N: int) -> dict[str, dict[str, float]]:
     y64 = torch.nn.functional.layer_norm(x64, (N,), w64, b64, EPS)
     y64.backward(dy.double())
     tolerance = 2e-2
-    buffers = BackwardBuffers(x, w)
+    buffers = BackwardBuffers(x, w, group_size_m)
     result: dict[str, dict[str, float]] = {"fwd": {}, "bwd": {}}
     for name, (fwd, dx_kernel, dwdb_kernel) in implementations().items():
         y, mean, rstd = forward(fwd, x, w, b)
@@ -346,6 +361,8 @@ def measure(dtype: torch.dtype, M: int, N: int) -> dict[str, dict[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="fp16:8192x8192,bf16:32768x4096")
+    parser.add_argument("--group-size-m", type=int, default=None,
+                        help="partial-sum buffers in the backward pass (default: the tutorial's heuristic)")
     args = parser.parse_args()
     dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
     print(f"device: {torch.cuda.get_device_name()}")
@@ -353,7 +370,8 @@ def main() -> None:
     for spec in args.shapes.split(","):
         name, dims = spec.split(":")
         M, N = (int(v) for v in dims.split("x"))
-        r = measure(dtypes[name], M, N)
+        group_size_m = args.group_size_m or tutorial_group_size_m(N)
+        r = measure(dtypes[name], M, N, group_size_m)
         for which in ("fwd", "bwd"):
             row = r[which]
             ratio = f"{row['kiln'] / row['triton']:.3f}" if "triton" in row else "-"
