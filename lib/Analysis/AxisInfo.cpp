@@ -116,6 +116,38 @@ static int64_t assumedDivisibility(Value value) {
   return best;
 }
 
+/// Whether a block the program computes may visibly hold negative values: it
+/// comes from a range starting below zero, a negative constant or a
+/// subtraction of blocks. Scalars are taken to be non-negative unless they
+/// are negative constants, as indices from program ids and sizes are (the
+/// same assumption Triton makes of every remainder's dividend; proving it
+/// would fail on the grouped matmul's `pid % group // group_size`).
+static bool mayBeNegative(Value value, unsigned depth = 0) {
+  APInt constant;
+  if (matchPattern(value, m_ConstantInt(&constant)))
+    return constant.isNegative();
+  if (!isa<RankedTensorType>(value.getType()))
+    return false;
+  Operation *op = value.getDefiningOp();
+  if (!op || depth > 16)
+    return true;
+  auto mayBe = [&](Value operand) { return mayBeNegative(operand, depth + 1); };
+  if (auto range = dyn_cast<MakeRangeOp>(op))
+    return range.getStart() < 0;
+  if (isa<arith::ExtUIOp, arith::RemUIOp>(op))
+    return false;
+  if (isa<SplatOp, BroadcastOp, ExpandDimsOp, gpu::ConvertLayoutOp, arith::ExtSIOp,
+          arith::IndexCastOp, AxisHintOp, arith::RemSIOp>(op))
+    return mayBe(op->getOperand(0));
+  if (isa<arith::AddIOp, arith::MulIOp, arith::DivSIOp, arith::MinSIOp>(op))
+    return mayBe(op->getOperand(0)) || mayBe(op->getOperand(1));
+  if (isa<arith::MaxSIOp, arith::AndIOp>(op))
+    return mayBe(op->getOperand(0)) && mayBe(op->getOperand(1));
+  if (isa<arith::SelectOp>(op))
+    return mayBe(op->getOperand(1)) || mayBe(op->getOperand(2));
+  return true;
+}
+
 AxisInfo AxisInfoAnalysis::compute(Value value) {
   AxisInfo info = computeFromDefinition(value);
   if (!isa<RankedTensorType>(value.getType()) && value.getType().isInteger())
@@ -277,9 +309,14 @@ AxisInfo AxisInfoAnalysis::computeFromDefinition(Value value) {
     AxisInfo lhs = operandInfo(0), rhs = operandInfo(1);
     AxisInfo info = AxisInfo::unknown(rank);
     // x % c, c the same along a dimension (a constant, or a splat of a
-    // scalar known to be a multiple of g), keeps runs that start at
-    // multiples of g contiguous up to length g. Where runs start is the
-    // result's divisibility, which the access width checks too.
+    // scalar known to be a multiple of g): a run of x wraps where it meets a
+    // multiple of g. Runs of x start at multiples of x's divisibility D, so
+    // the wraps fall at multiples of gcd(g, D) along the run, which bounds
+    // the result's runs. A signed remainder of a negative x wraps one
+    // element after each multiple instead (-257, -256, -255 give -1, 0,
+    // -255), so it keeps no runs when x may be negative. Where runs start
+    // is the result's divisibility.
+    bool signedRemainder = isa<arith::RemSIOp>(op);
     for (int64_t d = 0; d < rank; ++d) {
       bool uniform = rhs.constantValue ? *rhs.constantValue > 0
                                        : rhs.constancy[d] >= shape[d];
@@ -287,8 +324,9 @@ AxisInfo AxisInfoAnalysis::computeFromDefinition(Value value) {
         continue;
       int64_t multiple = rhs.constantValue ? highestPowerOf2Divisor(*rhs.constantValue)
                                            : rhs.divisibility[d];
-      info.contiguity[d] = gcd(lhs.contiguity[d], multiple);
       info.divisibility[d] = gcd(lhs.divisibility[d], rhs.divisibility[d]);
+      if (!signedRemainder || !mayBeNegative(op->getOperand(0)))
+        info.contiguity[d] = gcd(lhs.contiguity[d], gcd(multiple, lhs.divisibility[d]));
     }
     info.constancy = combineConstancy(lhs, rhs);
     return info;

@@ -95,6 +95,50 @@ TEST_F(AxisInfoTest, RemainderBySplatOfMultipleKeepsAlignedRuns) {
   EXPECT_EQ(info.divisibility[0], 16);
 }
 
+TEST_F(AxisInfoTest, RemainderWrapsWhereTheRunMeetsAMultiple) {
+  // (arange + 128) % 1024 is 128..1023 then 0..127: runs of 128, not 1024.
+  AxisInfo info = analyze("", R"(
+    %r = kiln.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32>
+    %s = arith.constant dense<128> : tensor<1024xi32>
+    %o = arith.addi %r, %s : tensor<1024xi32>
+    %c = arith.constant dense<1024> : tensor<1024xi32>
+    %m = arith.remsi %o, %c : tensor<1024xi32>
+    return %m : tensor<1024xi32>)");
+  EXPECT_EQ(info.contiguity[0], 128);
+  EXPECT_EQ(info.divisibility[0], 128);
+}
+
+TEST_F(AxisInfoTest, SignedRemainderKeepsNoRunsOfBlocksThatMayBeNegative) {
+  // arange - 512 runs from -512: its signed remainder by 256 goes 0, -255,
+  // -254, ... and has no runs; the unsigned one wraps at multiples of 256.
+  // So does arange - n, n unknown. Scalars are taken to be non-negative, as
+  // the indices pid * n are.
+  SmallVector<Value> values = returnedValues(R"(
+    func.func @k(%n: i32 {kiln.divisibility = 1024 : i32}) -> (tensor<1024xi32>, tensor<1024xi32>, tensor<1024xi32>, tensor<1024xi32>) {
+      %r = kiln.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32>
+      %s = arith.constant dense<512> : tensor<1024xi32>
+      %c = arith.constant dense<256> : tensor<1024xi32>
+      %below = arith.subi %r, %s : tensor<1024xi32>
+      %signed = arith.remsi %below, %c : tensor<1024xi32>
+      %unsigned = arith.remui %below, %c : tensor<1024xi32>
+      %ns = kiln.splat %n : i32 -> tensor<1024xi32>
+      %shifted = arith.subi %r, %ns : tensor<1024xi32>
+      %shiftedRem = arith.remsi %shifted, %c : tensor<1024xi32>
+      %pid = kiln.program_id {axis = 0 : i32} : i32
+      %base = arith.muli %pid, %n : i32
+      %b = kiln.splat %base : i32 -> tensor<1024xi32>
+      %above = arith.addi %b, %r : tensor<1024xi32>
+      %aboveRem = arith.remsi %above, %c : tensor<1024xi32>
+      return %signed, %unsigned, %shiftedRem, %aboveRem : tensor<1024xi32>, tensor<1024xi32>, tensor<1024xi32>, tensor<1024xi32>
+    })");
+  ASSERT_EQ(values.size(), 4u);
+  EXPECT_EQ(analysis->getAxisInfo(values[0]).contiguity[0], 1);
+  EXPECT_EQ(analysis->getAxisInfo(values[0]).divisibility[0], 256);
+  EXPECT_EQ(analysis->getAxisInfo(values[1]).contiguity[0], 256);
+  EXPECT_EQ(analysis->getAxisInfo(values[2]).contiguity[0], 1);
+  EXPECT_EQ(analysis->getAxisInfo(values[3]).contiguity[0], 256);
+}
+
 TEST_F(AxisInfoTest, RemainderByUnknownSplatIsUnknown) {
   AxisInfo info = analyze("%n: i32", R"(
     %r = kiln.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32>
