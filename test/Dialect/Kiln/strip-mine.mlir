@@ -53,6 +53,25 @@ func.func @scalar_store(%x: !kiln.ptr<f32>, %v: f32) attributes {kiln.kernel} {
 
 // -----
 
+// A barrier orders the first store's elements before the second's, which
+// may write the same addresses from other positions: left alone.
+// CHECK-LABEL: func.func @stores_across_a_barrier
+// CHECK-NOT: scf.for
+func.func @stores_across_a_barrier(%x: !kiln.ptr<i32>) attributes {kiln.kernel} {
+  %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+  %xs = kiln.splat %x : !kiln.ptr<i32> -> tensor<256x!kiln.ptr<i32>>
+  %p = kiln.addptr %xs, %r : tensor<256x!kiln.ptr<i32>>, tensor<256xi32>
+  kiln.store %p, %r : tensor<256x!kiln.ptr<i32>>, tensor<256xi32>
+  kiln.debug_barrier
+  %c = arith.constant dense<255> : tensor<256xi32>
+  %flipped = arith.subi %c, %r : tensor<256xi32>
+  %q = kiln.addptr %xs, %flipped : tensor<256x!kiln.ptr<i32>>, tensor<256xi32>
+  kiln.store %q, %r : tensor<256x!kiln.ptr<i32>>, tensor<256xi32>
+  return
+}
+
+// -----
+
 // Blocks no longer than a chunk: nothing to do.
 // CHECK-LABEL: func.func @small
 // CHECK-NOT: scf.for

@@ -16,7 +16,10 @@ def KilnStripMine : Pass<"kiln-strip-mine", "mlir::ModuleOp"> {
     that touches blocks works element by element (ranges, splats, constants,
     arith and math, addptr, load, store, atomics, also inside loops over
     scalars) or reduces whole blocks to scalars, the program's result does
-    not depend on how its N elements are grouped. This pass then runs the
+    not depend on how its N elements are grouped. (Elements of one program
+    that access the same address are ordered only by a `debug_barrier`, as
+    on the GPU, where they are threads; a barrier makes this pass leave the
+    kernel alone.) This pass then runs the
     kernel chunk by chunk, with blocks of `chunk-size` elements: on a CPU, a
     chunk fits in registers where a whole block would spill, and LLVM's code
     generation time stays flat instead of growing with N. When every block
