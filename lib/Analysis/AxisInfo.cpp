@@ -316,7 +316,7 @@ AxisInfo AxisInfoAnalysis::computeFromDefinition(Value value) {
     // element after each multiple instead (-257, -256, -255 give -1, 0,
     // -255), so it keeps no runs when x may be negative. Where runs start
     // is the result's divisibility.
-    bool signedRemainder = isa<arith::RemSIOp>(op);
+    bool keepsRuns = !isa<arith::RemSIOp>(op) || !mayBeNegative(op->getOperand(0));
     for (int64_t d = 0; d < rank; ++d) {
       bool uniform = rhs.constantValue ? *rhs.constantValue > 0
                                        : rhs.constancy[d] >= shape[d];
@@ -325,7 +325,7 @@ AxisInfo AxisInfoAnalysis::computeFromDefinition(Value value) {
       int64_t multiple = rhs.constantValue ? highestPowerOf2Divisor(*rhs.constantValue)
                                            : rhs.divisibility[d];
       info.divisibility[d] = gcd(lhs.divisibility[d], rhs.divisibility[d]);
-      if (!signedRemainder || !mayBeNegative(op->getOperand(0)))
+      if (keepsRuns)
         info.contiguity[d] = gcd(lhs.contiguity[d], gcd(multiple, lhs.divisibility[d]));
     }
     info.constancy = combineConstancy(lhs, rhs);
