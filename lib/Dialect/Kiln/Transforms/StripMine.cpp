@@ -61,19 +61,18 @@ bool isWholeBlockReduction(Operation *op) {
 
 bool isMemoryWrite(Operation *op) { return isa<StoreOp, AtomicRMWOp, AtomicCASOp>(op); }
 
-/// Whether `op` or an op nested in it writes memory.
-bool writesMemory(Operation *op) {
-  return op->walk([](Operation *nested) {
-             return isMemoryWrite(nested) ? WalkResult::interrupt() : WalkResult::advance();
+/// Whether `op` or an op nested in it satisfies `predicate`.
+bool anyNested(Operation *op, bool (*predicate)(Operation *)) {
+  return op->walk([&](Operation *nested) {
+             return predicate(nested) ? WalkResult::interrupt() : WalkResult::advance();
            }).wasInterrupted();
 }
 
+/// Whether `op` or an op nested in it writes memory.
+bool writesMemory(Operation *op) { return anyNested(op, isMemoryWrite); }
+
 /// Whether `op` or an op nested in it (a loop over blocks) touches blocks.
-bool containsBlocks(Operation *op) {
-  return op->walk([](Operation *nested) {
-             return touchesBlocks(nested) ? WalkResult::interrupt() : WalkResult::advance();
-           }).wasInterrupted();
-}
+bool containsBlocks(Operation *op) { return anyNested(op, touchesBlocks); }
 
 /// What the pass learned of a kernel it can split.
 struct StripMinePlan {
