@@ -228,14 +228,10 @@ if triton is not None:
 # -- drivers ------------------------------------------------------------------------------
 
 
-def _next_power_of_2(n: int) -> int:
-    return 1 << (n - 1).bit_length()
-
-
 def fwd_config(x: torch.Tensor) -> tuple[int, int]:
     """The tutorial's BLOCK_SIZE (a row in one block, up to 64 KB) and num_warps."""
     max_fused = 65536 // x.element_size()
-    block = min(max_fused, _next_power_of_2(x.shape[1]))
+    block = min(max_fused, kiln.next_power_of_2(x.shape[1]))
     return block, min(max(block // 256, 1), 8)
 
 
@@ -299,13 +295,9 @@ def backward(jit_dx: object, jit_dwdb: object, dy, x, w, mean, rstd,
     block, warps = fwd_config(x)
     jit_dx[(M,)](dx, dy, partial_dw, partial_db, x, w, mean, rstd, locks, x.stride(0), N,
                  GROUP_SIZE_M=group_size_m, BLOCK_SIZE_N=block, num_warps=warps)
-    jit_dwdb[(triton_cdiv(N, 128),)](partial_dw, partial_db, dw, db, min(group_size_m, M), N, BLOCK_SIZE_M=32,
+    jit_dwdb[(kiln.cdiv(N, 128),)](partial_dw, partial_db, dw, db, min(group_size_m, M), N, BLOCK_SIZE_M=32,
                                      BLOCK_SIZE_N=128, num_warps=4)
     return dx, dw, db
-
-
-def triton_cdiv(a: int, b: int) -> int:
-    return (a + b - 1) // b
 
 
 def implementations() -> dict[str, Optional[tuple]]:

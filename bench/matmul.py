@@ -126,7 +126,7 @@ def launcher(kernel: Any, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor,
     bm, bn, bk, group, warps, stages = config
     m, k = a.shape
     n = b.shape[1]
-    grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn) if triton else -(-m // bm) * -(-n // bn),)
+    grid = (kiln.cdiv(m, bm) * kiln.cdiv(n, bn),)
     args = (a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
             c.stride(0), c.stride(1))
     language = kl if kernel is kiln_matmul else tl
