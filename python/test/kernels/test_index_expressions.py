@@ -64,6 +64,8 @@ class IndexExpression:
                 values = np.sign(values) * (np.abs(values) // constant)
             elif step == "mask_bits":
                 values = values & constant
+            elif step == "add_program":
+                pass  # the only program is 0
         return self.start + values
 
 
