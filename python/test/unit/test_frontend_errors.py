@@ -348,3 +348,31 @@ def test_store_mask_must_be_bool(jit, build_ir):
 
     err = compile_error(build_ir, kernel, {"out": "*i32"}, {"BLOCK": 8})
     check(err, kernel, "kl.store(out + offs, offs, mask=offs)", "mask must be a boolean")
+
+
+
+def k_sum_of_pointers(out, BLOCK: kl.constexpr):
+    kl.sum(out + kl.arange(0, BLOCK), axis=0)
+
+
+def k_max_of_pointers(out, BLOCK: kl.constexpr):
+    kl.max(out + kl.arange(0, BLOCK))
+
+
+def k_argmin_of_pointers(out, BLOCK: kl.constexpr):
+    kl.argmin(out + kl.arange(0, BLOCK), axis=0)
+
+
+def k_cumsum_of_pointers(out, BLOCK: kl.constexpr):
+    kl.cumsum(out + kl.arange(0, BLOCK), axis=0)
+
+
+@pytest.mark.parametrize("kernel,call", [(k_sum_of_pointers, "kl.sum("), (k_max_of_pointers, "kl.max("),
+                                         (k_argmin_of_pointers, "kl.argmin("),
+                                         (k_cumsum_of_pointers, "kl.cumsum(")])
+def test_reduction_of_pointers_names_the_call(jit, build_ir, kernel, call):
+    # A block of pointers used to reach the combine function, whose error
+    # named a line of kiln/language/standard.py instead of the kernel's.
+    kernel = jit(kernel)
+    err = compile_error(build_ir, kernel, {"out": "*i32"}, {"BLOCK": 8})
+    check(err, kernel, call, "block of pointers")
