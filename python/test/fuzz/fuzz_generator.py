@@ -181,6 +181,8 @@ class Case:
 def _data(rng: random.Random, ty: DType, size: int) -> np.ndarray:
     """Random elements exactly representable in `ty`: mostly small, with
     the type's extremes now and then (integers) to exercise wrapping."""
+    if ty.kind == "b":
+        return np.array([rng.randint(0, 1) for _ in range(size)], dtype=object)
     if ty.is_float:
         scale = rng.choice((0.25, 0.5, 1.0))
         span = 8 if ty.bits == 16 else rng.choice((8, 64))
@@ -331,7 +333,8 @@ class Generator:
 
     def conversion(self, scope: list[Var], shape: tuple[int, ...], depth: int) -> Node:
         node = self.expression(scope, shape, depth - 1)
-        return cast_node(node, self.pick_dtype(), style=self.rng.choice(("to", "cast")))
+        target = ref.INT1 if self.rng.random() < 0.08 else self.pick_dtype()
+        return cast_node(node, target, style=self.rng.choice(("to", "cast")))
 
     def math(self, scope: list[Var], shape: tuple[int, ...], depth: int) -> Node:
         rng = self.rng
@@ -481,6 +484,8 @@ def _array_text(values: np.ndarray, ty: DType) -> str:
     """Python text making a CPU array of `ty` holding `values`."""
     if ty.name == "bfloat16":
         return f"torch.tensor({_literal_text(values, ty)}, dtype=torch.bfloat16)"
+    if ty.kind == "b":
+        return f"np.array({_literal_text(values, ty)}, dtype=np.bool_)"
     return f"np.array({_literal_text(values, ty)}, dtype=np.{ty.name})"
 
 
@@ -529,16 +534,18 @@ class KernelBuilder(Generator):
         self.body.append(Statement(lines, lambda env: None))
         self.scope += [Var("pid", ref.INT32, ()), Var("offs", ref.INT32, full)]
         for number in range(rng.randint(1, 3)):
-            ty = self.pick_dtype()
+            ty = ref.INT1 if rng.random() < 0.05 else self.pick_dtype()
             name, var = f"x{number}", f"v{number}"
             data = _data(rng, ty, self.size)
             self.arguments.append(Argument(name, "array", ty, data))
             if rng.random() < 0.5:
                 other = rng.choice((0, 1, 2, 7)) if ty.is_int else rng.choice((0.5, -1.0, 2.0))
-                text = f"{var} = kl.load({name} + offs, mask=mask, other={other!r})"
+                if ty.kind == "b":
+                    other = rng.choice((0, 1))
+                text = f"{var} = kl.load({self.pointer(name)}, mask=mask, other={other!r})"
                 self.body.append(Statement([text], self._masked_load(var, name, ty, other)))
             else:
-                self.body.append(Statement([f"{var} = kl.load({name} + offs)"], self._load(var, name, ty)))
+                self.body.append(Statement([f"{var} = kl.load({self.pointer(name)})"], self._load(var, name, ty)))
             self.scope.append(Var(var, ty, full))
         if self.two_d and rng.random() < 0.6:
             for name, var, index, view in (("xr", "vr", "rows", "[:, None]"), ("xc", "vc", "cols", "[None, :]")):
@@ -565,6 +572,15 @@ class KernelBuilder(Generator):
         if rng.random() < 0.5:
             self.constexprs["C0"] = rng.choice((0, 1, 2, 3, 4, 8))
             self.literals["C0"] = self.constexprs["C0"]
+
+    def pointer(self, name: str) -> str:
+        """`name + offs`, written one of several equivalent ways."""
+        rng = self.rng
+        forms = [f"{name} + offs", f"offs + {name}", f"({name} + 3) + (offs - 3)", f"({name} - 1) + (offs + 1)",
+                 f"{name} + offs.to(kl.int64)", f"({name} + pid * 0) + offs"]
+        if not self.two_d:
+            forms.append(f"({name} + pid * BLOCK) + kl.arange(0, BLOCK)")
+        return rng.choice(forms)
 
     def _load(self, var: str, name: str, ty: DType) -> Callable[[dict[str, Value]], None]:
         def run(env: dict[str, Value]) -> None:
