@@ -55,6 +55,7 @@ def test_undefined_name(jit, build_ir):
     ("dict", "dict literals"), ("with", "'with' statements"), ("import", "'import' statements"),
     ("del", "'del' statements"), ("class", "class definitions"), ("global", "'global' statements"),
     ("break", "'break' statements"), ("set", "set literals"), ("genexp", "generator expressions"),
+    ("walrus", "assignment expressions (:=) are"),
 ])
 def test_unsupported_syntax(jit, build_ir, snippet, construct):
     def k_try(out):
@@ -100,10 +101,14 @@ def test_unsupported_syntax(jit, build_ir, snippet, construct):
     def k_genexp(out):
         x = tuple(i for i in range(3))
 
+    def k_walrus(out):
+        x = (y := 3)
+
     kernels = {"try": (k_try, "try:"), "lambda": (k_lambda, "lambda v"), "listcomp": (k_listcomp, "[i for"),
                "dict": (k_dict, "{1: 2}"), "with": (k_with, "with out"), "import": (k_import, "import os"),
                "del": (k_del, "del x"), "class": (k_class, "class C"), "global": (k_global, "global NOT"),
-               "break": (k_break, "break"), "set": (k_set, "{1, 2}"), "genexp": (k_genexp, "(i for i")}
+               "break": (k_break, "break"), "set": (k_set, "{1, 2}"), "genexp": (k_genexp, "(i for i"),
+               "walrus": (k_walrus, "y := 3")}
     fn, text = kernels[snippet]
     kernel = jit(fn)
     sig = {"out": "*fp32", "n": "i32"} if snippet == "break" else {"out": "*fp32"}
