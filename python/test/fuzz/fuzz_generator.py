@@ -404,9 +404,15 @@ class Generator:
         full = self.block_shape
         x = self.expression(scope, full, depth - 1)
         x = self.fit(x, full)
-        kind = rng.choice(("sum", "max", "min"))
+        kind = rng.choice(("sum", "max", "min", "argmax", "argmin", "cumsum"))
         if x.dtype.kind == "b":
             x = cast_node(x, ref.INT32)
+        if kind == "cumsum":
+            axis = rng.choice(range(len(full)))
+            return Call(f"kl.cumsum({{0}}, axis={axis})", [x], ref._sum_type(x.dtype), full,
+                        lambda a, axis=axis: ref.cumsum(a, axis))
+        if kind.startswith("arg"):
+            return self.arg_reduction(kind, x)
         probe = ref.reduce(kind, ref.make(x.dtype, np.zeros((2,))), 0, False).dtype
         if len(full) == 1:
             text = f"kl.{kind}({{0}}, axis=0)" if rng.random() < 0.7 else f"kl.{kind}({{0}})"
@@ -419,6 +425,16 @@ class Generator:
         else:
             text = f"kl.{kind}({{0}}, axis={axis})" + ("[None, :]" if axis == 0 else "[:, None]")
         return Call(text, [x], probe, out_shape, lambda a, kind=kind, axis=axis: ref.reduce(kind, a, axis, True))
+
+    def arg_reduction(self, kind: str, x: Node) -> Node:
+        full = self.block_shape
+        axis = self.rng.choice(range(len(full)))
+        if len(full) == 1:
+            return Call(f"kl.{kind}({{0}}, axis=0)", [x], ref.INT32, (),
+                        lambda a, kind=kind: ref.arg_extreme(kind, a, 0, False))
+        out_shape = (1, full[1]) if axis == 0 else (full[0], 1)
+        text = f"kl.{kind}({{0}}, axis={axis})" + ("[None, :]" if axis == 0 else "[:, None]")
+        return Call(text, [x], ref.INT32, out_shape, lambda a, kind=kind, axis=axis: ref.arg_extreme(kind, a, axis, True))
 
     def creation(self, shape: tuple[int, ...]) -> Node:
         rng = self.rng
@@ -444,6 +460,30 @@ class Generator:
                     lambda a, shape=shape: ref.broadcast_to(a, shape))
 
     block_shape: tuple[int, ...] = ()
+
+
+@dataclass
+class HelperCall(Node):
+    """`name(args...)`: a call of a generated helper whose body (over its
+    parameters `a` and `b`) is `body`."""
+
+    name: str
+    args: list[Node]
+    body: Node
+
+    @property
+    def dtype(self) -> DType:  # type: ignore[override]
+        return self.body.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:  # type: ignore[override]
+        return self.body.shape
+
+    def source(self) -> str:
+        return f"{self.name}({', '.join(a.source() for a in self.args)})"
+
+    def evaluate(self, env: dict[str, Value]) -> Value:
+        return self.body.evaluate({"a": self.args[0].evaluate(env), "b": self.args[1].evaluate(env)})
 
 
 def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
@@ -514,6 +554,7 @@ class KernelBuilder(Generator):
         # arguments specialized to 1.
         self.literals: dict[str, int] = {}
         self.in_helper = False
+        self.helper_calls: list[HelperCall] = []
 
         self.prologue()
         for _ in range(rng.randint(1, 5)):
@@ -531,6 +572,9 @@ class KernelBuilder(Generator):
                      "offs = rows[:, None] * BN + cols[None, :]", "mask = offs < n"]
         else:
             lines = ["pid = kl.program_id(0)", "offs = pid * BLOCK + kl.arange(0, BLOCK)", "mask = offs < n"]
+        if rng.random() < 0.3:
+            lines.append("npg = kl.num_programs(0)")
+            self.scope.append(Var("npg", ref.INT32, ()))
         self.body.append(Statement(lines, lambda env: None))
         self.scope += [Var("pid", ref.INT32, ()), Var("offs", ref.INT32, full)]
         for number in range(rng.randint(1, 3)):
@@ -638,8 +682,10 @@ class KernelBuilder(Generator):
             self.branch(depth, runtime=False)
         elif roll < 0.77:
             self.loop(depth)
-        elif roll < 0.85:
+        elif roll < 0.83:
             self.while_loop(depth)
+        elif roll < 0.9:
+            self.augmented(depth)
         else:
             self.helper_call(depth)
 
@@ -779,25 +825,64 @@ class KernelBuilder(Generator):
         self.body.append(Statement(lines, run))
         self.scope.append(Var(acc, ty, self.block_shape))
 
-    def helper_call(self, depth: int, nested: int = 0) -> None:
-        """A `@kiln.jit` helper of two parameters, called once."""
+    def helper_call(self, depth: int) -> None:
+        """A `@kiln.jit` helper of two parameters, called once: it returns
+        one value or a tuple of two, and may call an earlier helper."""
         rng = self.rng
         full = [v for v in self.scope if v.shape == self.block_shape]
-        a, b = rng.choice(full), rng.choice(self.scope)
-        params = [Var("a", a.dtype, a.shape), Var("b", b.dtype, b.shape)]
+        earlier = [h for h in self.helper_calls if rng.random() < 0.5]
+        if earlier:
+            # Called with arguments of the types the earlier helper was
+            # generated for, it may call that helper in turn.
+            inner = earlier[0]
+            a, b = inner.args
+            params = [Var("a", a.dtype, a.shape), Var("b", b.dtype, b.shape)]
+            extra: list[Node] = [HelperCall(inner.name, params, inner.body)]
+        else:
+            a, b = rng.choice(full), rng.choice(self.scope)
+            params = [Var("a", a.dtype, a.shape), Var("b", b.dtype, b.shape)]
+            extra = []
         self.in_helper = True
-        node = self.expression(params, self.block_shape, depth)
+        results = [self.expression(params + extra, self.block_shape, depth)]
+        if rng.random() < 0.3:
+            results.append(self.expression(params + extra, self.block_shape, depth))
         self.in_helper = False
         name = f"helper_{self.helper_count}"
         self.helper_count += 1
-        self.helpers.append("\n".join(["@kiln.jit", f"def {name}(a, b):", f"    return {node.source()}"]))
-        result = self.new_temp()
-        call = f"{result} = {name}({a.source()}, {b.source()})"
+        self.helpers.append("\n".join(["@kiln.jit", f"def {name}(a, b):",
+                                       f"    return {', '.join(r.source() for r in results)}"]))
+        names = [self.new_temp() for _ in results]
+        call = HelperCall(name, [a, b], results[0])
+        if len(results) == 1:
+            self.helper_calls.append(call)
 
         def run(env: dict[str, Value]) -> None:
-            env[result] = node.evaluate({"a": a.evaluate(env), "b": b.evaluate(env)})
-        self.body.append(Statement([call], run))
-        self.scope.append(Var(result, node.dtype, node.shape))
+            inner_env = {"a": a.evaluate(env), "b": b.evaluate(env)}
+            for target, node in zip(names, results):
+                env[target] = node.evaluate(inner_env)
+        self.body.append(Statement([f"{', '.join(names)} = {call.source()}"], run))
+        for target, node in zip(names, results):
+            self.scope.append(Var(target, node.dtype, node.shape))
+
+    def augmented(self, depth: int) -> None:
+        """`t op= expr` on an earlier temporary (its type may change)."""
+        rng = self.rng
+        temporaries = [v for v in self.scope if v.name.startswith("t") and v.shape == self.block_shape]
+        if not temporaries:
+            return self.assign(depth)
+        target = rng.choice(temporaries)
+        op = rng.choice(("+", "-", "*", "&", "|", "^", "//"))
+        value = self.expression(self.scope_leaves(), self.block_shape, depth - 1)
+        if op in ("&", "|", "^", "//"):
+            if not target.dtype.is_int or target.dtype.kind == "b":
+                op = "+"
+            else:
+                value = self.as_int(value) if op != "//" else self.divisor(self.scope_leaves(), self.block_shape,
+                                                                            depth, target, ints=True)
+        node = Binary(op, target, value)
+        self.body.append(Statement([f"{target.name} {op}= {value.source()}"], self._bind(target.name, node)))
+        self.scope.remove(target)
+        self.scope.append(Var(target.name, node.dtype, node.shape))
 
     def epilogue(self) -> dict[str, DType]:
         rng = self.rng
@@ -828,7 +913,8 @@ class KernelBuilder(Generator):
         out = ref.make(out_ty, self.buffer("out"))
         red = ref.make(outputs["red"], self.buffer("red")) if "red" in outputs else None
         for pid in range(self.programs):
-            env: dict[str, Value] = {"pid": ref.make(ref.INT32, np.array(pid, dtype=object))}
+            env: dict[str, Value] = {"pid": ref.make(ref.INT32, np.array(pid, dtype=object)),
+                                     "npg": ref.make(ref.INT32, np.array(self.programs, dtype=object))}
             if self.two_d:
                 bm, bn = self.block_shape
                 rows = pid * bm + np.arange(bm)

@@ -466,3 +466,52 @@ def mismatches(ty: DType, got: np.ndarray, expected: Value, written: Optional[np
         g = _map(int, 1)(g)
         bad = np.asarray(g != expected.v, dtype=bool)
     return bad & ~expected.undef
+
+
+def _sum_type(ty: DType) -> DType:
+    """The accumulator type of kl.sum and kl.cumsum."""
+    if ty.kind == "b":
+        return INT32
+    if ty.is_int and ty.bits < 32:
+        return UINT32 if ty.kind == "u" else INT32
+    return ty
+
+
+def cumsum(a: Value, axis: int) -> Value:
+    """kl.cumsum along `axis`: inclusive prefix sums, in kl.sum's types."""
+    ty = _sum_type(a.dtype)
+    a = cast(a, ty)
+    undef = np.logical_or.accumulate(a.undef, axis=axis)
+    if ty.is_float:
+        with np.errstate(all="ignore"):
+            n = a.shape[axis]
+            magnitude = np.cumsum(np.abs(a.v) + a.err, axis=axis)
+            err = np.cumsum(a.err, axis=axis) + magnitude * ty.epsilon * (n + 1)
+            return _finish_float(ty, np.cumsum(a.v, axis=axis), err, undef | (magnitude >= ty.largest))
+    return Value(ty, _wrap(np.cumsum(a.v, axis=axis).astype(object), ty), np.zeros(a.shape), undef)
+
+
+def arg_extreme(kind: str, a: Value, axis: int, keep_dims: bool) -> Value:
+    """kl.argmax / kl.argmin along `axis` (the first index on a tie), int32.
+    Floats are undefined where another element is within the error bounds
+    of the extreme."""
+    values = a.v if a.dtype.is_float else a.v.astype(object)
+    sign = 1 if kind == "argmax" else -1
+    moved = np.moveaxis(values, axis, -1)
+    err = np.moveaxis(a.err, axis, -1)
+    undef = np.moveaxis(a.undef, axis, -1)
+    out = np.zeros(moved.shape[:-1], dtype=object)
+    bad = np.zeros(moved.shape[:-1], dtype=bool)
+    for index in np.ndindex(*moved.shape[:-1]):
+        row = [sign * x for x in moved[index]]
+        best = max(range(len(row)), key=lambda i: (row[i], -i))
+        out[index] = best
+        if np.any(undef[index]):
+            bad[index] = True
+        elif a.dtype.is_float:
+            row_f = np.array(row, dtype=np.float64)
+            close = row_f >= row_f[best] - (err[index] + err[index][best])
+            bad[index] = bool(np.isnan(row_f).any() or close.sum() > 1)
+    if keep_dims:
+        out, bad = np.expand_dims(out, axis), np.expand_dims(bad, axis)
+    return Value(INT32, out, np.zeros(out.shape), bad)
