@@ -10,6 +10,11 @@
 # Environment:
 #   KILN_PYTHON312   a Python 3.12 interpreter with its C headers (default:
 #                    pyenv's 3.12, else python3.12 on PATH)
+#   KILN_PYTHON312_INCLUDE  where no such interpreter exists here: a copy of
+#                    the GPU machine's Python 3.12 include directory (the one
+#                    holding Python.h and pyconfig.h). The extension is then
+#                    built against those headers alone and cannot be test-
+#                    imported here; run_on_gpu.sh imports it there.
 #   KILN_GPU_BUILD_DIR  the build tree (default: build-gpu)
 #   KILN_BUILD_JOBS  ninja's -j (default: the number of cores)
 #   KILN_BUILD_LOCK  a file to flock around ninja, for shared build machines
@@ -56,20 +61,34 @@ find_python312() {
   command -v python3.12 || true
 }
 
-PY312="$(find_python312)"
-[[ -n "$PY312" && -x "$PY312" ]] || die "no Python 3.12 found; set KILN_PYTHON312"
-"$PY312" - <<'PYEOF' || die "$PY312 is not a Python 3.12 with C headers"
+PY312=""
+PY312_INCLUDE="${KILN_PYTHON312_INCLUDE:-}"
+if [[ -n "$PY312_INCLUDE" ]]; then
+  grep -qs '#define PY_MINOR_VERSION[[:space:]]*12$' "$PY312_INCLUDE/patchlevel.h" ||
+    die "$PY312_INCLUDE holds no Python 3.12 headers (patchlevel.h)"
+  [[ -f "$PY312_INCLUDE/pyconfig.h" ]] || die "$PY312_INCLUDE has no pyconfig.h"
+  step "Python 3.12 headers: $PY312_INCLUDE (no interpreter: the import check is left to the GPU machine)"
+  python_flags=(-DKILN_PYTHON_INCLUDE_DIR="$PY312_INCLUDE" -DKILN_PYTHON_EXT_SUFFIX=".cpython-312-x86_64-linux-gnu.so")
+  configured_for="$PY312_INCLUDE"
+else
+  PY312="$(find_python312)"
+  [[ -n "$PY312" && -x "$PY312" ]] || die "no Python 3.12 found; set KILN_PYTHON312 or KILN_PYTHON312_INCLUDE"
+  "$PY312" - <<'PYEOF' || die "$PY312 is not a Python 3.12 with C headers"
 import os, sys, sysconfig
 assert sys.version_info[:2] == (3, 12), sys.version
 assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))
 PYEOF
-step "Python 3.12: $PY312"
+  step "Python 3.12: $PY312"
+  python_flags=(-DPython3_EXECUTABLE="$PY312")
+  configured_for="$PY312"
+fi
 
 # --- configure ----------------------------------------------------------------
 if [[ -f "$BUILD_DIR/build.ninja" ]]; then
-  configured="$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt")"
-  [[ "$configured" == "$PY312" ]] ||
-    die "$BUILD_DIR is configured for '$configured', not $PY312; remove $BUILD_DIR"
+  configured="$(sed -n 's/^KILN_PYTHON_INCLUDE_DIR:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt")"
+  [[ -n "$configured" ]] || configured="$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt")"
+  [[ "$configured" == "$configured_for" ]] ||
+    die "$BUILD_DIR is configured for '$configured', not $configured_for; remove $BUILD_DIR"
 else
   step "configuring $BUILD_DIR (static LLVM/MLIR)"
   cmake -G Ninja -S . -B "$BUILD_DIR" \
@@ -78,7 +97,7 @@ else
     -DLLVM_USE_LINKER=lld \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DKILN_STATIC_LLVM=ON -DKILN_BUILD_TESTS=OFF \
-    -DPython3_EXECUTABLE="$PY312"
+    "${python_flags[@]}"
 fi
 if ((configure_only)); then
   step "configured $BUILD_DIR"
@@ -110,8 +129,8 @@ unexpected="$(grep -Ev "$allowed" <<<"$needed" || true)"
 step "needs: $(tr '\n' ' ' <<<"$needed")"
 
 # Importing it under the same Python minor version catches unresolved symbols
-# before the bundle travels.
-"$PY312" -c "
+# before the bundle travels (where that Python is here).
+[[ -z "$PY312" ]] || "$PY312" -c "
 import importlib.util, sys
 spec = importlib.util.spec_from_file_location('_C', sys.argv[1])
 spec.loader.exec_module(importlib.util.module_from_spec(spec))
@@ -124,7 +143,11 @@ mv "$BUNDLE.tmp" "$BUNDLE"
 {
   echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
-  echo "python: $("$PY312" -c 'import sys; print(sys.version.split()[0])')"
+  if [[ -n "$PY312" ]]; then
+    echo "python: $("$PY312" -c 'import sys; print(sys.version.split()[0])')"
+  else
+    echo "python: 3.12 headers only ($(sed -n 's/^#define PY_VERSION[[:space:]]*//p' "$PY312_INCLUDE/patchlevel.h"))"
+  fi
   echo "size: $(stat -c %s "$stage/$EXT") bytes stripped, $(stat -c %s "$BUNDLE") bytes packed"
 } > .carry/kiln-gpu-bundle.info
 cat .carry/kiln-gpu-bundle.info
