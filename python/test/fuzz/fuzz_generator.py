@@ -15,6 +15,7 @@ bad launch arguments), which must end in a clean error.
 
 from __future__ import annotations
 
+import operator
 import random
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -125,6 +126,11 @@ class Call(Node):
 
 
 COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+PYTHON_COMPARISONS: dict[str, Callable[[int, int], bool]] = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
+# Conditions on a loop's variable, as written and as evaluated.
+LOOP_TESTS: tuple[tuple[str, Callable[[int], bool]], ...] = (
+    ("{0} % 2 == 0", lambda i: i % 2 == 0), ("{0} > 0", lambda i: i > 0), ("{0} == 1", lambda i: i == 1))
 ARITHMETIC = ("+", "-", "*", "/", "//", "%")
 BITWISE = ("&", "|", "^", "<<", ">>")
 
@@ -749,7 +755,7 @@ class KernelBuilder(Generator):
             op = rng.choice(COMPARISONS)
             condition = f"{constexpr} {op} {bound}"
             value = self.constexprs[constexpr]
-            outcome = bool(eval(f"{value} {op} {bound}"))  # noqa: S307 - two ints and a comparison
+            outcome = bool(PYTHON_COMPARISONS[op](value, bound))
             decide = lambda env: outcome  # noqa: E731
         otherwise_first = rng.random() < 0.5
         if otherwise_first:
@@ -790,9 +796,16 @@ class KernelBuilder(Generator):
         else:
             extra.append(Var(counter, ref.INT32, ()))
         body = self.typed_full(depth, ty, extra=extra)
+        # Sometimes an if/else on the loop variable inside the loop.
+        nested = self.typed_full(depth, ty, extra=extra) if rng.random() < 0.3 else None
+        test, holds = rng.choice(LOOP_TESTS)
         self.literals.pop(counter, None)
-        lines = [f"{acc} = {init.source()}", f"for {counter} in {text.format(bound_name)}:",
-                 f"    {acc} = {body.source()}"]
+        lines = [f"{acc} = {init.source()}", f"for {counter} in {text.format(bound_name)}:"]
+        if nested is None:
+            lines.append(f"    {acc} = {body.source()}")
+        else:
+            lines += [f"    if {test.format(counter)}:", f"        {acc} = {body.source()}", "    else:",
+                      f"        {acc} = {nested.source()}"]
 
         def run(env: dict[str, Value]) -> None:
             env[acc] = init.evaluate(env)
@@ -801,7 +814,8 @@ class KernelBuilder(Generator):
                 raise ref.Trap("long loop")
             for i in iterate(count):
                 env[counter] = ref.make(ref.INT32, np.array(i, dtype=object))
-                env[acc] = body.evaluate(env)
+                taken = nested is None or holds(i)
+                env[acc] = (body if taken else nested).evaluate(env)
         self.body.append(Statement(lines, run))
         self.scope.append(Var(acc, ty, self.block_shape))
 
@@ -812,12 +826,20 @@ class KernelBuilder(Generator):
         counter = f"j{self.temp_count}"
         init = self.typed_full(depth - 1, ty)
         body = self.typed_full(depth, ty, extra=[Var(acc, ty, self.block_shape), Var(counter, ref.INT32, ())])
-        limit = rng.choice((0, 1, 2, 4))
-        lines = [f"{acc} = {init.source()}", f"{counter} = pid * 0", f"while {counter} < {limit}:",
+        scalars = [v for v in self.scope if v.shape == () and v.name.startswith("s")]
+        if scalars and rng.random() < 0.4:
+            bound = rng.choice(scalars).name
+        else:
+            bound = str(rng.choice((0, 1, 2, 4)))
+        lines = [f"{acc} = {init.source()}", f"{counter} = pid * 0", f"while {counter} < {bound}:",
                  f"    {acc} = {body.source()}", f"    {counter} += 1"]
 
         def run(env: dict[str, Value]) -> None:
             env[acc] = init.evaluate(env)
+            limit = int(env[bound].v) if bound in env else int(bound)
+            if limit > 64:
+                raise ref.Trap("long loop")
+            limit = max(limit, 0)
             for j in range(limit):
                 env[counter] = ref.make(ref.INT32, np.array(j, dtype=object))
                 env[acc] = body.evaluate(env)
@@ -891,7 +913,20 @@ class KernelBuilder(Generator):
         self.result, self.out_ty = result, out_ty
         self.arguments.insert(0, Argument("out", "array", out_ty, _data(rng, out_ty, self.size)))
         value = result.source() if rng.random() < 0.5 else f"{result.source()}.to(kl.{out_ty.name})"
-        self.body.append(Statement([f"kl.store(out + offs, {value}, mask=mask)"], lambda env: None))
+        if rng.random() < 0.15:
+            # An early return: the program stores nothing.
+            condition, decide = self.scalar_condition()
+
+            def leave(env: dict[str, Value]) -> None:
+                env["returned"] = ref.make(ref.INT1, np.array(int(decide(env)), dtype=object))
+            self.body.append(Statement([f"if {condition}:", "    return"], leave))
+        self.store_condition: Optional[Node] = None
+        if rng.random() < 0.3:
+            self.store_condition = self.condition(self.scope_leaves(), self.block_shape, 1)
+            self.body.append(Statement([f"kl.store(out + offs, {value}, mask=mask & {self.store_condition.source()})"],
+                                       lambda env: None))
+        else:
+            self.body.append(Statement([f"kl.store(out + offs, {value}, mask=mask)"], lambda env: None))
         outputs = {"out": out_ty}
         if rng.random() < 0.3:
             full = [v for v in self.scope if v.shape == self.block_shape and v.dtype.kind != "b"]
@@ -929,12 +964,20 @@ class KernelBuilder(Generator):
                                                                           else object))
             for statement in self.body:
                 statement.run(env)
+            if "returned" in env and int(env["returned"].v):
+                continue
             value = ref.cast(self.result.evaluate(env), out_ty)
             inside = offs < self.n
+            unknown = np.zeros(offs.shape, dtype=bool)
+            if self.store_condition is not None:
+                chosen = ref.broadcast_to(self.store_condition.evaluate(env), offs.shape)
+                # Where the condition is undefined, so is the element.
+                unknown = inside & chosen.undef
+                inside = inside & (chosen.v.astype(bool) | chosen.undef)
             flat = offs[inside]
             out.v[flat] = value.v[inside]
             out.err[flat] = value.err[inside]
-            out.undef[flat] = value.undef[inside]
+            out.undef[flat] = value.undef[inside] | unknown[inside]
             if red is not None:
                 var, kind = self.reduced
                 x = var.evaluate(env)

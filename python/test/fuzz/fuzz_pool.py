@@ -48,6 +48,11 @@ class Pool:
             command = ["nice", "-n", str(self.nice)] + command
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.DEVNULL, env=env)
+        # The worker says when it has imported Kiln; cases are timed from then.
+        if process.stdout.readline() != b"ready\n":
+            process.kill()
+            process.wait()
+            raise RuntimeError(f"a fuzz worker failed to start (status {process.returncode})")
         return _Worker(process)
 
     def run(self, seeds: Iterable[int], stop: Optional[Callable[[], bool]] = None) -> Iterator[dict]:

@@ -160,6 +160,12 @@ def _self_test(seed: int) -> None:
 def main() -> None:
     os.environ.setdefault("KILN_DISABLE_CACHE", "1")
     directory = tempfile.mkdtemp(prefix="kiln-fuzz-")
+    # Imported before the first case, so that its time does not count
+    # against that case's timeout.
+    import kiln  # noqa: F401
+    import torch  # noqa: F401
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
     for line in sys.stdin:
         seed = int(line)
         if seed < 0:

@@ -30,7 +30,7 @@ def test_seed_corpus():
 
 
 def test_pool_reports_crashes_and_hangs_and_carries_on():
-    pool = fuzz_pool.Pool(size=1, timeout=5)
+    pool = fuzz_pool.Pool(size=1, timeout=10)
     reports = {report["seed"]: report for report in pool.run([-1, -2, 1])}
     assert reports[-1]["outcome"] == "crash" and reports[-1]["signal"] == "SIGSEGV", reports[-1]
     assert reports[-2]["outcome"] == "hang", reports[-2]
