@@ -260,8 +260,10 @@ class Generator:
             return self.extreme(scope, shape, depth)
         if roll < 0.88:
             return self.unary(scope, shape, depth)
-        if roll < 0.94:
+        if roll < 0.93:
             return self.reduction(scope, shape, depth)
+        if roll < 0.97:
+            return self.rearrangement(scope, depth)
         return self.creation(shape)
 
     def operand(self, scope: list[Var], shape: tuple[int, ...], depth: int, other: Optional[Node] = None) -> Node:
@@ -431,6 +433,31 @@ class Generator:
         else:
             text = f"kl.{kind}({{0}}, axis={axis})" + ("[None, :]" if axis == 0 else "[:, None]")
         return Call(text, [x], probe, out_shape, lambda a, kind=kind, axis=axis: ref.reduce(kind, a, axis, True))
+
+    def rearrangement(self, scope: list[Var], depth: int) -> Node:
+        """A shape op on a full block that gives a block of the same shape:
+        flips, reshapes and transposes."""
+        full = self.block_shape
+        x = self.fit(self.expression(scope, full, depth - 1), full)
+        forms: list[tuple[str, Callable[[np.ndarray], np.ndarray]]]
+        if len(full) == 1:
+            (b,) = full
+            forms = [("kl.flip({0}, 0)", lambda v: np.flip(v, 0)),
+                     ("kl.ravel(kl.expand_dims({0}, 0))", lambda v: v)]
+            if b >= 2:
+                half = (2, b // 2)
+                forms += [(f"kl.reshape(kl.reshape({{0}}, {half}), ({b},))", lambda v: v),
+                          (f"kl.ravel(kl.trans(kl.reshape({{0}}, {half})))", lambda v: v.reshape(half).T.ravel())]
+        else:
+            bm, bn = full
+            forms = [("kl.flip({0}, 0)", lambda v: np.flip(v, 0)), ("kl.flip({0}, 1)", lambda v: np.flip(v, 1)),
+                     (f"kl.reshape(kl.trans({{0}}), ({bm}, {bn}))", lambda v: v.T.reshape(full)),
+                     (f"kl.reshape(kl.ravel({{0}}), ({bm}, {bn}))", lambda v: v),
+                     (f"kl.reshape({{0}}, ({bm * bn},)).reshape({bm}, {bn})", lambda v: v)]
+            if bm == bn:
+                forms += [("kl.trans({0})", lambda v: v.T), ("kl.permute({0}, (1, 0))", lambda v: v.T)]
+        text, fn = self.rng.choice(forms)
+        return Call(text, [x], x.dtype, full, lambda a, fn=fn: ref.rearrange(a, fn))
 
     def arg_reduction(self, kind: str, x: Node) -> Node:
         full = self.block_shape

@@ -515,3 +515,9 @@ def arg_extreme(kind: str, a: Value, axis: int, keep_dims: bool) -> Value:
     if keep_dims:
         out, bad = np.expand_dims(out, axis), np.expand_dims(bad, axis)
     return Value(INT32, out, np.zeros(out.shape), bad)
+
+
+def rearrange(a: Value, fn: Callable[[np.ndarray], np.ndarray]) -> Value:
+    """A shape op (flip, reshape, transpose, ...) applied to every part of `a`."""
+    return Value(a.dtype, np.ascontiguousarray(fn(a.v)), np.ascontiguousarray(fn(a.err)),
+                 np.ascontiguousarray(fn(a.undef)))
