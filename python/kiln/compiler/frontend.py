@@ -1279,6 +1279,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if is_kernel_source(func):
             return self._call_jit(func, args, kwargs, node)
         if core.is_builtin(func):
+            core.check_kernel_keywords(func, kwargs)
             if core.wants_generator(func):
                 # Builtins that call jit functions (combine functions of
                 # reductions and scans) call them through this generator.

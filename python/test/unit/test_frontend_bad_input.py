@@ -1,0 +1,98 @@
+"""Bad input the frontend must turn into a CompilationError at the kernel
+line, in the user's terms: wrong calls of builtins, blocks over Triton's
+element cap, and jit calls nested too deep or recursive."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import pytest
+
+import kiln.language as kl
+from kiln.errors import CompilationError
+
+
+def error_at(build_ir, kernel, signature: dict, text: str, constexprs: dict | None = None) -> str:
+    """The message of the CompilationError compiling ``kernel`` raises,
+    checked to point at the kernel line holding ``text``."""
+    with pytest.raises(CompilationError) as info:
+        build_ir(kernel, signature, constexprs or {})
+    err = info.value
+    lines, first = inspect.getsourcelines(getattr(kernel, "fn", kernel))
+    line = next(first + i for i, s in enumerate(lines) if text in s and i > 0)
+    assert (err.filename, err.lineno) == (__file__, line), str(err)
+    return err.message
+
+
+# -- calls of builtins ----------------------------------------------------------------
+
+
+def test_a_builtin_called_with_too_many_arguments(jit, build_ir):
+    @jit
+    def kernel(x_ptr):
+        x = kl.load(x_ptr)
+        kl.store(x_ptr, kl.exp(x, x))
+
+    message = error_at(build_ir, kernel, {"x_ptr": "*fp32"}, "kl.exp(x, x)")
+    assert message == "bad arguments to exp(x): too many positional arguments"
+
+
+def test_a_tensor_method_called_with_an_unknown_keyword(jit, build_ir):
+    @jit
+    def kernel(x_ptr):
+        kl.store(x_ptr, kl.load(x_ptr).to(kl.float16, rounding="rtne"))
+
+    message = error_at(build_ir, kernel, {"x_ptr": "*fp32"}, ".to(kl.float16")
+    assert message.startswith("bad arguments to tensor.to(dtype, ")
+    assert message.endswith("got an unexpected keyword argument 'rounding'")
+
+
+def test_a_kernel_cannot_pass_the_hidden_builder(jit, build_ir):
+    @jit
+    def kernel(x_ptr):
+        kl.store(x_ptr, kl.exp(kl.load(x_ptr), _builder=None))
+
+    message = error_at(build_ir, kernel, {"x_ptr": "*fp32"}, "_builder=None")
+    assert message == "bad arguments to exp(x): got an unexpected keyword argument '_builder'"
+
+
+def _builtins() -> list[tuple[str, Callable[..., Any]]]:
+    return [(name, getattr(kl, name)) for name in sorted(dir(kl)) if kl.core.is_builtin(getattr(kl, name))]
+
+
+def _takes(fn: Callable[..., Any], kind: inspect._ParameterKind) -> bool:
+    return any(p.kind is kind for p in inspect.signature(fn).parameters.values())
+
+
+@pytest.mark.parametrize("name,builtin", [(n, f) for n, f in _builtins()
+                                          if not _takes(f, inspect.Parameter.VAR_POSITIONAL)],
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_every_builtin_reports_too_many_arguments_by_its_name(jit, build_ir, name, builtin):
+    def kernel(x_ptr):
+        builtin(x_ptr, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+
+    message = error_at(build_ir, jit(kernel), {"x_ptr": "*fp32"}, "builtin(x_ptr")
+    assert message.startswith(f"bad arguments to {name}(") and message.endswith("too many positional arguments")
+    assert "_builder" not in message and "_generator" not in message
+
+
+@pytest.mark.parametrize("name,builtin", [(n, f) for n, f in _builtins()
+                                          if not _takes(f, inspect.Parameter.VAR_KEYWORD)],
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_every_builtin_reports_an_unknown_keyword_by_its_name(jit, build_ir, name, builtin):
+    def kernel(x_ptr):
+        builtin(x_ptr, no_such_parameter=1)
+
+    message = error_at(build_ir, jit(kernel), {"x_ptr": "*fp32"}, "builtin(x_ptr")
+    assert message.startswith(f"bad arguments to {name}(")
+    assert message.endswith("got an unexpected keyword argument 'no_such_parameter'")
+
+
+def test_a_missing_argument_is_named(jit, build_ir):
+    @jit
+    def kernel(x_ptr):
+        kl.store(x_ptr, kl.where(kl.load(x_ptr) > 0, 1.0))
+
+    message = error_at(build_ir, kernel, {"x_ptr": "*fp32"}, "kl.where(")
+    assert message == "bad arguments to where(condition, x, y): missing a required argument: 'y'"
