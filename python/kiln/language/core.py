@@ -23,7 +23,7 @@ from kiln.errors import CompilationError, KilnError
 __all__ = [
     "constexpr", "dtype", "pointer_type", "block_type", "tensor",
     "int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5",
+    "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "TRITON_MAX_TENSOR_NUMEL",
     "program_id", "num_programs", "arange", "load", "store", "cdiv", "minimum", "maximum",
     "where", "full", "zeros", "cast", "expand_dims", "broadcast_to", "static_print", "static_assert",
     "range", "static_range", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs",
@@ -281,13 +281,37 @@ class pointer_type(dtype):
     __repr__ = __str__
 
 
+# The most elements one block may hold, as in Triton: larger blocks would
+# make the lowering unroll millions of values per thread (LLVM runs out of
+# memory after minutes) and could not run well anyway.
+TRITON_MAX_TENSOR_NUMEL = 1048576
+
+
+def validate_block_shape(shape: Sequence[int]) -> int:
+    """The number of elements of a block of ``shape``.
+
+    Raises:
+        ValueError: when it exceeds ``TRITON_MAX_TENSOR_NUMEL`` (Triton's
+            wording, which tuning scripts match to skip such configs).
+    """
+    numel = 1
+    for d in shape:
+        numel *= int(d)
+    if numel > TRITON_MAX_TENSOR_NUMEL:
+        raise ValueError(f"numel ({numel}) exceeds triton maximum tensor numel ({TRITON_MAX_TENSOR_NUMEL})")
+    return numel
+
+
 class block_type(dtype):
-    """A block of ``element_ty`` with a static shape of powers of two."""
+    """A block of ``element_ty`` with a static shape of powers of two, of at
+    most ``TRITON_MAX_TENSOR_NUMEL`` elements: every op that makes a block
+    makes its type here, so the cap holds for all of them."""
 
     def __init__(self, element_ty: dtype, shape: Sequence[int]) -> None:
         self.name = "block"
         self.element_ty = element_ty
         self.shape = [int(d) for d in shape]
+        self.numel = validate_block_shape(self.shape)
 
     def is_block(self) -> bool:
         return True

@@ -96,3 +96,81 @@ def test_a_missing_argument_is_named(jit, build_ir):
 
     message = error_at(build_ir, kernel, {"x_ptr": "*fp32"}, "kl.where(")
     assert message == "bad arguments to where(condition, x, y): missing a required argument: 'y'"
+
+
+# -- blocks over Triton's element cap --------------------------------------------------
+
+NUMEL_ERROR = "numel (2097152) exceeds triton maximum tensor numel (1048576)"
+
+
+def test_the_cap_is_tritons():
+    assert kl.TRITON_MAX_TENSOR_NUMEL == 2**20
+
+
+def _k_arange(x_ptr):
+    r = kl.arange(0, 2097152)
+
+
+def _k_zeros(x_ptr):
+    z = kl.zeros((2048, 1024), kl.float32)
+
+
+def _k_full(x_ptr):
+    z = kl.full((1024, 2048), 1, kl.int8)
+
+
+def _k_broadcast(x_ptr):
+    z = kl.arange(0, 2048)[:, None] + kl.arange(0, 1024)[None, :]
+
+
+def _k_broadcast_to(x_ptr):
+    z = kl.broadcast_to(kl.arange(0, 1024)[None, :], (2048, 1024))
+
+
+def _k_splat_by_store(x_ptr):
+    kl.store(x_ptr + kl.arange(0, 1024)[:, None, None] + kl.arange(0, 1024)[None, :, None]
+             + kl.arange(0, 2)[None, None, :], 0.0)
+
+
+def _k_join(x_ptr):
+    a = kl.arange(0, 1048576)
+    j = kl.join(a, a)
+
+
+def _k_cat(x_ptr):
+    a = kl.arange(0, 1048576)
+    j = kl.cat(a, a, can_reorder=True)
+
+
+def _k_dot(x_ptr):
+    a = kl.zeros((2048, 16), kl.float16)
+    b = kl.zeros((16, 1024), kl.float16)
+    c = kl.dot(a, b)
+
+
+def _k_block_ptr(x_ptr):
+    p = kl.make_block_ptr(x_ptr, (4096, 4096), (4096, 1), (0, 0), (2048, 1024), (1, 0))
+    v = kl.load(p)
+
+
+def _k_descriptor(x_ptr):
+    d = kl.make_tensor_descriptor(x_ptr, [4096, 4096], [4096, 1], [2048, 1024])
+    v = d.load([0, 0])
+
+
+@pytest.mark.parametrize("kernel,text", [
+    (_k_arange, "kl.arange(0, 2097152)"), (_k_zeros, "kl.zeros"), (_k_full, "kl.full"),
+    (_k_broadcast, "z = kl.arange"), (_k_broadcast_to, "kl.broadcast_to"), (_k_splat_by_store, "kl.store"),
+    (_k_join, "kl.join"), (_k_cat, "kl.cat"), (_k_dot, "kl.dot"), (_k_block_ptr, "kl.make_block_ptr"),
+    (_k_descriptor, "kl.make_tensor_descriptor"),
+], ids=lambda v: v.__name__[3:] if callable(v) else "")
+def test_a_block_over_the_cap_is_refused_at_its_line(jit, build_ir, kernel, text):
+    assert error_at(build_ir, jit(kernel), {"x_ptr": "*fp32"}, text) == NUMEL_ERROR
+
+
+def test_a_block_at_the_cap_compiles(jit, build_ir):
+    @jit
+    def kernel(x_ptr):
+        kl.store(x_ptr + kl.arange(0, 1024)[:, None] * 1024 + kl.arange(0, 1024)[None, :], 1.0)
+
+    build_ir(kernel, {"x_ptr": "*fp32"}, {})
