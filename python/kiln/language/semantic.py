@@ -608,9 +608,23 @@ def maximum(x: Any, y: Any, b: Builder, propagate_nan: Any = None) -> tensor:
     return _emit(b, "maxui" if ty.is_int_unsigned() else "maxsi", x, y)
 
 
+def _pointer_pair(x: Any, y: Any, b: Builder) -> tuple[tensor, tensor]:
+    """``x`` and ``y`` for a ``where`` between pointers: both must point to
+    the same element type (as Triton requires); shapes broadcast."""
+    types = [v.dtype if isinstance(v, tensor) else type(v).__name__ for v in (x, y)]
+    if not all(isinstance(v, tensor) and v.dtype.is_ptr() for v in (x, y)):
+        raise _fail(f"where cannot choose between a pointer and a non-pointer, got {types[0]} and {types[1]}")
+    if x.dtype != y.dtype:
+        raise _fail(f"where needs pointers of one type, got {types[0]} and {types[1]}")
+    return broadcast_pair(x, y, b)
+
+
 def where(condition: Any, x: Any, y: Any, b: Builder) -> tensor:
     cond = to_bool(condition, b)
-    x, y, ty = _arith(x, y, b)
+    if any(isinstance(v, tensor) and v.dtype.is_ptr() for v in (x, y)):
+        x, y = _pointer_pair(x, y, b)
+    else:
+        x, y, _ = _arith(x, y, b)
     shape = broadcast_shapes(cond.shape, x.shape)
     x, y = broadcast_to(x, shape, b) if shape else x, broadcast_to(y, shape, b) if shape else y
     if cond.shape:
