@@ -5,6 +5,7 @@ element cap, and jit calls nested too deep or recursive."""
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Any, Callable
 
 import pytest
@@ -174,3 +175,115 @@ def test_a_block_at_the_cap_compiles(jit, build_ir):
         kl.store(x_ptr + kl.arange(0, 1024)[:, None] * 1024 + kl.arange(0, 1024)[None, :], 1.0)
 
     build_ir(kernel, {"x_ptr": "*fp32"}, {})
+
+
+# -- nesting deeper than Python's recursion limit ----------------------------------------
+
+_RECURSIVE_HELPERS = '''
+@kiln.jit
+def countdown(x, n: kl.constexpr):
+    if n == 0:
+        return x
+    return countdown(x, n - 1) + 1
+
+
+@kiln.jit
+def count_up_forever(x, n: kl.constexpr):
+    return count_up_forever(x, n + 1)
+
+
+@kiln.jit
+def same_forever(x):
+    return same_forever(x + 1)
+
+
+@kiln.jit
+def kernel_countdown(p, N: kl.constexpr):
+    kl.store(p, countdown(kl.load(p), N))
+
+
+@kiln.jit
+def kernel_forever(p):
+    kl.store(p, count_up_forever(kl.load(p), 0))
+
+
+@kiln.jit
+def kernel_same(p):
+    kl.store(p, same_forever(kl.load(p)))
+'''
+
+
+def _chain_module(tmp_path, depth: int) -> Any:
+    """A module of jit helpers h0 .. h{depth-1}, each calling the one
+    before, a kernel calling the last, and the recursive kernels above.
+    (Written to a file: the frontend reads a kernel's source lines.)"""
+    import importlib.util
+
+    lines = ["import kiln", "import kiln.language as kl", "", "", "@kiln.jit", "def h0(x):", "    return x + 1"]
+    for i in range(1, depth):
+        lines += ["", "", "@kiln.jit", f"def h{i}(x):", f"    return h{i - 1}(x) + 1"]
+    lines += ["", "", "@kiln.jit", "def kernel(p):", f"    kl.store(p, h{depth - 1}(kl.load(p)))", ""]
+    path = tmp_path / f"chain_{depth}.py"
+    path.write_text("\n".join(lines) + _RECURSIVE_HELPERS)
+    spec = importlib.util.spec_from_file_location(f"chain_{depth}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _error(build_ir, kernel, constexprs: dict | None = None) -> CompilationError:
+    with pytest.raises(CompilationError) as info:
+        build_ir(kernel, {"p": "*fp32"}, constexprs or {})
+    return info.value
+
+
+def test_a_chain_of_jit_calls_deeper_than_the_recursion_limit_is_reported_at_a_call(build_ir, tmp_path):
+    module = _chain_module(tmp_path, 300)
+    err = _error(build_ir, module.kernel)
+    assert err.filename == str(tmp_path / "chain_300.py")
+    assert err.source_line is not None and "return h" in err.source_line
+    assert "nests too deeply" in err.message and "jit calls deep: kernel -> h299 -> h298" in err.message
+    assert f"Python's recursion limit ({sys.getrecursionlimit()})" in err.message
+    assert "sys.setrecursionlimit()" in err.message and "RecursionError" not in str(err)
+
+
+def test_a_deep_chain_compiles_within_a_raised_recursion_limit(build_ir, tmp_path):
+    module = _chain_module(tmp_path, 300)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(30000)
+    try:
+        build_ir(module.kernel, {"p": "*fp32"}, {})
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def test_recursion_that_ends_on_a_constexpr_compiles(build_ir, tmp_path):
+    build_ir(_chain_module(tmp_path, 1).kernel_countdown, {"p": "*fp32"}, {"N": 5})
+
+
+def test_recursion_that_never_ends_is_reported(build_ir, tmp_path):
+    err = _error(build_ir, _chain_module(tmp_path, 1).kernel_forever)
+    assert err.source_line is not None and "return count_up_forever(x, n + 1)" in err.source_line
+    assert "recursive calls of count_up_forever nest too deeply" in err.message
+    assert "kernel_forever -> count_up_forever -> count_up_forever" in err.message
+
+
+def test_recursion_with_the_same_arguments_is_reported(build_ir, tmp_path):
+    err = _error(build_ir, _chain_module(tmp_path, 1).kernel_same)
+    assert err.source_line is not None and "return same_forever(x + 1)" in err.source_line
+    assert err.message == ("recursive call of same_forever with the same argument types and constexprs is not "
+                           "supported: it would never end")
+
+
+def test_a_statement_nested_too_deeply_is_reported_at_it(build_ir, tmp_path):
+    import importlib.util
+
+    path = tmp_path / "long_sum.py"
+    path.write_text("import kiln\nimport kiln.language as kl\n\n\n@kiln.jit\ndef kernel(p):\n    x = kl.load(p)\n"
+                    f"    y = {' + '.join(['x'] * 700)}\n    kl.store(p, y)\n")
+    spec = importlib.util.spec_from_file_location("long_sum", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    err = _error(build_ir, module.kernel)
+    assert (err.lineno, err.col) == (8, 5)
+    assert err.message.startswith("this statement nests too deeply to compile within Python's recursion limit")
