@@ -24,6 +24,7 @@ from kiln.compiler.compiler import (CompiledKernel, error_at, error_at_kernel, l
 from kiln.compiler.ptx_lines import first_error_location
 from kiln.compiler.specialization import AGGREGATE_TYPES, TENSOR_MAP_TYPE
 from kiln.errors import OutOfResources
+from kiln.runtime import backends as _settings
 from kiln.runtime import cpu as _arrays
 from kiln.runtime import driver as _driver
 
@@ -158,6 +159,8 @@ class NvidiaBackend(Backend):
                     device: Hashable) -> Optional[int]:
         if where == "cpu":
             raise ValueError(f"kernel {kernel_name}: argument '{name}' is on the CPU; launch needs CUDA tensors")
+        if where == _settings.META:
+            raise _settings.meta_tensor_error(kernel_name, name)
         if kind != _arrays.ArrayKind.TORCH:
             raise TypeError(f"kernel {kernel_name}: argument '{name}' is a {type(value).__name__} on {where}; "
                             f"GPU launches take torch tensors (or objects with data_ptr() and dtype)")
