@@ -59,6 +59,23 @@ _MAX_SHARED_MEMORY = {90: 232448, 80: 166912, 87: 166912, 86: 101376, 89: 101376
 _REGISTERS_PER_BLOCK = 65536
 
 
+# A `.file` directive as LLVM writes it: index and name, no time or size.
+_FILE_DIRECTIVE = re.compile(r'^([ \t]*\.file[ \t]+\d+[ \t]+"(?:[^"\\]|\\.)*")[ \t]*$', re.MULTILINE)
+
+
+def pin_source_times(ptx: str) -> str:
+    """``ptx`` with every ``.file`` directive given a fixed modification
+    time (1, the smallest ptxas takes as given) and an unknown size (0).
+
+    Without them ptxas stats the source file and writes its modification
+    time into the cubin's line table, so the same source text gave different
+    cubins after a ``touch`` or a checkout, and the on-disk cache (keyed on
+    the text) returned a cubin that a compile would not reproduce. Pinned,
+    a compile depends only on the PTX: hits are byte-identical to compiles.
+    """
+    return _FILE_DIRECTIVE.sub(r"\1, 1, 0", ptx)
+
+
 def max_shared_memory(target: str) -> int:
     """The most shared memory one block may use on ``target`` ("sm_90a", ...);
     48 KiB for chips not listed."""
@@ -207,9 +224,10 @@ class NvidiaBackend(Backend):
         if metadata["shared"] > limit:
             raise OutOfResources(metadata["shared"], limit, f"shared memory (bytes per block on {target})")
         try:
-            asm["llir"], asm["ptx"] = _C.compiler.translate_to_ptx(module, target)
+            asm["llir"], ptx = _C.compiler.translate_to_ptx(module, target)
         except _C.ir.MLIRError as error:
             raise located_error(fn, error, "PTX generation") from error
+        asm["ptx"] = pin_source_times(ptx)
         ptxas = find_ptxas()
         asm["cubin"] = _run_ptxas(ptxas, asm["ptx"], target, fn) if ptxas else None
         metadata["pipelines"] = [pipeline for _, pipeline in pipelines]

@@ -361,3 +361,42 @@ def test_two_processes_compiling_one_key_both_succeed(program, tmp_path):
     # One entry, no temporary directory left behind, and it is whole.
     assert len(entries(cache)) == 1 and not entries(cache)[0].name.startswith(".")
     assert _finish(_start(program, cache)) == "hit"
+
+
+def test_a_compile_does_not_depend_on_the_source_files_time(tmp_path, monkeypatch):
+    """ptxas writes the modification time of each `.file` into the cubin
+    unless the PTX gives one: the same source text must give the same
+    artifacts, or a hit would not be what a compile makes."""
+    import importlib.util
+
+    if NvidiaBackend().cache_identity({}) == "ptxas none":
+        pytest.skip("no ptxas: no cubin to compare")
+    monkeypatch.setenv("KILN_DISABLE_CACHE", "1")
+    path = tmp_path / "timed_kernel.py"
+    path.write_text(textwrap.dedent("""
+        import kiln
+        import kiln.language as kl
+
+
+        @kiln.jit
+        def timed_kernel(x_ptr, n, BLOCK: kl.constexpr):
+            offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+            kl.store(x_ptr + offs, kl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+    """))
+    spec = importlib.util.spec_from_file_location("timed_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def compile_it() -> kiln.CompiledKernel:
+        return kiln.compile(module.timed_kernel, signature={"x_ptr": "*fp32", "n": "i32"}, constexprs={"BLOCK": 128},
+                            target="sm_90a")
+
+    os.utime(path, (1_600_000_000, 1_600_000_000))
+    first = compile_it()
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    second = compile_it()
+    path.rename(tmp_path / "moved.py")
+    third = compile_it()
+    assert first.asm["ptx"] == second.asm["ptx"] == third.asm["ptx"]
+    assert first.asm["cubin"] == second.asm["cubin"] == third.asm["cubin"]
+    assert f'.file\t1 "{path}", 1, 0' in first.asm["ptx"]
