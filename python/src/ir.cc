@@ -17,6 +17,7 @@
 #include "Diagnostics.h"
 #include "IRModule.h"
 
+#include "kiln/Analysis/WrittenArguments.h"
 #include "kiln/Dialect/Kiln/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Target/Registration.h"
@@ -1490,6 +1491,16 @@ void initIR(py::module_ &m) {
         return result;
       }, py::arg("name"),
          "The kernel's arguments' integer-array attributes `name`, by argument index")
+      .def("written_kernel_arguments", [](const PyModule &mod) {
+        std::vector<unsigned> result;
+        mod.get()->walk([&](FunctionOpInterface function) {
+          if (function->hasAttr("kiln.kernel")) {
+            auto indices = mlir::kiln::writtenKernelArguments(mod.get(), function);
+            result.assign(indices.begin(), indices.end());
+          }
+        });
+        return result;
+      }, "The indices of the kernel's arguments it may write through (stores, atomics)")
       .def("get_function", &getFunction, py::arg("name"))
       .def_property_readonly("context", [](const PyModule &mod) { return mod.context; });
 

@@ -24,6 +24,7 @@ from kiln.compiler.compiler import (CompiledKernel, error_at, error_at_kernel, l
 from kiln.compiler.ptx_lines import first_error_location
 from kiln.compiler.specialization import AGGREGATE_TYPES, TENSOR_MAP_TYPE
 from kiln.errors import OutOfResources
+from kiln.runtime import backends as _settings
 from kiln.runtime import cpu as _arrays
 from kiln.runtime import driver as _driver
 
@@ -56,6 +57,23 @@ _MAX_SHARED_MEMORY = {90: 232448, 80: 166912, 87: 166912, 86: 101376, 89: 101376
 
 #: 32-bit registers one block may use on sm_80 and sm_90.
 _REGISTERS_PER_BLOCK = 65536
+
+
+# A `.file` directive as LLVM writes it: index and name, no time or size.
+_FILE_DIRECTIVE = re.compile(r'^([ \t]*\.file[ \t]+\d+[ \t]+"(?:[^"\\]|\\.)*")[ \t]*$', re.MULTILINE)
+
+
+def pin_source_times(ptx: str) -> str:
+    """``ptx`` with every ``.file`` directive given a fixed modification
+    time (1, the smallest ptxas takes as given) and an unknown size (0).
+
+    Without them ptxas stats the source file and writes its modification
+    time into the cubin's line table, so the same source text gave different
+    cubins after a ``touch`` or a checkout, and the on-disk cache (keyed on
+    the text) returned a cubin that a compile would not reproduce. Pinned,
+    a compile depends only on the PTX: hits are byte-identical to compiles.
+    """
+    return _FILE_DIRECTIVE.sub(r"\1, 1, 0", ptx)
 
 
 def max_shared_memory(target: str) -> int:
@@ -158,6 +176,8 @@ class NvidiaBackend(Backend):
                     device: Hashable) -> Optional[int]:
         if where == "cpu":
             raise ValueError(f"kernel {kernel_name}: argument '{name}' is on the CPU; launch needs CUDA tensors")
+        if where == _settings.META:
+            raise _settings.meta_tensor_error(kernel_name, name)
         if kind != _arrays.ArrayKind.TORCH:
             raise TypeError(f"kernel {kernel_name}: argument '{name}' is a {type(value).__name__} on {where}; "
                             f"GPU launches take torch tensors (or objects with data_ptr() and dtype)")
@@ -204,9 +224,10 @@ class NvidiaBackend(Backend):
         if metadata["shared"] > limit:
             raise OutOfResources(metadata["shared"], limit, f"shared memory (bytes per block on {target})")
         try:
-            asm["llir"], asm["ptx"] = _C.compiler.translate_to_ptx(module, target)
+            asm["llir"], ptx = _C.compiler.translate_to_ptx(module, target)
         except _C.ir.MLIRError as error:
             raise located_error(fn, error, "PTX generation") from error
+        asm["ptx"] = pin_source_times(ptx)
         ptxas = find_ptxas()
         asm["cubin"] = _run_ptxas(ptxas, asm["ptx"], target, fn) if ptxas else None
         metadata["pipelines"] = [pipeline for _, pipeline in pipelines]

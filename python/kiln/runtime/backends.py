@@ -42,10 +42,14 @@ __all__ = [
     "parse_threads",
     "array_device",
     "choose",
+    "META",
+    "meta_tensor_error",
 ]
 
 CPU = "cpu"
 CUDA = "cuda"
+# Where array_device puts a torch "meta" tensor: a shape and a dtype, no data.
+META = "meta"
 
 BACKEND_ENV = "KILN_BACKEND"
 CHECKED_ENV = "KILN_CPU_CHECKED"
@@ -200,6 +204,8 @@ def array_device(value: Any) -> Optional[str]:
     if kind is None or kind == ArrayKind.TORCH and not hasattr(value, "dtype"):
         return None
     if kind == ArrayKind.TORCH:
+        if getattr(value, "is_meta", False):
+            return META
         get_device = getattr(value, "get_device", None)
         if get_device is not None:
             index = get_device()
@@ -232,6 +238,13 @@ _DLPACK_CUDA_HOST = 3
 _DLPACK_CUDA_MANAGED = 13
 
 
+def meta_tensor_error(kernel_name: str, name: str) -> ValueError:
+    """The error for a meta tensor passed as argument ``name``: every
+    backend refuses one (its data pointer is 0, so a launch would fault)."""
+    return ValueError(f"kernel {kernel_name}: argument '{name}' is a tensor on the 'meta' device, which has no "
+                      f"data; pass a tensor on the CPU or a GPU")
+
+
 def choose(kernel_name: str, names: Iterable[str], values: Iterable[Any], forced: Optional[str]) -> str:
     """The backend of a launch whose runtime arguments are ``names``/``values``.
 
@@ -251,6 +264,8 @@ def choose(kernel_name: str, names: Iterable[str], values: Iterable[Any], forced
         device = array_device(value)
         if device is None:
             continue
+        if device == META:
+            raise meta_tensor_error(kernel_name, name)
         if device == CPU:
             first_cpu = first_cpu or name
         else:

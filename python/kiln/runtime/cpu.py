@@ -87,12 +87,20 @@ def _typestr_name(typestr: str) -> str:
 
 
 def _from_dlpack(value: Any) -> Any:
-    """A torch tensor (or numpy array) viewing a CPU DLPack producer's memory."""
+    """A torch tensor (or numpy array) viewing a CPU DLPack producer's memory.
+
+    Raises:
+        TypeError: when the producer refuses to export (numpy refuses
+            read-only arrays: DLPack before 1.0 cannot say read-only).
+    """
     try:
         from torch.utils.dlpack import from_dlpack
     except ImportError:
         from numpy import from_dlpack  # type: ignore[no-redef]
-    return from_dlpack(value)
+    try:
+        return from_dlpack(value)
+    except BufferError as error:
+        raise TypeError(f"its DLPack export failed: {error}") from None
 
 
 def element_name(value: Any, kind: str) -> str:
@@ -107,6 +115,20 @@ def element_name(value: Any, kind: str) -> str:
     if kind == ArrayKind.DLPACK:
         value = _from_dlpack(value)
     return str(value.dtype).rsplit(".", 1)[-1]
+
+
+def read_only(value: Any, kind: str) -> bool:
+    """Whether an array argument's memory must not be written: a numpy array
+    that is not writeable (a read-only view, a memory-mapped file opened
+    for reading), or an ``__array_interface__`` whose ``data`` says
+    read-only. torch tensors have no such flag, and DLPack producers (before
+    DLPack 1.0) refuse to export read-only memory instead of flagging it."""
+    if kind == ArrayKind.NUMPY:
+        return not value.flags.writeable
+    if kind == ArrayKind.INTERFACE:
+        data = _interface(value)["data"]
+        return isinstance(data, tuple) and len(data) > 1 and bool(data[1])
+    return False
 
 
 def address_of(value: Any, kind: str) -> int:

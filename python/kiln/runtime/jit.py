@@ -134,7 +134,10 @@ def _int_key(value: int) -> str:
 
 
 def _tensor_key(value: Any) -> tuple:
-    return (value.dtype, not value.data_ptr() & 15, value.get_device())
+    address = value.data_ptr()
+    # A null address (a meta tensor, or an empty one) gets its own key: the
+    # miss path refuses meta tensors, which would launch on address 0.
+    return (value.dtype, not address & 15 if address else None, value.get_device())
 
 
 def _pointer_key(value: Any) -> tuple:
@@ -142,7 +145,8 @@ def _pointer_key(value: Any) -> tuple:
     dtype = getattr(value, "dtype", None)
     if dtype is None:
         return (_UNSUPPORTED, value.__class__)
-    return (dtype, not value.data_ptr() & 15, _device_index(value))
+    address = value.data_ptr()
+    return (dtype, not address & 15 if address else None, _device_index(value))
 
 
 # -- key pieces: do_not_specialize parameters ---------------------------------
@@ -154,22 +158,24 @@ def _int_key_plain(value: int) -> str:
 
 
 def _tensor_key_plain(value: Any) -> tuple:
-    return (value.dtype, value.get_device())
+    return (value.dtype, value.get_device(), not value.data_ptr())
 
 
 def _pointer_key_plain(value: Any) -> tuple:
     dtype = getattr(value, "dtype", None)
     if dtype is None:
         return (_UNSUPPORTED, value.__class__)
-    return (dtype, _device_index(value))
+    return (dtype, _device_index(value), not value.data_ptr())
 
 
+# Read-only arrays get their own keys: the miss path refuses them for
+# parameters the kernel writes.
 def _numpy_key(value: Any) -> tuple:
-    return (value.dtype, not value.ctypes.data & 15, -1)
+    return (value.dtype, not value.ctypes.data & 15, -1, value.flags.writeable)
 
 
 def _numpy_key_plain(value: Any) -> tuple:
-    return (value.dtype, -1)
+    return (value.dtype, -1, value.flags.writeable)
 
 
 def _array_key(value: Any) -> tuple:
@@ -180,14 +186,15 @@ def _array_key(value: Any) -> tuple:
         device = _backends.array_device(value)
         if device != _backends.CPU:
             return (cls, device)
-        return (cls, _cpu.element_name(value, kind), not _cpu.address_of(value, kind) & 15)
+        return (cls, _cpu.element_name(value, kind), not _cpu.address_of(value, kind) & 15,
+                _cpu.read_only(value, kind))
     except Exception:  # noqa: BLE001 - the miss path re-examines it and explains
         return (_UNSUPPORTED, cls)
 
 
 def _array_key_plain(value: Any) -> tuple:
     key = _array_key(value)
-    return key[:2]
+    return key[:2] + key[3:]
 
 
 def _bool_key(value: bool) -> str:
@@ -385,9 +392,11 @@ class _Description:
         leaves: every leaf path (constexprs included), in launch order.
         kinds: each runtime leaf's ArrayKind (None for scalars), in order.
         aggregate: whether any argument was flattened (or compiled in).
+        read_only: the paths of the read-only array leaves.
     """
 
-    __slots__ = ("signature", "constexprs", "divisible_by_16", "equal_to_1", "leaves", "kinds", "aggregate")
+    __slots__ = ("signature", "constexprs", "divisible_by_16", "equal_to_1", "leaves", "kinds", "aggregate",
+                 "read_only")
 
     def __init__(self) -> None:
         self.signature: dict[str, str] = {}
@@ -397,6 +406,7 @@ class _Description:
         self.leaves: list[str] = []
         self.kinds: list[Optional[str]] = []
         self.aggregate = False
+        self.read_only: list[str] = []
 
 
 class _FlatKernel:
@@ -721,6 +731,8 @@ class JITFunction(Generic[T]):
             address = backend.check_array(self.__name__, path, value, kind, _backends.array_device(value), device)
             if specialize and address is not None and address % 16 == 0:
                 description.divisible_by_16.append(path)
+            if _cpu.read_only(value, kind):
+                description.read_only.append(path)
         elif isinstance(value, bool):
             signature[path] = "i1"
         elif isinstance(value, int):
@@ -853,6 +865,10 @@ class JITFunction(Generic[T]):
                                equal_to_1=frozenset(described.equal_to_1))
         compiled = self._compile(signature, constexprs, attrs, backend.target_for(device), num_warps, num_stages,
                                  options)
+        written = [path for path in described.read_only if path in compiled.metadata["written_args"]]
+        if written:
+            raise ValueError(f"kernel {self.__name__}: argument '{written[0]}' is a read-only array, but the kernel "
+                             f"writes through it (a store or an atomic); pass a writable array")
         if not described.aggregate:
             loaded = backend.load(self, compiled, signature, described.kinds, device, num_warps, options)
         else:
