@@ -10,6 +10,7 @@
 
 #include "AtomicOpToLLVM.h"
 #include "CountedLoop.h"
+#include "DivisionToLLVM.h"
 #include "DotOpToLLVM.h"
 #include "ShapeOpToLLVM.h"
 
@@ -861,6 +862,7 @@ struct ConvertKilnToLLVMCPU
     populateDebugOpToLLVMCPUPatterns(converter, patterns);
     populateShapeOpToLLVMCPUPatterns(converter, patterns);
     populateDotOpToLLVMCPUPatterns(converter, patterns);
+    populateSafeDivisionToLLVMPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToCallPatterns(converter, patterns, kHostMathFunctions,
                                /*benefit=*/2);

@@ -1,0 +1,95 @@
+"""The CPU backend where a kernel or its caller does something hazardous:
+integer division by zero, concurrent first launches, a process exiting,
+interrupted or forked while kernels run, and many specializations.
+
+Whatever happens on the host must end in a value or a Python exception,
+never in a signal that kills the interpreter, a hang, or a wrong result.
+Tests that need a fresh interpreter run one in a subprocess.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import kiln
+import kiln.language as kl
+from kiln.runtime import backends
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch):
+    """The environment variables under test start unset in every test."""
+    for name in (backends.BACKEND_ENV, backends.CHECKED_ENV, backends.THREADS_ENV):
+        monkeypatch.delenv(name, raising=False)
+
+
+def run_python(directory, source: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    """Runs ``source`` in a fresh interpreter, from a file in ``directory``
+    (kiln.jit reads kernels' source files)."""
+    script = directory / "script.py"
+    script.write_text(textwrap.dedent(source))
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+# -- integer division ------------------------------------------------------------
+
+
+@kiln.jit
+def divide_kernel(x_ptr, y_ptr, q_ptr, r_ptr, n, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    mask = offs < n
+    x = kl.load(x_ptr + offs, mask=mask)
+    y = kl.load(y_ptr + offs, mask=mask, other=1)
+    kl.store(q_ptr + offs, x // y, mask=mask)
+    kl.store(r_ptr + offs, x % y, mask=mask)
+
+
+@kiln.jit
+def divide_scalars_kernel(out_ptr, x, y):
+    kl.store(out_ptr, x // y)
+    kl.store(out_ptr + 1, x % y)
+
+
+def expected_division(x: int, y: int, bits: int, signed: bool) -> tuple[int, int]:
+    """What Kiln guarantees: C's truncating division and remainder where
+    they are defined; x / 0 is all ones and x % 0 is x; x / -1 wraps."""
+    mask = (1 << bits) - 1
+    if y == 0:
+        quotient, remainder = -1, x
+    else:
+        quotient = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+        remainder = x - quotient * y
+    def wrap(value: int) -> int:
+        value &= mask
+        return value - (1 << bits) if signed and value >> (bits - 1) else value
+    return wrap(quotient), wrap(remainder)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                                   np.uint64])
+def test_integer_division_by_zero_and_overflow_gives_values(dtype):
+    info = np.iinfo(dtype)
+    signed = info.min < 0
+    x = np.array([7, 0, info.max, info.min, info.min, 5, 100, info.max, 9, info.min + 1, 3, 1, 2, 4, 6, 8],
+                 dtype=dtype)
+    minus_one = -1 if signed else 0
+    y = np.array([0, 0, 0, 0, minus_one, 2, 7, minus_one, 3, minus_one, 0, 1, 0, 0, 0, 0], dtype=dtype)
+    if signed:
+        x[1], y[5] = -7, -2
+    q, r = np.full_like(x, 42), np.full_like(x, 42)
+    divide_kernel[(1,)](x, y, q, r, x.size, BLOCK=16)
+    expected = [expected_division(int(a), int(b), info.bits, signed) for a, b in zip(x, y)]
+    assert q.tolist() == [e[0] for e in expected]
+    assert r.tolist() == [e[1] for e in expected]
+
+
+@pytest.mark.parametrize("x, y", [(7, 0), (-7, 0), (-2**31, -1), (2**40, 0), (-2**63, -1), (9, -2)])
+def test_scalar_integer_division_by_zero_and_overflow_gives_values(x, y):
+    bits = 32 if -2**31 <= x < 2**31 and -2**31 <= y < 2**31 else 64
+    out = np.zeros(2, dtype=np.int32 if bits == 32 else np.int64)
+    divide_scalars_kernel[(1,)](out, x, y)
+    assert out.tolist() == list(expected_division(x, y, bits, True))
