@@ -93,3 +93,61 @@ def test_scalar_integer_division_by_zero_and_overflow_gives_values(x, y):
     out = np.zeros(2, dtype=np.int32 if bits == 32 else np.int64)
     divide_scalars_kernel[(1,)](out, x, y)
     assert out.tolist() == list(expected_division(x, y, bits, True))
+
+
+# -- concurrent first launches ---------------------------------------------------
+
+
+def test_concurrent_first_launches_are_correct_and_compile_once(tmp_path):
+    # A fresh interpreter: the backend registry is filled on the first launch.
+    result = run_python(tmp_path, """
+        import threading
+        import numpy as np
+        import kiln, kiln.language as kl
+        from kiln.runtime import jit as runtime_jit
+
+        compiles = []
+        compile_jit_function = runtime_jit._compile_jit_function
+        def counting(jit_fn, *args, **kwargs):
+            compiles.append(jit_fn.__name__)
+            return compile_jit_function(jit_fn, *args, **kwargs)
+        runtime_jit._compile_jit_function = counting
+
+        @kiln.jit
+        def shift(x_ptr, out_ptr, n, BLOCK: kl.constexpr, C: kl.constexpr):
+            offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+            m = offs < n
+            kl.store(out_ptr + offs, kl.load(x_ptr + offs, mask=m) + C, mask=m)
+
+        @kiln.jit
+        def scale(x_ptr, out_ptr, n, BLOCK: kl.constexpr, C: kl.constexpr):
+            offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+            m = offs < n
+            kl.store(out_ptr + offs, kl.load(x_ptr + offs, mask=m) * C, mask=m)
+
+        errors = []
+        start = threading.Barrier(8)
+        def work(index):
+            start.wait()
+            for c in range(6):
+                for kernel, op in ((shift, np.add), (scale, np.multiply)):
+                    x = np.arange(100, dtype=np.float32)
+                    out = np.full_like(x, np.nan)
+                    try:
+                        kernel[(2,)](x, out, x.size, BLOCK=64, C=c)
+                        if not (out == op(x, c)).all():
+                            errors.append(f"thread {index}: {kernel.__name__} C={c} gave {out[:4]}")
+                    except Exception as error:
+                        errors.append(f"thread {index}: {error!r}")
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        print(len(errors), errors[:3])
+        print(sorted(compiles))
+    """)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "0 []"
+    assert lines[1] == str(sorted(["scale"] * 6 + ["shift"] * 6))
