@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AtomicOpToLLVM.h"
+#include "CancellationPoints.h"
 #include "CountedLoop.h"
 #include "DivisionToLLVM.h"
 #include "DotOpToLLVM.h"
@@ -849,8 +850,10 @@ struct ConvertKilnToLLVMCPU
       plans[op] = plan;
     });
 
+    insertCancellationLoads(module);
     if (failed(convertStructuredControlFlow(module)))
       return signalPassFailure();
+    branchOnCancellation(module);
 
     CPUTypeConverter converter(context);
     RewritePatternSet patterns(context);
