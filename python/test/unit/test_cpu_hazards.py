@@ -7,10 +7,11 @@ never in a signal that kills the interpreter, a hang, or a wrong result.
 Tests that need a fresh interpreter run one in a subprocess.
 """
 
-import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -151,3 +152,108 @@ def test_concurrent_first_launches_are_correct_and_compile_once(tmp_path):
     lines = result.stdout.splitlines()
     assert lines[0] == "0 []"
     assert lines[1] == str(sorted(["scale"] * 6 + ["shift"] * 6))
+
+
+# -- the process around running launches -----------------------------------------
+
+ADD_KERNEL = textwrap.dedent("""
+    import numpy as np
+    import kiln, kiln.language as kl
+
+    @kiln.jit
+    def add_one(x_ptr, out_ptr, n, BLOCK: kl.constexpr):
+        offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+        m = offs < n
+        kl.store(out_ptr + offs, kl.load(x_ptr + offs, mask=m) + 1, mask=m)
+
+    def check_add_one(programs=4, num_threads=2):
+        x = np.arange(programs * 1024, dtype=np.float32)
+        out = np.zeros_like(x)
+        add_one[(programs,)](x, out, x.size, BLOCK=1024, num_threads=num_threads)
+        assert (out == x + 1).all()
+""")
+
+
+def test_exit_while_a_daemon_thread_launches(tmp_path):
+    # The daemon thread is inside a launch, or about to take the GIL back
+    # after one, when the interpreter shuts down.
+    for _ in range(3):
+        result = run_python(tmp_path, ADD_KERNEL + textwrap.dedent("""
+            import threading, time
+            check_add_one()
+            def launch_forever():
+                x = np.ones(1 << 20, dtype=np.float32)
+                out = np.empty_like(x)
+                while True:
+                    add_one[(1024,)](x, out, x.size, BLOCK=1024)
+            threading.Thread(target=launch_forever, daemon=True).start()
+            time.sleep(0.2)
+            print("exiting")
+        """), timeout=60)
+        assert (result.returncode, result.stdout) == (0, "exiting\n"), result.stderr
+
+
+def test_fork_after_a_launch_can_launch_in_the_child(tmp_path):
+    result = run_python(tmp_path, ADD_KERNEL + textwrap.dedent("""
+        import os
+        check_add_one()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                check_add_one()
+                check_add_one(programs=64, num_threads=3)
+            except BaseException:
+                os._exit(3)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        check_add_one()
+        print("child", os.waitstatus_to_exitcode(status))
+    """), timeout=60)
+    assert (result.returncode, result.stdout) == (0, "child 0\n"), result.stderr
+
+
+@pytest.mark.parametrize("programs", [1, 5])
+def test_ctrl_c_stops_a_spinning_kernel(tmp_path, programs):
+    # The loop never ends: x is never 1. Its programs leave their loop when
+    # the launch is interrupted, the launch raises KeyboardInterrupt, and the
+    # pool runs the next launch normally.
+    script = tmp_path / "spin.py"
+    script.write_text(ADD_KERNEL + textwrap.dedent(f"""
+        import sys, time
+
+        @kiln.jit
+        def spin(x_ptr, out_ptr):
+            x = kl.load(x_ptr)
+            while x < 1:
+                x = kl.load(x_ptr)
+            kl.store(out_ptr, x)
+
+        x = np.zeros(1, dtype=np.int32)
+        out = np.zeros(1, dtype=np.int32)
+        spin.warmup(x, out, grid=(1,))
+        print("launching", flush=True)
+        start = time.monotonic()
+        try:
+            spin[({programs},)](x, out, num_threads=2)
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt after", time.monotonic() - start, flush=True)
+        check_add_one()
+        print("still works", flush=True)
+    """))
+    # Python installs its SIGINT handler only where SIGINT is not ignored.
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert child.stdout.readline() == "launching\n"
+        time.sleep(0.5)
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=20)
+        waited = time.monotonic() - sent
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("KeyboardInterrupt after") and lines[1] == "still works", out + err
+    assert waited < 10
