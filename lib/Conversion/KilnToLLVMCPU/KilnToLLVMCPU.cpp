@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "AtomicOpToLLVM.h"
+#include "CancellationPoints.h"
 #include "CountedLoop.h"
+#include "DivisionToLLVM.h"
 #include "DotOpToLLVM.h"
 #include "ShapeOpToLLVM.h"
 
@@ -848,8 +850,10 @@ struct ConvertKilnToLLVMCPU
       plans[op] = plan;
     });
 
+    insertCancellationLoads(module);
     if (failed(convertStructuredControlFlow(module)))
       return signalPassFailure();
+    branchOnCancellation(module);
 
     CPUTypeConverter converter(context);
     RewritePatternSet patterns(context);
@@ -861,6 +865,7 @@ struct ConvertKilnToLLVMCPU
     populateDebugOpToLLVMCPUPatterns(converter, patterns);
     populateShapeOpToLLVMCPUPatterns(converter, patterns);
     populateDotOpToLLVMCPUPatterns(converter, patterns);
+    populateSafeDivisionToLLVMPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToCallPatterns(converter, patterns, kHostMathFunctions,
                                /*benefit=*/2);

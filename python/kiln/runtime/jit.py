@@ -62,6 +62,7 @@ import functools
 import hashlib
 import inspect
 import textwrap
+import threading
 from typing import Any, Callable, Generic, Iterable, Optional, TypeVar, Union, overload
 
 from kiln import backends as _registry
@@ -551,6 +552,10 @@ class JITFunction(Generic[T]):
         # Compiled kernels by (target, options, key): a second device of the
         # same target only loads the binary again.
         self._compiled: dict[tuple, Any] = {}
+        # Serializes the miss path, so that threads launching a new key at
+        # once compile it once (reentrant, so that a nested miss of this
+        # kernel cannot deadlock).
+        self._miss_lock = threading.RLock()
 
     # -- calling ---------------------------------------------------------------
 
@@ -846,6 +851,21 @@ class JITFunction(Generic[T]):
         return compiled
 
     def _miss(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
+              maxnreg: Optional[int]) -> LoadedKernel:
+        """The kernel for a key the hot path did not find, loaded by the
+        first thread to get here; the others wait for it and find it."""
+        with self._miss_lock:
+            try:
+                route = self._routes.get(key)
+            except TypeError:  # an unhashable constexpr: the miss path explains
+                route = None
+            if route.__class__ is _DeviceRoutes:
+                route = route.get(route.current_device())
+            if route is not None:
+                return route
+            return self._load(bound, key, backend_option, num_warps, num_stages, maxnreg)
+
+    def _load(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
               maxnreg: Optional[int]) -> LoadedKernel:
         """Chooses the backend, validates, compiles (unless done before), loads and caches."""
         self._check_options(self.__name__, num_warps, num_stages)
