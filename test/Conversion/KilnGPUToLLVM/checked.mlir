@@ -68,3 +68,43 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
     return
   }
 }
+
+// -----
+
+// Which parameter an access belongs to (lib/Analysis/AccessSites.cpp): a
+// pointer carried by a loop, whose initial and yielded values both derive
+// from %x, and a select between two pointers into %x are %x's; a select
+// between %x and %y, or a loop that starts at %x and moves on to %y, may
+// point into either, so those accesses have no parameter and are not
+// checked.
+// CHECK: kiln_gpu.checked_sites = [{element_bytes = 4 : i32, loc = {{.*}}, param = 0 : i32, store = false}, {element_bytes = 4 : i32, loc = {{.*}}, param = 0 : i32, store = false}]
+// CHECK-LABEL: llvm.func @trace
+// CHECK-COUNT-2: llvm.cmpxchg
+// CHECK-NOT: llvm.cmpxchg
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func public @trace(%x: !kiln.ptr<f32>, %y: !kiln.ptr<f32>, %c: i1, %n: i32) -> f32 attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant 0.0 : f32
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%p = %x, %acc = %zero) -> (!kiln.ptr<f32>, f32) : i32 {
+      %v = kiln.load %p : !kiln.ptr<f32> -> f32
+      %s = arith.addf %acc, %v : f32
+      %q = kiln.addptr %p, %c1 : !kiln.ptr<f32>, i32
+      scf.yield %q, %s : !kiln.ptr<f32>, f32
+    }
+    %x1 = kiln.addptr %x, %c1 : !kiln.ptr<f32>, i32
+    %same = arith.select %c, %x, %x1 : !kiln.ptr<f32>
+    %a = kiln.load %same : !kiln.ptr<f32> -> f32
+    %either = arith.select %c, %x, %y : !kiln.ptr<f32>
+    %b = kiln.load %either : !kiln.ptr<f32> -> f32
+    %m:2 = scf.for %i = %c0 to %n step %c1 iter_args(%p = %x, %acc = %zero) -> (!kiln.ptr<f32>, f32) : i32 {
+      %v = kiln.load %p : !kiln.ptr<f32> -> f32
+      %s = arith.addf %acc, %v : f32
+      scf.yield %y, %s : !kiln.ptr<f32>, f32
+    }
+    %t0 = arith.addf %r#1, %a : f32
+    %t1 = arith.addf %t0, %b : f32
+    %t2 = arith.addf %t1, %m#1 : f32
+    return %t2 : f32
+  }
+}
