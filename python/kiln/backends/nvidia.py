@@ -141,7 +141,7 @@ class CheckedLaunch:
     _NO_INDEX = (1 << 63) - 1
 
     def __init__(self, launch: Any, kernel_name: str, arg_codes: str, names: Sequence[str],
-                 sites: Sequence[Mapping[str, Any]], device: int) -> None:
+                 sites: Sequence[Mapping[str, Any]], device: Any) -> None:
         """
         Args:
             launch: the unchecked launch, which passes ``bound`` as it is.
@@ -149,7 +149,8 @@ class CheckedLaunch:
             arg_codes: one packing code per bound argument ('p' pointers, '-' constexprs).
             names: the kernel's runtime parameters, as the kernel numbers them.
             sites: ``metadata["checked_sites"]``, by site number.
-            device: the CUDA device the kernel is loaded on.
+            device: the CUDA device index the kernel is loaded on, where the
+                record lives (or a torch device, for tests without a GPU).
         """
         import torch
 
@@ -161,7 +162,8 @@ class CheckedLaunch:
         # Runtime parameter number -> its pointer's place among the extents.
         runtime = [i for i, code in enumerate(arg_codes) if code != "-"]
         self.extent_slot = {runtime.index(position): k for k, position in enumerate(self.pointers)}
-        self.clean = torch.tensor([0, self._NO_INDEX], dtype=torch.int64, device=torch.device("cuda", device))
+        where = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+        self.clean = torch.tensor([0, self._NO_INDEX], dtype=torch.int64, device=where)
         self.record = self.clean.clone()
 
     def __call__(self, grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:

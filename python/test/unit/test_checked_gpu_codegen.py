@@ -1,8 +1,9 @@
 """Checked mode on the GPU, without a GPU: the PTX of a checked kernel
 compares each access with its parameter's extent and records faults with a
-compare-and-swap, assembles with ptxas for sm_80 and sm_90a, lists its
-access sites, and turns a device error record into the same
-OutOfBoundsError as the CPU's. Launches are in python/test/gpu/test_gpu_checked.py."""
+compare-and-swap, assembles with ptxas for sm_80 and sm_90a, and lists its
+access sites; its launcher passes each argument's extent and turns the
+error record into the same OutOfBoundsError as the CPU's. Launches on a
+device are in python/test/gpu/test_gpu_checked.py."""
 
 from __future__ import annotations
 
@@ -119,3 +120,32 @@ def test_device_record_becomes_the_cpu_error() -> None:
     assert "kl.store(out_ptr + offs, x, mask=mask)" in str(error)
     # Negative indices are reported as they are.
     assert launch.fault(1, -3, [0x1000, 4000, 0x9000, 2000]).index == -3
+
+
+def test_checked_launch_passes_extents_and_raises_the_recorded_fault() -> None:
+    """The launch side with a host record: each pointer argument's extent
+    and the record's address follow the arguments; a record the kernel
+    filled becomes the error, and is cleared for the next launch."""
+    import torch
+
+    sites = [{"loc": "kernel.py:3:4", "param": 1, "store": True, "element_bytes": 4}]
+    seen = []
+
+    def kernel_launch(grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
+        seen.append(bound)
+        if bound[3] == 99:  # this launch's kernel faults: site 0, parameter 1, element 19
+            launch.record[0] = (1 << 32) | 1
+            launch.record[1] = 19
+
+    # x_ptr, out_ptr, a constexpr, n.
+    launch = CheckedLaunch(kernel_launch, "copy", "pp-i", ["x_ptr", "out_ptr", "n"], sites, "cpu")
+    x, out = torch.zeros(10), torch.zeros(40)[::2]  # out: 20 elements 2 apart
+    launch(1, 1, 1, (x, out, 16, 5), 0)
+    assert seen[-1] == (x, out, 16, 5, x.data_ptr(), 40, out.data_ptr(), (19 * 2 + 1) * 4, launch.record.data_ptr())
+    with pytest.raises(kiln.errors.OutOfBoundsError) as info:
+        launch(1, 1, 1, (x, out, 16, 99), 0)
+    assert (info.value.parameter, info.value.index, info.value.lineno) == ("out_ptr", 19, 3)
+    assert str(info.value).startswith("kernel.py:3:4: out-of-bounds store to 'out_ptr' at element index 19 "
+                                      "(the buffer has 39 elements) in kernel copy")
+    assert launch.record.tolist() == [0, (1 << 63) - 1]
+    launch(1, 1, 1, (x, out, 16, 5), 0)
