@@ -28,7 +28,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from kiln.errors import OutOfBoundsError
 
-__all__ = ["ArrayKind", "array_kind", "element_name", "address_of", "extent_of", "CpuLauncher"]
+__all__ = ["ArrayKind", "array_kind", "element_name", "address_of", "extent_of", "CpuLauncher",
+           "out_of_bounds_error"]
 
 
 class ArrayKind:
@@ -253,19 +254,27 @@ class CpuLauncher:
 
     def out_of_bounds(self, report: str) -> OutOfBoundsError:
         """The OutOfBoundsError for a backend report, the parameter named."""
-        match = _OUT_OF_BOUNDS.match(report)
-        if match is None:
-            return OutOfBoundsError(f"kernel {self.kernel_name}: {report}")
-        index = int(match["param"])
-        parameter = self.names[index] if 0 <= index < len(self.names) else None
-        who = f"'{parameter}'" if parameter is not None else f"parameter {index}"
-        message = f"{match['what']}{who}{match['rest']} in kernel {self.kernel_name}"
-        element = _ELEMENT_INDEX.search(report)
-        filename = match["file"]
-        lineno = int(match["line"]) if match["line"] else None
-        source = linecache.getline(filename, lineno) if filename and lineno else ""
-        return OutOfBoundsError(message, filename, lineno, int(match["col"]) if match["col"] else None,
-                                parameter, int(element.group(1)) if element else None, source or None)
+        return out_of_bounds_error(report, self.kernel_name, self.names)
+
+
+def out_of_bounds_error(report: str, kernel_name: str, names: Sequence[str]) -> OutOfBoundsError:
+    """The OutOfBoundsError for a checked launch's report (``"file:line:col:
+    out-of-bounds load from parameter N at element index I (...)"``, as every
+    backend words it), parameter N named from ``names``, the kernel's
+    runtime parameters."""
+    match = _OUT_OF_BOUNDS.match(report)
+    if match is None:
+        return OutOfBoundsError(f"kernel {kernel_name}: {report}")
+    index = int(match["param"])
+    parameter = names[index] if 0 <= index < len(names) else None
+    who = f"'{parameter}'" if parameter is not None else f"parameter {index}"
+    message = f"{match['what']}{who}{match['rest']} in kernel {kernel_name}"
+    element = _ELEMENT_INDEX.search(report)
+    filename = match["file"]
+    lineno = int(match["line"]) if match["line"] else None
+    source = linecache.getline(filename, lineno) if filename and lineno else ""
+    return OutOfBoundsError(message, filename, lineno, int(match["col"]) if match["col"] else None,
+                            parameter, int(element.group(1)) if element else None, source or None)
 
 
 def _torch_address(value: Any) -> int:

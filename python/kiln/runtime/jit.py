@@ -16,8 +16,8 @@ Which backend runs a launch is decided once per key (see
 :mod:`kiln.runtime.backends`): the ``backend=`` launch option, then
 ``kiln.jit(backend=...)``, then ``$KILN_BACKEND``, then the arrays (CPU arrays
 run on the CPU, CUDA tensors on the GPU). The launch option and the raw
-values of ``$KILN_BACKEND``, ``$KILN_CPU_CHECKED`` and ``$KILN_DEBUG`` are part
-of the key.
+values of ``$KILN_BACKEND``, ``$KILN_CPU_CHECKED``, ``$KILN_DEBUG`` and
+``$KILN_CHECKED`` are part of the key.
 
 The key. Every launch computes one key piece per parameter through a
 per-parameter dispatch table indexed by the argument's exact class, so the
@@ -357,7 +357,8 @@ def _compile_jit_function(jit_fn: "JITFunction", signature: dict, constexprs: di
     """Calls the compiler (a separate name so tests can replace it).
 
     ``options`` are the backend's :meth:`~kiln.backends.Backend.compile_options`
-    (``checked=`` for the CPU, none for NVIDIA).
+    (``checked=`` for the CPU, none for NVIDIA), with ``debug`` and
+    ``checked`` added for every backend.
     """
     from kiln.compiler.compiler import compile_jit_function
 
@@ -472,7 +473,7 @@ class JITFunction(Generic[T]):
     ``cache`` maps a CUDA device index, or ``"cpu"``, to ``{key: LoadedKernel}``;
     ``runtime_positions`` / ``runtime_names`` are the non-constexpr parameters.
     ``backend`` is the kernel's forced backend (None: chosen per launch) and
-    ``checked`` whether its CPU launches are bounds-checked.
+    ``checked`` whether its launches are bounds-checked.
     """
 
     def __init__(self, fn: T, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
@@ -876,6 +877,9 @@ class JITFunction(Generic[T]):
         # Debug mode (device assertions) is every backend's option.
         if self.debug or (len(environment) > 2 and _backends.parse_flag(environment[2], _backends.DEBUG_ENV)):
             options = {**options, "debug": True}
+        # So is checked mode (KILN_CPU_CHECKED stays the CPU backend's alias).
+        if self.checked or _backends.parse_all_checked(environment):
+            options = {**options, "checked": True}
         if maxnreg is not None:
             options = {**options, "maxnreg": maxnreg}
         device = backend.current_device()
@@ -939,10 +943,10 @@ def jit(fn: Optional[T] = None, *, do_not_specialize: Iterable[Union[str, int]] 
             name) runs every launch on that backend (a launch's ``backend=``
             option still wins); None lets the arrays decide (see
             :mod:`kiln.runtime.backends`).
-        checked: bounds-check every load and store of CPU launches and raise
-            :class:`kiln.errors.OutOfBoundsError` naming the faulting source
-            line, parameter and index (as ``KILN_CPU_CHECKED=1``). GPU
-            launches are not checked.
+        checked: bounds-check every load, store and atomic of every launch
+            (CPU and GPU) and raise :class:`kiln.errors.OutOfBoundsError`
+            naming the faulting source line, parameter and index (as
+            ``KILN_CHECKED=1``; see docs/design/checked_mode.md).
     """
 
     def decorator(fn: T) -> JITFunction[T]:
