@@ -704,9 +704,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
 
     def generic_visit(self, node: ast.AST) -> Any:
         name = type(node).__name__
+        # Every name in the table is plural ("assignment expressions (:=)"
+        # too, which does not end in "s"); the fallback is singular.
+        verb = "are" if name in _UNSUPPORTED_SYNTAX else "is"
         what = _UNSUPPORTED_SYNTAX.get(name, f"'{name}' syntax")
-        raise self.error(f"{what} are not supported in kiln kernels" if what.endswith("s")
-                         else f"{what} is not supported in kiln kernels", node)
+        raise self.error(f"{what} {verb} not supported in kiln kernels", node)
 
     def visit_stmts(self, stmts: Sequence[ast.stmt]) -> None:
         for index, stmt in enumerate(stmts):

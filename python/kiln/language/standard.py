@@ -83,6 +83,10 @@ def _block(input: Any, what: str) -> tensor:
     input = _unwrap(input)
     if not isinstance(input, tensor) or not input.shape:
         raise CompilationError(f"kl.{what} takes a block, got {input!r}")
+    if input.dtype.is_ptr():
+        # Checked here, at the caller's line: the combine functions above
+        # would otherwise fail inside this file.
+        raise CompilationError(f"kl.{what} takes a block of numbers, got a block of pointers ({input.dtype})")
     return input
 
 

@@ -55,6 +55,7 @@ def test_undefined_name(jit, build_ir):
     ("dict", "dict literals"), ("with", "'with' statements"), ("import", "'import' statements"),
     ("del", "'del' statements"), ("class", "class definitions"), ("global", "'global' statements"),
     ("break", "'break' statements"), ("set", "set literals"), ("genexp", "generator expressions"),
+    ("walrus", "assignment expressions (:=) are"),
 ])
 def test_unsupported_syntax(jit, build_ir, snippet, construct):
     def k_try(out):
@@ -100,10 +101,14 @@ def test_unsupported_syntax(jit, build_ir, snippet, construct):
     def k_genexp(out):
         x = tuple(i for i in range(3))
 
+    def k_walrus(out):
+        x = (y := 3)
+
     kernels = {"try": (k_try, "try:"), "lambda": (k_lambda, "lambda v"), "listcomp": (k_listcomp, "[i for"),
                "dict": (k_dict, "{1: 2}"), "with": (k_with, "with out"), "import": (k_import, "import os"),
                "del": (k_del, "del x"), "class": (k_class, "class C"), "global": (k_global, "global NOT"),
-               "break": (k_break, "break"), "set": (k_set, "{1, 2}"), "genexp": (k_genexp, "(i for i")}
+               "break": (k_break, "break"), "set": (k_set, "{1, 2}"), "genexp": (k_genexp, "(i for i"),
+               "walrus": (k_walrus, "y := 3")}
     fn, text = kernels[snippet]
     kernel = jit(fn)
     sig = {"out": "*fp32", "n": "i32"} if snippet == "break" else {"out": "*fp32"}
@@ -348,3 +353,31 @@ def test_store_mask_must_be_bool(jit, build_ir):
 
     err = compile_error(build_ir, kernel, {"out": "*i32"}, {"BLOCK": 8})
     check(err, kernel, "kl.store(out + offs, offs, mask=offs)", "mask must be a boolean")
+
+
+
+def k_sum_of_pointers(out, BLOCK: kl.constexpr):
+    kl.sum(out + kl.arange(0, BLOCK), axis=0)
+
+
+def k_max_of_pointers(out, BLOCK: kl.constexpr):
+    kl.max(out + kl.arange(0, BLOCK))
+
+
+def k_argmin_of_pointers(out, BLOCK: kl.constexpr):
+    kl.argmin(out + kl.arange(0, BLOCK), axis=0)
+
+
+def k_cumsum_of_pointers(out, BLOCK: kl.constexpr):
+    kl.cumsum(out + kl.arange(0, BLOCK), axis=0)
+
+
+@pytest.mark.parametrize("kernel,call", [(k_sum_of_pointers, "kl.sum("), (k_max_of_pointers, "kl.max("),
+                                         (k_argmin_of_pointers, "kl.argmin("),
+                                         (k_cumsum_of_pointers, "kl.cumsum(")])
+def test_reduction_of_pointers_names_the_call(jit, build_ir, kernel, call):
+    # A block of pointers used to reach the combine function, whose error
+    # named a line of kiln/language/standard.py instead of the kernel's.
+    kernel = jit(kernel)
+    err = compile_error(build_ir, kernel, {"out": "*i32"}, {"BLOCK": 8})
+    check(err, kernel, call, "block of pointers")
