@@ -6,12 +6,17 @@ tutorial's num_warps rule. Each result is first checked against torch's
 softmax computed in float64 on fresh random inputs, then timed with
 do_bench (median). Bandwidth counts one read and one write of the matrix.
 
-    python bench/softmax.py [--shapes fp16:32768x4096,fp32:8192x8192,fp16:65536x1024]
+With --checked, Kiln's kernel runs in checked mode (KILN_CHECKED=1, every
+access bounds-checked; each launch then waits for the kernel to read its
+error record): compare with a run without it.
+
+    python bench/softmax.py [--shapes fp16:32768x4096,fp32:8192x8192,fp16:65536x1024] [--checked]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Callable
 
 import torch
@@ -95,9 +100,12 @@ def measure(dtype: torch.dtype, rows: int, cols: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default="fp16:32768x4096,fp32:8192x8192,fp16:65536x1024")
+    parser.add_argument("--checked", action="store_true", help="run Kiln's kernel in checked mode (KILN_CHECKED=1)")
     args = parser.parse_args()
+    if args.checked:
+        os.environ["KILN_CHECKED"] = "1"  # read at each launch
     dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
-    print(f"device: {torch.cuda.get_device_name()}")
+    print(f"device: {torch.cuda.get_device_name()}" + (", Kiln checked" if args.checked else ""))
     print(f"{'shape':>22} | {'kiln GB/s':>10} | {'triton GB/s':>11} | {'torch GB/s':>10} | kiln/triton")
     for spec in args.shapes.split(","):
         name, dims = spec.split(":")

@@ -10,7 +10,11 @@ Reports, for fp32:
 
 Triton's columns are left out when triton cannot be imported.
 
-    python bench/vector_add.py [--n 268435456] [--launches 10000]
+With --checked, Kiln's kernels are compiled and launched in checked mode
+(KILN_CHECKED=1, every access bounds-checked; each launch then waits for the
+kernel to read its error record): compare with a run without it.
+
+    python bench/vector_add.py [--n 268435456] [--launches 10000] [--checked]
 """
 
 from __future__ import annotations
@@ -168,7 +172,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=2**28, help="elements for the bandwidth test")
     parser.add_argument("--launches", type=int, default=10000, help="launches for the overhead test")
+    parser.add_argument("--checked", action="store_true", help="run Kiln's kernels in checked mode (KILN_CHECKED=1)")
     args = parser.parse_args()
+    if args.checked:
+        os.environ["KILN_CHECKED"] = "1"  # read at each launch, and by the first-call process
     if not torch.cuda.is_available():
         sys.exit("bench/vector_add.py needs a CUDA device")
 
@@ -177,7 +184,7 @@ def main() -> None:
     overhead = launch_overhead(args.launches)
     firsts = {name: first_call(name) for name in names if name != "torch"}
 
-    print(f"vector add, fp32, {torch.cuda.get_device_name()}")
+    print(f"vector add, fp32, {torch.cuda.get_device_name()}" + (", Kiln checked" if args.checked else ""))
     print(f"{'':32}" + "".join(f"{name:>12}" for name in names))
     print(f"{f'GB/s (n = {args.n})':32}" + "".join(f"{gbps[name]:>12.1f}" for name in names))
     print(f"{'us per tiny launch (host)':32}" + "".join(f"{overhead[name]:>12.2f}" for name in names))

@@ -89,11 +89,12 @@ class AutotunerError(KilnError):
 
 
 class OutOfBoundsError(KilnError, IndexError):
-    """A checked CPU launch found a load or store outside its argument's buffer.
+    """A checked launch found a load, store or atomic outside its argument's buffer.
 
-    Raised after the launch, by the CPU backend in checked mode
-    (``KILN_CPU_CHECKED=1`` or ``kiln.jit(checked=True)``); the faulting
-    access was skipped, so no memory outside the buffers was touched. It is
+    Raised after the launch, by the CPU or the NVIDIA backend in checked
+    mode (``KILN_CHECKED=1`` or ``kiln.jit(checked=True)``; the CPU also
+    reads ``KILN_CPU_CHECKED=1``); the faulting access was skipped, so no
+    memory outside the buffers was touched. It is
     an ``IndexError`` too, so code that catches indexing errors catches it.
 
     Attributes:

@@ -3,7 +3,9 @@
 // Binds the CPU backend: `compile(module, name)` JIT-compiles a module that
 // went through the kiln-cpu-to-llvm pipeline into a `Kernel`, whose `launch`
 // packs the arguments (ArgumentPacking.h codes; pointers are int addresses)
-// and runs the grid on the host thread pool with the GIL released.
+// and runs the grid on the host thread pool with the GIL released. A launch
+// from the main thread watches for signals and ends in the signal handler's
+// exception (KeyboardInterrupt for Ctrl-C).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,8 +18,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
+#include <thread>
+
+#include <functional>
 #include <memory>
 #include <vector>
+
+#include <pthread.h>
 
 namespace py = pybind11;
 using mlir::kiln::cpu::HostKernel;
@@ -31,6 +39,29 @@ std::shared_ptr<HostKernel> compileKernel(kiln::python::PyModule &module,
   if (mlir::failed(kernel))
     capture.raise("CPU compilation");
   return std::shared_ptr<HostKernel>(std::move(*kernel));
+}
+
+/// The thread Python runs signal handlers in. A fork()ing thread is the
+/// child's main thread, as in Python's own bookkeeping.
+unsigned long mainThread = 0;
+
+/// Whether the interpreter is shutting down: a thread that takes the GIL
+/// then is ended by Python (pthread_exit).
+bool isFinalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
+/// Runs the main thread's pending signal handlers (the GIL taken for the
+/// call); true if one raised, the exception then being set.
+bool handlerRaised() {
+  PyGILState_STATE state = PyGILState_Ensure();
+  bool raised = PyErr_CheckSignals() != 0;
+  PyGILState_Release(state);
+  return raised;
 }
 
 unsigned readGridValue(py::handle value, const char *axis) {
@@ -68,11 +99,26 @@ void launch(const HostKernel &kernel, py::handle gx, py::handle gy,
   }
   std::optional<mlir::kiln::cpu::OutOfBounds> fault;
   std::string assertion;
-  {
-    py::gil_scoped_release release;
-    fault = kernel.launch(x, y, z, params.data(), numThreads,
-                          bounds.is_none() ? nullptr : &table, &assertion);
+  // Only the main thread runs signal handlers, so only its launches watch.
+  std::function<bool()> interrupted = handlerRaised;
+  bool watch = PyThread_get_thread_ident() == mainThread;
+  // Not py::gil_scoped_release: taking the GIL back may end this thread at
+  // interpreter exit (a daemon thread), which unwinds the stack, and an
+  // unwind out of that destructor (noexcept) aborts the process.
+  PyThreadState *released = PyEval_SaveThread();
+  fault = kernel.launch(x, y, z, params.data(), numThreads,
+                        bounds.is_none() ? nullptr : &table, &assertion,
+                        watch ? &interrupted : nullptr);
+  if (isFinalizing()) {
+    // Python would end this thread as it takes the GIL; rather than unwind
+    // through frames holding Python objects without the GIL, wait here for
+    // the process to exit.
+    for (;;)
+      std::this_thread::sleep_for(std::chrono::hours(1));
   }
+  PyEval_RestoreThread(released);
+  if (PyErr_Occurred()) // a signal handler raised: the launch was cut short
+    throw py::error_already_set();
   if (!assertion.empty()) {
     // kiln.errors.DeviceAssertionError, an AssertionError.
     py::object error = py::module_::import("kiln.errors").attr("DeviceAssertionError");
@@ -119,6 +165,13 @@ void initCPU(py::module_ &m) {
            py::arg("num_threads") = 0, py::arg("bounds") = py::none(),
            "Run every program of the grid on the host; raises IndexError for "
            "an out-of-bounds access of a checked kernel");
+  m.def("live_kernels", &HostKernel::getLiveCount,
+        "How many compiled CPU kernels exist (each holds its JIT'd code)");
+  mainThread = py::module_::import("threading")
+                   .attr("main_thread")()
+                   .attr("ident")
+                   .cast<unsigned long>();
+  pthread_atfork(nullptr, nullptr, [] { mainThread = PyThread_get_thread_ident(); });
   m.def("compile", &compileKernel, py::arg("module"), py::arg("name"),
         "JIT-compile a module lowered by kiln-cpu-to-llvm (raises MLIRError)");
 }

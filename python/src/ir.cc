@@ -17,6 +17,7 @@
 #include "Diagnostics.h"
 #include "IRModule.h"
 
+#include "kiln/Analysis/WrittenArguments.h"
 #include "kiln/Dialect/Kiln/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Target/Registration.h"
@@ -1476,6 +1477,32 @@ void initIR(py::module_ &m) {
           return std::nullopt;
         return attr.getInt();
       }, py::arg("name"), "The module's integer attribute `name`, or None")
+      .def("dict_array_attr", [](const PyModule &mod, const std::string &name) -> py::object {
+        // A table the lowering leaves for the runtime (checked mode's
+        // access sites): a list of dicts of strings, bools and integers.
+        auto array = mod.get()->getAttrOfType<ArrayAttr>(name);
+        if (!array)
+          return py::none();
+        py::list result;
+        for (Attribute entry : array) {
+          py::dict row;
+          if (auto dict = dyn_cast<DictionaryAttr>(entry)) {
+            for (NamedAttribute field : dict) {
+              py::str key(field.getName().str());
+              Attribute value = field.getValue();
+              if (auto text = dyn_cast<StringAttr>(value))
+                row[key] = py::str(text.str());
+              else if (auto flag = dyn_cast<BoolAttr>(value))
+                row[key] = py::bool_(flag.getValue());
+              else if (auto number = dyn_cast<IntegerAttr>(value))
+                row[key] = py::int_(number.getInt());
+            }
+          }
+          result.append(row);
+        }
+        return result;
+      }, py::arg("name"),
+         "The module's array-of-dictionaries attribute `name` as a list of dicts, or None")
       .def("kernel_arg_arrays", [](const PyModule &mod, const std::string &name) {
         // By argument index: the integer-array attribute `name` of the
         // kernel's arguments that have one.
@@ -1490,6 +1517,16 @@ void initIR(py::module_ &m) {
         return result;
       }, py::arg("name"),
          "The kernel's arguments' integer-array attributes `name`, by argument index")
+      .def("written_kernel_arguments", [](const PyModule &mod) {
+        std::vector<unsigned> result;
+        mod.get()->walk([&](FunctionOpInterface function) {
+          if (function->hasAttr("kiln.kernel")) {
+            auto indices = mlir::kiln::writtenKernelArguments(mod.get(), function);
+            result.assign(indices.begin(), indices.end());
+          }
+        });
+        return result;
+      }, "The indices of the kernel's arguments it may write through (stores, atomics)")
       .def("get_function", &getFunction, py::arg("name"))
       .def_property_readonly("context", [](const PyModule &mod) { return mod.context; });
 

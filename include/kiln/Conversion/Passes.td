@@ -53,6 +53,13 @@ def ConvertKilnGPUToLLVM : Pass<"convert-kiln-gpu-to-llvm", "mlir::ModuleOp"> {
     no memory access between, and a shared-memory-only barrier with no
     shared access before it in the entry block.
 
+    With `checked`, each kernel gains one (i64 base, i64 bytes) pair per
+    pointer parameter and a pointer to an error record; every load, store
+    and atomic whose address derives from a pointer parameter compares each
+    of its runs with that extent, predicates off the runs outside and
+    records the first fault (site, parameter, element index) with a
+    compare-and-swap. The sites are listed in `kiln_gpu.checked_sites`.
+
     Before:
     ```mlir
     %x = kiln.load %p, %m : tensor<1024x!kiln.ptr<f32>, #blocked4> -> tensor<1024xf32, #blocked4>
@@ -66,6 +73,9 @@ def ConvertKilnGPUToLLVM : Pass<"convert-kiln-gpu-to-llvm", "mlir::ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"sm_90a\"", "target chip">,
     Option<"maxnreg", "maxnreg", "int", /*default=*/"0",
            "registers per thread that ptxas may use in a kernel (.maxnreg); 0: no limit">,
+    Option<"checked", "checked", "bool", /*default=*/"false",
+           "bounds-check every load, store and atomic against its parameter's "
+           "memory (extra kernel parameters and an error record)">,
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect"];
 }

@@ -178,8 +178,9 @@ SmallVector<Value> shareOwnerValues(ConversionPatternRewriter &rewriter,
 /// `emitElement(bits operands, predicate)`, and the old values' return.
 template <typename OpTy>
 struct AtomicLowering : public ConvertOpToLLVMPattern<OpTy> {
-  AtomicLowering(const LLVMTypeConverter &converter, LaunchShape launch)
-      : ConvertOpToLLVMPattern<OpTy>(converter), launch(launch) {}
+  AtomicLowering(const LLVMTypeConverter &converter, LaunchShape launch,
+                 const AccessChecks &checks)
+      : ConvertOpToLLVMPattern<OpTy>(converter), launch(launch), checks(checks) {}
 
   LogicalResult
   lower(OpTy op, ConversionPatternRewriter &rewriter, Value ptrs, Value mask,
@@ -204,6 +205,11 @@ struct AtomicLowering : public ConvertOpToLLVMPattern<OpTy> {
     SmallVector<Value> predicateList;
     if (predicates)
       predicateList = unpackElements(rewriter, loc, predicates);
+    // Checked mode: an element outside its parameter's memory is reported
+    // and skipped.
+    if (auto check = checks.find(op); check != checks.end())
+      predicateList = emitAccessCheck(rewriter, loc, check->second, ptrList, predicateList,
+                                      bitsType.getIntOrFloatBitWidth() / 8);
     SmallVector<SmallVector<Value>> inputLists;
     for (Value input : inputs)
       inputLists.push_back(unpackElements(rewriter, loc, input));
@@ -238,6 +244,7 @@ struct AtomicLowering : public ConvertOpToLLVMPattern<OpTy> {
   }
 
   LaunchShape launch;
+  const AccessChecks &checks;
 };
 
 struct AtomicRMWOpLowering : public AtomicLowering<AtomicRMWOp> {
@@ -366,8 +373,8 @@ struct DebugBarrierOpLowering : public ConvertOpToLLVMPattern<DebugBarrierOp> {
 
 void mlir::kiln::gpu::populateAtomicOpToLLVMPatterns(
     KilnGPUToLLVMTypeConverter &converter, RewritePatternSet &patterns,
-    const LaunchShape &launch) {
-  patterns.add<AtomicRMWOpLowering, AtomicCASOpLowering>(converter, launch);
+    const LaunchShape &launch, const AccessChecks &checks) {
+  patterns.add<AtomicRMWOpLowering, AtomicCASOpLowering>(converter, launch, checks);
   patterns.add<DebugBarrierOpLowering>(converter);
   populateHintOpToLLVMPatterns(converter, patterns);
 }

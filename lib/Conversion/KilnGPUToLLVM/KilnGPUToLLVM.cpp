@@ -215,6 +215,11 @@ struct ConvertKilnGPUToLLVM
 
     // Shared memory by liveness, while loops still delimit where the
     // pipeline slots are live.
+    // Checked mode finds each access's parameter on the structured IR too.
+    AccessChecks checks;
+    if (checked && failed(addCheckedParameters(module, checks)))
+      return signalPassFailure();
+
     SharedMemoryPlan sharedMemory = planSharedMemory(module, launch);
     declareScratch(module, sharedMemory.total);
     int64_t pipelineStart = sharedMemory.pipelineStart;
@@ -227,9 +232,9 @@ struct ConvertKilnGPUToLLVM
     KilnGPUToLLVMTypeConverter converter(context);
     RewritePatternSet patterns(context);
     populateBlockOpToLLVMPatterns(converter, patterns, launch);
-    populateMemoryOpToLLVMPatterns(converter, patterns, widths, launch);
+    populateMemoryOpToLLVMPatterns(converter, patterns, widths, launch, checks);
     populateReduceScanOpToLLVMPatterns(converter, patterns, launch);
-    populateAtomicOpToLLVMPatterns(converter, patterns, launch);
+    populateAtomicOpToLLVMPatterns(converter, patterns, launch, checks);
     populateDebugOpToLLVMPatterns(converter, patterns, launch);
     populateShapeOpToLLVMPatterns(converter, patterns, launch);
     populateDotOpToLLVMPatterns(converter, patterns, launch, widths, pipelineStart);

@@ -5,7 +5,9 @@
 // contiguous, aligned and uniformly masked by the axis-info analysis). Each
 // access is a single `ld.global.v4.b32`-style instruction in inline
 // assembly, because PTX predication is the cheapest way to skip a masked
-// access and LLVM's own masked intrinsics would be scalarized.
+// access and LLVM's own masked intrinsics would be scalarized. In checked
+// mode each run is first compared with its parameter's extent
+// (CheckedAccess.cpp) and a run outside is predicated off.
 //
 //===----------------------------------------------------------------------===//
 
@@ -98,9 +100,29 @@ static Value trueConstant(OpBuilder &builder, Location loc) {
                                   builder.getBoolAttr(true));
 }
 
+/// In checked mode, each run's predicate (one per `width` elements) without
+/// the runs outside the access's parameter; otherwise the masks as they are.
+static SmallVector<Value> checkRuns(ConversionPatternRewriter &rewriter, Location loc,
+                                    Operation *op, const AccessChecks &checks,
+                                    ArrayRef<Value> ptrs, ArrayRef<Value> masks,
+                                    int64_t width, unsigned elementBytes) {
+  SmallVector<Value> runPtrs, runMasks;
+  for (size_t start = 0; start < ptrs.size(); start += width) {
+    runPtrs.push_back(ptrs[start]);
+    if (!masks.empty())
+      runMasks.push_back(masks[start]);
+  }
+  auto check = checks.find(op);
+  if (check == checks.end())
+    return runMasks;
+  return emitAccessCheck(rewriter, loc, check->second, runPtrs, runMasks,
+                         width * elementBytes);
+}
+
 struct LoadOpLowering : public ConvertOpToLLVMPattern<LoadOp> {
-  LoadOpLowering(const LLVMTypeConverter &converter, const AccessWidths &widths)
-      : ConvertOpToLLVMPattern(converter), widths(widths) {}
+  LoadOpLowering(const LLVMTypeConverter &converter, const AccessWidths &widths,
+                 const AccessChecks &checks)
+      : ConvertOpToLLVMPattern(converter), widths(widths), checks(checks) {}
 
   LogicalResult
   matchAndRewrite(LoadOp op, OpAdaptor adaptor,
@@ -129,6 +151,9 @@ struct LoadOpLowering : public ConvertOpToLLVMPattern<LoadOp> {
 
     AccessShape shape = getAccessShape(memElement.getIntOrFloatBitWidth(), width);
     Type wordType = shape.wordType(context);
+    SmallVector<Value> runMasks =
+        checkRuns(rewriter, loc, op, checks, ptrs, masks, width,
+                  memElement.getIntOrFloatBitWidth() / 8);
     SmallVector<Value> results;
     for (size_t start = 0; start < ptrs.size(); start += width) {
       // Inline PTX: outputs $0..$n-1, then the `other` words, the address
@@ -156,7 +181,8 @@ struct LoadOpLowering : public ConvertOpToLLVMPattern<LoadOp> {
       unsigned ptrIndex = n + operands.size();
       operands.push_back(ptrs[start]);
       constraints += ",l";
-      operands.push_back(masks.empty() ? trueConstant(rewriter, loc) : masks[start]);
+      operands.push_back(runMasks.empty() ? trueConstant(rewriter, loc)
+                                          : runMasks[start / width]);
       constraints += ",b";
       std::string outputs;
       for (unsigned w = 0; w < n; ++w)
@@ -196,12 +222,14 @@ struct LoadOpLowering : public ConvertOpToLLVMPattern<LoadOp> {
     return success();
   }
   const AccessWidths &widths;
+  const AccessChecks &checks;
 };
 
 struct StoreOpLowering : public ConvertOpToLLVMPattern<StoreOp> {
   StoreOpLowering(const LLVMTypeConverter &converter, const AccessWidths &widths,
-                  LaunchShape launch)
-      : ConvertOpToLLVMPattern(converter), widths(widths), launch(launch) {}
+                  LaunchShape launch, const AccessChecks &checks)
+      : ConvertOpToLLVMPattern(converter), widths(widths), launch(launch),
+        checks(checks) {}
 
   LogicalResult
   matchAndRewrite(StoreOp op, OpAdaptor adaptor,
@@ -235,6 +263,9 @@ struct StoreOpLowering : public ConvertOpToLLVMPattern<StoreOp> {
       masks = unpackElements(rewriter, loc, predicates);
 
     AccessShape shape = getAccessShape(memElement.getIntOrFloatBitWidth(), width);
+    SmallVector<Value> runMasks =
+        checkRuns(rewriter, loc, op, checks, ptrs, masks, width,
+                  memElement.getIntOrFloatBitWidth() / 8);
     for (size_t start = 0; start < ptrs.size(); start += width) {
       SmallVector<Value> operands = packWords(
           rewriter, loc, ArrayRef<Value>(values).slice(start, width), shape);
@@ -248,7 +279,8 @@ struct StoreOpLowering : public ConvertOpToLLVMPattern<StoreOp> {
         inputs = "{ " + inputs + " }";
       operands.push_back(ptrs[start]);
       constraints += ",l";
-      operands.push_back(masks.empty() ? trueConstant(rewriter, loc) : masks[start]);
+      operands.push_back(runMasks.empty() ? trueConstant(rewriter, loc)
+                                          : runMasks[start / width]);
       constraints += ",b";
       std::string asmText =
           llvm::formatv("@${0} st.global{1}{2}{3} [ ${4} + 0 ], {5};", n + 1,
@@ -267,13 +299,15 @@ struct StoreOpLowering : public ConvertOpToLLVMPattern<StoreOp> {
   }
   const AccessWidths &widths;
   LaunchShape launch;
+  const AccessChecks &checks;
 };
 
 } // namespace
 
 void mlir::kiln::gpu::populateMemoryOpToLLVMPatterns(
     KilnGPUToLLVMTypeConverter &converter, RewritePatternSet &patterns,
-    const AccessWidths &widths, const LaunchShape &launch) {
-  patterns.add<LoadOpLowering>(converter, widths);
-  patterns.add<StoreOpLowering>(converter, widths, launch);
+    const AccessWidths &widths, const LaunchShape &launch,
+    const AccessChecks &checks) {
+  patterns.add<LoadOpLowering>(converter, widths, checks);
+  patterns.add<StoreOpLowering>(converter, widths, launch, checks);
 }

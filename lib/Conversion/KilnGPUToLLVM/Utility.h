@@ -151,10 +151,42 @@ void populateCompareOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                      RewritePatternSet &patterns,
                                      const ResultConstancy &constancy);
 
+/// Checked mode: what the bounds check of one access needs. `base`,
+/// `bytes` and `record` are arguments that addCheckedParameters added to
+/// the kernel (values of the unconverted IR).
+struct AccessCheck {
+  int64_t site;
+  unsigned parameter;
+  unsigned elementBytes;
+  Value base, bytes, record;
+};
+
+/// The checked accesses of a module (none outside checked mode).
+using AccessChecks = llvm::DenseMap<Operation *, AccessCheck>;
+
+/// The module attribute listing the checked access sites, each a dictionary
+/// of `loc`, `param`, `store` and `element_bytes`, in site-number order.
+inline constexpr StringLiteral kCheckedSitesAttr = "kiln_gpu.checked_sites";
+
+/// Checked mode: appends to each kernel one (i64 base, i64 bytes) pair per
+/// pointer parameter, in order, and a pointer to the error record; numbers
+/// every access whose parameter is known (`kCheckedSitesAttr`) and fills
+/// `checks` (CheckedAccess.cpp).
+LogicalResult addCheckedParameters(ModuleOp module, AccessChecks &checks);
+
+/// Checked mode: compares each run (`runBytes` bytes from `addresses[i]`,
+/// active where `predicates[i]` holds, or always when `predicates` is empty)
+/// with the parameter's [base, base + bytes), records the first fault in the
+/// error record and returns each run's predicate without the runs outside.
+SmallVector<Value> emitAccessCheck(ConversionPatternRewriter &rewriter, Location loc,
+                                   const AccessCheck &check, ArrayRef<Value> addresses,
+                                   ArrayRef<Value> predicates, int64_t runBytes);
+
 void populateMemoryOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                     RewritePatternSet &patterns,
                                     const AccessWidths &widths,
-                                    const LaunchShape &launch);
+                                    const LaunchShape &launch,
+                                    const AccessChecks &checks);
 void populateBlockOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                    RewritePatternSet &patterns,
                                    const LaunchShape &launch);
@@ -171,7 +203,8 @@ void populateMathToLibdevicePatterns(const LLVMTypeConverter &converter,
 /// Atomics (predicated inline PTX), axis hints and debug barriers.
 void populateAtomicOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                     RewritePatternSet &patterns,
-                                    const LaunchShape &launch);
+                                    const LaunchShape &launch,
+                                    const AccessChecks &checks);
 
 /// The shape ops (reshape, trans, join, split, cat, flip, gather), through
 /// the shared memory scratch (ShapeOpToLLVM.cpp).

@@ -9,10 +9,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "AtomicOpToLLVM.h"
+#include "CancellationPoints.h"
 #include "CountedLoop.h"
+#include "DivisionToLLVM.h"
 #include "DotOpToLLVM.h"
 #include "ShapeOpToLLVM.h"
 
+#include "kiln/Analysis/AccessSites.h"
 #include "kiln/Analysis/AxisInfo.h"
 #include "kiln/Conversion/LLVMCommon/ElementwiseCall.h"
 #include "kiln/Conversion/LLVMCommon/Patterns.h"
@@ -654,76 +657,22 @@ struct StoreLowering : public AccessLowering<StoreOp> {
 // Preparation on the kiln IR
 //===----------------------------------------------------------------------===//
 
-/// The kernel parameter a pointer derives from, through addptr chains,
-/// shape changes and loop-carried values; -1 if it cannot be told.
-int64_t traceParameter(Value ptr) {
-  for (int depth = 0; depth < 256; ++depth) {
-    if (auto arg = dyn_cast<BlockArgument>(ptr)) {
-      Operation *owner = arg.getOwner()->getParentOp();
-      if (isa<func::FuncOp>(owner))
-        return arg.getOwner()->isEntryBlock() ? arg.getArgNumber() : -1;
-      if (auto loop = dyn_cast<scf::ForOp>(owner)) {
-        if (arg.getArgNumber() == 0)
-          return -1; // the induction variable
-        ptr = loop.getInitArgs()[arg.getArgNumber() - 1];
-        continue;
-      }
-      return -1;
-    }
-    Operation *op = ptr.getDefiningOp();
-    if (auto add = dyn_cast<AddPtrOp>(op))
-      ptr = add.getPtr();
-    else if (isa<SplatOp, BroadcastOp, ExpandDimsOp>(op))
-      ptr = op->getOperand(0);
-    else if (auto loop = dyn_cast<scf::ForOp>(op))
-      ptr = loop.getInitArgs()[cast<OpResult>(ptr).getResultNumber()];
-    else
-      return -1;
-  }
-  return -1;
-}
-
-std::string describeLocation(Location loc) {
-  std::string text = "<unknown>";
-  loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      text = (file.getFilename().str() + ":" + std::to_string(file.getLine()) +
-              ":" + std::to_string(file.getColumn()));
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return text;
-}
-
 /// Numbers every load, store and atomic of a kernel whose buffer is known
 /// (for checked mode) and records where each is in the source.
 void numberAccessSites(ModuleOp module) {
   Builder builder(module.getContext());
   SmallVector<Attribute> sites;
-  module.walk([&](Operation *op) {
-    if (!isa<LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp>(op))
-      return;
+  for (const AccessSite &site : collectAccessSites(module)) {
+    int64_t id = int64_t(sites.size()) | (int64_t(site.parameter) << 16);
+    site.op->setAttr(kSiteAttr, builder.getI32IntegerAttr(id));
     // An atomic writes: it is reported as a store.
-    Value ptr = isa<LoadOp>(op)        ? cast<LoadOp>(op).getPtr()
-                : isa<StoreOp>(op)     ? cast<StoreOp>(op).getPtr()
-                : isa<AtomicRMWOp>(op) ? cast<AtomicRMWOp>(op).getPtr()
-                                       : cast<AtomicCASOp>(op).getPtr();
-    int64_t param = traceParameter(ptr);
-    if (param < 0)
-      return;
-    int64_t id = int64_t(sites.size()) | (param << 16);
-    op->setAttr(kSiteAttr, builder.getI32IntegerAttr(id));
     sites.push_back(builder.getDictionaryAttr({
-        builder.getNamedAttr("loc", builder.getStringAttr(describeLocation(op->getLoc()))),
-        builder.getNamedAttr("param", builder.getI32IntegerAttr(param)),
-        builder.getNamedAttr("store", builder.getBoolAttr(!isa<LoadOp>(op))),
-        builder.getNamedAttr(
-            "element_bytes",
-            builder.getI32IntegerAttr(std::max<int64_t>(
-                1, getMemoryElementType(getPointeeType(ptr.getType())).getIntOrFloatBitWidth() / 8))),
+        builder.getNamedAttr("loc", builder.getStringAttr(site.location)),
+        builder.getNamedAttr("param", builder.getI32IntegerAttr(site.parameter)),
+        builder.getNamedAttr("store", builder.getBoolAttr(site.writes)),
+        builder.getNamedAttr("element_bytes", builder.getI32IntegerAttr(site.elementBytes)),
     }));
-  });
+  }
   module->setAttr(kSitesAttr, builder.getArrayAttr(sites));
 }
 
@@ -848,8 +797,10 @@ struct ConvertKilnToLLVMCPU
       plans[op] = plan;
     });
 
+    insertCancellationLoads(module);
     if (failed(convertStructuredControlFlow(module)))
       return signalPassFailure();
+    branchOnCancellation(module);
 
     CPUTypeConverter converter(context);
     RewritePatternSet patterns(context);
@@ -861,6 +812,7 @@ struct ConvertKilnToLLVMCPU
     populateDebugOpToLLVMCPUPatterns(converter, patterns);
     populateShapeOpToLLVMCPUPatterns(converter, patterns);
     populateDotOpToLLVMCPUPatterns(converter, patterns);
+    populateSafeDivisionToLLVMPatterns(converter, patterns);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToCallPatterns(converter, patterns, kHostMathFunctions,
                                /*benefit=*/2);

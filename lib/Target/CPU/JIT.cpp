@@ -5,7 +5,9 @@
 // pool of threads that share the grid's programs through an atomic counter.
 // Checked kernels call back into this file for their launch's bounds table
 // and to report out-of-bounds accesses; kernels call back to print lines
-// (device_print) and to report failed device assertions.
+// (device_print) and to report failed device assertions. An interrupted
+// launch sets a flag that workers check between programs and that kernels'
+// long loops poll. The pool survives fork() (the child starts a new one).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +40,10 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <thread>
+
+#include <pthread.h>
 
 using namespace mlir;
 using namespace mlir::kiln::cpu;
@@ -69,6 +74,17 @@ struct AssertState {
 };
 
 thread_local AssertState *currentAssert = nullptr;
+
+/// Set when a launch is interrupted: workers stop taking programs, and the
+/// kernels' long loops, which poll it as `__kiln_cpu_cancel`
+/// (CancellationPoints.cpp), return. Launches run one at a time, so one
+/// flag serves them all; each launch clears it first.
+std::atomic<int32_t> cancelRequested{0};
+static_assert(sizeof(cancelRequested) == sizeof(int32_t),
+              "kernels load the flag as an i32");
+
+/// Kernels compiled and not yet destroyed (their JIT sessions hold code).
+std::atomic<int64_t> liveKernels{0};
 
 /// One lock for all kernels' printed lines, so that lines never interleave.
 std::mutex &printMutex() {
@@ -224,40 +240,80 @@ static bool spinBriefly(Ready ready) {
   }
 }
 
-/// Persistent worker threads; `run` executes a job on N of them (the caller
-/// being one) and returns when all have finished it.
+/// How often a waiting launcher asks whether the launch was interrupted.
+constexpr auto kInterruptPollInterval = std::chrono::milliseconds(20);
+
+/// Persistent worker threads; `run` executes a job on N of them and returns
+/// when all have finished it.
+///
+/// The pool is never destroyed: a thread may still be launching while the
+/// process exits. After fork() the child has none of the parent's threads,
+/// and any lock one of them held stays held, so the child replaces the pool
+/// with a new one (the old one's memory is left alone).
 class WorkerPool {
 public:
   static WorkerPool &get() {
-    static WorkerPool *pool = new WorkerPool(); // never destroyed: see ~
-    return *pool;
+    static std::once_flag created;
+    std::call_once(created, [] {
+      instance = new WorkerPool();
+      pthread_atfork(nullptr, nullptr, afterForkInChild);
+    });
+    return *instance;
   }
 
-  void run(unsigned workers, const std::function<void()> &job) {
+  /// Runs `job` on `workers` threads: the caller and workers - 1 of the
+  /// pool's if `callerRuns`, else `workers` of the pool's while the caller
+  /// waits. While it waits the caller calls `interrupted` (if given) every
+  /// few milliseconds; once that returns true the cancellation flag is set
+  /// and the job is expected to wind down.
+  void run(unsigned workers, bool callerRuns, const std::function<void()> &job,
+           const std::function<bool()> *interrupted) {
     std::lock_guard<std::mutex> serial(launchMutex);
-    if (workers <= 1) {
+    cancelRequested.store(0, std::memory_order_relaxed);
+    if (callerRuns && workers <= 1) {
       job();
       return;
     }
-    ensureThreads(workers - 1);
+    unsigned helpers = callerRuns ? workers - 1 : workers;
+    ensureThreads(helpers);
     {
       std::lock_guard<std::mutex> lock(mutex);
       current = &job;
-      active = workers - 1;
-      remaining.store(workers - 1, std::memory_order_relaxed);
+      active = helpers;
+      remaining.store(helpers, std::memory_order_relaxed);
       generation.fetch_add(1, std::memory_order_release);
     }
     wake.notify_all();
-    job();
-    if (!spinBriefly([&] { return remaining.load(std::memory_order_acquire) == 0; })) {
+    if (callerRuns)
+      job();
+    auto finished = [&] { return remaining.load(std::memory_order_acquire) == 0; };
+    if (!spinBriefly(finished)) {
       std::unique_lock<std::mutex> lock(mutex);
-      done.wait(lock, [&] { return remaining.load(std::memory_order_acquire) == 0; });
+      for (;;) {
+        if (!interrupted || cancelRequested.load(std::memory_order_relaxed)) {
+          done.wait(lock, finished);
+          break;
+        }
+        if (done.wait_for(lock, kInterruptPollInterval, finished))
+          break;
+        // Asked without the pool's lock: the question may take the GIL.
+        lock.unlock();
+        if ((*interrupted)())
+          cancelRequested.store(1, std::memory_order_relaxed);
+        lock.lock();
+      }
     }
     std::lock_guard<std::mutex> lock(mutex);
     current = nullptr;
   }
 
 private:
+  static void afterForkInChild() {
+    instance = new WorkerPool();
+    new (&printMutex()) std::mutex();
+    cancelRequested.store(0, std::memory_order_relaxed);
+  }
+
   void ensureThreads(unsigned count) {
     while (threads.size() < count) {
       unsigned index = threads.size();
@@ -297,7 +353,10 @@ private:
   unsigned active = 0;
   std::atomic<unsigned> remaining{0};
   std::atomic<uint64_t> generation{0};
+  static WorkerPool *instance;
 };
+
+WorkerPool *WorkerPool::instance = nullptr;
 
 } // namespace
 
@@ -305,7 +364,14 @@ private:
 // HostKernel
 //===----------------------------------------------------------------------===//
 
-HostKernel::~HostKernel() = default;
+HostKernel::~HostKernel() {
+  if (jit)
+    liveKernels.fetch_sub(1, std::memory_order_relaxed);
+}
+
+int64_t HostKernel::getLiveCount() {
+  return liveKernels.load(std::memory_order_relaxed);
+}
 
 static std::string errorText(llvm::Error error) {
   return llvm::toString(std::move(error));
@@ -348,6 +414,7 @@ HostKernel::compile(ModuleOp module, StringRef kernelName) {
       translateModuleToLLVMIR(module, *llvmContext, "kiln");
   if (!llvmModule)
     return module.emitError() << "translation to LLVM IR failed";
+  kernel->pollsCancellation = llvmModule->getNamedGlobal("__kiln_cpu_cancel") != nullptr;
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
   llvmModule->setDataLayout((*machine)->createDataLayout());
   {
@@ -396,6 +463,9 @@ HostKernel::compile(ModuleOp module, StringRef kernelName) {
         llvm::orc::ExecutorAddr::fromPtr(function),
         llvm::JITSymbolFlags::Exported};
   };
+  callbacks[(*jit)->mangleAndIntern("__kiln_cpu_cancel")] = {
+      llvm::orc::ExecutorAddr::fromPtr(&cancelRequested),
+      llvm::JITSymbolFlags::Exported};
   addRuntime("__kiln_cpu_print", &kilnCpuPrint);
   addRuntime("__kiln_cpu_assert_fail", &kilnCpuAssertFail);
   addRuntime("__truncsfhf2", &kilnTruncSFHF2);
@@ -430,13 +500,15 @@ HostKernel::compile(ModuleOp module, StringRef kernelName) {
                               << "': " << errorText(address.takeError());
   kernel->entry = address->toPtr<EntryFunction>();
   kernel->jit = std::move(*jit);
+  liveKernels.fetch_add(1, std::memory_order_relaxed);
   return kernel;
 }
 
 std::optional<OutOfBounds>
 HostKernel::launch(unsigned gx, unsigned gy, unsigned gz, void **params,
                    unsigned numThreads, const std::vector<int64_t> *bounds,
-                   std::string *assertion) const {
+                   std::string *assertion,
+                   const std::function<bool()> *interrupted) const {
   uint64_t programs = uint64_t(gx) * gy * gz;
   if (programs == 0)
     return std::nullopt;
@@ -453,17 +525,40 @@ HostKernel::launch(unsigned gx, unsigned gy, unsigned gz, void **params,
   check.bounds = bounds ? bounds->data() : nullptr;
   AssertState asserts;
   EntryFunction function = entry;
+  // A kernel whose loops poll for cancellation may never return from a
+  // program, so the caller leaves the programs to the pool and waits,
+  // watching for an interruption. Other kernels' programs always end, and
+  // the caller runs its share, looking between programs.
+  bool callerRuns = !(interrupted && pollsCancellation);
+  std::thread::id caller = std::this_thread::get_id();
   auto job = [&] {
     CheckState *previous = currentCheck;
     AssertState *previousAssert = currentAssert;
     currentCheck = &check;
     currentAssert = &asserts;
+    bool watches = interrupted && std::this_thread::get_id() == caller;
+    auto lastLook = std::chrono::steady_clock::now();
+    unsigned sinceLook = 0;
     for (;;) {
+      if (cancelRequested.load(std::memory_order_relaxed))
+        break;
       uint64_t start = next.fetch_add(chunk, std::memory_order_relaxed);
       if (start >= programs)
         break;
       uint64_t end = std::min(programs, start + chunk);
       for (uint64_t p = start; p < end; ++p) {
+        if (cancelRequested.load(std::memory_order_relaxed))
+          break;
+        // The clock is read every 64 programs: tiny programs cost a few
+        // tens of nanoseconds, as much as reading it.
+        if (watches && ++sinceLook % 64 == 0) {
+          auto now = std::chrono::steady_clock::now();
+          if (now - lastLook >= kInterruptPollInterval) {
+            lastLook = now;
+            if ((*interrupted)())
+              cancelRequested.store(1, std::memory_order_relaxed);
+          }
+        }
         currentProgram[0] = int32_t(p % gx);
         currentProgram[1] = int32_t((p / gx) % gy);
         currentProgram[2] = int32_t(p / (uint64_t(gx) * gy));
@@ -474,7 +569,7 @@ HostKernel::launch(unsigned gx, unsigned gy, unsigned gz, void **params,
     currentCheck = previous;
     currentAssert = previousAssert;
   };
-  WorkerPool::get().run(workers, job);
+  WorkerPool::get().run(workers, callerRuns, job, interrupted);
   if (assertion && asserts.first)
     *assertion = *asserts.first;
   return check.first;

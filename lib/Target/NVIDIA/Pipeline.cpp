@@ -44,19 +44,24 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   pm.addPass(gpu::createKilnGPUMatchShapeLayouts());
   // ...and dots the tensor cores can compute get their accumulator layout.
   pm.addPass(gpu::createKilnGPUAccelerateMatmul());
-  // ...and loops copy their dot operands into shared memory several
-  // iterations ahead (sm_80 and later)...
-  gpu::KilnGPUPipelineLoadsOptions pipelineOptions;
-  pipelineOptions.numStages = options.numStages;
-  pm.addPass(gpu::createKilnGPUPipelineLoads(pipelineOptions));
-  // ...or, where they cannot, load them an iteration ahead.
-  gpu::KilnGPUPrefetchLoadsOptions prefetchOptions;
-  prefetchOptions.numStages = options.numStages;
-  pm.addPass(gpu::createKilnGPUPrefetchLoads(prefetchOptions));
-  // ...and, on sm_90a, keep one wgmma group in flight across iterations.
-  gpu::KilnGPUAsyncDotsOptions asyncOptions;
-  asyncOptions.numStages = options.numStages;
-  pm.addPass(gpu::createKilnGPUAsyncDots(asyncOptions));
+  // Checked mode checks each thread's loads: they stay loads, neither
+  // copied by cp.async or the TMA unit nor moved an iteration ahead
+  // (whatever num_stages a loop asks for).
+  if (!options.checked) {
+    // ...and loops copy their dot operands into shared memory several
+    // iterations ahead (sm_80 and later)...
+    gpu::KilnGPUPipelineLoadsOptions pipelineOptions;
+    pipelineOptions.numStages = options.numStages;
+    pm.addPass(gpu::createKilnGPUPipelineLoads(pipelineOptions));
+    // ...or, where they cannot, load them an iteration ahead.
+    gpu::KilnGPUPrefetchLoadsOptions prefetchOptions;
+    prefetchOptions.numStages = options.numStages;
+    pm.addPass(gpu::createKilnGPUPrefetchLoads(prefetchOptions));
+    // ...and, on sm_90a, keep one wgmma group in flight across iterations.
+    gpu::KilnGPUAsyncDotsOptions asyncOptions;
+    asyncOptions.numStages = options.numStages;
+    pm.addPass(gpu::createKilnGPUAsyncDots(asyncOptions));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -66,6 +71,7 @@ void nvidia::buildKilnGPUToLLVMPipeline(OpPassManager &pm,
   ConvertKilnGPUToLLVMOptions llvmOptions;
   llvmOptions.target = options.target;
   llvmOptions.maxnreg = options.maxnreg;
+  llvmOptions.checked = options.checked;
   pm.addPass(createConvertKilnGPUToLLVM(llvmOptions));
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

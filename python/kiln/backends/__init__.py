@@ -12,6 +12,7 @@ is: their modules import the compiler and the runtime, which import this one.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Optional
 
 from kiln.backends.base import Backend, LoadedKernel
@@ -32,18 +33,32 @@ __all__ = [
 _BACKENDS: list[Backend] = []
 _BY_NAME: dict[str, Backend] = {}
 _builtins_registered = False
+# Guards the tables: the first launches may come from several threads at
+# once, and none may see the registry before the built-ins are in it.
+# Reentrant, because importing the built-ins' modules may ask for a backend.
+_lock = threading.RLock()
+_registering_builtins = False
 
 
 def _register_builtins() -> None:
-    global _builtins_registered
+    global _builtins_registered, _registering_builtins
     if _builtins_registered:
         return
-    _builtins_registered = True
-    from kiln.backends.cpu import CpuBackend
-    from kiln.backends.nvidia import NvidiaBackend
+    with _lock:
+        # Only the thread holding the lock can find the second flag set: a
+        # call made while it imports the built-ins.
+        if _builtins_registered or _registering_builtins:
+            return
+        _registering_builtins = True
+        try:
+            from kiln.backends.cpu import CpuBackend
+            from kiln.backends.nvidia import NvidiaBackend
 
-    for backend in (NvidiaBackend(), CpuBackend()):
-        register_backend(backend)
+            for backend in (NvidiaBackend(), CpuBackend()):
+                _add_backend(backend)
+            _builtins_registered = True
+        finally:
+            _registering_builtins = False
 
 
 def register_backend(backend: Backend) -> None:
@@ -53,6 +68,11 @@ def register_backend(backend: Backend) -> None:
         ValueError: when one of its names is taken by another backend.
     """
     _register_builtins()
+    with _lock:
+        _add_backend(backend)
+
+
+def _add_backend(backend: Backend) -> None:
     names = (backend.name, *backend.aliases)
     for name in names:
         other = _BY_NAME.get(name)
@@ -67,12 +87,13 @@ def register_backend(backend: Backend) -> None:
 def unregister_backend(name: str) -> None:
     """Removes the backend called ``name`` (and its aliases); nothing if none is."""
     _register_builtins()
-    backend = _BY_NAME.get(name)
-    if backend is None:
-        return
-    _BACKENDS.remove(backend)
-    for key in [key for key, value in _BY_NAME.items() if value is backend]:
-        del _BY_NAME[key]
+    with _lock:
+        backend = _BY_NAME.get(name)
+        if backend is None:
+            return
+        _BACKENDS.remove(backend)
+        for key in [key for key, value in _BY_NAME.items() if value is backend]:
+            del _BY_NAME[key]
 
 
 def find_backend(name: str) -> Optional[Backend]:

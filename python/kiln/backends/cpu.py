@@ -42,6 +42,8 @@ class CpuBackend(Backend):
 
     def check_array(self, kernel_name: str, name: str, value: Any, kind: str, where: Optional[str],
                     device: Hashable) -> Optional[int]:
+        if where == _settings.META:
+            raise _settings.meta_tensor_error(kernel_name, name)
         if where != CPU:
             raise ValueError(f"kernel {kernel_name}: argument '{name}' is on {where}; the CPU backend needs "
                              f"CPU arrays (torch CPU tensors, numpy arrays, __array_interface__ or CPU "

@@ -24,10 +24,11 @@ from kiln.compiler.compiler import (CompiledKernel, error_at, error_at_kernel, l
 from kiln.compiler.ptx_lines import first_error_location
 from kiln.compiler.specialization import AGGREGATE_TYPES, TENSOR_MAP_TYPE
 from kiln.errors import OutOfResources
+from kiln.runtime import backends as _settings
 from kiln.runtime import cpu as _arrays
 from kiln.runtime import driver as _driver
 
-__all__ = ["NvidiaBackend", "STAGES", "find_ptxas"]
+__all__ = ["CheckedLaunch", "NvidiaBackend", "STAGES", "find_ptxas"]
 
 #: The stages of an NVIDIA compile, in order.
 STAGES = ("kiln", "kiln_gpu", "llir", "ptx", "cubin")
@@ -56,6 +57,23 @@ _MAX_SHARED_MEMORY = {90: 232448, 80: 166912, 87: 166912, 86: 101376, 89: 101376
 
 #: 32-bit registers one block may use on sm_80 and sm_90.
 _REGISTERS_PER_BLOCK = 65536
+
+
+# A `.file` directive as LLVM writes it: index and name, no time or size.
+_FILE_DIRECTIVE = re.compile(r'^([ \t]*\.file[ \t]+\d+[ \t]+"(?:[^"\\]|\\.)*")[ \t]*$', re.MULTILINE)
+
+
+def pin_source_times(ptx: str) -> str:
+    """``ptx`` with every ``.file`` directive given a fixed modification
+    time (1, the smallest ptxas takes as given) and an unknown size (0).
+
+    Without them ptxas stats the source file and writes its modification
+    time into the cubin's line table, so the same source text gave different
+    cubins after a ``touch`` or a checkout, and the on-disk cache (keyed on
+    the text) returned a cubin that a compile would not reproduce. Pinned,
+    a compile depends only on the PTX: hits are byte-identical to compiles.
+    """
+    return _FILE_DIRECTIVE.sub(r"\1, 1, 0", ptx)
 
 
 def max_shared_memory(target: str) -> int:
@@ -128,6 +146,69 @@ class TensorMapEncoder:
         return encoded
 
 
+class CheckedLaunch:
+    """A checked kernel's launch: passes each pointer argument's extent and
+    the device's error record, then reads the record, which waits for the
+    kernel (checked mode is for debugging), and raises the first fault.
+
+    The record is two int64 in device memory: ``(parameter << 32) | (site +
+    1)`` of the first faulting access (0: none) and the smallest element
+    index that access faulted at (``INT64_MAX`` when none).
+    """
+
+    _NO_INDEX = (1 << 63) - 1
+
+    def __init__(self, launch: Any, kernel_name: str, arg_codes: str, names: Sequence[str],
+                 sites: Sequence[Mapping[str, Any]], device: Any) -> None:
+        """
+        Args:
+            launch: the unchecked launch, which passes ``bound`` as it is.
+            kernel_name: for error messages.
+            arg_codes: one packing code per bound argument ('p' pointers, '-' constexprs).
+            names: the kernel's runtime parameters, as the kernel numbers them.
+            sites: ``metadata["checked_sites"]``, by site number.
+            device: the CUDA device index the kernel is loaded on, where the
+                record lives (or a torch device, for tests without a GPU).
+        """
+        import torch
+
+        self.launch = launch
+        self.kernel_name = kernel_name
+        self.names = tuple(names)
+        self.sites = list(sites)
+        self.pointers = tuple(i for i, code in enumerate(arg_codes) if code == "p")
+        # Runtime parameter number -> its pointer's place among the extents.
+        runtime = [i for i, code in enumerate(arg_codes) if code != "-"]
+        self.extent_slot = {runtime.index(position): k for k, position in enumerate(self.pointers)}
+        where = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+        self.clean = torch.tensor([0, self._NO_INDEX], dtype=torch.int64, device=where)
+        self.record = self.clean.clone()
+
+    def __call__(self, grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
+        extents: list[int] = []
+        for position in self.pointers:
+            extents.extend(_arrays.extent_of(bound[position], _arrays.ArrayKind.TORCH))
+        self.launch(grid_x, grid_y, grid_z, (*bound, *extents, self.record.data_ptr()), num_threads)
+        key, index = self.record.tolist()  # waits for the kernel
+        if key:
+            self.record.copy_(self.clean)
+            raise self.fault(key, index, extents)
+
+    def fault(self, key: int, index: int, extents: Sequence[int]) -> Exception:
+        """The OutOfBoundsError for a record holding ``key`` and ``index``."""
+        site_number, parameter = (key & 0xFFFFFFFF) - 1, key >> 32
+        if not 0 <= site_number < len(self.sites):
+            return _arrays.out_of_bounds_error(f"out-of-bounds access to parameter {parameter} at element index "
+                                               f"{index}", self.kernel_name, self.names)
+        site = self.sites[site_number]
+        slot = self.extent_slot.get(parameter)
+        size = extents[2 * slot + 1] if slot is not None else 0
+        report = (f"{site['loc']}: out-of-bounds {'store to' if site['store'] else 'load from'} parameter "
+                  f"{parameter} at element index {index} (the buffer has "
+                  f"{size // max(1, site['element_bytes'])} elements)")
+        return _arrays.out_of_bounds_error(report, self.kernel_name, self.names)
+
+
 class NvidiaBackend(Backend):
     """CUDA GPUs through the driver API (libcuda opened at run time)."""
 
@@ -158,6 +239,8 @@ class NvidiaBackend(Backend):
                     device: Hashable) -> Optional[int]:
         if where == "cpu":
             raise ValueError(f"kernel {kernel_name}: argument '{name}' is on the CPU; launch needs CUDA tensors")
+        if where == _settings.META:
+            raise _settings.meta_tensor_error(kernel_name, name)
         if kind != _arrays.ArrayKind.TORCH:
             raise TypeError(f"kernel {kernel_name}: argument '{name}' is a {type(value).__name__} on {where}; "
                             f"GPU launches take torch tensors (or objects with data_ptr() and dtype)")
@@ -182,10 +265,15 @@ class NvidiaBackend(Backend):
                 options: Mapping[str, Any]) -> CompiledKernel:
         """kiln -> kiln_gpu -> LLVM (two registered pipelines), then PTX and,
         with ptxas, a cubin. ``options["maxnreg"]``, when set, caps the
-        kernel's registers per thread. ``options["checked"]`` is ignored:
-        GPU launches are not bounds-checked."""
+        kernel's registers per thread. ``options["checked"]`` bounds-checks
+        every access (see docs/design/checked_mode.md): loads then stay
+        plain loads (no cp.async or TMA copies, whatever num_stages says),
+        and ``metadata["checked_sites"]`` lists the checked accesses."""
         target = metadata["target"]
+        checked = bool(options.get("checked", False))
         settings = {"target": target, "num-warps": metadata["num_warps"], "num-stages": metadata["num_stages"]}
+        if checked:
+            settings["checked"] = "true"
         if options.get("maxnreg") is not None:
             settings["maxnreg"] = options["maxnreg"]
         pipelines = [
@@ -200,13 +288,17 @@ class NvidiaBackend(Backend):
                 metadata["tensor_maps"] = tensor_map_boxes(module, metadata["signature"])
         # Scratch shared memory for reductions, scans, layout changes and dots.
         metadata["shared"] = module.int_attr("kiln_gpu.shared") or 0
+        if checked:
+            metadata["checked"] = True
+            metadata["checked_sites"] = module.dict_array_attr("kiln_gpu.checked_sites") or []
         limit = max_shared_memory(target)
         if metadata["shared"] > limit:
             raise OutOfResources(metadata["shared"], limit, f"shared memory (bytes per block on {target})")
         try:
-            asm["llir"], asm["ptx"] = _C.compiler.translate_to_ptx(module, target)
+            asm["llir"], ptx = _C.compiler.translate_to_ptx(module, target)
         except _C.ir.MLIRError as error:
             raise located_error(fn, error, "PTX generation") from error
+        asm["ptx"] = pin_source_times(ptx)
         ptxas = find_ptxas()
         asm["cubin"] = _run_ptxas(ptxas, asm["ptx"], target, fn) if ptxas else None
         metadata["pipelines"] = [pipeline for _, pipeline in pipelines]
@@ -242,12 +334,15 @@ class NvidiaBackend(Backend):
                                  f"registers per block ({n_regs} per thread x {num_warps * 32} threads)")
         # kiln._C.driver.launch takes every bound argument and skips the constexprs ("-").
         arg_codes = launch_codes(signature, kernel.arg_names, skipped="-")
+        checked = bool(compiled.metadata.get("checked"))
+        # A checked kernel takes (base, bytes) per pointer parameter and the error record after its own.
+        codes = arg_codes + ("Ll" * arg_codes.count("p") + "p" if checked else "")
 
         def launch(grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
             # _driver's attributes are read per launch: current_stream rebinds
             # itself to torch's raw entry point on first use (and tests replace both).
             _driver.launch(grid_x, grid_y, grid_z, num_warps, shared, _driver.current_stream(device), function,
-                           arg_codes, bound)
+                           codes, bound)
 
         map_positions = [i for i, name in enumerate(kernel.arg_names) if signature.get(name) == TENSOR_MAP_TYPE]
         if map_positions:
@@ -261,6 +356,11 @@ class NvidiaBackend(Backend):
                 for position, name in zip(map_positions, names):
                     args[position] = encoder.encode(name, args[position])
                 plain_launch(grid_x, grid_y, grid_z, tuple(args), num_threads)
+
+        if checked:
+            launch = CheckedLaunch(launch, kernel.__name__, arg_codes,
+                                   [name for name, code in zip(kernel.arg_names, arg_codes) if code != "-"],
+                                   compiled.metadata.get("checked_sites", []), device)
 
         return LoadedKernel(compiled, launch, self.name, device, arg_codes=arg_codes, num_warps=num_warps,
                             module=module, function=function, shared=shared, n_regs=n_regs, n_spills=n_spills)

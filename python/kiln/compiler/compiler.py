@@ -28,7 +28,7 @@ from typing import Any, Mapping, Optional
 
 from kiln import _C
 from kiln import backends as _backends
-from kiln.compiler.specialization import Specialization, root_name
+from kiln.compiler.specialization import Specialization, kernel_parameters, root_name
 from kiln.errors import CompilationError, KilnError
 
 
@@ -259,6 +259,10 @@ def compile_jit_function(
     module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context,
                               debug=bool(options.get("debug", False)))
     asm: dict[str, Any] = {"kiln": module.str()}
+    # Read from the kiln stage, before a backend lowers it: the launch
+    # refuses read-only arrays for these parameters.
+    params = kernel_parameters(fn.arg_names, signature, constexprs)
+    metadata["written_args"] = [params[index] for index in module.written_kernel_arguments()]
     compiled = backend.compile(fn, module, asm, metadata, options)
     if key is not None:
         disk_cache.write(directory, key, compiled.asm, compiled.metadata,

@@ -25,6 +25,7 @@ import builtins
 import inspect
 import linecache
 import re
+import sys
 from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
@@ -94,6 +95,12 @@ def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs:
     token = debugging.debug_mode.set(bool(debug))
     try:
         generator.generate_kernel(dict(signature), dict(constexprs), attrs)
+    except RecursionError:
+        # Statements and jit calls report it where it happens (see visit and
+        # _call_jit); this is the last resort.
+        raise generator.error(f"the kernel is nested too deeply to compile within Python's recursion limit "
+                              f"({sys.getrecursionlimit()}); raise it with sys.setrecursionlimit() or nest less",
+                              None) from None
     finally:
         debugging.debug_mode.reset(token)
     try:
@@ -400,6 +407,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         # result types), or None while that function is being generated.
         self.functions = functions
         self._call_node: Optional[ast.AST] = None
+        # The jit functions whose calls lead here, outermost first.
+        self.call_chain: tuple[str, ...] = (fn.__name__,)
         code = fn.fn.__code__
         self.filename = code.co_filename
         self.tree = ast.parse(fn.src)
@@ -664,6 +673,15 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         try:
             return super().visit(node)
         except _Returned:
+            raise
+        except RecursionError:
+            # In a helper, the jit call that led there reports it (with the
+            # chain of calls); in the kernel, the statement that nests too
+            # deep (or, lacking stack to say so, an enclosing one).
+            if isinstance(node, ast.stmt) and len(self.call_chain) == 1:
+                raise self.error(f"this statement nests too deeply to compile within Python's recursion limit "
+                                 f"({sys.getrecursionlimit()}); raise it with sys.setrecursionlimit() or split it",
+                                 node) from None
             raise
         except CompilationError as e:
             if e.filename is None:  # raised by the language layer: locate it here
@@ -1281,6 +1299,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if is_kernel_source(func):
             return self._call_jit(func, args, kwargs, node)
         if core.is_builtin(func):
+            core.check_kernel_keywords(func, kwargs)
             if core.wants_generator(func):
                 # Builtins that call jit functions (combine functions of
                 # reductions and scans) call them through this generator.
@@ -1352,15 +1371,23 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             values[param] = value
         name = self._mangle(callee, values)
         if name in self.functions and self.functions[name] is None:
-            raise self.error(f"recursive call of {callee.__name__} is not supported", node)
+            raise self.error(f"recursive call of {callee.__name__} with the same argument types and constexprs "
+                             f"is not supported: it would never end", node)
         if name not in self.functions:
             self.functions[name] = None
             ip = self.builder.get_insertion_point()
             loc = self.builder.get_loc()
             try:
                 helper = CodeGenerator(callee, self.module, self.builder, self.functions)
+                helper.call_chain = self.call_chain + (callee.__name__,)
                 self.functions[name] = helper.generate_helper(name, values) + (getattr(helper, "result_template",
                                                                                        None),)
+            except RecursionError:
+                del self.functions[name]
+                # Building the error needs stack too: when this level has
+                # too little left, the RecursionError of doing so reaches the
+                # caller's call, which reports it instead.
+                raise self._nested_too_deeply(callee, node) from None
             except BaseException:
                 del self.functions[name]
                 raise
@@ -1372,6 +1399,19 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         runtime_args = [leaf.handle for v in values.values() for leaf in _leaves(v)]
         results = self._run(node, lambda: self.builder.create_call(function, runtime_args))
         return _rebuild(template, iter(results))
+
+    def _nested_too_deeply(self, callee: KernelSource, node: ast.AST) -> CompilationError:
+        chain = self.call_chain + (callee.__name__,)
+        shown = " -> ".join(chain if len(chain) <= 8 else chain[:4] + ("...",) + chain[-3:])
+        limit = sys.getrecursionlimit()
+        if callee.__name__ in self.call_chain:
+            return self.error(f"recursive calls of {callee.__name__} nest too deeply ({len(chain) - 1} jit calls: "
+                              f"{shown}): a recursion must reach its base case (through its constexpr arguments) "
+                              f"within Python's recursion limit ({limit}); raise it with sys.setrecursionlimit() "
+                              f"to recurse deeper", node)
+        return self.error(f"compiling this call of {callee.__name__} nests too deeply ({len(chain) - 1} jit calls "
+                          f"deep: {shown}) for Python's recursion limit ({limit}); raise it with "
+                          f"sys.setrecursionlimit() to nest deeper", node)
 
     def _call_constexpr_function(self, func: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         """Runs a kiln.constexpr_function on compile-time arguments."""

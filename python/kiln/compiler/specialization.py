@@ -9,6 +9,7 @@ vectorized memory accesses; it is part of the kernel cache key.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 
 @dataclass(frozen=True)
@@ -60,3 +61,28 @@ def child_name(path: str, index: int) -> str:
 def root_name(path: str) -> str:
     """The parameter a (possibly flattened) argument path belongs to."""
     return path.split("[", 1)[0]
+
+
+def kernel_parameters(arg_names: Sequence[str], signature: Mapping[str, str],
+                      constexprs: Mapping[str, Any]) -> list[str]:
+    """The paths of the compiled kernel's parameters, in order: the runtime
+    leaves of ``signature``, parameter by parameter and element by element,
+    as the frontend lays them out (whatever order ``signature`` lists them
+    in)."""
+    params: list[str] = []
+
+    def add(path: str) -> None:
+        text = signature.get(path)
+        if text is None:
+            return  # a constexpr (compiled in)
+        if text not in AGGREGATE_TYPES:
+            params.append(path)
+            return
+        index = 0
+        while child_name(path, index) in signature or child_name(path, index) in constexprs:
+            add(child_name(path, index))
+            index += 1
+
+    for name in arg_names:
+        add(name)
+    return params

@@ -6,6 +6,7 @@ tl``: the same names (``kl.program_id``, ``kl.arange``, ``kl.load``,
 """
 
 from kiln.language.core import (
+    TRITON_MAX_TENSOR_NUMEL,
     abs,
     arange,
     bfloat16,
@@ -73,7 +74,7 @@ from kiln.language.debugging import device_assert, device_print
 from kiln.language.hints import assume, debug_barrier, max_constancy, max_contiguous, multiple_of
 
 __all__ = [
-    "abs", "arange", "bfloat16", "block_type", "broadcast_to", "builtin", "cast", "cdiv", "ceil", "constexpr",
+    "TRITON_MAX_TENSOR_NUMEL", "abs", "arange", "bfloat16", "block_type", "broadcast_to", "builtin", "cast", "cdiv", "ceil", "constexpr",
     "cos", "dtype", "erf", "exp", "exp2", "expand_dims", "float16", "float32", "float64", "floor", "full", "int1",
     "int8", "int16", "int32", "int64", "load", "log", "log2", "maximum", "minimum", "num_programs",
     "pointer_type", "program_id", "range", "rsqrt", "sin", "sqrt", "static_assert", "static_print",

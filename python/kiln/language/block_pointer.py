@@ -99,7 +99,7 @@ def make_block_ptr(base: Any, shape: Any, strides: Any, offsets: Any, block_shap
     ``shape`` and ``strides`` that starts at ``base`` (as Triton's
     ``tl.make_block_ptr``). ``order`` lists the dimensions from the fastest
     varying to the slowest; it must be a permutation of the dimensions."""
-    from kiln.language.core import _constexpr_int
+    from kiln.language.core import _constexpr_int, validate_block_shape
     base = _unwrap(base)
     if not isinstance(base, tensor) or not base.dtype.is_ptr() or base.shape:
         what = base.type if isinstance(base, tensor) else type(base).__name__
@@ -120,6 +120,7 @@ def make_block_ptr(base: Any, shape: Any, strides: Any, offsets: Any, block_shap
         if d <= 0 or d & (d - 1):
             raise CompilationError(f"make_block_ptr: block_shape dimensions must be powers of two, got "
                                    f"{list(block_shape)}")
+    validate_block_shape(block_shape)
     order = tuple(_constexpr_int(d, "make_block_ptr: an order entry") for d in order)
     if sorted(order) != list(range(rank)):
         raise CompilationError(f"make_block_ptr: order must be a permutation of {list(range(rank))}, got "

@@ -23,7 +23,7 @@ from kiln.errors import CompilationError, KilnError
 __all__ = [
     "constexpr", "dtype", "pointer_type", "block_type", "tensor",
     "int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5",
+    "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "TRITON_MAX_TENSOR_NUMEL",
     "program_id", "num_programs", "arange", "load", "store", "cdiv", "minimum", "maximum",
     "where", "full", "zeros", "cast", "expand_dims", "broadcast_to", "static_print", "static_assert",
     "range", "static_range", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs",
@@ -41,15 +41,66 @@ def builtin(fn: F) -> F:
     instead of failing somewhere inside the IR bindings.
     """
 
+    signature = inspect.signature(fn)
+    hidden = [name for name in signature.parameters if name in _HIDDEN_PARAMETERS]
+    # What a kernel may pass: the parameters without the hidden ones, so a
+    # wrong call is reported in the user's terms, never as a clash with
+    # `_builder`.
+    public = signature.replace(parameters=[p for p in signature.parameters.values()
+                                           if p.name not in _HIDDEN_PARAMETERS])
+    keywords = {p.name for p in public.parameters.values()
+                if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+    takes_any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in public.parameters.values())
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if kwargs.get("_builder") is None:
             raise KilnError(f"kiln.language.{fn.__name__}() can only be called inside a @kiln.jit function")
-        return fn(*args, **kwargs)
+        internal = {name: kwargs.pop(name) for name in hidden if name in kwargs}
+        try:
+            # As a Python call would, an unknown keyword is named before a
+            # missing argument.
+            unknown = [name for name in kwargs if name not in keywords]
+            if unknown and not takes_any_keyword:
+                raise TypeError(f"got an unexpected keyword argument '{unknown[0]}'")
+            public.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"bad arguments to {wrapper.__kiln_spelling__}: {e}") from None
+        return fn(*args, **kwargs, **internal)
 
     wrapper.__kiln_builtin__ = True  # type: ignore[attr-defined]
-    wrapper.__kiln_wants_generator__ = "_generator" in inspect.signature(fn).parameters  # type: ignore
+    wrapper.__kiln_spelling__ = _call_spelling(fn, public)  # type: ignore[attr-defined]
+    wrapper.__kiln_wants_generator__ = "_generator" in signature.parameters  # type: ignore
     return wrapper  # type: ignore[return-value]
+
+
+# Parameters the frontend passes to builtins; a kernel never names them.
+_HIDDEN_PARAMETERS = ("_builder", "_generator")
+
+
+def check_kernel_keywords(fn: Any, keywords: Sequence[str]) -> None:
+    """Refuses keywords a kernel passes to the builtin ``fn`` that name its
+    hidden parameters (the frontend passes those itself).
+
+    Raises:
+        TypeError: naming the builtin and the keyword, as for any other
+            keyword it does not take.
+    """
+    for name in keywords:
+        if name in _HIDDEN_PARAMETERS:
+            raise TypeError(f"bad arguments to {fn.__kiln_spelling__}: got an unexpected keyword argument '{name}'")
+
+
+def _call_spelling(fn: Callable[..., Any], public: inspect.Signature) -> str:
+    """How a kernel calls ``fn``, with its parameters: ``exp(x)``, or
+    ``tensor.to(dtype, ...)`` for a method (without ``self``)."""
+    parameters = [p.replace(annotation=inspect.Parameter.empty) for p in public.parameters.values()]
+    name = fn.__name__
+    qualified = getattr(fn, "__qualname__", name)
+    if "." in qualified and "<locals>" not in qualified and parameters and parameters[0].name == "self":
+        name = qualified
+        parameters = parameters[1:]
+    return f"{name}({', '.join(str(p) for p in parameters)})"
 
 
 def wants_generator(fn: Any) -> bool:
@@ -230,13 +281,37 @@ class pointer_type(dtype):
     __repr__ = __str__
 
 
+# The most elements one block may hold, as in Triton: larger blocks would
+# make the lowering unroll millions of values per thread (LLVM runs out of
+# memory after minutes) and could not run well anyway.
+TRITON_MAX_TENSOR_NUMEL = 1048576
+
+
+def validate_block_shape(shape: Sequence[int]) -> int:
+    """The number of elements of a block of ``shape``.
+
+    Raises:
+        ValueError: when it exceeds ``TRITON_MAX_TENSOR_NUMEL`` (Triton's
+            wording, which tuning scripts match to skip such configs).
+    """
+    numel = 1
+    for d in shape:
+        numel *= int(d)
+    if numel > TRITON_MAX_TENSOR_NUMEL:
+        raise ValueError(f"numel ({numel}) exceeds triton maximum tensor numel ({TRITON_MAX_TENSOR_NUMEL})")
+    return numel
+
+
 class block_type(dtype):
-    """A block of ``element_ty`` with a static shape of powers of two."""
+    """A block of ``element_ty`` with a static shape of powers of two, of at
+    most ``TRITON_MAX_TENSOR_NUMEL`` elements: every op that makes a block
+    makes its type here, so the cap holds for all of them."""
 
     def __init__(self, element_ty: dtype, shape: Sequence[int]) -> None:
         self.name = "block"
         self.element_ty = element_ty
         self.shape = [int(d) for d in shape]
+        self.numel = validate_block_shape(self.shape)
 
     def is_block(self) -> bool:
         return True

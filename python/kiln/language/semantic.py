@@ -26,7 +26,7 @@ from typing import Any, Optional, Sequence
 
 from kiln.errors import CompilationError
 from kiln.language.core import (block_type, bfloat16, dtype, float16, float32, float64, int1, int32, int64,
-                                pointer_type, tensor, uint32, uint64)
+                                pointer_type, tensor, uint32, uint64, validate_block_shape)
 
 Builder = Any  # kiln._C.ir.Builder
 
@@ -247,6 +247,7 @@ def broadcast_to(x: tensor, shape: list[int], b: Builder) -> tensor:
     for d in shape:
         if d <= 0 or d & (d - 1):
             raise _fail(f"block dimensions must be powers of two, got shape {shape}")
+    validate_block_shape(shape)
     if not x.shape:
         return splat(x, shape, b)
     if broadcast_shapes(x.shape, shape) != shape:
@@ -500,6 +501,7 @@ def arange(start: int, end: int, b: Builder) -> tensor:
     length = end - start
     if length & (length - 1):
         raise _fail(f"arange length (end - start) must be a power of two, got {length}")
+    validate_block_shape([length])
     return tensor(b.make_range(start, end), block_type(int32, [length]))
 
 
@@ -509,6 +511,7 @@ def full(shape: list[int], value: Any, ty: dtype, b: Builder) -> tensor:
     for d in shape:
         if d <= 0 or d & (d - 1):
             raise _fail(f"block dimensions must be powers of two, got shape {shape}")
+    validate_block_shape(shape)
     if isinstance(value, tensor):
         if value.shape:
             raise _fail(f"full needs a scalar value, got a block of shape {value.shape}")
@@ -605,9 +608,23 @@ def maximum(x: Any, y: Any, b: Builder, propagate_nan: Any = None) -> tensor:
     return _emit(b, "maxui" if ty.is_int_unsigned() else "maxsi", x, y)
 
 
+def _pointer_pair(x: Any, y: Any, b: Builder) -> tuple[tensor, tensor]:
+    """``x`` and ``y`` for a ``where`` between pointers: both must point to
+    the same element type (as Triton requires); shapes broadcast."""
+    types = [v.dtype if isinstance(v, tensor) else type(v).__name__ for v in (x, y)]
+    if not all(isinstance(v, tensor) and v.dtype.is_ptr() for v in (x, y)):
+        raise _fail(f"where cannot choose between a pointer and a non-pointer, got {types[0]} and {types[1]}")
+    if x.dtype != y.dtype:
+        raise _fail(f"where needs pointers of one type, got {types[0]} and {types[1]}")
+    return broadcast_pair(x, y, b)
+
+
 def where(condition: Any, x: Any, y: Any, b: Builder) -> tensor:
     cond = to_bool(condition, b)
-    x, y, ty = _arith(x, y, b)
+    if any(isinstance(v, tensor) and v.dtype.is_ptr() for v in (x, y)):
+        x, y = _pointer_pair(x, y, b)
+    else:
+        x, y, _ = _arith(x, y, b)
     shape = broadcast_shapes(cond.shape, x.shape)
     x, y = broadcast_to(x, shape, b) if shape else x, broadcast_to(y, shape, b) if shape else y
     if cond.shape:

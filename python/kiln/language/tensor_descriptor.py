@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from kiln.errors import CompilationError
-from kiln.language.core import _constexpr_int, _unwrap, builtin, int32, int64, tensor
+from kiln.language.core import _constexpr_int, _unwrap, builtin, int32, int64, tensor, validate_block_shape
 
 __all__ = ["tensor_descriptor", "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor",
            "from_kernel_argument", "emit_load", "emit_store"]
@@ -136,6 +136,7 @@ def _check_block_shape(block_shape: Sequence[Any], rank: int, who: str) -> tuple
     for d in dims:
         if d <= 0 or d & (d - 1):
             raise CompilationError(f"{who}: block_shape dimensions must be powers of two, got {list(dims)}")
+    validate_block_shape(dims)
     return dims
 
 

@@ -38,17 +38,24 @@ __all__ = [
     "environment",
     "normalize",
     "parse_checked",
+    "parse_all_checked",
+    "ALL_CHECKED_ENV",
     "parse_flag",
     "parse_threads",
     "array_device",
     "choose",
+    "META",
+    "meta_tensor_error",
 ]
 
 CPU = "cpu"
 CUDA = "cuda"
+# Where array_device puts a torch "meta" tensor: a shape and a dtype, no data.
+META = "meta"
 
 BACKEND_ENV = "KILN_BACKEND"
-CHECKED_ENV = "KILN_CPU_CHECKED"
+CHECKED_ENV = "KILN_CPU_CHECKED"  # the CPU backend's own name, kept as an alias
+ALL_CHECKED_ENV = "KILN_CHECKED"  # checked mode on every backend
 THREADS_ENV = "KILN_CPU_THREADS"
 DEBUG_ENV = "KILN_DEBUG"
 
@@ -57,25 +64,29 @@ DEBUG_ENV = "KILN_DEBUG"
 # ~25x cheaper than os.environ.get, which encodes and decodes on each call.
 _ENV_DATA = getattr(os.environ, "_data", None)
 if os.name == "posix" and isinstance(_ENV_DATA, dict):
-    _BACKEND_KEY, _CHECKED_KEY, _THREADS_KEY, _DEBUG_KEY = (
-        name.encode() for name in (BACKEND_ENV, CHECKED_ENV, THREADS_ENV, DEBUG_ENV))
+    _BACKEND_KEY, _CHECKED_KEY, _THREADS_KEY, _DEBUG_KEY, _ALL_CHECKED_KEY = (
+        name.encode() for name in (BACKEND_ENV, CHECKED_ENV, THREADS_ENV, DEBUG_ENV, ALL_CHECKED_ENV))
 
-    def environment() -> tuple[Optional[bytes], Optional[bytes], Optional[bytes]]:
-        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``) values, or None when unset.
+    def environment() -> tuple[Optional[bytes], Optional[bytes], Optional[bytes], Optional[bytes]]:
+        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``, ``KILN_CHECKED``) values,
+        or None when unset.
 
         They are part of every launch's cache key; :func:`normalize` and
         :func:`parse_checked` interpret them on a cache miss.
         """
-        return (_ENV_DATA.get(_BACKEND_KEY), _ENV_DATA.get(_CHECKED_KEY), _ENV_DATA.get(_DEBUG_KEY))
+        return (_ENV_DATA.get(_BACKEND_KEY), _ENV_DATA.get(_CHECKED_KEY), _ENV_DATA.get(_DEBUG_KEY),
+                _ENV_DATA.get(_ALL_CHECKED_KEY))
 
     def threads_setting() -> Optional[bytes]:
         """The raw ``KILN_CPU_THREADS`` value, or None when unset."""
         return _ENV_DATA.get(_THREADS_KEY)
 else:  # another platform or Python: the portable, slower way
 
-    def environment() -> tuple[Optional[str], Optional[str], Optional[str]]:  # type: ignore[misc]
-        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``) values, or None when unset."""
-        return (os.environ.get(BACKEND_ENV), os.environ.get(CHECKED_ENV), os.environ.get(DEBUG_ENV))
+    def environment() -> tuple[Optional[str], Optional[str], Optional[str], Optional[str]]:  # type: ignore[misc]
+        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``, ``KILN_CHECKED``) values,
+        or None when unset."""
+        return (os.environ.get(BACKEND_ENV), os.environ.get(CHECKED_ENV), os.environ.get(DEBUG_ENV),
+                os.environ.get(ALL_CHECKED_ENV))
 
     def threads_setting() -> Optional[str]:  # type: ignore[misc]
         """The raw ``KILN_CPU_THREADS`` value, or None when unset."""
@@ -126,8 +137,19 @@ def parse_flag(value: Any, variable: str) -> bool:
     raise ValueError(f"{variable}={value!r} is not a boolean; use 1 or 0")
 
 
+def parse_all_checked(environment: tuple) -> bool:
+    """Interprets ``KILN_CHECKED`` in a tuple of :func:`environment`'s
+    (checked mode on every backend; a shorter tuple has it unset).
+
+    Raises:
+        ValueError: for a value that is not a recognizable boolean.
+    """
+    return len(environment) > 3 and parse_flag(environment[3], ALL_CHECKED_ENV)
+
+
 def parse_checked(value: Any) -> bool:
-    """Interprets ``KILN_CPU_CHECKED`` (None when unset).
+    """Interprets ``KILN_CPU_CHECKED`` (None when unset), the CPU backend's
+    alias of ``KILN_CHECKED``.
 
     Raises:
         ValueError: for a value that is not a recognizable boolean.
@@ -200,6 +222,8 @@ def array_device(value: Any) -> Optional[str]:
     if kind is None or kind == ArrayKind.TORCH and not hasattr(value, "dtype"):
         return None
     if kind == ArrayKind.TORCH:
+        if getattr(value, "is_meta", False):
+            return META
         get_device = getattr(value, "get_device", None)
         if get_device is not None:
             index = get_device()
@@ -232,6 +256,13 @@ _DLPACK_CUDA_HOST = 3
 _DLPACK_CUDA_MANAGED = 13
 
 
+def meta_tensor_error(kernel_name: str, name: str) -> ValueError:
+    """The error for a meta tensor passed as argument ``name``: every
+    backend refuses one (its data pointer is 0, so a launch would fault)."""
+    return ValueError(f"kernel {kernel_name}: argument '{name}' is a tensor on the 'meta' device, which has no "
+                      f"data; pass a tensor on the CPU or a GPU")
+
+
 def choose(kernel_name: str, names: Iterable[str], values: Iterable[Any], forced: Optional[str]) -> str:
     """The backend of a launch whose runtime arguments are ``names``/``values``.
 
@@ -251,6 +282,8 @@ def choose(kernel_name: str, names: Iterable[str], values: Iterable[Any], forced
         device = array_device(value)
         if device is None:
             continue
+        if device == META:
+            raise meta_tensor_error(kernel_name, name)
         if device == CPU:
             first_cpu = first_cpu or name
         else:

@@ -28,7 +28,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from kiln.errors import OutOfBoundsError
 
-__all__ = ["ArrayKind", "array_kind", "element_name", "address_of", "extent_of", "CpuLauncher"]
+__all__ = ["ArrayKind", "array_kind", "element_name", "address_of", "extent_of", "CpuLauncher",
+           "out_of_bounds_error"]
 
 
 class ArrayKind:
@@ -87,12 +88,20 @@ def _typestr_name(typestr: str) -> str:
 
 
 def _from_dlpack(value: Any) -> Any:
-    """A torch tensor (or numpy array) viewing a CPU DLPack producer's memory."""
+    """A torch tensor (or numpy array) viewing a CPU DLPack producer's memory.
+
+    Raises:
+        TypeError: when the producer refuses to export (numpy refuses
+            read-only arrays: DLPack before 1.0 cannot say read-only).
+    """
     try:
         from torch.utils.dlpack import from_dlpack
     except ImportError:
         from numpy import from_dlpack  # type: ignore[no-redef]
-    return from_dlpack(value)
+    try:
+        return from_dlpack(value)
+    except BufferError as error:
+        raise TypeError(f"its DLPack export failed: {error}") from None
 
 
 def element_name(value: Any, kind: str) -> str:
@@ -107,6 +116,20 @@ def element_name(value: Any, kind: str) -> str:
     if kind == ArrayKind.DLPACK:
         value = _from_dlpack(value)
     return str(value.dtype).rsplit(".", 1)[-1]
+
+
+def read_only(value: Any, kind: str) -> bool:
+    """Whether an array argument's memory must not be written: a numpy array
+    that is not writeable (a read-only view, a memory-mapped file opened
+    for reading), or an ``__array_interface__`` whose ``data`` says
+    read-only. torch tensors have no such flag, and DLPack producers (before
+    DLPack 1.0) refuse to export read-only memory instead of flagging it."""
+    if kind == ArrayKind.NUMPY:
+        return not value.flags.writeable
+    if kind == ArrayKind.INTERFACE:
+        data = _interface(value)["data"]
+        return isinstance(data, tuple) and len(data) > 1 and bool(data[1])
+    return False
 
 
 def address_of(value: Any, kind: str) -> int:
@@ -231,19 +254,27 @@ class CpuLauncher:
 
     def out_of_bounds(self, report: str) -> OutOfBoundsError:
         """The OutOfBoundsError for a backend report, the parameter named."""
-        match = _OUT_OF_BOUNDS.match(report)
-        if match is None:
-            return OutOfBoundsError(f"kernel {self.kernel_name}: {report}")
-        index = int(match["param"])
-        parameter = self.names[index] if 0 <= index < len(self.names) else None
-        who = f"'{parameter}'" if parameter is not None else f"parameter {index}"
-        message = f"{match['what']}{who}{match['rest']} in kernel {self.kernel_name}"
-        element = _ELEMENT_INDEX.search(report)
-        filename = match["file"]
-        lineno = int(match["line"]) if match["line"] else None
-        source = linecache.getline(filename, lineno) if filename and lineno else ""
-        return OutOfBoundsError(message, filename, lineno, int(match["col"]) if match["col"] else None,
-                                parameter, int(element.group(1)) if element else None, source or None)
+        return out_of_bounds_error(report, self.kernel_name, self.names)
+
+
+def out_of_bounds_error(report: str, kernel_name: str, names: Sequence[str]) -> OutOfBoundsError:
+    """The OutOfBoundsError for a checked launch's report (``"file:line:col:
+    out-of-bounds load from parameter N at element index I (...)"``, as every
+    backend words it), parameter N named from ``names``, the kernel's
+    runtime parameters."""
+    match = _OUT_OF_BOUNDS.match(report)
+    if match is None:
+        return OutOfBoundsError(f"kernel {kernel_name}: {report}")
+    index = int(match["param"])
+    parameter = names[index] if 0 <= index < len(names) else None
+    who = f"'{parameter}'" if parameter is not None else f"parameter {index}"
+    message = f"{match['what']}{who}{match['rest']} in kernel {kernel_name}"
+    element = _ELEMENT_INDEX.search(report)
+    filename = match["file"]
+    lineno = int(match["line"]) if match["line"] else None
+    source = linecache.getline(filename, lineno) if filename and lineno else ""
+    return OutOfBoundsError(message, filename, lineno, int(match["col"]) if match["col"] else None,
+                            parameter, int(element.group(1)) if element else None, source or None)
 
 
 def _torch_address(value: Any) -> int:

@@ -15,14 +15,17 @@ everything the compiled result depends on:
   file, first line (locations end up in the IR and the PTX), name,
   ``debug`` and ``noinline``, and the value of every constant global it names.
 
-An entry holds one file per stage of ``asm`` and ``metadata.json``: the key
-document, the metadata the backend added, and each stage's file name, size
-and SHA-256. It is written into a temporary directory beside it and renamed
-into place, so readers see a whole entry or none; when another process won
-the race, its entry stays and ours is discarded. A read checks the key
-document, the metadata and every stage's size and checksum; an entry that
-fails any check is removed and the kernel recompiled (silently: a damaged
-entry costs one compile, nothing else). Any OS error (an unwritable or
+An entry holds one file per stage of ``asm`` and ``metadata.json``: a first
+line with the entry's checksum, then a manifest of the key document, the
+metadata the backend added and each stage's file name. The checksum is one
+SHA-256 over the manifest's bytes and every stage file, so a change to any
+byte of the entry is caught before any value in it is trusted. An entry is
+written into a temporary directory beside it and renamed into place, so
+readers see a whole entry or none; when another process won the race, its
+entry stays and ours is discarded. A read checks the checksum, then the key
+document and the metadata; an entry that fails any check, or is not shaped
+as a writer writes it, is removed and the kernel recompiled (silently: a
+damaged entry costs one compile, nothing else). Any OS error (an unwritable or
 unreadable directory) makes the cache step a no-op; it never fails a compile.
 
 ``KILN_CACHE_DIR`` names the directory (unset or empty: ``~/.cache/kiln``);
@@ -56,7 +59,7 @@ DISABLE_ENV = "KILN_DISABLE_CACHE"
 
 # Raised to 2 (and so on) whenever the layout of an entry changes: old
 # entries then simply stop matching.
-_FORMAT = 1
+_FORMAT = 2
 _METADATA_FILE = "metadata.json"
 # Metadata the compile call determines rather than the backend: rebuilt from
 # the call on a hit, so values JSON cannot represent (dtype constexprs,
@@ -271,22 +274,41 @@ def _discard(path: str) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
-def _read_stage(entry: str, record: Any) -> Any:
-    """One stage's content, checked against its size and checksum.
+def _entry_checksum(body: bytes, files: list[tuple[str, bytes]]) -> str:
+    """The one checksum of an entry: SHA-256 over the manifest's bytes and
+    every stage file's name and bytes, each prefixed by its length so that
+    no two different entries hash the same stream."""
+    digest = hashlib.sha256()
+    for part in [body] + [item for name, data in files for item in (name.encode(), data)]:
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+    return digest.hexdigest()
+
+
+def _stage_records(manifest: Any) -> dict[str, Optional[tuple[str, bool]]]:
+    """Each stage's (file name, binary) from a parsed manifest, None for a
+    stage without content.
 
     Raises:
-        ValueError: for a record or file that does not match.
+        ValueError: for a manifest of the wrong shape.
     """
-    if record is None:
-        return None
-    name, binary, size, digest = record["file"], record["binary"], record["size"], record["sha256"]
-    if not isinstance(name, str) or os.path.basename(name) != name or name == _METADATA_FILE:
-        raise ValueError("bad file name")
-    with open(os.path.join(entry, name), "rb") as f:
-        data = f.read()
-    if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
-        raise ValueError("size or checksum mismatch")
-    return data if binary else data.decode()
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("stages"), dict):
+        raise ValueError("no stages")
+    records: dict[str, Optional[tuple[str, bool]]] = {}
+    names: set[str] = set()
+    for stage, record in manifest["stages"].items():
+        if record is None:
+            records[stage] = None
+            continue
+        if not isinstance(record, dict):
+            raise ValueError("bad stage record")
+        name, binary = record.get("file"), record.get("binary")
+        if (not isinstance(name, str) or not name or os.path.basename(name) != name or name in (".", "..")
+                or name == _METADATA_FILE or name in names or not isinstance(binary, bool)):
+            raise ValueError("bad stage file")
+        names.add(name)
+        records[stage] = (name, binary)
+    return records
 
 
 def read(directory: str, key: CacheKey, metadata: Mapping[str, Any]) -> Optional[tuple[dict, dict]]:
@@ -294,7 +316,8 @@ def read(directory: str, key: CacheKey, metadata: Mapping[str, Any]) -> Optional
 
     ``metadata`` is the common metadata of the compile (name, target,
     options, signature, constexprs); the entry's must agree with it. An
-    entry that fails any check is removed.
+    entry that fails any check is removed. Nothing an entry holds makes this
+    raise: a damaged entry is a miss.
     """
     entry = os.path.join(directory, key.digest)
     try:
@@ -303,13 +326,32 @@ def read(directory: str, key: CacheKey, metadata: Mapping[str, Any]) -> Optional
     except OSError:
         return None
     try:
-        manifest = json.loads(text)
-        stored = manifest["metadata"]
-        if (manifest["format"] != _FORMAT or manifest["key"] != key.document or not isinstance(stored, dict)
+        checksum, separator, body = text.partition(b"\n")
+        if not separator:
+            raise ValueError("no checksum line")
+        manifest = json.loads(body)
+        records = _stage_records(manifest)
+        files: list[tuple[str, bytes]] = []
+        for record in records.values():
+            if record is not None:
+                with open(os.path.join(entry, record[0]), "rb") as f:
+                    files.append((record[0], f.read()))
+        # Compared as text: a hex digit flipped to upper case is damage too.
+        if checksum.decode("ascii") != _entry_checksum(body, files):
+            raise ValueError("checksum mismatch")
+        # The checksum proves the entry is what a writer wrote; the checks
+        # below prove it is the entry of this compile.
+        stored = manifest.get("metadata")
+        if (manifest.get("format") != _FORMAT or manifest.get("key") != key.document or not isinstance(stored, dict)
                 or any(stored.get(name) != metadata[name] for name in _KEY_METADATA)):
             raise ValueError("entry does not match its key")
-        asm = {stage: _read_stage(entry, record) for stage, record in manifest["stages"].items()}
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        asm: dict[str, Any] = {}
+        contents = iter(files)
+        for stage, record in records.items():
+            data = None if record is None else next(contents)[1]
+            asm[stage] = data if record is None or record[1] else data.decode()
+    except Exception:  # noqa: BLE001 - whatever is wrong with an entry (bad JSON, nesting too deep for
+        # the parser, a wrong type anywhere, an unreadable file) makes it a miss, never a failed compile.
         _discard(entry)
         return None
     return asm, {**metadata, **stored}
@@ -336,6 +378,7 @@ def write(directory: str, key: CacheKey, asm: Mapping[str, Any], metadata: Mappi
         return
     try:
         stages: dict[str, Any] = {}
+        files: list[tuple[str, bytes]] = []
         for stage, content in asm.items():
             if content is None:
                 stages[stage] = None
@@ -344,12 +387,13 @@ def write(directory: str, key: CacheKey, asm: Mapping[str, Any], metadata: Mappi
             name = file_names[stage]
             with open(os.path.join(temporary, name), "wb") as f:
                 f.write(data)
-            stages[stage] = {"file": name, "binary": isinstance(content, bytes), "size": len(data),
-                             "sha256": hashlib.sha256(data).hexdigest()}
+            stages[stage] = {"file": name, "binary": isinstance(content, bytes)}
+            files.append((name, data))
         manifest = {"format": _FORMAT, "key": key.document, "metadata": stored, "stages": stages}
-        with open(os.path.join(temporary, _METADATA_FILE), "w") as f:
-            # In insertion order: a hit returns asm and metadata in the order a compile does.
-            json.dump(manifest, f, indent=1)
+        # In insertion order: a hit returns asm and metadata in the order a compile does.
+        body = json.dumps(manifest, indent=1).encode()
+        with open(os.path.join(temporary, _METADATA_FILE), "wb") as f:
+            f.write(_entry_checksum(body, files).encode() + b"\n" + body)
         # Atomic: a reader sees the whole entry or none. When another process
         # renamed its entry first, the rename fails and that entry stays.
         os.rename(temporary, os.path.join(directory, key.digest))

@@ -16,8 +16,8 @@ Which backend runs a launch is decided once per key (see
 :mod:`kiln.runtime.backends`): the ``backend=`` launch option, then
 ``kiln.jit(backend=...)``, then ``$KILN_BACKEND``, then the arrays (CPU arrays
 run on the CPU, CUDA tensors on the GPU). The launch option and the raw
-values of ``$KILN_BACKEND``, ``$KILN_CPU_CHECKED`` and ``$KILN_DEBUG`` are part
-of the key.
+values of ``$KILN_BACKEND``, ``$KILN_CPU_CHECKED``, ``$KILN_DEBUG`` and
+``$KILN_CHECKED`` are part of the key.
 
 The key. Every launch computes one key piece per parameter through a
 per-parameter dispatch table indexed by the argument's exact class, so the
@@ -62,6 +62,7 @@ import functools
 import hashlib
 import inspect
 import textwrap
+import threading
 from typing import Any, Callable, Generic, Iterable, Optional, TypeVar, Union, overload
 
 from kiln import backends as _registry
@@ -134,7 +135,10 @@ def _int_key(value: int) -> str:
 
 
 def _tensor_key(value: Any) -> tuple:
-    return (value.dtype, not value.data_ptr() & 15, value.get_device())
+    address = value.data_ptr()
+    # A null address (a meta tensor, or an empty one) gets its own key: the
+    # miss path refuses meta tensors, which would launch on address 0.
+    return (value.dtype, not address & 15 if address else None, value.get_device())
 
 
 def _pointer_key(value: Any) -> tuple:
@@ -142,7 +146,8 @@ def _pointer_key(value: Any) -> tuple:
     dtype = getattr(value, "dtype", None)
     if dtype is None:
         return (_UNSUPPORTED, value.__class__)
-    return (dtype, not value.data_ptr() & 15, _device_index(value))
+    address = value.data_ptr()
+    return (dtype, not address & 15 if address else None, _device_index(value))
 
 
 # -- key pieces: do_not_specialize parameters ---------------------------------
@@ -154,22 +159,24 @@ def _int_key_plain(value: int) -> str:
 
 
 def _tensor_key_plain(value: Any) -> tuple:
-    return (value.dtype, value.get_device())
+    return (value.dtype, value.get_device(), not value.data_ptr())
 
 
 def _pointer_key_plain(value: Any) -> tuple:
     dtype = getattr(value, "dtype", None)
     if dtype is None:
         return (_UNSUPPORTED, value.__class__)
-    return (dtype, _device_index(value))
+    return (dtype, _device_index(value), not value.data_ptr())
 
 
+# Read-only arrays get their own keys: the miss path refuses them for
+# parameters the kernel writes.
 def _numpy_key(value: Any) -> tuple:
-    return (value.dtype, not value.ctypes.data & 15, -1)
+    return (value.dtype, not value.ctypes.data & 15, -1, value.flags.writeable)
 
 
 def _numpy_key_plain(value: Any) -> tuple:
-    return (value.dtype, -1)
+    return (value.dtype, -1, value.flags.writeable)
 
 
 def _array_key(value: Any) -> tuple:
@@ -180,14 +187,15 @@ def _array_key(value: Any) -> tuple:
         device = _backends.array_device(value)
         if device != _backends.CPU:
             return (cls, device)
-        return (cls, _cpu.element_name(value, kind), not _cpu.address_of(value, kind) & 15)
+        return (cls, _cpu.element_name(value, kind), not _cpu.address_of(value, kind) & 15,
+                _cpu.read_only(value, kind))
     except Exception:  # noqa: BLE001 - the miss path re-examines it and explains
         return (_UNSUPPORTED, cls)
 
 
 def _array_key_plain(value: Any) -> tuple:
     key = _array_key(value)
-    return key[:2]
+    return key[:2] + key[3:]
 
 
 def _bool_key(value: bool) -> str:
@@ -349,7 +357,8 @@ def _compile_jit_function(jit_fn: "JITFunction", signature: dict, constexprs: di
     """Calls the compiler (a separate name so tests can replace it).
 
     ``options`` are the backend's :meth:`~kiln.backends.Backend.compile_options`
-    (``checked=`` for the CPU, none for NVIDIA).
+    (``checked=`` for the CPU, none for NVIDIA), with ``debug`` and
+    ``checked`` added for every backend.
     """
     from kiln.compiler.compiler import compile_jit_function
 
@@ -385,9 +394,11 @@ class _Description:
         leaves: every leaf path (constexprs included), in launch order.
         kinds: each runtime leaf's ArrayKind (None for scalars), in order.
         aggregate: whether any argument was flattened (or compiled in).
+        read_only: the paths of the read-only array leaves.
     """
 
-    __slots__ = ("signature", "constexprs", "divisible_by_16", "equal_to_1", "leaves", "kinds", "aggregate")
+    __slots__ = ("signature", "constexprs", "divisible_by_16", "equal_to_1", "leaves", "kinds", "aggregate",
+                 "read_only")
 
     def __init__(self) -> None:
         self.signature: dict[str, str] = {}
@@ -397,6 +408,7 @@ class _Description:
         self.leaves: list[str] = []
         self.kinds: list[Optional[str]] = []
         self.aggregate = False
+        self.read_only: list[str] = []
 
 
 class _FlatKernel:
@@ -461,7 +473,7 @@ class JITFunction(Generic[T]):
     ``cache`` maps a CUDA device index, or ``"cpu"``, to ``{key: LoadedKernel}``;
     ``runtime_positions`` / ``runtime_names`` are the non-constexpr parameters.
     ``backend`` is the kernel's forced backend (None: chosen per launch) and
-    ``checked`` whether its CPU launches are bounds-checked.
+    ``checked`` whether its launches are bounds-checked.
     """
 
     def __init__(self, fn: T, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
@@ -541,6 +553,10 @@ class JITFunction(Generic[T]):
         # Compiled kernels by (target, options, key): a second device of the
         # same target only loads the binary again.
         self._compiled: dict[tuple, Any] = {}
+        # Serializes the miss path, so that threads launching a new key at
+        # once compile it once (reentrant, so that a nested miss of this
+        # kernel cannot deadlock).
+        self._miss_lock = threading.RLock()
 
     # -- calling ---------------------------------------------------------------
 
@@ -721,6 +737,8 @@ class JITFunction(Generic[T]):
             address = backend.check_array(self.__name__, path, value, kind, _backends.array_device(value), device)
             if specialize and address is not None and address % 16 == 0:
                 description.divisible_by_16.append(path)
+            if _cpu.read_only(value, kind):
+                description.read_only.append(path)
         elif isinstance(value, bool):
             signature[path] = "i1"
         elif isinstance(value, int):
@@ -835,6 +853,21 @@ class JITFunction(Generic[T]):
 
     def _miss(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
               maxnreg: Optional[int]) -> LoadedKernel:
+        """The kernel for a key the hot path did not find, loaded by the
+        first thread to get here; the others wait for it and find it."""
+        with self._miss_lock:
+            try:
+                route = self._routes.get(key)
+            except TypeError:  # an unhashable constexpr: the miss path explains
+                route = None
+            if route.__class__ is _DeviceRoutes:
+                route = route.get(route.current_device())
+            if route is not None:
+                return route
+            return self._load(bound, key, backend_option, num_warps, num_stages, maxnreg)
+
+    def _load(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
+              maxnreg: Optional[int]) -> LoadedKernel:
         """Chooses the backend, validates, compiles (unless done before), loads and caches."""
         self._check_options(self.__name__, num_warps, num_stages)
         _backends.check_maxnreg(maxnreg, f"kernel {self.__name__}")
@@ -844,6 +877,9 @@ class JITFunction(Generic[T]):
         # Debug mode (device assertions) is every backend's option.
         if self.debug or (len(environment) > 2 and _backends.parse_flag(environment[2], _backends.DEBUG_ENV)):
             options = {**options, "debug": True}
+        # So is checked mode (KILN_CPU_CHECKED stays the CPU backend's alias).
+        if self.checked or _backends.parse_all_checked(environment):
+            options = {**options, "checked": True}
         if maxnreg is not None:
             options = {**options, "maxnreg": maxnreg}
         device = backend.current_device()
@@ -853,6 +889,10 @@ class JITFunction(Generic[T]):
                                equal_to_1=frozenset(described.equal_to_1))
         compiled = self._compile(signature, constexprs, attrs, backend.target_for(device), num_warps, num_stages,
                                  options)
+        written = [path for path in described.read_only if path in compiled.metadata["written_args"]]
+        if written:
+            raise ValueError(f"kernel {self.__name__}: argument '{written[0]}' is a read-only array, but the kernel "
+                             f"writes through it (a store or an atomic); pass a writable array")
         if not described.aggregate:
             loaded = backend.load(self, compiled, signature, described.kinds, device, num_warps, options)
         else:
@@ -903,10 +943,10 @@ def jit(fn: Optional[T] = None, *, do_not_specialize: Iterable[Union[str, int]] 
             name) runs every launch on that backend (a launch's ``backend=``
             option still wins); None lets the arrays decide (see
             :mod:`kiln.runtime.backends`).
-        checked: bounds-check every load and store of CPU launches and raise
-            :class:`kiln.errors.OutOfBoundsError` naming the faulting source
-            line, parameter and index (as ``KILN_CPU_CHECKED=1``). GPU
-            launches are not checked.
+        checked: bounds-check every load, store and atomic of every launch
+            (CPU and GPU) and raise :class:`kiln.errors.OutOfBoundsError`
+            naming the faulting source line, parameter and index (as
+            ``KILN_CHECKED=1``; see docs/design/checked_mode.md).
     """
 
     def decorator(fn: T) -> JITFunction[T]:

@@ -88,3 +88,33 @@ def test_small_builtins(arrays) -> None:
     builtins_kernel[(1,)](x, out, -0.5, 0.75, n, BLOCK=128)
     inside = (x > -0.5) & (x <= 0.75)
     assert torch.equal(out, torch.where(inside, x, torch.full_like(x, -1.0)))
+
+
+@kiln.jit
+def where_pointer_kernel(a_ptr, b_ptr, out_ptr, n, use_a, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    mask = offs < n
+    # A block of pointers chosen per element.
+    chosen = kl.where(offs % 3 == 0, a_ptr + offs, b_ptr + offs)
+    kl.store(out_ptr + offs, kl.load(chosen, mask=mask), mask=mask)
+    # Two scalar pointers, one chosen on a runtime scalar.
+    base = kl.where(use_a != 0, a_ptr, b_ptr)
+    kl.store(out_ptr + n + offs, kl.load(base + offs, mask=mask), mask=mask)
+    # A scalar pointer against a block of them (broadcast).
+    mixed = kl.where(offs < 4, a_ptr, b_ptr + offs)
+    kl.store(out_ptr + 2 * n + offs, kl.load(mixed, mask=mask), mask=mask)
+
+
+@pytest.mark.parametrize("use_a", [0, 1])
+def test_where_selects_pointers(arrays, use_a) -> None:
+    """kl.where on pointers, as Triton allows: loads go through the chosen ones."""
+    n = 100
+    a = arrays.to_backend(torch.arange(n, dtype=torch.float32) + 1000)
+    b = arrays.to_backend(-torch.arange(n, dtype=torch.float32))
+    out = arrays.full(3 * n, 0.5, torch.float32)
+    where_pointer_kernel[(1,)](a, b, out, n, use_a, BLOCK=128)
+    offs = torch.arange(n)
+    a_cpu, b_cpu = a.cpu(), b.cpu()
+    expected = torch.cat([torch.where(offs % 3 == 0, a_cpu, b_cpu), a_cpu if use_a else b_cpu,
+                          torch.where(offs < 4, a_cpu[0], b_cpu)])
+    assert torch.equal(out.cpu(), expected)

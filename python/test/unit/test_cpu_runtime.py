@@ -56,7 +56,7 @@ class FakeCompiler:
             monkeypatch.setattr(kernel, "cache", {})
             monkeypatch.setattr(kernel, "_compiled", {})
             monkeypatch.setattr(kernel, "_routes", {})
-        for name in (backends.BACKEND_ENV, backends.CHECKED_ENV, backends.THREADS_ENV):
+        for name in (backends.BACKEND_ENV, backends.CHECKED_ENV, backends.ALL_CHECKED_ENV, backends.THREADS_ENV):
             monkeypatch.delenv(name, raising=False)
 
     def compile(self, jit_fn, signature, constexprs, attrs, target, num_warps, num_stages, **options):
@@ -291,6 +291,21 @@ def test_checked_mode_from_the_environment(fake, monkeypatch):
     assert len(fake.compiles) == 2
     monkeypatch.setenv("KILN_CPU_CHECKED", "maybe")
     with pytest.raises(ValueError, match="KILN_CPU_CHECKED='maybe' is not a boolean"):
+        add_kernel[(1,)](x, y, out, 16, BLOCK=16)
+
+
+def test_checked_mode_on_every_backend_from_the_environment(fake, monkeypatch):
+    x, y, out = torch.zeros(16), torch.zeros(16), torch.zeros(16)
+    monkeypatch.setenv("KILN_CHECKED", "yes")
+    add_kernel[(1,)](x, y, out, 16, BLOCK=16)
+    assert fake.last.options == {"checked": True}
+    assert fake.launch.bounds == [(x.data_ptr(), 64), (y.data_ptr(), 64), (out.data_ptr(), 64), (0, 0)]
+    # Another value is another cache key: off again, then an error.
+    monkeypatch.setenv("KILN_CHECKED", "0")
+    add_kernel[(1,)](x, y, out, 16, BLOCK=16)
+    assert fake.last.options == {"checked": False} and fake.launch.bounds is None
+    monkeypatch.setenv("KILN_CHECKED", "maybe")
+    with pytest.raises(ValueError, match="KILN_CHECKED='maybe' is not a boolean"):
         add_kernel[(1,)](x, y, out, 16, BLOCK=16)
 
 

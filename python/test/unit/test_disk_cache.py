@@ -11,6 +11,7 @@ import sys
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -18,6 +19,7 @@ import kiln
 import kiln.language as kl
 from kiln.backends.nvidia import NvidiaBackend
 from kiln.compiler import frontend
+from kiln.runtime import disk_cache
 
 SCALE = kl.constexpr(2)
 
@@ -146,10 +148,26 @@ def _garbage_metadata(entry: Path) -> None:
     (entry / "metadata.json").write_text("{not json")
 
 
+def _manifest(entry: Path) -> dict:
+    """The manifest of ``entry`` (its metadata.json after the checksum line)."""
+    return json.loads((entry / "metadata.json").read_bytes().partition(b"\n")[2])
+
+
+def _sign(entry: Path, manifest: Any) -> None:
+    """Writes ``manifest`` into ``entry`` with the checksum a writer would
+    give it, so that only its content, not damage, can make it a miss."""
+    body = json.dumps(manifest).encode()
+    stages = manifest.get("stages") if isinstance(manifest, dict) else None
+    files = [(record["file"], (entry / record["file"]).read_bytes())
+             for record in (stages.values() if isinstance(stages, dict) else [])
+             if isinstance(record, dict) and isinstance(record.get("file"), str) and (entry / record["file"]).is_file()]
+    (entry / "metadata.json").write_bytes(disk_cache._entry_checksum(body, files).encode() + b"\n" + body)
+
+
 def _wrong_key(entry: Path) -> None:
-    manifest = json.loads((entry / "metadata.json").read_text())
+    manifest = _manifest(entry)
     manifest["key"]["num_warps"] = 8
-    (entry / "metadata.json").write_text(json.dumps(manifest))
+    _sign(entry, manifest)
 
 
 @pytest.mark.parametrize("damage", [_damage_cubin, _delete_ptx, _garbage_metadata, _wrong_key],
@@ -164,6 +182,108 @@ def test_a_damaged_entry_is_recompiled_and_repaired(damage, cache):
     assert not again.from_disk_cache and len(cache.runs) == 2 and again == first
     assert [p.name for p in cache.entries()] == [entry.name]
     assert compile_scale().from_disk_cache and len(cache.runs) == 2
+
+
+# A small entry written by the cache itself, read back without compiling,
+# so that thousands of damaged copies are checked in about a second.
+_KEY = disk_cache.CacheKey("0123456789abcdef" * 4, {"format": 2, "kernel": "k", "num_warps": 4})
+_CALL = {"name": "k", "target": "sm_90a", "num_warps": 4, "num_stages": 3, "signature": {"x": "*fp32"},
+         "constexprs": {}}
+_ASM = {"kiln": "module { kiln.func @k() }\n", "llir": None, "ptx": ".version 8.0\n.target sm_90a\n" * 4,
+        "cubin": bytes(range(0, 256, 3))}
+_FILES = {"kiln": "k.kiln", "ptx": "k.ptx", "cubin": "k.cubin"}
+
+
+def _written_entry(directory: Path) -> dict[str, bytes]:
+    disk_cache.write(str(directory), _KEY, _ASM, {**_CALL, "shared": 16, "pipelines": ["a", "b"]}, _FILES)
+    entry = directory / _KEY.digest
+    files = {path.name: path.read_bytes() for path in sorted(entry.iterdir())}
+    assert set(files) == {"metadata.json", "k.kiln", "k.ptx", "k.cubin"}
+    assert disk_cache.read(str(directory), _KEY, _CALL) == (_ASM, {**_CALL, "shared": 16, "pipelines": ["a", "b"]})
+    return files
+
+
+def _restore(entry: Path, files: dict[str, bytes]) -> None:
+    entry.mkdir(exist_ok=True)
+    for name, data in files.items():
+        (entry / name).write_bytes(data)
+
+
+def test_every_bit_flip_anywhere_in_an_entry_is_a_miss(tmp_path):
+    files = _written_entry(tmp_path)
+    entry = tmp_path / _KEY.digest
+    flips = 0
+    for name, data in files.items():
+        for index in range(len(data)):
+            # Every bit of metadata.json (where a flip used to change a
+            # trusted value), one bit (rotating) of each byte of the stages.
+            bits = range(8) if name == "metadata.json" else [index % 8]
+            for bit in bits:
+                damaged = bytearray(data)
+                damaged[index] ^= 1 << bit
+                _restore(entry, {**files, name: bytes(damaged)})
+                assert disk_cache.read(str(tmp_path), _KEY, _CALL) is None, (name, index, bit)
+                assert not entry.exists(), "a damaged entry is removed"
+                flips += 1
+    assert flips > 4000
+    _restore(entry, files)
+    assert disk_cache.read(str(tmp_path), _KEY, _CALL) is not None
+
+
+def _set(path: tuple, value: Any) -> Callable[[Any], Any]:
+    def change(manifest: Any) -> Any:
+        if not path:
+            return value
+        target = manifest
+        for part in path[:-1]:
+            target = target[part]
+        target[path[-1]] = value
+        return manifest
+    return change
+
+
+_STRUCTURAL_DAMAGE = {
+    "manifest a list": _set((), []), "manifest null": _set((), None), "manifest a number": _set((), 5),
+    "manifest a string": _set((), "stages"), "stages a list": _set(("stages",), ["k.ptx"]),
+    "stages null": _set(("stages",), None), "stages a string": _set(("stages",), "k.ptx"),
+    "a stage a list": _set(("stages", "ptx"), ["k.ptx", False]), "a stage a number": _set(("stages", "ptx"), 1),
+    "a file name null": _set(("stages", "ptx", "file"), None),
+    "a file name a number": _set(("stages", "ptx", "file"), 7),
+    "a file name a list": _set(("stages", "ptx", "file"), ["k.ptx"]),
+    "a file name a path": _set(("stages", "ptx", "file"), "../k.ptx"),
+    "a file name empty": _set(("stages", "ptx", "file"), ""),
+    "a file name the manifest": _set(("stages", "ptx", "file"), "metadata.json"),
+    "a missing file": _set(("stages", "ptx", "file"), "k.missing"),
+    "a file named twice": _set(("stages", "ptx", "file"), "k.kiln"),
+    "binary null": _set(("stages", "ptx", "binary"), None),
+    "binary a string": _set(("stages", "ptx", "binary"), "false"),
+    "text that is not UTF-8": _set(("stages", "cubin", "binary"), False),
+    "metadata a list": _set(("metadata",), []), "metadata null": _set(("metadata",), None),
+    "metadata of another target": _set(("metadata", "target"), "sm_80"),
+    "key null": _set(("key",), None), "key a list": _set(("key",), [1, 2]),
+    "format a string": _set(("format",), "2"), "format null": _set(("format",), None),
+    "an older format": _set(("format",), 1), "no format": lambda m: {k: v for k, v in m.items() if k != "format"},
+    "no key": lambda m: {k: v for k, v in m.items() if k != "key"},
+    "no stages": lambda m: {k: v for k, v in m.items() if k != "stages"},
+}
+
+
+@pytest.mark.parametrize("change", list(_STRUCTURAL_DAMAGE.values()), ids=list(_STRUCTURAL_DAMAGE))
+def test_a_checksummed_entry_of_the_wrong_shape_is_a_miss(change, tmp_path):
+    _written_entry(tmp_path)
+    entry = tmp_path / _KEY.digest
+    _sign(entry, change(_manifest(entry)))
+    assert disk_cache.read(str(tmp_path), _KEY, _CALL) is None
+    assert not entry.exists()
+
+
+@pytest.mark.parametrize("text", [b"", b"\n", b"\n{}", b"[]", b"null\nnull", b"0" * 64 + b"\n" + b"[" * 100000,
+                                  b"\xff\xfe\n{}"], ids=["empty", "newline", "no checksum", "a list", "nulls",
+                                                           "deep nesting", "not ASCII"])
+def test_garbage_metadata_files_are_misses(text, tmp_path):
+    _written_entry(tmp_path)
+    (tmp_path / _KEY.digest / "metadata.json").write_bytes(text)
+    assert disk_cache.read(str(tmp_path), _KEY, _CALL) is None
 
 
 def test_an_unwritable_cache_directory_only_costs_the_cache(tmp_path, monkeypatch):
@@ -241,3 +361,42 @@ def test_two_processes_compiling_one_key_both_succeed(program, tmp_path):
     # One entry, no temporary directory left behind, and it is whole.
     assert len(entries(cache)) == 1 and not entries(cache)[0].name.startswith(".")
     assert _finish(_start(program, cache)) == "hit"
+
+
+def test_a_compile_does_not_depend_on_the_source_files_time(tmp_path, monkeypatch):
+    """ptxas writes the modification time of each `.file` into the cubin
+    unless the PTX gives one: the same source text must give the same
+    artifacts, or a hit would not be what a compile makes."""
+    import importlib.util
+
+    if NvidiaBackend().cache_identity({}) == "ptxas none":
+        pytest.skip("no ptxas: no cubin to compare")
+    monkeypatch.setenv("KILN_DISABLE_CACHE", "1")
+    path = tmp_path / "timed_kernel.py"
+    path.write_text(textwrap.dedent("""
+        import kiln
+        import kiln.language as kl
+
+
+        @kiln.jit
+        def timed_kernel(x_ptr, n, BLOCK: kl.constexpr):
+            offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+            kl.store(x_ptr + offs, kl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+    """))
+    spec = importlib.util.spec_from_file_location("timed_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def compile_it() -> kiln.CompiledKernel:
+        return kiln.compile(module.timed_kernel, signature={"x_ptr": "*fp32", "n": "i32"}, constexprs={"BLOCK": 128},
+                            target="sm_90a")
+
+    os.utime(path, (1_600_000_000, 1_600_000_000))
+    first = compile_it()
+    os.utime(path, (1_700_000_000, 1_700_000_000))
+    second = compile_it()
+    path.rename(tmp_path / "moved.py")
+    third = compile_it()
+    assert first.asm["ptx"] == second.asm["ptx"] == third.asm["ptx"]
+    assert first.asm["cubin"] == second.asm["cubin"] == third.asm["cubin"]
+    assert f'.file\t1 "{path}", 1, 0' in first.asm["ptx"]

@@ -122,3 +122,35 @@ def test_range_num_stages_cannot_be_a_runtime_value(jit, build_ir):
 
     with pytest.raises(CompilationError, match="num_stages must be a constexpr integer"):
         build_ir(kernel, {"p": "*i32", "n": "i32"})
+
+
+def test_where_between_a_pointer_and_a_number(jit, build_ir):
+    @jit
+    def kernel(x_ptr):
+        p = kl.where(kl.arange(0, 16) < 4, x_ptr, 0)
+
+    located_error(build_ir, kernel, {"x_ptr": "*fp32"}, "kl.where(",
+                  "where cannot choose between a pointer and a non-pointer, got pointer<fp32> and int")
+
+
+def test_where_between_pointers_of_two_types(jit, build_ir):
+    @jit
+    def kernel(x_ptr, y_ptr):
+        p = kl.where(kl.arange(0, 16) < 4, x_ptr, y_ptr)
+
+    located_error(build_ir, kernel, {"x_ptr": "*fp32", "y_ptr": "*i32"}, "kl.where(",
+                  "where needs pointers of one type")
+
+
+def test_where_between_pointers_compiles_for_the_gpu():
+    import kiln
+
+    @kiln.jit
+    def kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: kl.constexpr):
+        offs = kl.arange(0, BLOCK)
+        p = kl.where(offs % 2 == 0, a_ptr + offs, b_ptr + offs)
+        kl.store(out_ptr + offs, kl.load(kl.where(n > 0, p, a_ptr)))
+
+    compiled = kiln.compile(kernel, signature={"a_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                            constexprs={"BLOCK": 128}, target="sm_90a")
+    assert "selp" in compiled.asm["ptx"]

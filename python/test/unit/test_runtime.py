@@ -115,7 +115,7 @@ def fake(monkeypatch):
         monkeypatch.setattr(kernel, "_compiled", {})
         monkeypatch.setattr(kernel, "_routes", {})
     # These tests are about the GPU path: the environment must not force the CPU.
-    for name in ("KILN_BACKEND", "KILN_CPU_CHECKED", "KILN_CPU_THREADS", "KILN_DEBUG"):
+    for name in ("KILN_BACKEND", "KILN_CPU_CHECKED", "KILN_CHECKED", "KILN_CPU_THREADS", "KILN_DEBUG"):
         monkeypatch.delenv(name, raising=False)
     return runtime
 

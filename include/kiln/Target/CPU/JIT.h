@@ -14,6 +14,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +49,10 @@ class HostKernel {
 public:
   ~HostKernel();
 
+  /// How many kernels are compiled and not yet destroyed: each holds a JIT
+  /// session with its code.
+  static int64_t getLiveCount();
+
   /// Optimizes and JIT-compiles `module` (LLVM dialect, from the
   /// kiln-cpu-to-llvm pipeline) and finds `<kernelName>.kiln_entry`.
   /// Failures are reported as diagnostics on the module.
@@ -63,15 +68,22 @@ public:
   /// parameter for checked kernels, or is null. Returns the first
   /// out-of-bounds access a checked kernel reported; the first failed
   /// device assertion's report goes to `assertion`, if given.
+  ///
+  /// `interrupted`, if given, is called every few milliseconds from the
+  /// calling thread while the launch runs; once it returns true, no new
+  /// program starts, running programs return at their next loop iteration,
+  /// and the launch returns early.
   std::optional<OutOfBounds>
   launch(unsigned gx, unsigned gy, unsigned gz, void **params,
          unsigned numThreads, const std::vector<int64_t> *bounds,
-         std::string *assertion = nullptr) const;
+         std::string *assertion = nullptr,
+         const std::function<bool()> *interrupted = nullptr) const;
 
 private:
   HostKernel() = default;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   EntryFunction entry = nullptr;
+  bool pollsCancellation = false; // whether its loops poll __kiln_cpu_cancel
   std::string llvmIR;
   std::vector<AccessSite> sites;
 };

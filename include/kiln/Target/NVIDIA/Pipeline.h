@@ -30,6 +30,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                       llvm::cl::desc("registers per thread that ptxas may use "
                                      "(Triton's maxnreg); 0: no limit"),
                       llvm::cl::init(0)};
+  Option<bool> checked{*this, "checked",
+                       llvm::cl::desc("bounds-check every load, store and atomic "
+                                      "(checked mode)"),
+                       llvm::cl::init(false)};
 };
 
 /// kiln -> kiln_gpu: inline and simplify, assign layouts, coalesce.
