@@ -176,6 +176,7 @@ class Case:
     # Expected contents of each output array, by argument name: (dtype, Value).
     outputs: dict[str, tuple[DType, Value]] = field(default_factory=dict)
     known: Optional[str] = None  # a known issue the case may run into
+    unchecked: Optional[str] = None  # why the output is not compared, if it is not
     checked: bool = False  # launch with bounds checks (KILN_CPU_CHECKED)
     launch_extra: dict = field(default_factory=dict)  # extra keyword arguments
     launch_drop: Optional[str] = None  # an argument left out of the launch
@@ -297,7 +298,8 @@ class Generator:
 
     def divisor(self, scope: list[Var], shape: tuple[int, ...], depth: int, dividend: Node,
                 ints: bool = False) -> Node:
-        """A divisor that is never zero (or, rarely, may be: the known trap)."""
+        """A divisor that is mostly never zero (a zero gives an unspecified
+        value, which the reference does not compare, but must not trap)."""
         rng = self.rng
         if rng.random() < 0.3:
             return literal_node(rng.choice((1, 2, 3, 7, 16, -5)), dividend)
@@ -305,10 +307,10 @@ class Generator:
         if base.dtype.is_float and not ints:
             return base
         base = self.as_int(base)
-        if rng.random() < 0.04:
-            return base  # may be zero: the reference tells
+        if rng.random() < 0.1:
+            return base
         # (b | 1) is odd, never zero; for a signed type -1 is still possible,
-        # so INT_MIN // -1 stays reachable (a known trap) when it is.
+        # so INT_MIN // -1 stays reachable.
         odd = Binary("|", base, literal_node(1, base))
         if rng.random() < 0.5:
             shifted = Binary("&", base, literal_node(6, base))
@@ -969,7 +971,6 @@ class KernelBuilder(Generator):
     # -- the reference ---------------------------------------------------------
 
     def expected(self, outputs: dict[str, DType]) -> dict[str, tuple[DType, Value]]:
-        ref.MAYBE_TRAPS.clear()
         results: dict[str, tuple[DType, Value]] = {}
         out_ty = outputs["out"]
         out = ref.make(out_ty, self.buffer("out"))
@@ -1013,8 +1014,6 @@ class KernelBuilder(Generator):
         results["out"] = (out_ty, out)
         if red is not None:
             results["red"] = (outputs["red"], red)
-        if ref.MAYBE_TRAPS:
-            raise ref.Trap(sorted(ref.MAYBE_TRAPS)[0])
         return results
 
     # -- the module text -------------------------------------------------------
@@ -1081,8 +1080,7 @@ class KernelBuilder(Generator):
         try:
             case.outputs = self.expected(outputs)
         except ref.Trap as trap:
-            case.known = trap.reason
-            case.expect = "ok-or-error" if trap.reason in ("undecidable branch", "long loop") else "ok"
+            case.unchecked = trap.reason
             case.outputs = {}
         self.decorator = decorator
         return case

@@ -22,6 +22,11 @@ WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz_worker.p
 # Outcomes that are failures of Kiln (see fuzz_worker's docstring).
 FAILURES = ("internal", "wrong", "accepted", "crash", "hang")
 
+# Issues being fixed elsewhere: a case whose `known` names one of them and
+# fails is reported as "known", not counted (docs/design/fuzzing.md). Empty
+# while none is open.
+KNOWN_ISSUES: frozenset[str] = frozenset()
+
 
 @dataclass
 class _Worker:
@@ -163,8 +168,6 @@ def settle(report: dict) -> dict:
         report.setdefault("what", case.what)
         report.setdefault("known", case.known)
     known = report.get("known")
-    if report.get("outcome") in FAILURES and known:
-        # A division that may trap is known only when it did (SIGFPE).
-        if "division" not in known or report.get("signal") == "SIGFPE":
-            report["outcome"], report["detail"] = "known", f"{known}: {report.get('detail', '')}"
+    if report.get("outcome") in FAILURES and known in KNOWN_ISSUES:
+        report["outcome"], report["detail"] = "known", f"{known}: {report.get('detail', '')}"
     return report
