@@ -610,6 +610,15 @@ class KernelBuilder(Generator):
         if rng.random() < 0.3:
             lines.append("npg = kl.num_programs(0)")
             self.scope.append(Var("npg", ref.INT32, ()))
+        # The grid: a tuple of one to three axes, or a function of the
+        # meta-parameters; the second axis's program id is always 0.
+        self.grid_text = rng.choice(("({P},)", "({P}, 1)", "({P}, 1, 1)", "lambda meta: ({P},)",
+                                     "lambda meta: (kiln.cdiv(meta['{B}'] * {P}, meta['{B}']), 1)"))
+        self.grid_text = self.grid_text.replace("{P}", str(self.programs)).replace(
+            "{B}", next(iter(self.block_params)))
+        if "1)" in self.grid_text and rng.random() < 0.5:
+            lines.append("pid1 = kl.program_id(1)")
+            self.scope.append(Var("pid1", ref.INT32, ()))
         self.body.append(Statement(lines, lambda env: None))
         self.scope += [Var("pid", ref.INT32, ()), Var("offs", ref.INT32, full)]
         for number in range(rng.randint(1, 3)):
@@ -977,7 +986,8 @@ class KernelBuilder(Generator):
         red = ref.make(outputs["red"], self.buffer("red")) if "red" in outputs else None
         for pid in range(self.programs):
             env: dict[str, Value] = {"pid": ref.make(ref.INT32, np.array(pid, dtype=object)),
-                                     "npg": ref.make(ref.INT32, np.array(self.programs, dtype=object))}
+                                     "npg": ref.make(ref.INT32, np.array(self.programs, dtype=object)),
+                                     "pid1": ref.make(ref.INT32, np.array(0, dtype=object))}
             if self.two_d:
                 bm, bn = self.block_shape
                 rows = pid * bm + np.arange(bm)
@@ -1048,7 +1058,7 @@ class KernelBuilder(Generator):
             elif replace and key in replace:
                 keywords[key] = replace[key]
         call = ", ".join(arguments + [f"{k}={v}" for k, v in keywords.items()])
-        lines.append(f"{KERNEL_NAME}[{grid or f'({self.programs},)'}]({call})")
+        lines.append(f"{KERNEL_NAME}[{grid or self.grid_text}]({call})")
         outputs = ", ".join(f'"{a.name}": _numpy({a.name})' for a in self.arguments
                             if a.name in ("out", "red"))
         lines.append(f"return {{{outputs}}}")

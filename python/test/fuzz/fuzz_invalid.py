@@ -119,7 +119,7 @@ STATEMENTS: list[tuple[str, list[str], str, Optional[str]]] = [
     ("starred", ["bad = kl.maximum(*offs)"], "error", None),
     ("shape mismatch", ["bad = offs + kl.zeros([{twice}], kl.int32)"], "error", None),
     ("shape mismatch", ["bad = kl.where(mask, offs, kl.zeros([{twice}], kl.int32))"], "error", None),
-    ("broadcast_to a smaller shape", ["bad = kl.broadcast_to(offs, [1])"], "error", None),
+    ("broadcast_to another shape", ["bad = kl.broadcast_to(offs, [{twice}])"], "error", None),
     ("store of a wider block", ["kl.store(out + offs, kl.zeros([{twice}], kl.int32))"], "error", None),
     ("helper arity", ["bad = helper_bad(offs)"], "error", None),
     ("helper arity", ["bad = helper_bad(offs, offs, offs)"], "error", None),
@@ -128,6 +128,7 @@ STATEMENTS: list[tuple[str, list[str], str, Optional[str]]] = [
     ("device_print of a pointer format", ["kl.device_print(5, offs)"], "error", None),
 ]
 
+MUTATED_HELPER = "helper_mutated"
 HELPERS = ["@kiln.jit\ndef helper_bad(a, b):\n    return a + b\n\n",
            "@kiln.jit\ndef helper_recursive(a):\n    return helper_recursive(a) + 1\n\n"]
 
@@ -195,17 +196,24 @@ def mutate(builder: KernelBuilder, case: Case) -> Case:
                 what, lines, expect, known = STATEMENTS[0]
             lines = [line.replace("{twice}", twice or "") for line in lines]
         # Between two statements after the prologue (which defines offs and
-        # mask), before the stores.
+        # mask), before the stores; or in a helper the kernel calls there,
+        # where the error must name the helper's line.
         at = rng.randint(1, len(builder.body) - 1)
-        new_body = [line for statement in builder.body[:at] for line in statement.lines] + lines + \
+        in_helper = rng.random() < 0.2
+        inserted = [f"{MUTATED_HELPER}_result = {MUTATED_HELPER}(offs, out, mask, n, pid)"] if in_helper else lines
+        new_body = [line for statement in builder.body[:at] for line in statement.lines] + inserted + \
             [line for statement in builder.body[at:] for line in statement.lines]
         helpers = builder.helpers
-        builder.helpers = helpers + [h.rstrip("\n") for h in HELPERS]
+        extra = [h.rstrip("\n") for h in HELPERS]
+        if in_helper:
+            extra.append("\n".join(["@kiln.jit", f"def {MUTATED_HELPER}(offs, out, mask, n, pid):"]
+                                   + ["    " + line for line in lines] + ["    return offs"]))
+        builder.helpers = helpers + extra
         source = builder.module(new_body, builder.launch_lines(), builder.decorator)
         builder.helpers = helpers
-        error_lines = _line_numbers(source, lines, builder)
-        return replace(case, source=source, expect=expect, what=what, known=known, outputs={},
-                       error_lines=error_lines)
+        error_lines = _line_numbers(source, lines, MUTATED_HELPER if in_helper else fuzz_generator.KERNEL_NAME)
+        return replace(case, source=source, expect=expect, what=what + (" in a helper" if in_helper else ""),
+                       known=known, outputs={}, error_lines=error_lines)
     what, how, expect, known = rng.choice(LAUNCHES)
 
     def name(text: str) -> str:
@@ -234,11 +242,12 @@ def _split_call(call: str) -> list[str]:
     return [part.strip() for part in inside.split(", ") if "=" not in part]
 
 
-def _line_numbers(source: str, inserted: list[str], builder: KernelBuilder) -> list[int]:
-    """1-based lines of `source` holding the inserted kernel lines (the
-    helpers' lines too, for mistakes reported where a helper is called)."""
+def _line_numbers(source: str, inserted: list[str], function: str) -> list[int]:
+    """1-based lines of `source` holding the lines inserted into `function`
+    (and the lines of the helpers some mistakes call, where a mistake in
+    the call is reported)."""
     lines = source.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"def {fuzz_generator.KERNEL_NAME}("))
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"def {function}("))
     wanted = ["    " + line for line in inserted]
     for i in range(start, len(lines) - len(wanted) + 1):
         if lines[i:i + len(wanted)] == wanted:

@@ -12,7 +12,7 @@ import fuzz_pool
 
 # A few hundred cases: about three in four valid kernels, the others with
 # one mistake each; then seeds of past findings (docs/design/fuzzing.md).
-CORPUS = list(range(0, 300)) + [
+CORPUS = list(range(0, 400)) + [
     1063,  # kl.sum of a block of pointers, reported inside kiln/language/standard.py
 ]
 
