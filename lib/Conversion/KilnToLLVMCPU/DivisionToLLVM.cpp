@@ -42,7 +42,13 @@ struct SafeDivisionLowering : public ConvertOpToLLVMPattern<SourceOp> {
       return failure();
     Location loc = op.getLoc();
     unsigned width = getElementTypeOrSelf(type).getIntOrFloatBitWidth();
-    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    // Frozen, so that poison operands (a float converted to an integer type
+    // that cannot hold it gives poison) become plain values: from poison,
+    // LLVM may assume range facts that do not hold, e.g. that the zero-
+    // extended result of a float-to-uint8 conversion is below 256, and then
+    // divide with a 32-bit x86 idiv whose quotient overflows and traps.
+    Value lhs = LLVM::FreezeOp::create(rewriter, loc, adaptor.getLhs());
+    Value rhs = LLVM::FreezeOp::create(rewriter, loc, adaptor.getRhs());
     Value zero = createIntegerConstant(rewriter, loc, type, APInt(width, 0));
     Value one = createIntegerConstant(rewriter, loc, type, APInt(width, 1));
     Value allOnes = createIntegerConstant(rewriter, loc, type, APInt::getAllOnes(width));

@@ -96,6 +96,35 @@ def test_scalar_integer_division_by_zero_and_overflow_gives_values(x, y):
     assert out.tolist() == list(expected_division(x, y, bits, True))
 
 
+def test_division_of_an_out_of_range_conversion_does_not_trap(tmp_path):
+    # Negative floats converted to uint8 are poison to LLVM, which then took
+    # the zero-extended dividend for a value below 256 and divided with a
+    # 32-bit idiv of a stale register: the quotient overflowed and the
+    # process died of SIGFPE (found by the fuzzer). In a fresh interpreter,
+    # since a trap would kill this one.
+    result = run_python(tmp_path, '''
+        import numpy as np
+        import kiln
+        import kiln.language as kl
+
+        @kiln.jit
+        def kernel(out, x, BM: kl.constexpr, BN: kl.constexpr):
+            pid = kl.program_id(0)
+            rows = pid * BM + kl.arange(0, BM)
+            offs = rows[:, None] * BN + kl.arange(0, BN)[None, :]
+            v = kl.load(x + offs)
+            kl.store(out + offs, (v.to(kl.uint8) // (pid | 1)).to(kl.uint8))
+
+        x = (np.arange(64) - 5.5).astype(np.float32)
+        out = np.zeros(64, dtype=np.uint8)
+        kernel[(2,)](out, x, BM=16, BN=2)
+        # The converted values of the negative floats are unspecified.
+        assert out[6:].tolist() == list(range(0, 58)), out
+        print("ok")
+    ''')
+    assert result.returncode == 0 and result.stdout.strip() == "ok", (result.returncode, result.stderr[-2000:])
+
+
 # -- concurrent first launches ---------------------------------------------------
 
 

@@ -2,10 +2,14 @@
 
 // The host's division traps on a zero divisor and on INT_MIN / -1; the CPU
 // lowering divides by 1 there instead and selects the defined result:
-// x / 0 is all ones, x / -1 is 0 - x (wrapping), x % 0 is x.
+// x / 0 is all ones, x / -1 is 0 - x (wrapping), x % 0 is x. The operands
+// are frozen first, so that a poison operand cannot mislead LLVM into a
+// trapping division.
 
 // CHECK-LABEL: llvm.func @divsi
-// CHECK-SAME: (%[[X:.*]]: vector<16xi32>, %[[Y:.*]]: vector<16xi32>)
+// CHECK-SAME: (%[[XP:.*]]: vector<16xi32>, %[[YP:.*]]: vector<16xi32>)
+// CHECK-DAG: %[[X:.*]] = llvm.freeze %[[XP]]
+// CHECK-DAG: %[[Y:.*]] = llvm.freeze %[[YP]]
 // CHECK-DAG: %[[ZERO:.*]] = llvm.mlir.constant(dense<0> : vector<16xi32>)
 // CHECK-DAG: %[[ONE:.*]] = llvm.mlir.constant(dense<1> : vector<16xi32>)
 // CHECK-DAG: %[[ONES:.*]] = llvm.mlir.constant(dense<-1> : vector<16xi32>)
@@ -25,7 +29,9 @@ func.func @divsi(%x: tensor<16xi32>, %y: tensor<16xi32>) -> tensor<16xi32> {
 // -----
 
 // CHECK-LABEL: llvm.func @remsi
-// CHECK-SAME: (%[[X:.*]]: i8, %[[Y:.*]]: i8)
+// CHECK-SAME: (%[[XP:.*]]: i8, %[[YP:.*]]: i8)
+// CHECK-DAG: %[[X:.*]] = llvm.freeze %[[XP]]
+// CHECK-DAG: %[[Y:.*]] = llvm.freeze %[[YP]]
 // CHECK: %[[BY0:.*]] = llvm.icmp "eq" %[[Y]]
 // CHECK: %[[D:.*]] = llvm.select %{{.*}}, %{{.*}}, %[[Y]] : i1, i8
 // CHECK: %[[R:.*]] = llvm.srem %[[X]], %[[D]] : i8
@@ -39,7 +45,9 @@ func.func @remsi(%x: i8, %y: i8) -> i8 {
 
 // Unsigned operands only need the zero divisor replaced.
 // CHECK-LABEL: llvm.func @divui
-// CHECK-SAME: (%[[X:.*]]: i64, %[[Y:.*]]: i64)
+// CHECK-SAME: (%[[XP:.*]]: i64, %[[YP:.*]]: i64)
+// CHECK-DAG: %[[X:.*]] = llvm.freeze %[[XP]]
+// CHECK-DAG: %[[Y:.*]] = llvm.freeze %[[YP]]
 // CHECK: %[[BY0:.*]] = llvm.icmp "eq" %[[Y]]
 // CHECK-NOT: llvm.or
 // CHECK: %[[D:.*]] = llvm.select %[[BY0]], %{{.*}}, %[[Y]] : i1, i64
@@ -53,7 +61,9 @@ func.func @divui(%x: i64, %y: i64) -> i64 {
 // -----
 
 // CHECK-LABEL: llvm.func @remui
-// CHECK-SAME: (%[[X:.*]]: vector<8xi16>, %[[Y:.*]]: vector<8xi16>)
+// CHECK-SAME: (%[[XP:.*]]: vector<8xi16>, %[[YP:.*]]: vector<8xi16>)
+// CHECK-DAG: %[[X:.*]] = llvm.freeze %[[XP]]
+// CHECK-DAG: %[[Y:.*]] = llvm.freeze %[[YP]]
 // CHECK: %[[BY0:.*]] = llvm.icmp "eq" %[[Y]]
 // CHECK: %[[D:.*]] = llvm.select %[[BY0]], %{{.*}}, %[[Y]]
 // CHECK: %[[R:.*]] = llvm.urem %[[X]], %[[D]]
