@@ -322,9 +322,6 @@ class CodeCache:
         self._entries: dict[CpuLauncher, Callable[[], None]] = {}
         self._lock = threading.Lock()
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
     def add(self, launcher: CpuLauncher, forget: Callable[[], None]) -> None:
         """Keeps ``launcher``, evicting the least recently launched others
         while there are more than the setting allows.
@@ -340,13 +337,6 @@ class CodeCache:
             while len(self._entries) > limit:
                 oldest = min(self._entries, key=lambda entry: entry.last_launch)
                 self._entries.pop(oldest)()
-
-    def clear(self) -> None:
-        """Evicts every kernel."""
-        with self._lock:
-            entries, self._entries = self._entries, {}
-        for forget in entries.values():
-            forget()
 
 
 CODE_CACHE = CodeCache()
