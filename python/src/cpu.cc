@@ -101,18 +101,19 @@ void launch(const HostKernel &kernel, py::handle gx, py::handle gy,
   std::string assertion;
   // Only the main thread runs signal handlers, so only its launches watch.
   std::function<bool()> interrupted = handlerRaised;
-  bool watch = PyThread_get_thread_ident() == mainThread;
+  bool onMainThread = PyThread_get_thread_ident() == mainThread;
   // Not py::gil_scoped_release: taking the GIL back may end this thread at
   // interpreter exit (a daemon thread), which unwinds the stack, and an
   // unwind out of that destructor (noexcept) aborts the process.
   PyThreadState *released = PyEval_SaveThread();
   fault = kernel.launch(x, y, z, params.data(), numThreads,
                         bounds.is_none() ? nullptr : &table, &assertion,
-                        watch ? &interrupted : nullptr);
-  if (isFinalizing()) {
-    // Python would end this thread as it takes the GIL; rather than unwind
-    // through frames holding Python objects without the GIL, wait here for
-    // the process to exit.
+                        onMainThread ? &interrupted : nullptr);
+  if (!onMainThread && isFinalizing()) {
+    // Python would end this thread as it takes the GIL (the finalizing one,
+    // the main thread, takes it back normally); rather than unwind through
+    // frames holding Python objects without the GIL, wait here for the
+    // process to exit.
     for (;;)
       std::this_thread::sleep_for(std::chrono::hours(1));
   }

@@ -146,7 +146,7 @@ mv "$BUNDLE.tmp" "$BUNDLE"
   if [[ -n "$PY312" ]]; then
     echo "python: $("$PY312" -c 'import sys; print(sys.version.split()[0])')"
   else
-    echo "python: 3.12 headers only ($(sed -n 's/^#define PY_VERSION[[:space:]]*//p' "$PY312_INCLUDE/patchlevel.h"))"
+    echo "python: 3.12 headers only ($(sed -n 's/^#define PY_VERSION[[:space:]]\+//p' "$PY312_INCLUDE/patchlevel.h"))"
   fi
   echo "size: $(stat -c %s "$stage/$EXT") bytes stripped, $(stat -c %s "$BUNDLE") bytes packed"
 } > .carry/kiln-gpu-bundle.info

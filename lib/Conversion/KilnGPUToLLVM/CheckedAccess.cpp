@@ -27,6 +27,15 @@ using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
 
+/// A pointer into global memory: the parameters that get an extent. A TMA
+/// tensor map (`!kiln.ptr<i8, 0>`, 128 bytes in the parameter space) is not
+/// one: the launcher passes no extent for it, and the copies it describes
+/// are bounded by the tensor map's own global shape.
+static bool isGlobalPointer(Type type) {
+  auto pointer = dyn_cast<PointerType>(type);
+  return pointer && pointer.getAddressSpace() != 0;
+}
+
 LogicalResult mlir::kiln::gpu::addCheckedParameters(ModuleOp module,
                                                     AccessChecks &checks) {
   MLIRContext *context = module.getContext();
@@ -41,7 +50,7 @@ LogicalResult mlir::kiln::gpu::addCheckedParameters(ModuleOp module,
     unsigned own = function.getNumArguments();
     SmallVector<unsigned> pointers;
     for (unsigned i = 0; i < own; ++i)
-      if (isa<PointerType>(function.getArgumentTypes()[i]))
+      if (isGlobalPointer(function.getArgumentTypes()[i]))
         pointers.push_back(i);
     unsigned added = 2 * pointers.size() + 1;
     SmallVector<unsigned> indices(added, own);

@@ -274,13 +274,13 @@ public:
       job();
       return;
     }
-    unsigned helpers = callerRuns ? workers - 1 : workers;
-    ensureThreads(helpers);
+    unsigned pooled = callerRuns ? workers - 1 : workers;
+    ensureThreads(pooled);
     {
       std::lock_guard<std::mutex> lock(mutex);
       current = &job;
-      active = helpers;
-      remaining.store(helpers, std::memory_order_relaxed);
+      active = pooled;
+      remaining.store(pooled, std::memory_order_relaxed);
       generation.fetch_add(1, std::memory_order_release);
     }
     wake.notify_all();

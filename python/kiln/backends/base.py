@@ -221,6 +221,12 @@ class Backend(abc.ABC):
         :meth:`compile_options` it was compiled with.
         """
 
+    def keep(self, loaded: LoadedKernel, forget: Callable[[], None]) -> None:
+        """Called when the JIT caches ``loaded``; a backend that bounds the
+        code it keeps calls ``forget`` later to drop the kernel from the JIT's
+        caches (the CPU backend: :class:`kiln.runtime.cpu.CodeCache`). By
+        default every loaded kernel is kept."""
+
     def init_handles(self, compiled: "CompiledKernel") -> None:
         """Loads ``compiled`` on the current device to learn its
         ``n_regs`` and ``n_spills`` (``CompiledKernel._init_handles``).

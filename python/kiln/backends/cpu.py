@@ -9,7 +9,7 @@ launch callable. See docs/design/cpu_backend.md.
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Mapping, Optional, Sequence
+from typing import Any, Callable, Hashable, Mapping, Optional, Sequence
 
 from kiln import _C
 from kiln.backends.base import Backend, LoadedKernel, launch_codes
@@ -84,3 +84,8 @@ class CpuBackend(Backend):
                                        kinds, checked)
         return LoadedKernel(compiled, launcher, self.name, CPU, arg_codes=codes, num_warps=num_warps,
                             launcher=launcher)
+
+    def keep(self, loaded: LoadedKernel, forget: Callable[[], None]) -> None:
+        """At most ``KILN_CPU_CODE_CACHE_SIZE`` kernels stay loaded, the least
+        recently launched evicted first."""
+        _arrays.CODE_CACHE.add(loaded.launcher, forget)

@@ -17,19 +17,33 @@ checked mode, the extent of its memory. This module gets them from:
 bound arguments into the tuple ``kiln._C.cpu.Kernel.launch`` takes, adds the
 buffers' bounds in checked mode, and turns an out-of-bounds report into
 :class:`kiln.errors.OutOfBoundsError` naming the parameter.
+
+:class:`CodeCache` bounds how many compiled CPU kernels the runtime keeps
+(``KILN_CPU_CODE_CACHE_SIZE``): each holds its JIT'd code and JIT session,
+close to a megabyte, so a kernel launched with thousands of specializations
+would otherwise grow the process without end.
 """
 
 from __future__ import annotations
 
+import itertools
 import linecache
+import os
 import re
 import sys
+import threading
 from typing import Any, Callable, Optional, Sequence
 
 from kiln.errors import OutOfBoundsError
 
-__all__ = ["ArrayKind", "array_kind", "element_name", "address_of", "extent_of", "CpuLauncher",
-           "out_of_bounds_error"]
+__all__ = ["ArrayKind", "array_kind", "element_name", "address_of", "extent_of", "CpuLauncher", "CodeCache",
+           "CODE_CACHE", "CODE_CACHE_ENV", "DEFAULT_CODE_CACHE_SIZE", "out_of_bounds_error"]
+
+CODE_CACHE_ENV = "KILN_CPU_CODE_CACHE_SIZE"
+DEFAULT_CODE_CACHE_SIZE = 128
+
+# Launch stamps: a launcher's latest says how recently it ran.
+_launch_clock = itertools.count()
 
 
 class ArrayKind:
@@ -210,7 +224,7 @@ class CpuLauncher:
     backend's out-of-bounds reports.
     """
 
-    __slots__ = ("kernel", "kernel_name", "names", "codes", "checked", "_plan", "_kinds")
+    __slots__ = ("kernel", "kernel_name", "names", "codes", "checked", "_plan", "_kinds", "last_launch")
 
     def __init__(self, kernel: Any, kernel_name: str, positions: Sequence[int], names: Sequence[str],
                  codes: str, kinds: Sequence[Optional[str]], checked: bool) -> None:
@@ -233,6 +247,8 @@ class CpuLauncher:
         # (position, address getter or None) per runtime parameter: the only
         # per-argument work of a launch.
         self._plan = tuple((position, _GETTERS[kind] if kind else None) for position, kind in zip(positions, kinds))
+        # For CodeCache: a stamp per launch is cheaper than reordering a list.
+        self.last_launch = next(_launch_clock)
 
     def __call__(self, grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
         """Runs the grid and returns when every program has finished.
@@ -242,6 +258,7 @@ class CpuLauncher:
         """
         args = tuple([bound[position] if getter is None else getter(bound[position])
                       for position, getter in self._plan])
+        self.last_launch = next(_launch_clock)
         if not self.checked:
             self.kernel.launch(grid_x, grid_y, grid_z, self.codes, args, num_threads, None)
             return
@@ -301,3 +318,55 @@ _GETTERS: dict[str, Callable[[Any], int]] = {
     ArrayKind.INTERFACE: _interface_address,
     ArrayKind.DLPACK: _dlpack_address,
 }
+
+
+def code_cache_size(value: Optional[str]) -> int:
+    """The number of CPU kernels to keep, from ``KILN_CPU_CODE_CACHE_SIZE``
+    (unset or empty: the default; 0: no bound).
+
+    Raises:
+        ValueError: for anything but a non-negative integer.
+    """
+    if value is None or value.strip() == "":
+        return DEFAULT_CODE_CACHE_SIZE
+    text = value.strip()
+    if not text.isdigit():
+        raise ValueError(f"{CODE_CACHE_ENV}: expected a number of kernels (0 for no bound), got {value!r}")
+    return int(text)
+
+
+class CodeCache:
+    """The CPU kernels the runtime keeps loaded, evicting the least recently
+    launched beyond ``KILN_CPU_CODE_CACHE_SIZE`` (read at each addition).
+
+    Evicting a kernel calls the ``forget`` given with it, which drops it from
+    its JITFunction's caches; its JIT'd code is freed once nothing else holds
+    it, so a kernel the caller kept (``kernel[grid](...)`` returns it) stays
+    valid, and a later launch of the same key compiles it again. Recency is
+    each launcher's ``last_launch`` stamp: the launch path only stores an
+    int, and the scan for the oldest happens on a compile, which costs far
+    more.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[CpuLauncher, Callable[[], None]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, launcher: CpuLauncher, forget: Callable[[], None]) -> None:
+        """Keeps ``launcher``, evicting the least recently launched others
+        while there are more than the setting allows.
+
+        Raises:
+            ValueError: for a bad ``KILN_CPU_CODE_CACHE_SIZE``.
+        """
+        limit = code_cache_size(os.environ.get(CODE_CACHE_ENV))
+        with self._lock:
+            self._entries[launcher] = forget
+            if limit == 0:
+                return
+            while len(self._entries) > limit:
+                oldest = min(self._entries, key=lambda entry: entry.last_launch)
+                self._entries.pop(oldest)()
+
+
+CODE_CACHE = CodeCache()

@@ -904,6 +904,8 @@ class JITFunction(Generic[T]):
         # compiled[grid](...) launches again through this function.
         compiled.launched_by = (self, {"num_warps": num_warps, "num_stages": num_stages, "maxnreg": maxnreg,
                                        "backend": backend_option})
+        # First, so that a bad setting of the backend's bound caches nothing.
+        backend.keep(loaded, functools.partial(self._forget, key, device, loaded))
         self.cache.setdefault(device, {})[key] = loaded
         if backend.multi_device:
             routes = self._routes.get(key)
@@ -913,6 +915,22 @@ class JITFunction(Generic[T]):
         else:
             self._routes[key] = loaded
         return loaded
+
+    def _forget(self, key: tuple, device: Any, loaded: LoadedKernel) -> None:
+        """Drops ``loaded`` from the caches (a backend evicting it); entries
+        that another load replaced meanwhile stay. Each step is one atomic
+        dict operation, so this takes no lock: the backend may call it while
+        another kernel's miss path holds that kernel's lock."""
+        per_device = self.cache.get(device)
+        if per_device is not None and per_device.get(key) is loaded:
+            del per_device[key]
+        route = self._routes.get(key)
+        if route is loaded:
+            self._routes.pop(key, None)
+        elif route.__class__ is _DeviceRoutes and route.get(device) is loaded:
+            route.pop(device, None)
+        for compile_key in [k for k, compiled in self._compiled.items() if compiled is loaded.kernel]:
+            self._compiled.pop(compile_key, None)
 
 
 @overload

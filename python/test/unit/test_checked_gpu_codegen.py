@@ -149,3 +149,36 @@ def test_checked_launch_passes_extents_and_raises_the_recorded_fault() -> None:
                                       "(the buffer has 39 elements) in kernel copy")
     assert launch.record.tolist() == [0, (1 << 63) - 1]
     launch(1, 1, 1, (x, out, 16, 5), 0)
+
+
+@kiln.jit
+def host_descriptor_add_kernel(x_desc, out_desc):
+    BM: kl.constexpr = x_desc.block_shape[0]
+    BN: kl.constexpr = x_desc.block_shape[1]
+    off_m = kl.program_id(0) * BM
+    out_desc.store([off_m, 0], x_desc.load([off_m, 0]) + 1.0)
+
+
+def host_descriptor_signature(names: list[str], block: tuple[int, int]) -> tuple[dict, dict]:
+    """The flattened signature and constexprs the launcher makes for host
+    tensor descriptors on a GPU with TMA: base, shape, strides, block shape,
+    padding and the tensor map."""
+    signature, constexprs = {}, {}
+    for name in names:
+        signature.update({name: "tensordesc", f"{name}[0]": "*fp32", f"{name}[1]": "tuple", f"{name}[1][0]": "i32",
+                          f"{name}[1][1]": "i32", f"{name}[2]": "tuple", f"{name}[2][0]": "i64",
+                          f"{name}[2][1]": "i64", f"{name}[3]": "tuple", f"{name}[5]": "nvTmaDesc"})
+        constexprs.update({f"{name}[3][0]": block[0], f"{name}[3][1]": block[1], f"{name}[4]": "zero"})
+    return signature, constexprs
+
+
+def test_checked_host_descriptors_get_extents_for_their_bases_only() -> None:
+    """A tensor map is a pointer-typed parameter but no global buffer: the
+    launcher passes extents for the descriptors' bases alone, so the kernel
+    must add exactly one (base, bytes) pair per base and the record."""
+    signature, constexprs = host_descriptor_signature(["x_desc", "out_desc"], (32, 16))
+    plain = kiln.compile(host_descriptor_add_kernel, signature, constexprs, target="sm_90a")
+    checked = kiln.compile(host_descriptor_add_kernel, signature, constexprs, target="sm_90a", checked=True)
+    own = kernel_params(plain.asm["ptx"])
+    assert own.count("ptr") == 2 and len(own) == 12  # per descriptor: base, 2 shape, 2 strides, tensor map
+    assert kernel_params(checked.asm["ptx"]) == own + ["u64"] * 4 + ["ptr"]

@@ -286,3 +286,81 @@ def test_ctrl_c_stops_a_spinning_kernel(tmp_path, programs):
     lines = out.splitlines()
     assert lines[0].startswith("KeyboardInterrupt after") and lines[1] == "still works", out + err
     assert waited < 10
+
+
+# -- many specializations --------------------------------------------------------
+
+
+@kiln.jit
+def add_constant_kernel(x_ptr, out_ptr, n, BLOCK: kl.constexpr, C: kl.constexpr):
+    offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+    mask = offs < n
+    kl.store(out_ptr + offs, kl.load(x_ptr + offs, mask=mask) + C, mask=mask)
+
+
+def launch_add_constant(c):
+    x = np.arange(64, dtype=np.float32)
+    out = np.full_like(x, np.nan)
+    compiled = add_constant_kernel[(1,)](x, out, x.size, BLOCK=64, C=c)
+    assert (out == x + c).all()
+    return compiled
+
+
+def cached_constants():
+    """The C of each cached specialization (the key ends with the constexpr's (type, value))."""
+    return sorted(key[-1][-1][1] for key in add_constant_kernel.cache.get("cpu", {}))
+
+
+def test_code_cache_keeps_the_most_recently_launched_kernels(monkeypatch):
+    monkeypatch.setenv("KILN_CPU_CODE_CACHE_SIZE", "3")
+    for c in range(6):
+        launch_add_constant(c)
+    assert cached_constants() == [3, 4, 5]
+    launch_add_constant(3)  # now more recent than 4 and 5
+    launch_add_constant(6)
+    assert cached_constants() == [3, 5, 6]
+    launch_add_constant(0)  # evicted before: compiled again, still right
+    assert cached_constants() == [0, 3, 6]
+
+
+def test_code_cache_setting_is_checked(monkeypatch):
+    monkeypatch.setenv("KILN_CPU_CODE_CACHE_SIZE", "lots")
+    with pytest.raises(ValueError, match="KILN_CPU_CODE_CACHE_SIZE: expected a number of kernels"):
+        launch_add_constant(100)
+    monkeypatch.setenv("KILN_CPU_CODE_CACHE_SIZE", "4")
+    launch_add_constant(100)
+
+
+def test_evicted_kernels_free_their_code_unless_held(tmp_path):
+    # A fresh interpreter, so that the count of live JIT sessions is this
+    # script's alone.
+    result = run_python(tmp_path, ADD_KERNEL + textwrap.dedent("""
+        import gc, os
+        from kiln import _C
+
+        os.environ["KILN_CPU_CODE_CACHE_SIZE"] = "3"
+
+        @kiln.jit
+        def add(x_ptr, out_ptr, n, BLOCK: kl.constexpr, C: kl.constexpr):
+            offs = kl.arange(0, BLOCK)
+            kl.store(out_ptr + offs, kl.load(x_ptr + offs, mask=offs < n) + C, mask=offs < n)
+
+        x = np.arange(16, dtype=np.float32)
+        out = np.zeros_like(x)
+        held = add[(1,)](x, out, x.size, BLOCK=16, C=0)
+        for c in range(1, 12):
+            add[(1,)](x, out, x.size, BLOCK=16, C=c)
+            assert (out == x + c).all()
+        gc.collect()
+        print(_C.cpu.live_kernels())
+        # The evicted kernel the caller kept still runs.
+        held[(1,)](x, out, x.size, BLOCK=16, C=0)
+        assert (out == x).all() and "llir" in held.asm
+        del held
+        gc.collect()
+        print(_C.cpu.live_kernels())
+    """), timeout=120)
+    assert result.returncode == 0, result.stderr
+    # Three cached, plus the held one; the held one's relaunch compiled C=0
+    # again, which evicted one more.
+    assert result.stdout.split() == ["4", "3"]

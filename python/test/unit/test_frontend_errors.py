@@ -381,3 +381,23 @@ def test_reduction_of_pointers_names_the_call(jit, build_ir, kernel, call):
     kernel = jit(kernel)
     err = compile_error(build_ir, kernel, {"out": "*i32"}, {"BLOCK": 8})
     check(err, kernel, call, "block of pointers")
+
+
+@pytest.mark.parametrize("target", ["cpu", "sm_90a"])
+def test_loading_pointers_is_refused_at_the_line(target: str) -> None:
+    # A `**fp32` parameter makes a load of pointer values, which neither
+    # lowering supports: the compile used to crash the process.
+    import kiln
+
+    @kiln.jit
+    def chase(pp, out):
+        p = kl.load(pp)
+        kl.store(out, kl.load(p))
+
+    with pytest.raises(CompilationError) as info:
+        kiln.compile(chase, {"pp": "**fp32", "out": "*fp32"}, {}, target=target)
+    message = str(info.value)
+    assert "loads and stores of pointer values are not supported" in message
+    lines, first = inspect.getsourcelines(chase.fn)
+    load_line = first + next(i for i, line in enumerate(lines) if "kl.load(pp)" in line)
+    assert f":{load_line}:" in message.splitlines()[0]

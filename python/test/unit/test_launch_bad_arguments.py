@@ -135,6 +135,24 @@ def loop_kernel(a, b, c, n):
 
 
 @kiln.jit
+def while_kernel(a, b, c, n):
+    p = c
+    i = 0
+    while i < n:
+        p = a + i  # the store writes a, or c when the loop does not run; b is only read
+        i += 1
+    kl.store(p, kl.load(b))
+
+
+@kiln.jit
+def if_kernel(a, b, c, n):
+    p = b
+    if n > 0:
+        p = c
+    kl.store(p + 1, kl.load(a))
+
+
+@kiln.jit
 def where_kernel(a, b, c, n):
     kl.store(kl.where(n > 0, a, b), kl.load(c))
 
@@ -152,7 +170,7 @@ def tuple_kernel(t, c, n):
 
 @pytest.mark.parametrize("kernel,written", [
     (copy_kernel, ["dst"]), (atomic_kernel, ["dst"]), (helper_kernel, ["b"]), (loop_kernel, ["a", "b"]),
-    (where_kernel, ["a", "b"]),
+    (where_kernel, ["a", "b"]), (while_kernel, ["a", "c"]), (if_kernel, ["b", "c"]),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_the_compiled_kernel_records_the_parameters_it_writes(kernel, written):
     signature = {name: "*fp32" for name in kernel.arg_names if name not in ("n", "BLOCK")}

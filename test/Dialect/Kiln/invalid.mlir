@@ -72,6 +72,22 @@ func.func @load_result(%p: tensor<16x!kiln.ptr<f32>>) {
 
 // -----
 
+func.func @load_pointers(%p: !kiln.ptr<!kiln.ptr<f32>>) {
+  // expected-error @+1 {{cannot access memory that holds pointers ('!kiln.ptr<!kiln.ptr<f32>>'): loads and stores of pointer values are not supported}}
+  %x = kiln.load %p : !kiln.ptr<!kiln.ptr<f32>> -> !kiln.ptr<f32>
+  return
+}
+
+// -----
+
+func.func @store_pointers(%p: !kiln.ptr<!kiln.ptr<f32>>, %q: !kiln.ptr<f32>) {
+  // expected-error @+1 {{cannot access memory that holds pointers ('!kiln.ptr<!kiln.ptr<f32>>'): loads and stores of pointer values are not supported}}
+  kiln.store %p, %q : !kiln.ptr<!kiln.ptr<f32>>, !kiln.ptr<f32>
+  return
+}
+
+// -----
+
 func.func @load_mask_shape(%p: tensor<16x!kiln.ptr<f32>>, %m: tensor<32xi1>) {
   // expected-error @+1 {{failed to verify that mask has the shape of ptr}}
   %x = "kiln.load"(%p, %m) <{operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>}> : (tensor<16x!kiln.ptr<f32>>, tensor<32xi1>) -> tensor<16xf32>
