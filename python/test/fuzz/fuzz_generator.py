@@ -694,6 +694,9 @@ class KernelBuilder(Generator):
             env[var] = ref.make(ty, self.buffer(name)[positions])
         return run
 
+    def buffer_dtype(self, name: str) -> DType:
+        return next(a.dtype for a in self.arguments if a.name == name)
+
     def buffer(self, name: str) -> np.ndarray:
         return next(a.values for a in self.arguments if a.name == name)
 
