@@ -120,3 +120,29 @@ def test_features_the_host_lacks_compile_but_do_not_launch(monkeypatch):
     with pytest.raises(ValueError, match=feature):
         compiled.cpu.launch(1, 1, 1, "ppi", (x.data_ptr(), out.data_ptr(), 100))
     assert bool(torch.isnan(out).all())
+
+
+@kiln.jit
+def clipped_double_kernel(x_ptr, out_ptr, M, N, BM: kl.constexpr, BN: kl.constexpr):
+    x = kl.make_block_ptr(x_ptr, (M, N), (N, 1), (0, 0), (BM, BN), (1, 0))
+    o = kl.make_block_ptr(out_ptr, (M, N), (N, 1), (0, 0), (BM, BN), (1, 0))
+    kl.store(o, kl.load(x, boundary_check=(0, 1)) * 2.0, boundary_check=(0, 1))
+
+
+@pytest.mark.parametrize("level", [
+    "x86-64-v3",
+    # LLVM 22's X86 code generation gives row 1 of the tile row 0's address
+    # under Intel tuning (docs/design/cpu_backend.md has the reproducer);
+    # strict, so that a fixed LLVM or a workaround shows up as a failure here.
+    pytest.param("x86-64-v4", marks=pytest.mark.xfail(strict=True, reason="LLVM X86 miscompile, see cpu_backend.md")),
+])
+def test_two_d_tile_with_clipped_rows(monkeypatch, level):
+    if _C.cpu.describe_target(level)[2]:
+        pytest.skip(f"this host cannot run {level}")
+    monkeypatch.setenv(backends.CPU_TARGET_ENV, level)
+    M, N = 3, 11
+    x = torch.randn(M, N, generator=torch.Generator().manual_seed(3))
+    out = torch.full((M + 4, N), -1.0)
+    clipped_double_kernel[(1,)](x, out, M, N, BM=4, BN=16)
+    assert torch.equal(out[:M], x * 2.0)
+    assert torch.equal(out[M:], torch.full_like(out[M:], -1.0))
