@@ -22,6 +22,23 @@ ninja -C build check-kiln || failed+=(lit)
 echo "==> GoogleTest"
 build/bin/kiln-unittests --gtest_brief=1 || failed+=(gtest)
 
+# --- kernel tests under fixed CPU targets -------------------------------------
+# The CPU backend compiles for KILN_CPU_TARGET (default: the host), so the
+# host alone would leave untested the code other processors get: the kernel
+# tests also run for baseline feature levels. A result that differs between
+# levels is a bug. A level this host cannot run is skipped, with a line.
+for level in x86-64-v2 x86-64-v3; do
+  missing=$(.venv/bin/python -c "import sys; from kiln import _C; print(','.join(_C.cpu.describe_target(sys.argv[1])[2]))" "$level" 2>/dev/null) \
+    || { echo "==> kernel tests at $level: not an architecture of this host, skipped"; continue; }
+  if [[ -n "$missing" ]]; then
+    echo "==> kernel tests at $level: skipped, this host lacks $missing"
+    continue
+  fi
+  echo "==> kernel tests at KILN_CPU_TARGET=$level"
+  KILN_CPU_TARGET=$level .venv/bin/python -m pytest -q -p no:cacheprovider python/test/kernels -k cpu \
+    || failed+=("kernels@$level")
+done
+
 # --- pytest (last: its summary is the last line) ------------------------------
 if ((${#failed[@]})); then
   echo "==> FAILED before pytest: ${failed[*]}"

@@ -1,7 +1,8 @@
 //===- cpu.cc - kiln._C.cpu: compiling and launching kernels on the host ---===//
 //
-// Binds the CPU backend: `compile(module, name)` JIT-compiles a module that
-// went through the kiln-cpu-to-llvm pipeline into a `Kernel`, whose `launch`
+// Binds the CPU backend: `compile(module, name, target)` JIT-compiles a
+// module that went through the kiln-cpu-to-llvm pipeline into a `Kernel` for
+// a target specification (TargetSpec.h; `parse_target` checks one), whose `launch`
 // packs the arguments (ArgumentPacking.h codes; pointers are int addresses)
 // and runs the grid on the host thread pool with the GIL released. A launch
 // from the main thread watches for signals and ends in the signal handler's
@@ -14,6 +15,9 @@
 #include "IRModule.h"
 
 #include "kiln/Target/CPU/JIT.h"
+#include "kiln/Target/CPU/TargetSpec.h"
+
+#include "llvm/ADT/StringExtras.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -32,10 +36,27 @@ using mlir::kiln::cpu::HostKernel;
 
 namespace {
 
+/// The parsed specification; a ValueError (its message) when it is invalid.
+mlir::kiln::cpu::CPUTarget parseTarget(const std::string &spec) {
+  auto target = mlir::kiln::cpu::parseCPUTarget(spec);
+  if (!target)
+    throw py::value_error(llvm::toString(target.takeError()));
+  return std::move(*target);
+}
+
+/// (LLVM CPU name, feature changes, features the host lacks) of `spec`.
+py::tuple describeTarget(const std::string &spec) {
+  mlir::kiln::cpu::CPUTarget target = parseTarget(spec);
+  return py::make_tuple(target.cpu, target.features,
+                        mlir::kiln::cpu::missingHostFeatures(target));
+}
+
 std::shared_ptr<HostKernel> compileKernel(kiln::python::PyModule &module,
-                                          const std::string &name) {
+                                          const std::string &name,
+                                          const std::string &target) {
+  mlir::kiln::cpu::CPUTarget parsed = parseTarget(target);
   kiln::python::DiagnosticCapture capture(module.context.get());
-  auto kernel = HostKernel::compile(module.get(), name);
+  auto kernel = HostKernel::compile(module.get(), name, parsed);
   if (mlir::failed(kernel))
     capture.raise("CPU compilation");
   return std::shared_ptr<HostKernel>(std::move(*kernel));
@@ -74,6 +95,12 @@ unsigned readGridValue(py::handle value, const char *axis) {
 void launch(const HostKernel &kernel, py::handle gx, py::handle gy,
             py::handle gz, const std::string &codes, py::tuple args,
             unsigned numThreads, py::object bounds) {
+  // The frontend refuses first, naming the kernel; this is the last line
+  // before an instruction the host lacks would kill the process.
+  if (!kernel.getMissingFeatures().empty())
+    throw py::value_error(
+        "the kernel was compiled for a CPU with features this host lacks (" +
+        llvm::join(kernel.getMissingFeatures(), ", ") + ")");
   unsigned x = readGridValue(gx, "x"), y = readGridValue(gy, "y"),
            z = readGridValue(gz, "z");
   Py_ssize_t count = Py_ssize_t(codes.size());
@@ -153,6 +180,10 @@ void initCPU(py::module_ &m) {
       .def_property_readonly("llvm_ir", &HostKernel::getLLVMIR,
                              "the optimized LLVM IR")
       .def_property_readonly(
+          "missing_features", &HostKernel::getMissingFeatures,
+          "the features of the kernel's target that this host lacks (then "
+          "the kernel cannot be launched)")
+      .def_property_readonly(
           "sites",
           [](const HostKernel &kernel) {
             py::list sites;
@@ -174,5 +205,11 @@ void initCPU(py::module_ &m) {
                    .cast<unsigned long>();
   pthread_atfork(nullptr, nullptr, [] { mainThread = PyThread_get_thread_ident(); });
   m.def("compile", &compileKernel, py::arg("module"), py::arg("name"),
-        "JIT-compile a module lowered by kiln-cpu-to-llvm (raises MLIRError)");
+        py::arg("target") = "host",
+        "JIT-compile a module lowered by kiln-cpu-to-llvm for a target "
+        "specification (raises MLIRError, or ValueError for the target)");
+  m.def("describe_target", &describeTarget, py::arg("spec"),
+        "(cpu, feature changes, features the host lacks) of a target "
+        "specification such as 'host', 'x86-64-v3' or "
+        "'sapphirerapids,-avx512fp16'; ValueError for an invalid one");
 }

@@ -14,6 +14,7 @@
 #include "kiln/Target/CPU/JIT.h"
 
 #include "kiln/Target/CPU/HostLibdevice.h"
+#include "kiln/Target/CPU/TargetSpec.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -378,7 +379,8 @@ static std::string errorText(llvm::Error error) {
 }
 
 FailureOr<std::unique_ptr<HostKernel>>
-HostKernel::compile(ModuleOp module, StringRef kernelName) {
+HostKernel::compile(ModuleOp module, StringRef kernelName,
+                    const CPUTarget &target) {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
     llvm::InitializeNativeTarget();
@@ -396,14 +398,16 @@ HostKernel::compile(ModuleOp module, StringRef kernelName) {
            int(cast<IntegerAttr>(site.get("element_bytes")).getInt())});
     }
 
-  auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!machineBuilder)
-    return module.emitError() << "cannot describe the host processor: "
-                              << errorText(machineBuilder.takeError());
-  machineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  // An explicit processor and feature list, rather than whatever LLVM
+  // detects, so that the code (and any LLVM bug it meets) is chosen, not
+  // inherited from the machine; `target` is the host's by default.
+  kernel->missing = missingHostFeatures(target);
+  std::optional<llvm::orc::JITTargetMachineBuilder> machineBuilder =
+      machineBuilderFor(target);
   auto machine = machineBuilder->createTargetMachine();
   if (!machine)
-    return module.emitError() << "cannot create the host target machine: "
+    return module.emitError() << "cannot create the target machine for CPU '"
+                              << target.cpu << "': "
                               << errorText(machine.takeError());
 
   MLIRContext *context = module.getContext();

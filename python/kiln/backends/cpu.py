@@ -2,7 +2,9 @@
 
 Its one target is ``"cpu"``; it adds the ``"llir"`` stage (the optimized host
 LLVM IR) and keeps the ``kiln._C.cpu.Kernel`` on ``CompiledKernel.cpu``.
-``num_warps`` and ``num_stages`` are recorded, not used. Host arrays are
+``num_warps`` and ``num_stages`` are recorded, not used. The processor it
+compiles for is ``$KILN_CPU_TARGET`` (default: the host); a kernel compiled
+for one the host cannot run is refused at launch. Host arrays are
 recognized by :mod:`kiln.runtime.cpu`, whose :class:`CpuLauncher` is the
 launch callable. See docs/design/cpu_backend.md.
 """
@@ -51,24 +53,38 @@ class CpuBackend(Backend):
         return _arrays.address_of(value, kind)
 
     def compile_options(self, kernel: Any, environment: tuple) -> dict[str, Any]:
-        """``checked``: ``kiln.jit(checked=True)`` or ``$KILN_CPU_CHECKED``."""
+        """``checked``: ``kiln.jit(checked=True)`` or ``$KILN_CPU_CHECKED``;
+        ``cpu_target``: ``$KILN_CPU_TARGET`` (``"host"`` when unset).
+
+        Raises:
+            ValueError: for a target specification that names an unknown
+                processor or feature.
+        """
         env_checked = environment[1]
-        return {"checked": kernel.checked or _settings.parse_checked(env_checked)}
+        raw_target = environment[4] if len(environment) > 4 else None
+        target = _settings.cpu_target(raw_target)
+        try:
+            _C.cpu.describe_target(target)
+        except ValueError as error:
+            raise ValueError(f"{_settings.CPU_TARGET_ENV}={target!r}: {error}") from None
+        return {"checked": kernel.checked or _settings.parse_checked(env_checked), "cpu_target": target}
 
     def compile(self, fn: Any, module: Any, asm: dict[str, Any], metadata: dict[str, Any],
                 options: Mapping[str, Any]) -> CompiledKernel:
         """``kiln-cpu-to-llvm{checked=...}``, then LLVM's O3 and ORC's LLJIT."""
         checked = bool(options.get("checked", False))
+        target = str(options.get("cpu_target", "host"))
         pipeline = pipeline_text("kiln-cpu-to-llvm", checked="true" if checked else "false")
         run_pipeline(fn, module, pipeline, "CPU lowering")
         try:
-            host = _C.cpu.compile(module, fn.__name__)
+            host = _C.cpu.compile(module, fn.__name__, target)
         except _C.ir.MLIRError as error:
             raise located_error(fn, error, "CPU lowering") from error
         asm["llir"] = host.llvm_ir
         metadata["pipelines"] = [pipeline]
         metadata["backend"] = CPU
         metadata["checked"] = checked
+        metadata["cpu_target"] = target
         return CompiledKernel(name=metadata["name"], asm=asm, metadata=metadata, cpu=host)
 
     def load(self, kernel: Any, compiled: CompiledKernel, signature: Mapping[str, str],
@@ -80,8 +96,13 @@ class CpuBackend(Backend):
         checked = bool(options.get("checked", False))
         # Only the runtime parameters reach the host kernel: constexprs are compiled in.
         codes = launch_codes(signature, kernel.runtime_names)
-        launcher = _arrays.CpuLauncher(host, kernel.__name__, kernel.runtime_positions, kernel.runtime_names, codes,
-                                       kinds, checked)
+        launcher: Any = _arrays.CpuLauncher(host, kernel.__name__, kernel.runtime_positions, kernel.runtime_names,
+                                            codes, kinds, checked)
+        missing = list(host.missing_features)
+        if missing:
+            # Compiling is allowed (warmup=True, then kernel.asm), running is not:
+            # the first instruction the host lacks would kill the process.
+            launcher = _UnrunnableLauncher(kernel.__name__, str(options.get("cpu_target", "host")), missing)
         return LoadedKernel(compiled, launcher, self.name, CPU, arg_codes=codes, num_warps=num_warps,
                             launcher=launcher)
 
@@ -89,3 +110,18 @@ class CpuBackend(Backend):
         """At most ``KILN_CPU_CODE_CACHE_SIZE`` kernels stay loaded, the least
         recently launched evicted first."""
         _arrays.CODE_CACHE.add(loaded.launcher, forget)
+
+class _UnrunnableLauncher:
+    """The launch of a kernel compiled for a processor the host is not: a
+    ``ValueError`` saying which features are missing, before any of the
+    kernel's code runs."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, kernel_name: str, target: str, missing: Sequence[str]) -> None:
+        self.message = (f"kernel {kernel_name}: {_settings.CPU_TARGET_ENV}={target!r} needs CPU features this host "
+                        f"lacks ({', '.join(missing)}); such a kernel can be compiled (warmup=True) and its "
+                        f"asm read, but not launched here")
+
+    def __call__(self, grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
+        raise ValueError(self.message)

@@ -35,11 +35,13 @@ __all__ = [
     "CHECKED_ENV",
     "THREADS_ENV",
     "DEBUG_ENV",
+    "CPU_TARGET_ENV",
     "environment",
     "normalize",
     "parse_checked",
     "parse_all_checked",
     "ALL_CHECKED_ENV",
+    "cpu_target",
     "parse_flag",
     "parse_threads",
     "array_device",
@@ -58,35 +60,36 @@ CHECKED_ENV = "KILN_CPU_CHECKED"  # the CPU backend's own name, kept as an alias
 ALL_CHECKED_ENV = "KILN_CHECKED"  # checked mode on every backend
 THREADS_ENV = "KILN_CPU_THREADS"
 DEBUG_ENV = "KILN_DEBUG"
+CPU_TARGET_ENV = "KILN_CPU_TARGET"
 
 # os.environ keeps its contents in ``_data`` (bytes keys on POSIX) and
 # updates it on every assignment, so reading it directly is both current and
 # ~25x cheaper than os.environ.get, which encodes and decodes on each call.
 _ENV_DATA = getattr(os.environ, "_data", None)
 if os.name == "posix" and isinstance(_ENV_DATA, dict):
-    _BACKEND_KEY, _CHECKED_KEY, _THREADS_KEY, _DEBUG_KEY, _ALL_CHECKED_KEY = (
-        name.encode() for name in (BACKEND_ENV, CHECKED_ENV, THREADS_ENV, DEBUG_ENV, ALL_CHECKED_ENV))
+    _BACKEND_KEY, _CHECKED_KEY, _THREADS_KEY, _DEBUG_KEY, _ALL_CHECKED_KEY, _CPU_TARGET_KEY = (
+        name.encode() for name in (BACKEND_ENV, CHECKED_ENV, THREADS_ENV, DEBUG_ENV, ALL_CHECKED_ENV, CPU_TARGET_ENV))
 
-    def environment() -> tuple[Optional[bytes], Optional[bytes], Optional[bytes], Optional[bytes]]:
-        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``, ``KILN_CHECKED``) values,
+    def environment() -> tuple[Optional[bytes], Optional[bytes], Optional[bytes], Optional[bytes], Optional[bytes]]:
+        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``, ``KILN_CHECKED``, ``KILN_CPU_TARGET``) values,
         or None when unset.
 
-        They are part of every launch's cache key; :func:`normalize` and
-        :func:`parse_checked` interpret them on a cache miss.
+        They are part of every launch's cache key; :func:`normalize`,
+        :func:`parse_checked` and :func:`cpu_target` interpret them on a cache miss.
         """
         return (_ENV_DATA.get(_BACKEND_KEY), _ENV_DATA.get(_CHECKED_KEY), _ENV_DATA.get(_DEBUG_KEY),
-                _ENV_DATA.get(_ALL_CHECKED_KEY))
+                _ENV_DATA.get(_ALL_CHECKED_KEY), _ENV_DATA.get(_CPU_TARGET_KEY))
 
     def threads_setting() -> Optional[bytes]:
         """The raw ``KILN_CPU_THREADS`` value, or None when unset."""
         return _ENV_DATA.get(_THREADS_KEY)
 else:  # another platform or Python: the portable, slower way
 
-    def environment() -> tuple[Optional[str], Optional[str], Optional[str], Optional[str]]:  # type: ignore[misc]
-        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``, ``KILN_CHECKED``) values,
+    def environment() -> tuple[Optional[str], Optional[str], Optional[str], Optional[str], Optional[str]]:  # type: ignore[misc]
+        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``, ``KILN_CHECKED``, ``KILN_CPU_TARGET``) values,
         or None when unset."""
         return (os.environ.get(BACKEND_ENV), os.environ.get(CHECKED_ENV), os.environ.get(DEBUG_ENV),
-                os.environ.get(ALL_CHECKED_ENV))
+                os.environ.get(ALL_CHECKED_ENV), os.environ.get(CPU_TARGET_ENV))
 
     def threads_setting() -> Optional[str]:  # type: ignore[misc]
         """The raw ``KILN_CPU_THREADS`` value, or None when unset."""
@@ -155,6 +158,17 @@ def parse_checked(value: Any) -> bool:
         ValueError: for a value that is not a recognizable boolean.
     """
     return parse_flag(value, CHECKED_ENV)
+
+
+def cpu_target(value: Any) -> str:
+    """The CPU backend's target specification from the raw ``KILN_CPU_TARGET``
+    value: ``"host"`` when unset or empty, else the value with the spaces
+    around its comma-separated words removed (it is parsed and checked by
+    the backend, see docs/design/cpu_backend.md)."""
+    text = _text(value)
+    if text is None or not text.strip():
+        return "host"
+    return ",".join(word.strip() for word in text.split(","))
 
 
 _THREADS_CACHE: dict[Any, int] = {}

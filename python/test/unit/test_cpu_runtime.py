@@ -39,6 +39,7 @@ class FakeCpuKernel:
     def __init__(self):
         self.launches = []
         self.report = None
+        self.missing_features = []  # compiled for the host
 
     def launch(self, grid_x, grid_y, grid_z, codes, args, num_threads, bounds):
         self.launches.append(SimpleNamespace(grid=(grid_x, grid_y, grid_z), codes=codes, args=args,
@@ -56,7 +57,8 @@ class FakeCompiler:
             monkeypatch.setattr(kernel, "cache", {})
             monkeypatch.setattr(kernel, "_compiled", {})
             monkeypatch.setattr(kernel, "_routes", {})
-        for name in (backends.BACKEND_ENV, backends.CHECKED_ENV, backends.ALL_CHECKED_ENV, backends.THREADS_ENV):
+        for name in (backends.BACKEND_ENV, backends.CHECKED_ENV, backends.ALL_CHECKED_ENV, backends.THREADS_ENV,
+                     backends.CPU_TARGET_ENV):
             monkeypatch.delenv(name, raising=False)
 
     def compile(self, jit_fn, signature, constexprs, attrs, target, num_warps, num_stages, **options):
@@ -130,7 +132,7 @@ def test_cpu_tensors_run_on_the_cpu(fake):
     assert kernel.metadata["backend"] == "cpu"
     assert fake.last.signature == {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
     assert fake.last.constexprs == {"BLOCK": 16}
-    assert fake.last.options == {"checked": False}
+    assert fake.last.options == {"checked": False, "cpu_target": "host"}
     launch = fake.launch
     # Constexprs are compiled in: only runtime parameters reach the launch.
     assert launch.codes == "pppi"
@@ -223,7 +225,7 @@ def test_forced_backend_from_jit_option_and_environment(fake, monkeypatch):
     monkeypatch.setenv("KILN_BACKEND", "cuda")
     # kiln.jit(backend="cpu") beats the environment ...
     checked_kernel[(1,)](torch.zeros(4), 4)
-    assert fake.last.options == {"checked": True}
+    assert fake.last.options == {"checked": True, "cpu_target": "host"}
     # ... and the environment beats the arrays.
     def no_device():
         raise RuntimeError("no CUDA device found: fake")
@@ -282,10 +284,10 @@ def test_checked_mode_from_the_environment(fake, monkeypatch):
     x, y = torch.zeros(100), np.zeros(50, dtype=np.float32)
     out = torch.zeros(20, 10)[:, 1]  # strided: 20 elements, 10 apart
     add_kernel[(1,)](x, y, out, 16, BLOCK=16)
-    assert fake.last.options == {"checked": False} and fake.launch.bounds is None
+    assert fake.last.options == {"checked": False, "cpu_target": "host"} and fake.launch.bounds is None
     monkeypatch.setenv("KILN_CPU_CHECKED", "1")
     add_kernel[(1,)](x, y, out, 16, BLOCK=16)
-    assert fake.last.options == {"checked": True}
+    assert fake.last.options == {"checked": True, "cpu_target": "host"}
     assert fake.launch.bounds == [(x.data_ptr(), 400), (y.ctypes.data, 200), (out.data_ptr(), (19 * 10 + 1) * 4),
                                   (0, 0)]
     assert len(fake.compiles) == 2

@@ -25,6 +25,8 @@ class LLJIT;
 
 namespace mlir::kiln::cpu {
 
+struct CPUTarget;
+
 /// A load or store that checked mode bounds-checks.
 struct AccessSite {
   std::string location; // file:line:col of the access in the kernel source
@@ -54,14 +56,21 @@ public:
   static int64_t getLiveCount();
 
   /// Optimizes and JIT-compiles `module` (LLVM dialect, from the
-  /// kiln-cpu-to-llvm pipeline) and finds `<kernelName>.kiln_entry`.
-  /// Failures are reported as diagnostics on the module.
-  static FailureOr<std::unique_ptr<HostKernel>> compile(ModuleOp module,
-                                                        StringRef kernelName);
+  /// kiln-cpu-to-llvm pipeline) for `target` and finds
+  /// `<kernelName>.kiln_entry`. A target the host cannot run is compiled
+  /// too (its IR can be read); getMissingFeatures then names what the host
+  /// lacks, and the kernel must not be launched. Failures are reported as
+  /// diagnostics on the module.
+  static FailureOr<std::unique_ptr<HostKernel>>
+  compile(ModuleOp module, StringRef kernelName, const CPUTarget &target);
 
   /// The optimized LLVM IR.
   const std::string &getLLVMIR() const { return llvmIR; }
   const std::vector<AccessSite> &getSites() const { return sites; }
+  /// The features the kernel's target enables that the host lacks: empty
+  /// unless the kernel was compiled for another processor, and then it must
+  /// not run here (its first such instruction would be SIGILL).
+  const std::vector<std::string> &getMissingFeatures() const { return missing; }
 
   /// Runs programs (0..gx) x (0..gy) x (0..gz) on `numThreads` threads (0:
   /// one per core). `bounds` holds (base address, size in bytes) per kernel
@@ -86,6 +95,7 @@ private:
   bool pollsCancellation = false; // whether its loops poll __kiln_cpu_cancel
   std::string llvmIR;
   std::vector<AccessSite> sites;
+  std::vector<std::string> missing;
 };
 
 } // namespace mlir::kiln::cpu

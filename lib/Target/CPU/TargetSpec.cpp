@@ -1,0 +1,151 @@
+//===- TargetSpec.cpp - Which processor the CPU backend compiles for -------===//
+//
+// Parses KILN_CPU_TARGET-style specifications against LLVM's own tables of
+// processors and features for the host's architecture, and compares the
+// features a target enables with the ones the host processor has.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Target/CPU/TargetSpec.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+
+using namespace mlir::kiln::cpu;
+
+namespace {
+
+/// The first word of a specification that means "this machine".
+constexpr llvm::StringLiteral kHost = "host";
+
+/// The host's detected features as "+name"/"-name", in a stable order.
+std::vector<std::string> hostFeatureList() {
+  std::vector<std::string> features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    features.push_back((feature.second ? "+" : "-") + feature.first().str());
+  llvm::sort(features);
+  return features;
+}
+
+/// LLVM's processor and feature tables for the host's architecture, from a
+/// subtarget with no processor chosen.
+std::unique_ptr<llvm::MCSubtargetInfo>
+createSubtarget(llvm::StringRef cpu, llvm::StringRef features) {
+  static std::once_flag initialized;
+  std::call_once(initialized, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  return std::unique_ptr<llvm::MCSubtargetInfo>(
+      target->createMCSubtargetInfo(triple, cpu, features));
+}
+
+llvm::Error specError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+} // namespace
+
+llvm::Expected<CPUTarget> mlir::kiln::cpu::parseCPUTarget(llvm::StringRef spec) {
+  llvm::SmallVector<llvm::StringRef> words;
+  spec.split(words, ',');
+  for (llvm::StringRef &word : words)
+    word = word.trim();
+  if (words.empty() || words.front().empty())
+    words.front() = kHost;
+
+  std::unique_ptr<llvm::MCSubtargetInfo> tables = createSubtarget("", "");
+  if (!tables)
+    return specError("LLVM has no target for this host (" +
+                     llvm::sys::getProcessTriple() + ")");
+
+  CPUTarget result;
+  llvm::StringRef cpu = words.front();
+  if (cpu == kHost) {
+    result.host = true;
+    result.cpu = llvm::sys::getHostCPUName().str();
+    result.features = hostFeatureList();
+  } else if (cpu.starts_with("+") || cpu.starts_with("-") ||
+             !tables->isCPUStringValid(cpu)) {
+    std::string valid;
+    for (const llvm::SubtargetSubTypeKV &processor :
+         tables->getAllProcessorDescriptions())
+      valid += std::string(valid.empty() ? "" : ", ") + processor.Key;
+    return specError("unknown CPU '" + cpu + "'; it must be 'host' or one of " +
+                     llvm::Triple(llvm::sys::getProcessTriple()).getArchName() +
+                     "'s processor names (" + valid +
+                     "), optionally followed by ',+feature' or ',-feature' changes");
+  } else {
+    result.cpu = cpu.str();
+  }
+
+  for (llvm::StringRef word : llvm::drop_begin(words)) {
+    if (word.size() < 2 || (word[0] != '+' && word[0] != '-'))
+      return specError("'" + word + "' is not a feature change; write '+name' "
+                       "to add a feature or '-name' to remove one");
+    llvm::StringRef name = word.drop_front();
+    bool known = llvm::any_of(tables->getAllProcessorFeatures(),
+                              [&](const llvm::SubtargetFeatureKV &feature) {
+                                return name == feature.Key;
+                              });
+    if (!known)
+      return specError("unknown CPU feature '" + name + "' (in '" + word +
+                       "'); LLVM's feature names are used, such as avx2, "
+                       "avx512f, avx512fp16, amx-tile, fma");
+    result.features.push_back(word.str());
+  }
+  return result;
+}
+
+std::vector<std::string>
+mlir::kiln::cpu::missingFeatures(const CPUTarget &target,
+                                 const llvm::StringMap<bool> &hostFeatures) {
+  std::vector<std::string> missing;
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget =
+      createSubtarget(target.cpu, llvm::join(target.features, ","));
+  if (!subtarget)
+    return missing;
+  for (const llvm::SubtargetFeatureKV &feature :
+       subtarget->getAllProcessorFeatures()) {
+    if (!subtarget->getFeatureBits().test(feature.Value))
+      continue;
+    auto reported = hostFeatures.find(feature.Key);
+    if (reported != hostFeatures.end() && !reported->second)
+      missing.push_back(feature.Key);
+  }
+  llvm::sort(missing);
+  return missing;
+}
+
+std::vector<std::string>
+mlir::kiln::cpu::missingHostFeatures(const CPUTarget &target) {
+  llvm::StringMap<bool> host;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    host[feature.first()] = feature.second;
+  return missingFeatures(target, host);
+}
+
+llvm::orc::JITTargetMachineBuilder
+mlir::kiln::cpu::machineBuilderFor(const CPUTarget &target) {
+  llvm::orc::JITTargetMachineBuilder builder{
+      llvm::Triple(llvm::sys::getProcessTriple())};
+  builder.setCPU(target.cpu);
+  builder.addFeatures(target.features);
+  builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  return builder;
+}
