@@ -300,12 +300,12 @@ def test_checked_mode_on_every_backend_from_the_environment(fake, monkeypatch):
     x, y, out = torch.zeros(16), torch.zeros(16), torch.zeros(16)
     monkeypatch.setenv("KILN_CHECKED", "yes")
     add_kernel[(1,)](x, y, out, 16, BLOCK=16)
-    assert fake.last.options == {"checked": True}
+    assert fake.last.options == {"checked": True, "cpu_target": "host"}
     assert fake.launch.bounds == [(x.data_ptr(), 64), (y.data_ptr(), 64), (out.data_ptr(), 64), (0, 0)]
     # Another value is another cache key: off again, then an error.
     monkeypatch.setenv("KILN_CHECKED", "0")
     add_kernel[(1,)](x, y, out, 16, BLOCK=16)
-    assert fake.last.options == {"checked": False} and fake.launch.bounds is None
+    assert fake.last.options == {"checked": False, "cpu_target": "host"} and fake.launch.bounds is None
     monkeypatch.setenv("KILN_CHECKED", "maybe")
     with pytest.raises(ValueError, match="KILN_CHECKED='maybe' is not a boolean"):
         add_kernel[(1,)](x, y, out, 16, BLOCK=16)
