@@ -51,6 +51,11 @@ py::tuple describeTarget(const std::string &spec) {
                         mlir::kiln::cpu::missingHostFeatures(target));
 }
 
+/// Whether kernels compiled for `spec` may use the LLVM feature `feature`.
+bool targetHas(const std::string &spec, const std::string &feature) {
+  return mlir::kiln::cpu::targetHasFeature(parseTarget(spec), feature);
+}
+
 std::shared_ptr<HostKernel> compileKernel(kiln::python::PyModule &module,
                                           const std::string &name,
                                           const std::string &target) {
@@ -208,6 +213,10 @@ void initCPU(py::module_ &m) {
         py::arg("target") = "host",
         "JIT-compile a module lowered by kiln-cpu-to-llvm for a target "
         "specification (raises MLIRError, or ValueError for the target)");
+  m.def("target_has", &targetHas, py::arg("spec"), py::arg("feature"),
+        "whether kernels compiled for the target specification `spec` may "
+        "use the LLVM feature `feature` (e.g. 'avx2'); ValueError for an "
+        "invalid specification");
   m.def("describe_target", &describeTarget, py::arg("spec"),
         "(cpu, feature changes, features the host lacks) of a target "
         "specification such as 'host', 'x86-64-v3' or "

@@ -116,6 +116,10 @@ def ConvertKilnToLLVMCPU : Pass<"convert-kiln-to-llvm-cpu", "mlir::ModuleOp"> {
   let options = [
     Option<"checked", "checked", "bool", /*default=*/"false",
            "bounds-check every access against the parameter buffers">,
+    Option<"vectorGathers", "vector-gathers", "bool", /*default=*/"true",
+           "the target gathers 32- and 64-bit elements in one instruction "
+           "(AVX2); without, every gather or scatter of more than 16 lanes "
+           "is a loop over its lanes">,
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }

@@ -412,15 +412,18 @@ Value concatVectors(OpBuilder &builder, Location loc, SmallVector<Value> parts) 
 using AccessPlans = llvm::DenseMap<Operation *, AccessPlan>;
 
 /// Gathers and scatters of more lanes than this, of elements narrower than
-/// 32 bits, are loops over the lanes: hosts have no gather instruction for
-/// such elements, and LLVM scalarizes one into a branch per lane, which
+/// 32 bits (or of any element on a target without gather instructions, such
+/// as x86-64-v2), are loops over the lanes: hosts have no gather instruction
+/// for such elements, and LLVM scalarizes one into a branch per lane, which
 /// takes seconds to compile for blocks of a thousand lanes (a 32x32 fp16
-/// tile with run-time strides). The loop compiles in constant time.
+/// tile with run-time strides; minutes for a 64x32 fp32 tile at x86-64-v2).
+/// The loop compiles in constant time.
 constexpr int64_t kMaxScalarizedLanes = 16;
 
-bool needsLaneLoop(Type memElement, int64_t lanes) {
-  return lanes > kMaxScalarizedLanes && memElement.isIntOrFloat() &&
-         memElement.getIntOrFloatBitWidth() < 32;
+bool needsLaneLoop(Type memElement, int64_t lanes, bool vectorGathers) {
+  return lanes > kMaxScalarizedLanes &&
+         (!vectorGathers ||
+          (memElement.isIntOrFloat() && memElement.getIntOrFloatBitWidth() < 32));
 }
 
 /// A new stack slot holding the lanes of `vector` (bytes for an i1 mask,
@@ -523,8 +526,9 @@ void emitScatterLoop(ConversionPatternRewriter &rewriter, Location loc, Value va
 template <typename OpTy>
 struct AccessLowering : public ConvertOpToLLVMPattern<OpTy> {
   AccessLowering(const LLVMTypeConverter &converter, const AccessPlans &plans,
-                 bool checked)
-      : ConvertOpToLLVMPattern<OpTy>(converter), plans(plans), checked(checked) {}
+                 bool checked, bool vectorGathers)
+      : ConvertOpToLLVMPattern<OpTy>(converter), plans(plans), checked(checked),
+        vectorGathers(vectorGathers) {}
 
   Value allTrue(OpBuilder &builder, Location loc, int64_t lanes) const {
     auto type = VectorType::get({lanes}, builder.getI1Type());
@@ -548,6 +552,7 @@ struct AccessLowering : public ConvertOpToLLVMPattern<OpTy> {
 
   const AccessPlans &plans;
   bool checked;
+  bool vectorGathers;
 };
 
 struct LoadLowering : public AccessLowering<LoadOp> {
@@ -593,7 +598,7 @@ struct LoadLowering : public AccessLowering<LoadOp> {
             sliceVector(rewriter, loc, other, start, run), plan.alignment));
       }
       loaded = concatVectors(rewriter, loc, parts);
-    } else if (needsLaneLoop(memElement, lanes)) {
+    } else if (needsLaneLoop(memElement, lanes, this->vectorGathers)) {
       loaded = emitGatherLoop(rewriter, loc, memType, ptrs, mask, other);
     } else {
       loaded = LLVM::masked_gather::create(rewriter, loc, memType, ptrs, mask,
@@ -643,7 +648,7 @@ struct StoreLowering : public AccessLowering<StoreOp> {
                                     base, sliceVector(rewriter, loc, mask, start, run),
                                     alignment);
       }
-    } else if (needsLaneLoop(memElement, lanes)) {
+    } else if (needsLaneLoop(memElement, lanes, this->vectorGathers)) {
       emitScatterLoop(rewriter, loc, value, ptrs, mask);
     } else {
       LLVM::masked_scatter::create(rewriter, loc, value, ptrs, mask, alignment);
@@ -807,7 +812,7 @@ struct ConvertKilnToLLVMCPU
     populateSplatAndAddPtrToLLVMPatterns(converter, patterns);
     patterns.add<MakeRangeLowering, BlockConstantLowering, ExpandDimsLowering,
                  BroadcastLowering, ReduceLowering, ScanLowering>(converter);
-    patterns.add<LoadLowering, StoreLowering>(converter, plans, checked);
+    patterns.add<LoadLowering, StoreLowering>(converter, plans, checked, vectorGathers);
     populateAtomicAndHintOpToLLVMCPUPatterns(converter, patterns, checked);
     populateDebugOpToLLVMCPUPatterns(converter, patterns);
     populateShapeOpToLLVMCPUPatterns(converter, patterns);

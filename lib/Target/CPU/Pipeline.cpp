@@ -38,6 +38,7 @@ void cpu::buildKilnToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   ConvertKilnToLLVMCPUOptions lowering;
   lowering.checked = options.checked;
+  lowering.vectorGathers = options.vectorGathers;
   pm.addPass(createConvertKilnToLLVMCPU(lowering));
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

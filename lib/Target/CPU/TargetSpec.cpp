@@ -126,6 +126,13 @@ llvm::Expected<CPUTarget> mlir::kiln::cpu::parseCPUTarget(llvm::StringRef spec) 
   return result;
 }
 
+bool mlir::kiln::cpu::targetHasFeature(const CPUTarget &target,
+                                       llvm::StringRef feature) {
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget =
+      createSubtarget(target.cpu, llvm::join(target.features, ","));
+  return subtarget && subtarget->checkFeatures(("+" + feature).str());
+}
+
 std::vector<std::string>
 mlir::kiln::cpu::missingFeatures(const CPUTarget &target,
                                  const llvm::StringMap<bool> &hostFeatures) {

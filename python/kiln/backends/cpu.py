@@ -11,6 +11,7 @@ launch callable. See docs/design/cpu_backend.md.
 
 from __future__ import annotations
 
+import platform
 from typing import Any, Callable, Hashable, Mapping, Optional, Sequence
 
 from kiln import _C
@@ -22,6 +23,11 @@ from kiln.runtime import cpu as _arrays
 __all__ = ["CpuBackend"]
 
 CPU = "cpu"
+
+
+def _on_x86_64() -> bool:
+    """Whether the host is x86-64, where gathers are an AVX2 feature."""
+    return platform.machine() in ("x86_64", "AMD64")
 
 
 class CpuBackend(Backend):
@@ -74,7 +80,11 @@ class CpuBackend(Backend):
         """``kiln-cpu-to-llvm{checked=...}``, then LLVM's O3 and ORC's LLJIT."""
         checked = bool(options.get("checked", False))
         target = str(options.get("cpu_target", "host"))
-        pipeline = pipeline_text("kiln-cpu-to-llvm", checked="true" if checked else "false")
+        # Without AVX2 (x86-64-v2 and older) no element width has a gather
+        # instruction: wide gathers become loops rather than a branch per lane.
+        gathers = _C.cpu.target_has(target, "avx2") if _on_x86_64() else True
+        pipeline = pipeline_text("kiln-cpu-to-llvm", checked="true" if checked else "false",
+                                 **{"vector-gathers": "true" if gathers else "false"})
         run_pipeline(fn, module, pipeline, "CPU lowering")
         try:
             host = _C.cpu.compile(module, fn.__name__, target)

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file -convert-kiln-to-llvm-cpu | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -convert-kiln-to-llvm-cpu='vector-gathers=false' | FileCheck %s --check-prefix=NOGATHER
 
 // Hosts have no gather or scatter of 8- or 16-bit elements, and LLVM's
 // scalarization of one (a branch per lane) takes seconds to compile for a
@@ -51,6 +52,13 @@ func.func @scatter_i8(%p: tensor<32x!kiln.ptr<i8>>, %v: tensor<32xi8>, %m: tenso
 // CHECK-LABEL: llvm.func @gathers_kept
 // CHECK: llvm.intr.masked.gather %{{.*}} : (vector<64x!llvm.ptr>, vector<64xi1>, vector<64xf32>) -> vector<64xf32>
 // CHECK: llvm.intr.masked.gather %{{.*}} : (vector<16x!llvm.ptr>, vector<16xi1>, vector<16xf16>) -> vector<16xf16>
+
+// Without gather instructions (x86-64-v2), wide gathers of any element are
+// lane loops too; 16 lanes and fewer stay LLVM gathers.
+// NOGATHER-LABEL: llvm.func @gathers_kept
+// NOGATHER-NOT: vector<64xf32>) -> vector<64xf32>
+// NOGATHER: llvm.intr.stacksave
+// NOGATHER: llvm.intr.masked.gather %{{.*}} : (vector<16x!llvm.ptr>, vector<16xi1>, vector<16xf16>) -> vector<16xf16>
 func.func @gathers_kept(%p: tensor<64x!kiln.ptr<f32>>, %q: tensor<16x!kiln.ptr<f16>>) -> (tensor<64xf32>, tensor<16xf16>) {
   %v = kiln.load %p : tensor<64x!kiln.ptr<f32>> -> tensor<64xf32>
   %w = kiln.load %q : tensor<16x!kiln.ptr<f16>> -> tensor<16xf16>

@@ -21,6 +21,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<int64_t> chunkSize{*this, "chunk-size",
                             llvm::cl::desc("elements per chunk of element-wise kernels"),
                             llvm::cl::init(128)};
+  Option<bool> vectorGathers{
+      *this, "vector-gathers",
+      llvm::cl::desc("the target has 32/64-bit gather instructions (AVX2)"),
+      llvm::cl::init(true)};
 };
 
 /// kiln -> LLVM dialect for the host: inline and simplify, then lower.

@@ -46,6 +46,10 @@ struct CPUTarget {
 /// LLVM's warning on stderr.
 llvm::Expected<CPUTarget> parseCPUTarget(llvm::StringRef spec);
 
+/// Whether code for `target` may use `feature` (an LLVM feature name such
+/// as "avx2"): its processor's features with the target's changes applied.
+bool targetHasFeature(const CPUTarget &target, llvm::StringRef feature);
+
 /// The names of the features that `target` enables and `hostFeatures`
 /// (as llvm::sys::getHostCPUFeatures reports them) says the host lacks,
 /// sorted. Only features the host report names are compared: the others
