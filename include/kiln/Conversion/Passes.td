@@ -118,8 +118,12 @@ def ConvertKilnToLLVMCPU : Pass<"convert-kiln-to-llvm-cpu", "mlir::ModuleOp"> {
            "bounds-check every access against the parameter buffers">,
     Option<"vectorGathers", "vector-gathers", "bool", /*default=*/"true",
            "the target gathers 32- and 64-bit elements in one instruction "
-           "(AVX2); without, every gather or scatter of more than 16 lanes "
-           "is a loop over its lanes">,
+           "(AVX2); without, every gather of more than 16 lanes is a loop "
+           "over its lanes">,
+    Option<"vectorScatters", "vector-scatters", "bool", /*default=*/"true",
+           "the target scatters 32- and 64-bit elements in one instruction "
+           "(AVX-512); without, every scatter of more than 16 lanes is a "
+           "loop over its lanes">,
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }

@@ -412,17 +412,17 @@ Value concatVectors(OpBuilder &builder, Location loc, SmallVector<Value> parts) 
 using AccessPlans = llvm::DenseMap<Operation *, AccessPlan>;
 
 /// Gathers and scatters of more lanes than this, of elements narrower than
-/// 32 bits (or of any element on a target without gather instructions, such
-/// as x86-64-v2), are loops over the lanes: hosts have no gather instruction
+/// 32 bits (or of any element on a target without such instructions: no
+/// gathers before AVX2, no scatters before AVX-512), are loops over the lanes: hosts have no gather instruction
 /// for such elements, and LLVM scalarizes one into a branch per lane, which
 /// takes seconds to compile for blocks of a thousand lanes (a 32x32 fp16
 /// tile with run-time strides; minutes for a 64x32 fp32 tile at x86-64-v2).
 /// The loop compiles in constant time.
 constexpr int64_t kMaxScalarizedLanes = 16;
 
-bool needsLaneLoop(Type memElement, int64_t lanes, bool vectorGathers) {
+bool needsLaneLoop(Type memElement, int64_t lanes, bool vectorInstruction) {
   return lanes > kMaxScalarizedLanes &&
-         (!vectorGathers ||
+         (!vectorInstruction ||
           (memElement.isIntOrFloat() && memElement.getIntOrFloatBitWidth() < 32));
 }
 
@@ -526,9 +526,9 @@ void emitScatterLoop(ConversionPatternRewriter &rewriter, Location loc, Value va
 template <typename OpTy>
 struct AccessLowering : public ConvertOpToLLVMPattern<OpTy> {
   AccessLowering(const LLVMTypeConverter &converter, const AccessPlans &plans,
-                 bool checked, bool vectorGathers)
+                 bool checked, bool vectorGathers, bool vectorScatters)
       : ConvertOpToLLVMPattern<OpTy>(converter), plans(plans), checked(checked),
-        vectorGathers(vectorGathers) {}
+        vectorGathers(vectorGathers), vectorScatters(vectorScatters) {}
 
   Value allTrue(OpBuilder &builder, Location loc, int64_t lanes) const {
     auto type = VectorType::get({lanes}, builder.getI1Type());
@@ -553,6 +553,7 @@ struct AccessLowering : public ConvertOpToLLVMPattern<OpTy> {
   const AccessPlans &plans;
   bool checked;
   bool vectorGathers;
+  bool vectorScatters;
 };
 
 struct LoadLowering : public AccessLowering<LoadOp> {
@@ -648,7 +649,7 @@ struct StoreLowering : public AccessLowering<StoreOp> {
                                     base, sliceVector(rewriter, loc, mask, start, run),
                                     alignment);
       }
-    } else if (needsLaneLoop(memElement, lanes, this->vectorGathers)) {
+    } else if (needsLaneLoop(memElement, lanes, this->vectorScatters)) {
       emitScatterLoop(rewriter, loc, value, ptrs, mask);
     } else {
       LLVM::masked_scatter::create(rewriter, loc, value, ptrs, mask, alignment);
@@ -812,7 +813,8 @@ struct ConvertKilnToLLVMCPU
     populateSplatAndAddPtrToLLVMPatterns(converter, patterns);
     patterns.add<MakeRangeLowering, BlockConstantLowering, ExpandDimsLowering,
                  BroadcastLowering, ReduceLowering, ScanLowering>(converter);
-    patterns.add<LoadLowering, StoreLowering>(converter, plans, checked, vectorGathers);
+    patterns.add<LoadLowering, StoreLowering>(converter, plans, checked, vectorGathers,
+                                              vectorScatters);
     populateAtomicAndHintOpToLLVMCPUPatterns(converter, patterns, checked);
     populateDebugOpToLLVMCPUPatterns(converter, patterns);
     populateShapeOpToLLVMCPUPatterns(converter, patterns);

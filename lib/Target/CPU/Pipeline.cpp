@@ -39,6 +39,7 @@ void cpu::buildKilnToLLVMPipeline(OpPassManager &pm,
   ConvertKilnToLLVMCPUOptions lowering;
   lowering.checked = options.checked;
   lowering.vectorGathers = options.vectorGathers;
+  lowering.vectorScatters = options.vectorScatters;
   pm.addPass(createConvertKilnToLLVMCPU(lowering));
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());

@@ -80,11 +80,16 @@ class CpuBackend(Backend):
         """``kiln-cpu-to-llvm{checked=...}``, then LLVM's O3 and ORC's LLJIT."""
         checked = bool(options.get("checked", False))
         target = str(options.get("cpu_target", "host"))
-        # Without AVX2 (x86-64-v2 and older) no element width has a gather
-        # instruction: wide gathers become loops rather than a branch per lane.
-        gathers = _C.cpu.target_has(target, "avx2") if _on_x86_64() else True
+        # x86 gathers 32/64-bit elements from AVX2 on (LLVM uses the
+        # instruction only where the processor's tuning calls it fast) and
+        # scatters them from AVX-512 on; otherwise LLVM would expand a wide
+        # gather or scatter into a branch per lane, which takes minutes to
+        # compile for thousands of lanes, so the lowering loops over them.
+        x86 = _on_x86_64()
+        gathers = (_C.cpu.target_has(target, "avx2") and _C.cpu.target_has(target, "fast-gather")) if x86 else True
+        scatters = _C.cpu.target_has(target, "avx512f") if x86 else True
         pipeline = pipeline_text("kiln-cpu-to-llvm", checked="true" if checked else "false",
-                                 **{"vector-gathers": "true" if gathers else "false"})
+                                 **{"vector-gathers": str(gathers).lower(), "vector-scatters": str(scatters).lower()})
         run_pipeline(fn, module, pipeline, "CPU lowering")
         try:
             host = _C.cpu.compile(module, fn.__name__, target)

@@ -25,6 +25,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "vector-gathers",
       llvm::cl::desc("the target has 32/64-bit gather instructions (AVX2)"),
       llvm::cl::init(true)};
+  Option<bool> vectorScatters{
+      *this, "vector-scatters",
+      llvm::cl::desc("the target has 32/64-bit scatter instructions (AVX-512)"),
+      llvm::cl::init(true)};
 };
 
 /// kiln -> LLVM dialect for the host: inline and simplify, then lower.
