@@ -109,20 +109,6 @@ llvm::Expected<CPUTarget> mlir::kiln::cpu::parseCPUTarget(llvm::StringRef spec) 
                        "avx512f, avx512fp16, amx-tile, fma");
     result.features.push_back(word.str());
   }
-  // LLVM 22's X86 code generation with AVX-512 miscompiles lane extraction
-  // from wide pointer vectors under Intel tuning (rows of 2-D tiles written
-  // to the wrong address; docs/design/cpu_backend.md has the reproducer).
-  // Kernels therefore use AVX2 and below unless the specification itself
-  // asks for an AVX-512 feature: "-avx512f" also clears every feature that
-  // implies it (avx512bw, avx512vl, avx512fp16, ...).
-  bool asksForAVX512 =
-      llvm::any_of(llvm::drop_begin(words), [](llvm::StringRef word) {
-        return word.starts_with("+avx512");
-      });
-  if (!asksForAVX512) {
-    result.features.push_back("-avx512f");
-    result.avx512Withheld = true;
-  }
   return result;
 }
 

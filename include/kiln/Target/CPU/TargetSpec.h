@@ -36,9 +36,6 @@ struct CPUTarget {
   std::vector<std::string> features;
   /// Whether the specification started with `host`.
   bool host = false;
-  /// Whether AVX-512 was switched off (the last feature is "-avx512f")
-  /// because the specification asked for no AVX-512 feature itself.
-  bool avx512Withheld = false;
 };
 
 /// Parses `spec` (empty means `host`). Unknown processor names are errors
