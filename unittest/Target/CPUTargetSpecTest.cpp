@@ -46,7 +46,35 @@ TEST(CPUTargetSpec, FeatureChangesAreKeptInOrder) {
   ASSERT_TRUE(bool(target)) << llvm::toString(target.takeError());
   EXPECT_FALSE(target->host);
   EXPECT_EQ(target->cpu, "x86-64-v3");
-  EXPECT_EQ(target->features, (std::vector<std::string>{"+avx512f", "-fma"}));
+  EXPECT_EQ(target->features, (std::vector<std::string>{
+                                  "+avx512f", "-fma",
+                                  "-fast-variable-crosslane-shuffle"}));
+}
+
+TEST(CPUTargetSpec, TheMiscompilingTuningIsClearedUnlessNamed) {
+  if (!isX86Host())
+    GTEST_SKIP() << "an x86-64 tuning flag";
+  for (llvm::StringRef spec : {"host", "x86-64-v4", "sapphirerapids,-amx-tile"}) {
+    auto target = parseCPUTarget(spec);
+    ASSERT_TRUE(bool(target)) << llvm::toString(target.takeError());
+    EXPECT_TRUE(target->miscompilingTuningCleared) << spec.str();
+    EXPECT_EQ(target->features.back(), "-fast-variable-crosslane-shuffle")
+        << spec.str();
+  }
+  // A tuning flag is no instruction set: the processor's own features stay.
+  auto v4 = parseCPUTarget("x86-64-v4");
+  ASSERT_TRUE(bool(v4));
+  EXPECT_TRUE(targetHasFeature(*v4, "avx512vl"));
+  auto spr = parseCPUTarget("sapphirerapids");
+  ASSERT_TRUE(bool(spr));
+  EXPECT_TRUE(targetHasFeature(*spr, "avx512fp16"));
+  for (llvm::StringRef spec : {"x86-64-v4,+fast-variable-crosslane-shuffle",
+                               "znver4,-fast-variable-crosslane-shuffle"}) {
+    auto target = parseCPUTarget(spec);
+    ASSERT_TRUE(bool(target)) << llvm::toString(target.takeError());
+    EXPECT_FALSE(target->miscompilingTuningCleared) << spec.str();
+    EXPECT_EQ(target->features.size(), 1u) << spec.str();
+  }
 }
 
 TEST(CPUTargetSpec, UnknownNamesListTheValidOnes) {

@@ -28,6 +28,14 @@ namespace {
 /// The first word of a specification that means "this machine".
 constexpr llvm::StringLiteral kHost = "host";
 
+/// An X86 tuning flag (not an instruction set) that every target clears:
+/// with AVX-512, LLVM 22's shuffle lowering under it extracts the wrong lane
+/// of a wide vector (row 1 of a 2-D tile gets row 0's address; see
+/// docs/design/cpu_backend.md for the reproducer). Without it, variable
+/// cross-lane shuffles are merely costed as slow.
+constexpr llvm::StringLiteral kMiscompilingTuning =
+    "fast-variable-crosslane-shuffle";
+
 /// The host's detected features as "+name"/"-name", in a stable order.
 std::vector<std::string> hostFeatureList() {
   std::vector<std::string> features;
@@ -108,6 +116,19 @@ llvm::Expected<CPUTarget> mlir::kiln::cpu::parseCPUTarget(llvm::StringRef spec) 
                        "'); LLVM's feature names are used, such as avx2, "
                        "avx512f, avx512fp16, amx-tile, fma");
     result.features.push_back(word.str());
+  }
+
+  // A specification that names the tuning flag itself keeps its choice.
+  bool namesTuning = llvm::any_of(llvm::drop_begin(words), [](llvm::StringRef word) {
+    return word.drop_front() == kMiscompilingTuning;
+  });
+  bool tuningExists = llvm::any_of(
+      tables->getAllProcessorFeatures(), [](const llvm::SubtargetFeatureKV &feature) {
+        return kMiscompilingTuning == feature.Key;
+      });
+  if (tuningExists && !namesTuning) {
+    result.features.push_back(("-" + kMiscompilingTuning).str());
+    result.miscompilingTuningCleared = true;
   }
   return result;
 }

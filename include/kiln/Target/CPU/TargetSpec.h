@@ -36,6 +36,10 @@ struct CPUTarget {
   std::vector<std::string> features;
   /// Whether the specification started with `host`.
   bool host = false;
+  /// Whether the last feature change clears an X86 tuning flag under which
+  /// LLVM 22 miscompiles AVX-512 code (TargetSpec.cpp says which and why);
+  /// false when the specification names that flag itself.
+  bool miscompilingTuningCleared = false;
 };
 
 /// Parses `spec` (empty means `host`). Unknown processor names are errors
