@@ -29,7 +29,8 @@ hot path is one dict lookup and one small function call per argument:
   (class, element type, aligned, device);
 * ``int``: its type code ("i32", "i64", "u64"), suffixed ":1" when it equals 1
   and ":16" when it is divisible by 16; ``bool``: "i1"; ``float``: "fp32";
-* constexpr parameters: (class, value);
+* constexpr parameters: (class, value); None for any parameter: a None
+  marker (it is compiled in as the constexpr None, as Triton does);
 * tuples: a marker followed by each element's piece, computed the same way
   (so the key covers the tuple's structure); ``kl.constexpr`` objects, dtypes
   and strings: (class, value), since they are compiled in;
@@ -81,8 +82,9 @@ _UINT64_MAX = 2**64 - 1
 
 # Key pieces for arguments the miss path must reject with a clear error.
 _UNSUPPORTED = "<unsupported>"
-_NONE = "<None>"
 _OVERFLOW = "<overflow>"
+# The key piece of None (compiled in as the constexpr None).
+_NONE = "<None>"
 # The first item of a tuple argument's key piece.
 _TUPLE = "<tuple>"
 # The first item of a host tensor descriptor's key piece.
@@ -713,9 +715,12 @@ class JITFunction(Generic[T]):
             for index, item in enumerate(value):
                 self._describe_value(description, child_name(path, index), item, specialize, True, backend, device)
             return
-        if value.__class__.__name__ == "constexpr" or (
-                nested and (value is None or _is_compile_time_class(value.__class__))):
-            # Compiled in, as Triton does: the parameter list no longer holds it.
+        if value is None or value.__class__.__name__ == "constexpr" or (
+                nested and _is_compile_time_class(value.__class__)):
+            # Compiled in, as Triton does: the parameter list no longer holds
+            # it. None is a compile-time value for any parameter (Triton
+            # specializes it as the constexpr None), so a kernel can test
+            # ``if scale is None:`` and the branch not taken is never built.
             value = _constexpr_value(value)
             try:
                 hash(value)
@@ -729,9 +734,6 @@ class JITFunction(Generic[T]):
         kind = _cpu.array_kind(value.__class__)
         if kind == _cpu.ArrayKind.TORCH and not hasattr(value, "dtype"):
             kind = None  # data_ptr() without a dtype: not an array Kiln understands
-        if value is None:
-            raise TypeError(f"kernel {self.__name__}: argument '{path}' is None; only constexpr parameters "
-                            f"may be None")
         if kind is not None:
             signature[path] = "*" + self._pointer_element(path, value, kind)
             address = backend.check_array(self.__name__, path, value, kind, _backends.array_device(value), device)

@@ -268,11 +268,29 @@ def test_integer_overflow_names_the_parameter(fake):
 def test_unsupported_arguments(fake):
     with pytest.raises(TypeError, match="argument 'c' has unsupported type str"):
         scalar_kernel[(1,)](0, 0, "x", 0)
-    with pytest.raises(TypeError, match="argument 'd' is None; only constexpr parameters may be None"):
-        scalar_kernel[(1,)](0, 0, 0, None)
     with pytest.raises(TypeError, match="argument 'a' has unsupported element type"):
         scalar_kernel[(1,)](FakeTensor(dtype=torch.complex64), 0, 0, 0)
     assert fake.compiles == []
+
+
+def test_none_is_compiled_in(fake):
+    """None for any parameter is the constexpr None (as in Triton): it leaves
+    the signature, and the key tells it apart from a runtime value."""
+    (x,) = tensors(1)
+    scalar_kernel[(1,)](x, 0, 0, None)
+    assert fake.last.signature == {"a": "*fp32", "b": "i32", "c": "i32"}
+    assert fake.last.constexprs == {"d": None}
+    scalar_kernel[(1,)](x, 0, 0, None)
+    assert len(fake.compiles) == 1
+    scalar_kernel[(1,)](x, 0, 0, 5)
+    assert len(fake.compiles) == 2
+    assert fake.last.signature == {"a": "*fp32", "b": "i32", "c": "i32", "d": "i32"}
+    assert fake.last.constexprs == {}
+    nospec_kernel[(1,)](x, None, 1.0)  # do_not_specialize does not change it
+    assert fake.last.constexprs == {"n": None, "BLOCK": 128}
+    # The launcher skips the compiled-in argument.
+    scalar_kernel[(1,)](x, 3, 4, None)
+    assert fake.launches[-1][7:] == ("pii-", (x, 3, 4, None))  # "-": skipped
 
 
 @pytest.mark.parametrize("dtype, code", [
