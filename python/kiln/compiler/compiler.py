@@ -282,6 +282,7 @@ def compile(
     checked: bool = False,
     debug: bool = False,
     maxnreg: Optional[int] = None,
+    num_ctas: int = 1,
 ) -> CompiledKernel:
     """Compiles a ``@kiln.jit`` function without launching it (no GPU needed).
 
@@ -303,6 +304,8 @@ def compile(
         maxnreg: for an NVIDIA target, the most registers per thread that
             ptxas may use (PTX ``.maxnreg``), as Triton's option; None
             leaves the choice to ptxas. The CPU target ignores it.
+        num_ctas: Triton's thread-block cluster size; only 1 is supported
+            (any other value is a ValueError).
 
     Returns:
         The :class:`CompiledKernel`, with every stage in ``asm``.
@@ -330,9 +333,10 @@ def compile(
             divisible_by_16=frozenset(name for name, ty in signature.items() if ty.startswith("*")),
             equal_to_1=frozenset(),
         )
-    from kiln.runtime.backends import check_maxnreg
+    from kiln.runtime.backends import check_maxnreg, check_num_ctas
 
     check_maxnreg(maxnreg, "kiln.compile")
+    check_num_ctas(num_ctas, f"kiln.compile({fn.__name__})")
     options: dict[str, Any] = {"debug": True} if debug else {}
     if maxnreg is not None:
         options["maxnreg"] = maxnreg

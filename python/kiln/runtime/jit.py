@@ -539,7 +539,7 @@ class JITFunction(Generic[T]):
         self._num_params = len(self.arg_names)
         # Parameters named like a launch option, by position (see run).
         self._option_params = {name: position for position, name in enumerate(self.arg_names)
-                               if name in ("num_warps", "num_stages", "maxnreg")}
+                               if name in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
         # Positions and names of the parameters a compiled kernel takes (the
         # backends' loaders read them).
         self.runtime_positions = tuple(i for i, name in enumerate(self.arg_names)
@@ -608,7 +608,7 @@ class JITFunction(Generic[T]):
 
     def run(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
             warmup: bool = False, backend: Optional[str] = None, num_threads: Optional[int] = None,
-            maxnreg: Optional[int] = None, **kwargs: Any) -> Any:
+            maxnreg: Optional[int] = None, num_ctas: Optional[int] = None, **kwargs: Any) -> Any:
         """Binds, specializes, compiles on a cache miss and launches.
 
         Args:
@@ -624,12 +624,17 @@ class JITFunction(Generic[T]):
             maxnreg: the most registers per thread the kernel may use (as
                 Triton's; NVIDIA only, the CPU backend ignores it). None
                 leaves it to ptxas.
+            num_ctas: Triton's thread-block cluster size; only 1 (the
+                default) is supported, any other value is a ValueError on
+                every backend.
 
         Returns the compiled kernel (the compiler's CompiledKernel).
         """
         if self._option_params:
             kwargs = self._with_option_arguments(args, kwargs, {"num_warps": num_warps, "num_stages": num_stages,
-                                                                "maxnreg": maxnreg})
+                                                                "num_ctas": num_ctas, "maxnreg": maxnreg})
+        if num_ctas is not None:
+            _backends.check_num_ctas(num_ctas, f"kernel {self.__name__}")
         if num_warps is None:
             num_warps = 4
         if num_stages is None:
@@ -667,10 +672,11 @@ class JITFunction(Generic[T]):
         return loaded.kernel
 
     def warmup(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
-               backend: Optional[str] = None, maxnreg: Optional[int] = None, **kwargs: Any) -> Any:
+               backend: Optional[str] = None, maxnreg: Optional[int] = None, num_ctas: Optional[int] = None,
+               **kwargs: Any) -> Any:
         """Compiles and loads the kernel for these arguments without launching it."""
         return self.run(*args, grid=grid, num_warps=num_warps, num_stages=num_stages, warmup=True, backend=backend,
-                        maxnreg=maxnreg, **kwargs)
+                        maxnreg=maxnreg, num_ctas=num_ctas, **kwargs)
 
     def _grid3(self, grid: Any, bound: tuple) -> tuple:
         """Normalizes a grid (1-3 ints, or a callable on the named arguments)."""

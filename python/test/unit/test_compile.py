@@ -121,6 +121,14 @@ def test_bad_maxnreg_is_rejected(maxnreg) -> None:
         kiln.compile(add_kernel, signature=SIGNATURES["fp32"], constexprs={"BLOCK": 1024}, maxnreg=maxnreg)
 
 
+def test_num_ctas_other_than_1_is_rejected() -> None:
+    kernel = kiln.compile(add_kernel, signature=SIGNATURES["fp32"], constexprs={"BLOCK": 1024}, target="cpu",
+                          num_ctas=1)
+    assert kernel.asm
+    with pytest.raises(ValueError, match=r"kiln.compile\(add_kernel\): num_ctas=2: thread-block clusters are not"):
+        kiln.compile(add_kernel, signature=SIGNATURES["fp32"], constexprs={"BLOCK": 1024}, num_ctas=2)
+
+
 def test_unknown_target_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown target 'sm_999'"):
         compile_add(target="sm_999")

@@ -383,6 +383,23 @@ def test_bad_launch_options(fake):
         add_kernel[(1,)](x, y, out, 16, BLOCK=64, maxnreg=0)
 
 
+def test_num_ctas(fake):
+    """Triton's cluster size: 1 launches as the default does (the same
+    compiled kernel); anything else is refused naming the kernel, before
+    compiling."""
+    x, y, out = tensors()
+    add_kernel[(1,)](x, y, out, 1024, BLOCK=256, num_ctas=1)
+    add_kernel[(1,)](x, y, out, 1024, BLOCK=256)
+    add_kernel.warmup(x, y, out, 1024, BLOCK=256, grid=(1,), num_ctas=1)
+    assert len(fake.compiles) == 1 and len(fake.launches) == 2
+    with pytest.raises(ValueError, match="kernel add_kernel: num_ctas=4: thread-block clusters are not supported yet"):
+        add_kernel[(1,)](x, y, out, 1024, BLOCK=256, num_ctas=4)
+    for bad in (0, 1.0, True, "2"):
+        with pytest.raises(ValueError, match="kernel add_kernel: num_ctas must be a positive int"):
+            add_kernel[(1,)](x, y, out, 1024, BLOCK=256, num_ctas=bad)
+    assert len(fake.compiles) == 1 and len(fake.launches) == 2
+
+
 def test_maxnreg_is_a_compile_option(fake):
     """As Triton's launch option: it reaches the compiler and keys the cache."""
     x, y, out = tensors()
