@@ -23,12 +23,13 @@ from __future__ import annotations
 import functools
 import linecache
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from kiln import _C
 from kiln import backends as _backends
-from kiln.compiler.specialization import Specialization, kernel_parameters, root_name
+from kiln.compiler.specialization import KernelSpecialization, Specialization, kernel_parameters, root_name
 from kiln.errors import CompilationError, KilnError
 
 
@@ -196,6 +197,25 @@ def _dump(name: str, asm: Mapping[str, Any], backend_suffixes: Mapping[str, str]
             f.write(content)
 
 
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def kernel_symbol(fn: Any, signature: Mapping[str, str], constexprs: Mapping[str, Any],
+                  attrs: Specialization) -> str:
+    """The compiled kernel's name: ``fn.__name__``, or what the kernel's
+    ``jit(repr=...)`` function returns for this specialization (as Triton
+    names it), which must be a valid symbol."""
+    name_of = getattr(fn, "repr", None)
+    if name_of is None:
+        return fn.__name__
+    constants = {**constexprs, **{name: 1 for name in sorted(attrs.equal_to_1)}}
+    name = name_of(KernelSpecialization(fn, dict(signature), constants, attrs))
+    if not isinstance(name, str) or _SYMBOL.fullmatch(name) is None:
+        raise ValueError(f"kernel {fn.__name__}: its repr function must return a symbol name (letters, digits and "
+                         f"underscores, not starting with a digit), got {name!r}")
+    return name
+
+
 def compile_jit_function(
     fn: Any,
     signature: Mapping[str, str],
@@ -230,7 +250,7 @@ def compile_jit_function(
     if not isinstance(num_stages, int) or num_stages < 1:
         raise ValueError(f"num_stages must be a positive integer, got {num_stages!r}")
 
-    name = fn.__name__
+    name = kernel_symbol(fn, signature, constexprs, attrs)
     metadata = KernelMetadata({
         "name": name,
         "target": target,
@@ -245,7 +265,9 @@ def compile_jit_function(
     directory = disk_cache.cache_dir() if identity is not None else None
     key = None
     if directory is not None:
-        key = disk_cache.kernel_key(fn, signature, constexprs, attrs, target, num_warps, num_stages, options,
+        # The symbol is the repr function's choice, which the sources alone do not fix.
+        named = options if name == fn.__name__ else {**options, "kernel_name": name}
+        key = disk_cache.kernel_key(fn, signature, constexprs, attrs, target, num_warps, num_stages, named,
                                     backend.name, identity)
     if key is not None:
         hit = disk_cache.read(directory, key, metadata)
@@ -257,7 +279,7 @@ def compile_jit_function(
 
     context = _C.ir.Context()
     module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context,
-                              debug=bool(options.get("debug", False)))
+                              debug=bool(options.get("debug", False)), name=name)
     asm: dict[str, Any] = {"kiln": module.str()}
     # Read from the kiln stage, before a backend lowers it: the launch
     # refuses read-only arrays for these parameters.

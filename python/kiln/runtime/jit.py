@@ -475,17 +475,25 @@ class JITFunction(Generic[T]):
     ``cache`` maps a CUDA device index, or ``"cpu"``, to ``{key: LoadedKernel}``;
     ``runtime_positions`` / ``runtime_names`` are the non-constexpr parameters.
     ``backend`` is the kernel's forced backend (None: chosen per launch) and
-    ``checked`` whether its launches are bounds-checked.
+    ``checked`` whether its launches are bounds-checked. ``repr`` (None, or
+    a function of a :class:`~kiln.compiler.specialization.KernelSpecialization`)
+    names each compiled kernel. ``params`` are the parameters'
+    ``inspect.Parameter`` objects; ``src`` is read-only except through
+    :meth:`_unsafe_update_src`.
     """
 
     def __init__(self, fn: T, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
-                 noinline: bool = False, backend: Optional[str] = None, checked: bool = False):
+                 noinline: bool = False, backend: Optional[str] = None, checked: bool = False,
+                 repr: Optional[Callable[[Any], str]] = None):
         if not inspect.isfunction(fn):
             raise TypeError(f"kiln.jit expects a Python function, got {type(fn).__name__}")
         if backend is not None and not isinstance(backend, str):
             raise TypeError(f"kiln.jit: backend must be a str or None, got {type(backend).__name__}")
         if not isinstance(checked, bool):
             raise TypeError(f"kiln.jit: checked must be a bool, got {type(checked).__name__}")
+        if repr is not None and not callable(repr):
+            raise TypeError(f"kiln.jit: repr must be a function of the specialization, got {type(repr).__name__}")
+        self.repr = repr
         self.backend = _backends.normalize(backend, f"kiln.jit({fn.__name__}): backend")
         self.checked = checked
         self.fn = fn
@@ -498,11 +506,11 @@ class JITFunction(Generic[T]):
         self.debug = debug
         self.noinline = noinline
         try:
-            self.src = textwrap.dedent(inspect.getsource(fn))
+            self._src = textwrap.dedent(inspect.getsource(fn))
         except (OSError, TypeError) as error:
             raise ValueError(f"kiln.jit cannot read the source of {fn.__qualname__} ({error}); "
                              f"kernels must be defined in a source file") from None
-        self.cache_key = hashlib.sha256(self.src.encode()).hexdigest()
+        self.cache_key = hashlib.sha256(self._src.encode()).hexdigest()
 
         signature = inspect.signature(fn)
         self.signature = signature
@@ -559,6 +567,35 @@ class JITFunction(Generic[T]):
         # once compile it once (reentrant, so that a nested miss of this
         # kernel cannot deadlock).
         self._miss_lock = threading.RLock()
+
+    @property
+    def src(self) -> str:
+        """The kernel's source text, which the compiler parses."""
+        return self._src
+
+    @src.setter
+    def src(self, value: str) -> None:
+        raise AttributeError(f"kernel {self.__name__}: src cannot be set directly; use _unsafe_update_src()")
+
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Replaces the source the kernel compiles from (Triton's hook, which
+        its tests use to patch a template kernel's text).
+
+        Every compiled kernel of this function is dropped, so the next launch
+        compiles ``new_src``. It must define the same parameters: binding and
+        specialization still follow the original function's signature, and
+        names are still looked up in its globals. Kernels of other jit
+        functions that call this one keep what they compiled (as in Triton,
+        where the caller must clear their hashes)."""
+        if not isinstance(new_src, str):
+            raise TypeError(f"kernel {self.__name__}: _unsafe_update_src expects the source as a str, got "
+                            f"{type(new_src).__name__}")
+        with self._miss_lock:
+            self._src = new_src
+            self.cache_key = hashlib.sha256(new_src.encode()).hexdigest()
+            self.cache = {}
+            self._routes = {}
+            self._compiled = {}
 
     # -- calling ---------------------------------------------------------------
 
@@ -948,13 +985,14 @@ def jit(fn: T) -> JITFunction[T]:
 
 @overload
 def jit(*, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
-        noinline: bool = False, backend: Optional[str] = None, checked: bool = False) -> Callable[[T], JITFunction[T]]:
+        noinline: bool = False, backend: Optional[str] = None, checked: bool = False,
+        repr: Optional[Callable[[Any], str]] = None) -> Callable[[T], JITFunction[T]]:
     ...
 
 
 def jit(fn: Optional[T] = None, *, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
-        noinline: bool = False, backend: Optional[str] = None,
-        checked: bool = False) -> Union[JITFunction[T], Callable[[T], JITFunction[T]]]:
+        noinline: bool = False, backend: Optional[str] = None, checked: bool = False,
+        repr: Optional[Callable[[Any], str]] = None) -> Union[JITFunction[T], Callable[[T], JITFunction[T]]]:
     """Decorates a kernel written in ``kiln.language``, like ``triton.jit``.
 
     Usable as ``@kiln.jit`` or ``@kiln.jit(do_not_specialize=["n"], ...)``.
@@ -973,11 +1011,15 @@ def jit(fn: Optional[T] = None, *, do_not_specialize: Iterable[Union[str, int]] 
             (CPU and GPU) and raise :class:`kiln.errors.OutOfBoundsError`
             naming the faulting source line, parameter and index (as
             ``KILN_CHECKED=1``; see docs/design/checked_mode.md).
+        repr: names each compiled kernel, as Triton's option: called with a
+            :class:`~kiln.compiler.specialization.KernelSpecialization`
+            (``.signature``, ``.constants``), it returns the kernel's symbol
+            (``CompiledKernel.name``). None: the function's name.
     """
 
     def decorator(fn: T) -> JITFunction[T]:
         return JITFunction(fn, do_not_specialize=do_not_specialize, debug=debug, noinline=noinline, backend=backend,
-                           checked=checked)
+                           checked=checked, repr=repr)
 
     if fn is not None:
         return decorator(fn)
