@@ -46,6 +46,31 @@ class KernelMetadata(dict):
             raise AttributeError(f"kernel metadata has no {name!r} (it has: {', '.join(sorted(self))})") from None
 
 
+class StageOutputs(dict):
+    """A compiled kernel's ``asm``: each stage's output by Kiln's stage name,
+    with Triton's names for the matching stages readable too (``ttir`` is
+    the ``kiln`` stage, ``ttgir`` the ``kiln_gpu`` stage), so code written
+    for Triton finds them. The aliases are not keys: iterating, the on-disk
+    cache and stage dumps see each stage once, under Kiln's name."""
+
+    __slots__ = ()
+
+    #: Triton's stage name -> Kiln's.
+    ALIASES = {"ttir": "kiln", "ttgir": "kiln_gpu"}
+
+    def __missing__(self, name: str) -> Any:
+        stage = self.ALIASES.get(name)
+        if stage is not None and dict.__contains__(self, stage):
+            return dict.__getitem__(self, stage)
+        raise KeyError(f"no {name!r} stage in this kernel (it has: {', '.join(self)})")
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or dict.__contains__(self, self.ALIASES.get(name, None))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self else default
+
+
 @dataclass
 class CompiledKernel:
     """A kernel compiled for one specialization and target.
@@ -53,7 +78,9 @@ class CompiledKernel:
     Attributes:
         name: the kernel's symbol in the binary.
         asm: each stage's output, by stage name (``"cubin"`` is bytes, or
-            None when no ptxas was found and the driver must compile the PTX).
+            None when no ptxas was found and the driver must compile the PTX);
+            a :class:`StageOutputs`, which also answers to Triton's ``ttir``
+            and ``ttgir``.
         metadata: ``name``, ``target``, ``num_warps``, ``num_stages``,
             ``shared`` (bytes of shared memory), ``signature``, ``constexprs``,
             the ``pipelines`` that were run and the ``backend`` that ran them;
@@ -81,6 +108,8 @@ class CompiledKernel:
     def __post_init__(self) -> None:
         if not isinstance(self.metadata, KernelMetadata):
             self.metadata = KernelMetadata(self.metadata)
+        if not isinstance(self.asm, StageOutputs):
+            self.asm = StageOutputs(self.asm)
 
     @property
     def binary(self) -> bytes:
