@@ -1242,6 +1242,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             raise self.error(f"the comparison {op.__name__} is not supported in kiln kernels", node)
         name, python_op = _COMPARE_OPS[op]
         if not _is_runtime(lhs) and not _is_runtime(rhs):
+            if op in (ast.Eq, ast.NotEq) and isinstance(lhs, (list, tuple)) and isinstance(rhs, (list, tuple)):
+                # As Triton's tuples: equal to a list of the same elements
+                # (``x.shape == [16, 32]``).
+                lhs, rhs = tuple(lhs), tuple(rhs)
             return python_op(lhs, rhs)
         return self._run(node, lambda: getattr(semantic, name)(lhs, rhs, self.builder))
 

@@ -629,10 +629,13 @@ def expand_dims(input: tensor, axis: Any, _builder: Any = None) -> tensor:
 
 
 @builtin
-def broadcast_to(input: tensor, shape: Sequence[int], _builder: Any = None) -> tensor:
-    """``input`` broadcast (numpy rules) to ``shape``."""
+def broadcast_to(input: tensor, *shape: Any, _builder: Any = None) -> tensor:
+    """``input`` broadcast (numpy rules) to ``shape``: a list or tuple, or the
+    sizes as separate arguments (``x.broadcast_to(32, 32)``), as Triton's."""
     from kiln.language import semantic
-    return semantic.broadcast_to(semantic.to_tensor(_unwrap(input), _builder), _shape(shape), _builder)
+    if len(shape) == 1 and isinstance(_unwrap(shape[0]), (list, tuple)):
+        shape = _unwrap(shape[0])
+    return semantic.broadcast_to(semantic.to_tensor(_unwrap(input), _builder), _shape(list(shape)), _builder)
 
 
 @builtin
@@ -688,6 +691,22 @@ def abs(x: Any, _builder: Any = None) -> tensor:
     """Element-wise absolute value (integers and floats)."""
     from kiln.language import semantic
     return semantic.abs(_unwrap(x), _builder)
+
+
+def _arithmetic(name: str, symbol: str) -> Callable[..., tensor]:
+    def fn(x: Any, y: Any, sanitize_overflow: Any = True, _builder: Any = None) -> tensor:
+        from kiln.language import semantic
+        return getattr(semantic, name)(_unwrap(x), _unwrap(y), _builder)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``x {symbol} y`` (Triton's ``tl.{name}``): the operator's promotion and pointer rules. "
+                  f"``sanitize_overflow`` is accepted for Triton's signature; Kiln's operator has no overflow "
+                  f"check to turn off.")
+    return builtin(fn)
+
+
+add = _arithmetic("add", "+")
+sub = _arithmetic("sub", "-")
+mul = _arithmetic("mul", "*")
 
 
 # ---------------------------------------------------------------------------
