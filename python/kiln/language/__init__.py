@@ -181,7 +181,7 @@ __all__ += ["dot"]
 # Triton's spellings: tl.math.<fn>, tl.add/sub/mul as functions, the int32
 # pointer type, and the block methods x.broadcast_to(...) and x.abs().
 from kiln.language import math  # noqa: E402
-from kiln.language.core import add, mul, sub  # noqa: E402
+from kiln.language.core import add, const, mul, sub  # noqa: E402
 
 pi32_t = pointer_type(int32)
 # The builtins Triton also makes tensor methods (x.sum(axis=0), x.exp(), ...).
@@ -191,4 +191,4 @@ for _method in (broadcast_to, abs, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, 
     setattr(tensor, _method.__name__, _method)
 del _method
 
-__all__ += ["add", "math", "mul", "pi32_t", "sub"]
+__all__ += ["add", "const", "math", "mul", "pi32_t", "sub"]

@@ -354,6 +354,20 @@ def _is_constexpr_annotation(annotation: Any) -> bool:
     return getattr(annotation, "__name__", None) == "constexpr"
 
 
+def _is_const_annotation(annotation: Any) -> bool:
+    """True for ``kl.const`` (a pointer to constant data) or its spelling as
+    a string annotation."""
+    if annotation is inspect.Parameter.empty:
+        return False
+    if isinstance(annotation, str):
+        return annotation.strip().rsplit(".", 1)[-1] == "const"
+    try:
+        from kiln.language import const  # imported late: language imports the runtime
+    except ImportError:
+        return False
+    return annotation is const
+
+
 def _compile_jit_function(jit_fn: "JITFunction", signature: dict, constexprs: dict, attrs: Specialization,
                           target: str, num_warps: int, num_stages: int, **options: Any) -> Any:
     """Calls the compiler (a separate name so tests can replace it).
@@ -521,6 +535,8 @@ class JITFunction(Generic[T]):
                                 f"kernel parameters must be plain positional-or-keyword parameters")
         self.arg_names = [param.name for param in self.params]
         self.constexpr_names = {param.name for param in self.params if _is_constexpr_annotation(param.annotation)}
+        # Pointer parameters annotated kl.const: typed "*k<element>", read-only in the kernel.
+        self.const_names = frozenset(param.name for param in self.params if _is_const_annotation(param.annotation))
         self._defaults = {param.name: param.default for param in self.params if param.default is not _EMPTY}
 
         names = []
@@ -778,7 +794,7 @@ class JITFunction(Generic[T]):
         if kind == _cpu.ArrayKind.TORCH and not hasattr(value, "dtype"):
             kind = None  # data_ptr() without a dtype: not an array Kiln understands
         if kind is not None:
-            signature[path] = "*" + self._pointer_element(path, value, kind)
+            signature[path] = ("*k" if path in self.const_names else "*") + self._pointer_element(path, value, kind)
             address = backend.check_array(self.__name__, path, value, kind, _backends.array_device(value), device)
             if specialize and address is not None and address % 16 == 0:
                 description.divisible_by_16.append(path)
