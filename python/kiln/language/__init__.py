@@ -144,9 +144,9 @@ __all__ += ["pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
             "randn4x", "random", "uint_to_uniform_float"]
 
 # Block creation beyond kl.zeros and kl.full.
-from kiln.language.standard import zeros_like  # noqa: E402
+from kiln.language.standard import swizzle2d, zeros_like  # noqa: E402
 
-__all__ += ["zeros_like"]
+__all__ += ["swizzle2d", "zeros_like"]
 
 # Shape ops (and the tensor methods reshape, trans, permute, ...).
 from kiln.language.shapes import (  # noqa: E402

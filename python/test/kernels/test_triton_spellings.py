@@ -51,3 +51,32 @@ def test_block_methods_and_shape_equality(arrays) -> None:
     method_spellings_kernel[(1,)](x, out, M=m, N=n)
     row = torch.cumsum(x, 0) + x.sum() + x.max() * 0.5 + x.argmax().float() * 0.25
     torch.testing.assert_close(out.reshape(m, n), row.expand(m, n), rtol=1e-4, atol=1e-4)
+
+
+@kiln.jit
+def swizzle_kernel(out_ptr, size_i, size_j, size_g, BLOCK_I: kl.constexpr, BLOCK_J: kl.constexpr):
+    i = kl.arange(0, BLOCK_I)[:, None]
+    j = kl.arange(0, BLOCK_J)[None, :]
+    mask = (i < size_i) & (j < size_j)
+    new_i, new_j = kl.swizzle2d(i, j, size_i, size_j, size_g)
+    kl.store(out_ptr + new_i * size_j + new_j, i * size_j + j, mask=mask)
+
+
+def grouped_order(size_i: int, size_j: int, size_g: int) -> list[list[int]]:
+    """The reference: walk the groups of size_g rows, each column by column."""
+    out = [[-1] * size_j for _ in range(size_i)]
+    visited = 0
+    for first in range(0, size_i, size_g):
+        for col in range(size_j):
+            for row in range(first, min(first + size_g, size_i)):
+                out[row][col] = visited
+                visited += 1
+    return out
+
+
+def test_swizzle2d(arrays) -> None:
+    for size_i, size_j, size_g in [(5, 7, 3), (8, 4, 2), (6, 6, 6), (3, 5, 1)]:
+        out = arrays.full(size_i * size_j, -1, torch.int32)
+        swizzle_kernel[(1,)](out, size_i, size_j, size_g, BLOCK_I=8, BLOCK_J=8)
+        expected = torch.tensor(grouped_order(size_i, size_j, size_g), dtype=torch.int32)
+        assert torch.equal(out.cpu().reshape(size_i, size_j), expected), (size_i, size_j, size_g)
