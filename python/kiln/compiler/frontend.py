@@ -1332,6 +1332,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if func in (builtins.min, builtins.max, builtins.len, builtins.int, builtins.float, builtins.bool,
                     builtins.abs, builtins.isinstance, builtins.getattr, builtins.hasattr, builtins.tuple,
                     builtins.str):
+            if (func in (builtins.isinstance, builtins.hasattr, builtins.getattr) and not kwargs and args
+                    and not any(_is_runtime(v) for v in args[1:])):
+                # They look at the value's Python object (its type, .dtype,
+                # .shape), which is known while compiling, as in Triton.
+                return self._run(node, lambda: func(*args))
             if any(_is_runtime(v) for v in list(args) + list(kwargs.values())):
                 # As in Triton, min/max of two or more values and abs of one
                 # also take runtime values (element-wise, NaN-ignoring).
