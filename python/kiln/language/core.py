@@ -256,15 +256,24 @@ class dtype:
         return f"kl.{_DTYPE_PUBLIC_NAMES.get(self.name, self.name)}"
 
 
-class pointer_type(dtype):
-    """A pointer to ``element_ty`` elements in global memory (``*fp32``)."""
+class const:
+    """Marks a pointer parameter as pointing to constant data, as an
+    annotation (``in_ptr: kl.const``), as Triton's ``tl.const``: the kernel
+    sees a ``pointer_type(..., const=True)``, and storing through it (or an
+    atomic on it) is a compile error."""
 
-    def __init__(self, element_ty: dtype, address_space: int = 1) -> None:
+
+class pointer_type(dtype):
+    """A pointer to ``element_ty`` elements in global memory (``*fp32``);
+    ``const`` pointers (``*kfp32``) may only be read."""
+
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False) -> None:
         if not isinstance(element_ty, dtype) or isinstance(element_ty, block_type):
             raise KilnError(f"pointer_type needs a scalar element dtype, got {element_ty!r}")
         self.name = "ptr"
         self.element_ty = element_ty
         self.address_space = address_space
+        self.const = bool(const)
 
     def is_ptr(self) -> bool:
         return True
@@ -273,10 +282,10 @@ class pointer_type(dtype):
         return builder.ptr_type(self.element_ty.to_ir(builder), self.address_space)
 
     def _key(self) -> tuple:
-        return ("ptr", self.element_ty._key(), self.address_space)
+        return ("ptr", self.element_ty._key(), self.address_space, self.const)
 
     def __str__(self) -> str:
-        return f"pointer<{self.element_ty}>"
+        return f"pointer<const {self.element_ty}>" if self.const else f"pointer<{self.element_ty}>"
 
     __repr__ = __str__
 
@@ -364,7 +373,10 @@ _SIGNATURE_NAMES = {ty.name: text for text, ty in _SIGNATURE_SCALARS.items() if 
 
 
 def dtype_from_signature(text: str) -> dtype:
-    """Parses a signature type string: "*fp32" -> pointer_type(float32)."""
+    """Parses a signature type string: "*fp32" -> pointer_type(float32);
+    "*kfp32" is a const pointer (Triton's spelling)."""
+    if text.startswith("*k"):
+        return pointer_type(dtype_from_signature(text[2:]), const=True)
     if text.startswith("*"):
         return pointer_type(dtype_from_signature(text[1:]))
     if text == "nvTmaDesc":
@@ -380,7 +392,7 @@ def dtype_from_signature(text: str) -> dtype:
 def signature_name(ty: dtype) -> str:
     """The inverse of :func:`dtype_from_signature` (used to mangle names)."""
     if isinstance(ty, pointer_type):
-        return "P" + signature_name(ty.element_ty)
+        return ("Pk" if ty.const else "P") + signature_name(ty.element_ty)
     if isinstance(ty, block_type):
         return signature_name(ty.element_ty) + "x" + "x".join(str(d) for d in ty.shape)
     return _SIGNATURE_NAMES[ty.name]
@@ -629,10 +641,13 @@ def expand_dims(input: tensor, axis: Any, _builder: Any = None) -> tensor:
 
 
 @builtin
-def broadcast_to(input: tensor, shape: Sequence[int], _builder: Any = None) -> tensor:
-    """``input`` broadcast (numpy rules) to ``shape``."""
+def broadcast_to(input: tensor, *shape: Any, _builder: Any = None) -> tensor:
+    """``input`` broadcast (numpy rules) to ``shape``: a list or tuple, or the
+    sizes as separate arguments (``x.broadcast_to(32, 32)``), as Triton's."""
     from kiln.language import semantic
-    return semantic.broadcast_to(semantic.to_tensor(_unwrap(input), _builder), _shape(shape), _builder)
+    if len(shape) == 1 and isinstance(_unwrap(shape[0]), (list, tuple)):
+        shape = _unwrap(shape[0])
+    return semantic.broadcast_to(semantic.to_tensor(_unwrap(input), _builder), _shape(list(shape)), _builder)
 
 
 @builtin
@@ -688,6 +703,22 @@ def abs(x: Any, _builder: Any = None) -> tensor:
     """Element-wise absolute value (integers and floats)."""
     from kiln.language import semantic
     return semantic.abs(_unwrap(x), _builder)
+
+
+def _arithmetic(name: str, symbol: str) -> Callable[..., tensor]:
+    def fn(x: Any, y: Any, sanitize_overflow: Any = True, _builder: Any = None) -> tensor:
+        from kiln.language import semantic
+        return getattr(semantic, name)(_unwrap(x), _unwrap(y), _builder)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``x {symbol} y`` (Triton's ``tl.{name}``): the operator's promotion and pointer rules. "
+                  f"``sanitize_overflow`` is accepted for Triton's signature; Kiln's operator has no overflow "
+                  f"check to turn off.")
+    return builtin(fn)
+
+
+add = _arithmetic("add", "+")
+sub = _arithmetic("sub", "-")
+mul = _arithmetic("mul", "*")
 
 
 # ---------------------------------------------------------------------------

@@ -580,6 +580,8 @@ def load(pointer: Any, mask: Any, other: Any, cache_modifier: str, eviction_poli
 
 def store(pointer: Any, value: Any, mask: Any, cache_modifier: str, eviction_policy: str, b: Builder) -> None:
     ptr = _pointer_operand(pointer, "store")
+    if ptr.dtype.const:
+        raise _fail("Cannot store to a constant pointer (a kl.const parameter, or a pointer derived from one)")
     cache = _memory_hint(cache_modifier, ("wb", "cg", "cs", "wt"), "cache_modifier")
     evict = _memory_hint(eviction_policy, ("evict_first", "evict_last"), "eviction_policy")
     elem = ptr.dtype.element_ty
