@@ -366,10 +366,16 @@ def lshift(x: Any, y: Any, b: Builder) -> tensor:
 
 
 def rshift(x: Any, y: Any, b: Builder) -> tensor:
+    # As in Triton, the shifted value's own type (the tensor operand's, when
+    # it is a Python number) picks the shift, before the operands are
+    # promoted: int8 >> uint8 shifts arithmetically in uint8 (C's x >> y
+    # keeps x's type), uint32 >> int32 logically.
+    own = x if isinstance(x, tensor) else y
+    arithmetic = isinstance(own, tensor) and own.dtype.is_int_signed() and not own.dtype.is_bool()
     x, y, ty = _arith(x, y, b)
     if not ty.is_int():
         raise _fail(f"bitwise operators need integer operands, got {x.dtype} and {y.dtype}")
-    return _emit(b, "shrui" if ty.is_int_unsigned() else "shrsi", x, y)
+    return _emit(b, "shrsi" if arithmetic else "shrui", x, y)
 
 
 def minus(x: Any, b: Builder) -> tensor:
