@@ -158,7 +158,19 @@ def computation_type(a: dtype, c: dtype, div_or_mod: bool = False) -> dtype:
     for half in (float16, bfloat16):
         if a == half or c == half:
             return float32 if div_or_mod else half
+    if div_or_mod:
+        _check_same_signedness(a, c)
     return integer_promote(a, c)
+
+
+def _check_same_signedness(a: dtype, c: dtype) -> None:
+    """Refuses /, // and % between a signed and an unsigned integer type, as
+    Triton does: C's promotion would divide a negative value as a huge
+    unsigned one."""
+    if (a.is_int() and c.is_int() and not a.is_bool() and not c.is_bool()
+            and a.is_int_unsigned() != c.is_int_unsigned()):
+        raise _fail(f"Cannot use /, // or % with {a} and {c} because they have different signedness; the result "
+                    f"would rarely be useful. Cast them to the same signedness")
 
 
 def cast(x: tensor, dst: dtype, b: Builder, bitcast: bool = False) -> tensor:
@@ -323,6 +335,7 @@ def mul(x: Any, y: Any, b: Builder) -> tensor:
 def truediv(x: Any, y: Any, b: Builder) -> tensor:
     x, y = _operands(x, y, b)
     if x.dtype.is_int() and y.dtype.is_int():
+        _check_same_signedness(x.dtype, y.dtype)
         x, y = cast(x, float32, b), cast(y, float32, b)
     x, y, ty = _arith(x, y, b, div_or_mod=True)
     return _emit(b, "divf", x, y)

@@ -212,3 +212,30 @@ def test_reinterpreted_pointer_type_and_cache_key(arrays) -> None:
     compiled = copy_kernel[(1,)](kiln.reinterpret(base, kl.uint8), out, 3, BLOCK=4)
     assert out.cpu().tolist() == [255, 5, 128]  # uint8 zero-extends
     assert compiled.metadata["signature"]["x_ptr"] == "*u8"
+
+
+@kiln.jit
+def mixed_division_kernel(x_ptr, y_ptr, out_ptr, OP: kl.constexpr):
+    x = kl.load(x_ptr)
+    y = kl.load(y_ptr)
+    if OP == "/":
+        z = x / y
+    elif OP == "//":
+        z = x // y
+    else:
+        z = x % y
+    kl.store(out_ptr, z)
+
+
+@pytest.mark.parametrize("op", ["/", "//", "%"])
+@pytest.mark.parametrize("signed, unsigned", [("int32", "uint32"), ("int8", "uint64")])
+def test_division_of_mixed_signedness_is_refused(op, signed, unsigned) -> None:
+    """As in Triton: C's promotion would divide a negative value as a huge
+    unsigned one, so the kernel must cast one operand itself."""
+    x = torch.full((1,), -7, dtype=getattr(torch, signed))
+    y = kiln.reinterpret(torch.full((1,), 2, dtype=getattr(torch, unsigned[1:])), getattr(kl, unsigned))
+    out = torch.zeros(1, dtype=torch.float32)
+    with pytest.raises(kiln.CompilationError, match=f"Cannot use /, // or % with {signed} and {unsigned} because "
+                                                    f"they have different signedness") as error:
+        mixed_division_kernel[(1,)](x, y, out, OP=op, backend="cpu")
+    assert f"x {op} y" in str(error.value)
