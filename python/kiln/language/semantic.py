@@ -355,10 +355,18 @@ def mod(x: Any, y: Any, b: Builder) -> tensor:
     return _emit(b, "remui" if ty.is_int_unsigned() else "remsi", x, y)
 
 
+def _bitwise_operands(x: Any, y: Any, b: Builder) -> tuple[tensor, tensor, dtype]:
+    """The operands of a bitwise operator or shift, promoted; refuses
+    non-integers in Triton's words, naming the operands' own types."""
+    x, y = _operands(x, y, b)
+    if not x.dtype.scalar.is_int() or not y.dtype.scalar.is_int():
+        raise _fail(f"invalid operands of type {x.dtype.scalar} and {y.dtype.scalar}: bitwise operators need "
+                    f"integer operands")
+    return _arith(x, y, b)
+
+
 def _bitwise(name: str, x: Any, y: Any, b: Builder) -> tensor:
-    x, y, ty = _arith(x, y, b)
-    if not ty.is_int():
-        raise _fail(f"bitwise operators need integer operands, got {x.dtype} and {y.dtype}")
+    x, y, ty = _bitwise_operands(x, y, b)
     return _emit(b, name, x, y)
 
 
@@ -385,9 +393,7 @@ def rshift(x: Any, y: Any, b: Builder) -> tensor:
     # keeps x's type), uint32 >> int32 logically.
     own = x if isinstance(x, tensor) else y
     arithmetic = isinstance(own, tensor) and own.dtype.is_int_signed() and not own.dtype.is_bool()
-    x, y, ty = _arith(x, y, b)
-    if not ty.is_int():
-        raise _fail(f"bitwise operators need integer operands, got {x.dtype} and {y.dtype}")
+    x, y, ty = _bitwise_operands(x, y, b)
     return _emit(b, "shrsi" if arithmetic else "shrui", x, y)
 
 

@@ -239,3 +239,16 @@ def test_division_of_mixed_signedness_is_refused(op, signed, unsigned) -> None:
                                                     f"they have different signedness") as error:
         mixed_division_kernel[(1,)](x, y, out, OP=op, backend="cpu")
     assert f"x {op} y" in str(error.value)
+
+
+@kiln.jit
+def bitwise_kernel(x_ptr, y_ptr, out_ptr):
+    kl.store(out_ptr, kl.load(x_ptr) ^ kl.load(y_ptr))
+
+
+def test_bitwise_operator_on_a_float_names_both_types() -> None:
+    """Triton's wording, with the operands' own types (not the promoted one)."""
+    x = kiln.reinterpret(torch.ones(1, dtype=torch.int16), kl.uint16)
+    y = torch.ones(1, dtype=torch.float32)
+    with pytest.raises(kiln.CompilationError, match="invalid operands of type uint16 and fp32"):
+        bitwise_kernel[(1,)](x, y, torch.zeros(1, dtype=torch.float32), backend="cpu")
