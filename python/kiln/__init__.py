@@ -28,6 +28,7 @@ from kiln.errors import AutotunerError, CompilationError, KilnError, OutOfBounds
 from kiln.language.compile_time import constexpr_function
 from kiln.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from kiln.runtime.jit import JITFunction, jit
+from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret
 
 
 def cdiv(x: int, y: int) -> int:
@@ -53,6 +54,7 @@ __all__ = [
     "KilnError",
     "OutOfBoundsError",
     "OutOfResources",
+    "TensorWrapper",
     "autotune",
     "cdiv",
     "compile",
@@ -61,6 +63,7 @@ __all__ = [
     "jit",
     "language",
     "next_power_of_2",
+    "reinterpret",
     "testing",
     "__version__",
 ]

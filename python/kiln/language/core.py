@@ -23,7 +23,8 @@ from kiln.errors import CompilationError, KilnError
 __all__ = [
     "constexpr", "dtype", "pointer_type", "block_type", "tensor",
     "int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "TRITON_MAX_TENSOR_NUMEL",
+    "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "void", "str_to_ty",
+    "TRITON_MAX_TENSOR_NUMEL",
     "program_id", "num_programs", "arange", "load", "store", "cdiv", "minimum", "maximum",
     "where", "full", "zeros", "cast", "expand_dims", "broadcast_to", "static_print", "static_assert",
     "range", "static_range", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs",
@@ -171,8 +172,19 @@ class dtype:
                    "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
     _FLOAT_WIDTHS = {"fp8e4nv": 8, "fp8e5": 8, "fp16": 16, "bf16": 16, "fp32": 32, "fp64": 64}
 
+    # The scalar type names by kind, as Triton's class attributes (tests
+    # parametrize over them: ``map(kl.dtype, kl.dtype.SINT_TYPES)``). As in
+    # Triton, the boolean int1 counts as unsigned here (its bits extend with
+    # zeros), though ``is_int_unsigned`` names only the uintN types.
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
+
     def __init__(self, name: str) -> None:
-        if name not in self._INT_WIDTHS and name not in self._FLOAT_WIDTHS and name != "ptr" and name != "block":
+        if (name not in self._INT_WIDTHS and name not in self._FLOAT_WIDTHS and name not in self.OTHER_TYPES
+                and name != "ptr" and name != "block"):
             raise KilnError(f"unknown dtype '{name}'")
         self.name = name
 
@@ -213,6 +225,40 @@ class dtype:
     def is_int_unsigned(self) -> bool:
         return self.name.startswith("uint")
 
+    def is_standard_floating(self) -> bool:
+        return self.name in self.STANDARD_FP_TYPES
+
+    def is_void(self) -> bool:
+        return self.name == "void"
+
+    # One predicate per integer type, as Triton's (x.dtype.is_uint32(), ...).
+    def is_int1(self) -> bool:
+        return self.name == "int1"
+
+    def is_int8(self) -> bool:
+        return self.name == "int8"
+
+    def is_int16(self) -> bool:
+        return self.name == "int16"
+
+    def is_int32(self) -> bool:
+        return self.name == "int32"
+
+    def is_int64(self) -> bool:
+        return self.name == "int64"
+
+    def is_uint8(self) -> bool:
+        return self.name == "uint8"
+
+    def is_uint16(self) -> bool:
+        return self.name == "uint16"
+
+    def is_uint32(self) -> bool:
+        return self.name == "uint32"
+
+    def is_uint64(self) -> bool:
+        return self.name == "uint64"
+
     def is_ptr(self) -> bool:
         return False
 
@@ -221,6 +267,8 @@ class dtype:
 
     @property
     def primitive_bitwidth(self) -> int:
+        if self.name == "void":
+            raise KilnError("void has no bit width")
         return self._INT_WIDTHS.get(self.name) or self._FLOAT_WIDTHS[self.name]
 
     @property
@@ -233,6 +281,8 @@ class dtype:
 
     def to_ir(self, builder: Any) -> Any:
         """This type as a ``kiln._C.ir.Type``."""
+        if self.name == "void":
+            raise KilnError("void is not the type of a value: kernels cannot make tensors or pointers of it")
         if self.is_int():
             return getattr(builder, f"i{self.int_bitwidth}_type")()
         if self.is_fp8():
@@ -356,6 +406,7 @@ float32 = dtype("fp32")
 float64 = dtype("fp64")
 float8e4nv = dtype("fp8e4nv")
 float8e5 = dtype("fp8e5")
+void = dtype("void")
 
 _DTYPE_PUBLIC_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
                        "fp8e4nv": "float8e4nv", "fp8e5": "float8e5"}
@@ -387,6 +438,28 @@ def dtype_from_signature(text: str) -> dtype:
         raise KilnError(f"unsupported signature type '{text}'; expected one of "
                         f"{', '.join(sorted(_SIGNATURE_SCALARS))}, or '*' followed by one")
     return _SIGNATURE_SCALARS[text]
+
+
+def str_to_ty(name: str, c: Any = None) -> dtype:
+    """The dtype a signature type string names, as Triton's ``str_to_ty``:
+    ``"fp32"`` -> ``float32``, ``"*u8"`` -> ``pointer_type(uint8)``,
+    ``"u1"`` / ``"i1"`` -> ``int1``, ``"void"`` -> ``void``. The canonical
+    strings are the values of
+    ``kiln.runtime.jit.type_canonicalisation_dict``.
+
+    ``c`` is Triton's constexpr value for ``"constexpr"``, which Kiln does
+    not type (a constexpr parameter is compiled in, not typed).
+
+    Raises:
+        KilnError: for a string that names no type Kiln supports.
+    """
+    if not isinstance(name, str):
+        raise KilnError(f"str_to_ty expects a type string such as '*fp32' or 'i32', got {name!r}")
+    if name == "void":
+        return void
+    if name.startswith("*") and name[1:2] == "k":
+        raise KilnError(f"unsupported signature type '{name}': Kiln has no const pointers")
+    return dtype_from_signature(name)
 
 
 def signature_name(ty: dtype) -> str:
@@ -476,6 +549,14 @@ class tensor:
         """This value converted to ``dtype`` (a bit cast if ``bitcast``);
         ``fp_downcast_rounding`` ("rtne", "rtz") rounds narrowing float
         conversions."""
+        from kiln.language import semantic
+        return semantic.cast_with_rounding(self, _unwrap(dtype), _builder, _unwrap(fp_downcast_rounding),
+                                           bitcast=bool(_unwrap(bitcast)))
+
+    @builtin
+    def cast(self, dtype: dtype, fp_downcast_rounding: Optional[str] = None, bitcast: bool = False,
+             _builder: Any = None) -> "tensor":
+        """Another spelling of :meth:`to` (as Triton's ``tensor.cast``)."""
         from kiln.language import semantic
         return semantic.cast_with_rounding(self, _unwrap(dtype), _builder, _unwrap(fp_downcast_rounding),
                                            bitcast=bool(_unwrap(bitcast)))

@@ -8,5 +8,7 @@ that ``kiln.runtime.jit`` stays the module.
 from kiln.runtime import driver
 from kiln.runtime.autotuner import Autotuner, Config, Heuristics
 from kiln.runtime.jit import JITFunction, LoadedKernel
+from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret
 
-__all__ = ["Autotuner", "Config", "Heuristics", "JITFunction", "LoadedKernel", "driver"]
+__all__ = ["Autotuner", "Config", "Heuristics", "JITFunction", "LoadedKernel", "TensorWrapper", "driver",
+           "reinterpret"]

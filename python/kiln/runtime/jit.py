@@ -26,7 +26,9 @@ hot path is one dict lookup and one small function call per argument:
 * tensors (anything with ``data_ptr()`` and ``dtype``): (dtype, address
   divisible by 16, device index, -1 on the CPU); numpy arrays: (dtype,
   aligned, -1); other ``__array_interface__`` / ``__dlpack__`` objects:
-  (class, element type, aligned, device);
+  (class, element type, aligned, device); reinterpreted arrays
+  (``kiln.reinterpret``'s TensorWrapper): (marker, the element type kernels
+  see, the base's piece);
 * ``int``: its type code ("i32", "i64", "u64"), suffixed ":1" when it equals 1
   and ":16" when it is divisible by 16; ``bool``: "i1"; ``float``: "fp32";
 * constexpr parameters: (class, value); None for any parameter: a None
@@ -71,8 +73,9 @@ from kiln.backends.base import Backend, LoadedKernel
 from kiln.compiler.specialization import TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, TUPLE_TYPE, Specialization, child_name
 from kiln.runtime import backends as _backends
 from kiln.runtime import cpu as _cpu
+from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret, type_canonicalisation_dict
 
-__all__ = ["JITFunction", "LoadedKernel", "jit"]
+__all__ = ["JITFunction", "LoadedKernel", "TensorWrapper", "jit", "reinterpret", "type_canonicalisation_dict"]
 
 T = TypeVar("T")
 
@@ -89,6 +92,8 @@ _NONE = "<None>"
 _TUPLE = "<tuple>"
 # The first item of a host tensor descriptor's key piece.
 _DESCRIPTOR = "<tensordesc>"
+# The first item of a reinterpreted array's (TensorWrapper's) key piece.
+_WRAPPER = "<reinterpret>"
 
 # Pointer element types by the dtype's name (the part after "torch.").
 _DTYPE_CODES = {
@@ -252,10 +257,18 @@ class _KeyTable(dict):
         return (_DESCRIPTOR, self[base.__class__](base), self._tuple_key(value.shape),
                 self._tuple_key(value.strides), value.block_shape, value.padding, value.layout_problem())
 
+    def _wrapper_key(self, value: Any) -> tuple:
+        """A reinterpreted array's piece: the element type kernels see, and
+        its base's piece (address alignment, device, read-only)."""
+        base = value.base
+        return (_WRAPPER, value.dtype, self[base.__class__](base))
+
     def __missing__(self, cls: type) -> Callable[[Any], Any]:
         kind = _cpu.array_kind(cls)
         if getattr(cls, "__kiln_tensor_descriptor__", False):
             key = self._descriptor_key
+        elif getattr(cls, "__kiln_tensor_wrapper__", False):
+            key = self._wrapper_key
         elif _is_compile_time_class(cls):
             # Compile-time leaves of tuples: their value is compiled in.
             key = _constexpr_key
@@ -869,6 +882,9 @@ class JITFunction(Generic[T]):
         description.leaves.append(map_path)
 
     def _pointer_element(self, name: str, value: Any, kind: str = _cpu.ArrayKind.TORCH) -> str:
+        if getattr(value.__class__, "__kiln_tensor_wrapper__", False):
+            from kiln.language.core import signature_name  # imported late: language imports the runtime
+            return signature_name(value.dtype)
         try:
             dtype_name = _cpu.element_name(value, kind)
         except TypeError as error:
