@@ -734,7 +734,13 @@ class JITFunction(Generic[T]):
             threads = _backends.parse_threads(num_threads, f"kernel {self.__name__}: num_threads")  # raises
         if warmup:
             return loaded.kernel
-        loaded.launch(grid_x, grid_y, grid_z, bound, threads)
+        try:
+            loaded.launch(grid_x, grid_y, grid_z, bound, threads)
+        except (TypeError, ValueError) as error:
+            # The launchers check the grid in C++, where the kernel has no name.
+            if str(error).startswith("grid "):
+                raise type(error)(f"kernel {self.__name__}: {error}") from None
+            raise
         return loaded.kernel
 
     def warmup(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,

@@ -222,3 +222,17 @@ def test_a_meta_tensor_is_refused_by_the_gpu_backend_too():
     assert backends.array_device(meta) == backends.META
     with pytest.raises(ValueError, match=META.format("x")):
         NvidiaBackend().check_array("copy_kernel", "x", meta, cpu.ArrayKind.TORCH, backends.array_device(meta), 0)
+
+
+@pytest.mark.parametrize("grid, error, message", [
+    (("4",), TypeError, "kernel copy_kernel: grid x must be an int, got str"),
+    ((1.5,), TypeError, "kernel copy_kernel: grid x must be an int, got float"),
+    ((1, None), TypeError, "kernel copy_kernel: grid y must be an int, got NoneType"),
+    ((-1,), ValueError, "kernel copy_kernel: grid x is -1; expected 0 <= x <= 2147483647"),
+])
+def test_bad_grid_names_the_kernel(grid, error, message):
+    src, dst = torch.randn(8), torch.zeros(8)
+    with pytest.raises(error) as info:
+        copy_kernel[grid](src, dst, 8, BLOCK=8)
+    assert str(info.value) == message
+    assert torch.equal(dst, torch.zeros(8))
