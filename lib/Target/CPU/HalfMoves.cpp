@@ -98,47 +98,35 @@ bool rewrite(Instruction *inst) {
   if (!call)
     return false;
   switch (call->getIntrinsicID()) {
-  case Intrinsic::masked_load: {
-    // (ptr, mask, passthru); the alignment is a parameter attribute.
-    VectorType *twin = integerTwin(call->getType());
-    if (!twin)
-      return false;
-    Value *result = builder.CreateMaskedLoad(
-        twin, call->getArgOperand(0), call->getParamAlign(0).valueOrOne(),
-        call->getArgOperand(1), asIntegers(builder, call->getArgOperand(2)));
-    replaceWithIntegers(builder, inst, result);
-    return true;
-  }
+  case Intrinsic::masked_load:
   case Intrinsic::masked_gather: {
-    // (ptrs, mask, passthru)
+    // (pointer or pointers, mask, passthru); the alignment is a parameter
+    // attribute.
     VectorType *twin = integerTwin(call->getType());
     if (!twin)
       return false;
-    Value *result = builder.CreateMaskedGather(
-        twin, call->getArgOperand(0), call->getParamAlign(0).valueOrOne(),
-        call->getArgOperand(1), asIntegers(builder, call->getArgOperand(2)));
+    Value *pointers = call->getArgOperand(0), *mask = call->getArgOperand(1);
+    Align align = call->getParamAlign(0).valueOrOne();
+    Value *passThru = asIntegers(builder, call->getArgOperand(2));
+    Value *result =
+        call->getIntrinsicID() == Intrinsic::masked_load
+            ? builder.CreateMaskedLoad(twin, pointers, align, mask, passThru)
+            : builder.CreateMaskedGather(twin, pointers, align, mask, passThru);
     replaceWithIntegers(builder, inst, result);
     return true;
   }
-  case Intrinsic::masked_store: {
-    // (value, ptr, mask)
-    if (!integerTwin(call->getArgOperand(0)->getType()))
-      return false;
-    builder.CreateMaskedStore(asIntegers(builder, call->getArgOperand(0)),
-                              call->getArgOperand(1),
-                              call->getParamAlign(1).valueOrOne(),
-                              call->getArgOperand(2));
-    call->eraseFromParent();
-    return true;
-  }
+  case Intrinsic::masked_store:
   case Intrinsic::masked_scatter: {
-    // (value, ptrs, mask)
+    // (value, pointer or pointers, mask)
     if (!integerTwin(call->getArgOperand(0)->getType()))
       return false;
-    builder.CreateMaskedScatter(asIntegers(builder, call->getArgOperand(0)),
-                                call->getArgOperand(1),
-                                call->getParamAlign(1).valueOrOne(),
-                                call->getArgOperand(2));
+    Value *value = asIntegers(builder, call->getArgOperand(0));
+    Value *pointers = call->getArgOperand(1), *mask = call->getArgOperand(2);
+    Align align = call->getParamAlign(1).valueOrOne();
+    if (call->getIntrinsicID() == Intrinsic::masked_store)
+      builder.CreateMaskedStore(value, pointers, align, mask);
+    else
+      builder.CreateMaskedScatter(value, pointers, align, mask);
     call->eraseFromParent();
     return true;
   }

@@ -182,3 +182,32 @@ def test_bf16_vectors_move_as_integers(monkeypatch):
         bf16_tile_dot_kernel[(1,)](a, b, c, M=M, N=N, K=K)
         expected = a.double() @ b.double()
         torch.testing.assert_close(c.double(), expected, rtol=1e-5, atol=1e-4)
+
+
+@kiln.jit
+def half_moves_kernel(x_ptr, idx_ptr, out_ptr, n, BLOCK: kl.constexpr):
+    """Masked contiguous loads and stores, a gather and a scatter of 16-bit floats."""
+    offs = kl.arange(0, BLOCK)
+    mask = offs < n
+    x = kl.load(x_ptr + offs, mask=mask, other=1.5)
+    picked = kl.load(x_ptr + kl.load(idx_ptr + offs, mask=mask, other=0), mask=mask)
+    kl.store(out_ptr + offs, x, mask=mask)
+    kl.store(out_ptr + BLOCK + kl.load(idx_ptr + offs, mask=mask, other=0), picked, mask=mask)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("level", ["host", "x86-64-v3", "x86-64-v4"])
+def test_masked_half_moves_keep_their_bits(monkeypatch, dtype, level):
+    if _C.cpu.describe_target(level)[2]:
+        pytest.skip(f"this host cannot run {level}")
+    monkeypatch.setenv(backends.CPU_TARGET_ENV, level)
+    n, block = 45, 64
+    gen = torch.Generator().manual_seed(7)
+    x = torch.randn(block, generator=gen).to(dtype)
+    idx = torch.randperm(n, generator=gen).to(torch.int32)
+    out = torch.full((2 * block,), -7.0, dtype=dtype)
+    half_moves_kernel[(1,)](x, idx, out, n, BLOCK=block)
+    expected = torch.full((2 * block,), -7.0, dtype=dtype)
+    expected[:n] = x[:n]
+    expected[block + idx.long()] = x[idx.long()]
+    assert torch.equal(out.view(torch.int16), expected.view(torch.int16))
