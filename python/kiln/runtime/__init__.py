@@ -7,6 +7,9 @@ that ``kiln.runtime.jit`` stays the module.
 
 from kiln.runtime import driver
 from kiln.runtime.autotuner import Autotuner, Config, Heuristics
+from kiln.runtime.errors import InterpreterError, OutOfResources
+from kiln.runtime.interface import KernelInterface, MockTensor
 from kiln.runtime.jit import JITFunction, LoadedKernel
 
-__all__ = ["Autotuner", "Config", "Heuristics", "JITFunction", "LoadedKernel", "driver"]
+__all__ = ["Autotuner", "Config", "Heuristics", "InterpreterError", "JITFunction", "KernelInterface", "LoadedKernel",
+           "MockTensor", "OutOfResources", "driver"]
