@@ -671,6 +671,20 @@ class JITFunction(KernelInterface[T]):
         return self.run(*args, grid=grid, num_warps=num_warps, num_stages=num_stages, warmup=True, backend=backend,
                         maxnreg=maxnreg, **kwargs)
 
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Replaces the kernel's source (Triton's method of this name, with
+        which its tests generate kernels from a template): later launches
+        compile ``new_src``, which must define a function with the same
+        parameters. Every kernel compiled from the old source is dropped.
+        Unsafe because nothing checks that the new source matches the
+        Python function (its parameters, its file and lines)."""
+        with self._miss_lock:
+            self.src = textwrap.dedent(new_src)
+            self.cache_key = hashlib.sha256(self.src.encode()).hexdigest()
+            self.cache.clear()
+            self._routes.clear()
+            self._compiled.clear()
+
     def _grid3(self, grid: Any, bound: tuple) -> tuple:
         """Normalizes a grid (1-3 ints, or a callable on the named arguments)."""
         if callable(grid):

@@ -369,3 +369,22 @@ def test_device_cpu_option_selects_the_cpu_backend(tmp_path):
                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "TARGET cpu False host" in result.stdout
+
+
+def test_unsafe_update_src_recompiles_the_new_source(cpu_backend):
+    @kiln.jit
+    def fill(out_ptr, N: kl.constexpr):
+        kl.store(out_ptr + kl.arange(0, N), kl.full((N, ), 1.0, kl.float32))
+
+    out = torch.zeros(8)
+    fill[(1, )](out, N=8)
+    assert out.tolist() == [1.0] * 8
+    # Triton's tests generate kernels so: the JITFunction of a template, its
+    # source edited.
+    generated = kiln.JITFunction(fill.fn)
+    generated._unsafe_update_src(generated.src.replace("1.0", "7.0"))
+    generated[(1, )](out, N=8)
+    assert out.tolist() == [7.0] * 8
+    fill._unsafe_update_src(fill.src.replace("1.0", "3.0"))  # drops the kernel compiled before
+    fill[(1, )](out, N=8)
+    assert out.tolist() == [3.0] * 8
