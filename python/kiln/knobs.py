@@ -26,7 +26,10 @@ import os
 from typing import Any, Callable, ClassVar, Generic, Iterator, Optional, TypeVar
 
 from kiln.errors import KilnError
-from kiln.runtime.backends import parse_flag
+from kiln.runtime.autotuner import CACHE_ENV as AUTOTUNING_CACHE_ENV
+from kiln.runtime.autotuner import PRINT_ENV as AUTOTUNING_PRINT_ENV
+from kiln.runtime.backends import DEBUG_ENV, parse_flag
+from kiln.runtime.disk_cache import CACHE_DIR_ENV, DISABLE_ENV, default_cache_dir
 
 __all__ = ["KnobNotSupported", "Knob", "base_knobs", "cache_knobs", "runtime_knobs", "language_knobs",
            "autotuning_knobs", "cache", "runtime", "language", "autotuning", "propagate_env"]
@@ -166,16 +169,12 @@ class base_knobs:
                 knob._restore(self, saved[name])
 
 
-def _default_cache_dir() -> str:
-    return os.path.join(os.path.expanduser("~"), ".cache", "kiln")
-
-
 class cache_knobs(base_knobs):
     """``knobs.cache``: the on-disk cache of compiled kernels."""
 
     _name = "cache"
-    dir: Knob[str] = Knob("KILN_CACHE_DIR", _default_cache_dir)
-    disable: Knob[bool] = Knob("KILN_DISABLE_CACHE", False, bool)
+    dir: Knob[str] = Knob(CACHE_DIR_ENV, default_cache_dir)
+    disable: Knob[bool] = Knob(DISABLE_ENV, False, bool)
     dump_dir: Knob[Optional[str]] = Knob("TRITON_DUMP_DIR", None, supported=False,
                                          why="Kiln keeps every stage on the compiled kernel (kernel.asm)")
     override_dir: Knob[Optional[str]] = Knob("TRITON_OVERRIDE_DIR", None, supported=False,
@@ -186,7 +185,7 @@ class runtime_knobs(base_knobs):
     """``knobs.runtime``: the JIT and launches."""
 
     _name = "runtime"
-    debug: Knob[bool] = Knob("KILN_DEBUG", False, bool)
+    debug: Knob[bool] = Knob(DEBUG_ENV, False, bool)
     interpret: Knob[bool] = Knob("TRITON_INTERPRET", False, bool, supported=False,
                                  why="Kiln has no interpreter; its CPU backend runs compiled kernels (KILN_BACKEND=cpu)")
     override_arch: Knob[Optional[str]] = Knob("TRITON_OVERRIDE_ARCH", None, supported=False,
@@ -216,8 +215,8 @@ class autotuning_knobs(base_knobs):
     """``knobs.autotuning``: :func:`kiln.autotune`."""
 
     _name = "autotuning"
-    cache: Knob[bool] = Knob("KILN_CACHE_AUTOTUNING", False, bool)
-    print: Knob[bool] = Knob("KILN_PRINT_AUTOTUNING", False, bool)
+    cache: Knob[bool] = Knob(AUTOTUNING_CACHE_ENV, False, bool)
+    print: Knob[bool] = Knob(AUTOTUNING_PRINT_ENV, False, bool)
 
 
 cache = cache_knobs()
