@@ -607,7 +607,7 @@ class JITFunction(KernelInterface[T]):
 
     def run(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
             warmup: bool = False, backend: Optional[str] = None, num_threads: Optional[int] = None,
-            maxnreg: Optional[int] = None, **kwargs: Any) -> Any:
+            maxnreg: Optional[int] = None, num_ctas: int = 1, **kwargs: Any) -> Any:
         """Binds, specializes, compiles on a cache miss and launches.
 
         Args:
@@ -623,9 +623,15 @@ class JITFunction(KernelInterface[T]):
             maxnreg: the most registers per thread the kernel may use (as
                 Triton's; NVIDIA only, the CPU backend ignores it). None
                 leaves it to ptxas.
+            num_ctas: blocks (CTAs) per program, as Triton's; only 1, what
+                every Kiln launch does: thread-block clusters are not
+                supported, and asking for one is a ValueError.
 
         Returns the compiled kernel (the compiler's CompiledKernel).
         """
+        if num_ctas != 1:
+            raise ValueError(f"kernel {self.__name__}: num_ctas={num_ctas!r}, but Kiln runs each program as one "
+                             f"block (CTA); thread-block clusters (num_ctas > 1) are not supported")
         if self._option_params:
             kwargs = self._with_option_arguments(args, kwargs, {"num_warps": num_warps, "num_stages": num_stages,
                                                                 "maxnreg": maxnreg})
@@ -666,10 +672,10 @@ class JITFunction(KernelInterface[T]):
         return loaded.kernel
 
     def warmup(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
-               backend: Optional[str] = None, maxnreg: Optional[int] = None, **kwargs: Any) -> Any:
+               backend: Optional[str] = None, maxnreg: Optional[int] = None, num_ctas: int = 1, **kwargs: Any) -> Any:
         """Compiles and loads the kernel for these arguments without launching it."""
         return self.run(*args, grid=grid, num_warps=num_warps, num_stages=num_stages, warmup=True, backend=backend,
-                        maxnreg=maxnreg, **kwargs)
+                        maxnreg=maxnreg, num_ctas=num_ctas, **kwargs)
 
     def _unsafe_update_src(self, new_src: str) -> None:
         """Replaces the kernel's source (Triton's method of this name, with

@@ -388,3 +388,16 @@ def test_unsafe_update_src_recompiles_the_new_source(cpu_backend):
     fill._unsafe_update_src(fill.src.replace("1.0", "3.0"))  # drops the kernel compiled before
     fill[(1, )](out, N=8)
     assert out.tolist() == [3.0] * 8
+
+
+def test_num_ctas_one_is_accepted_and_clusters_are_refused(cpu_backend):
+    @kiln.jit
+    def fill(out_ptr, N: kl.constexpr):
+        kl.store(out_ptr + kl.arange(0, N), kl.full((N, ), 2.0, kl.float32))
+
+    out = torch.zeros(8)
+    fill[(1, )](out, N=8, num_ctas=1)
+    assert out.tolist() == [2.0] * 8
+    assert fill.warmup(out, N=8, grid=(1, ), num_ctas=1) is not None
+    with pytest.raises(ValueError, match=r"kernel fill: num_ctas=2, but Kiln runs each program as one block"):
+        fill[(1, )](out, N=8, num_ctas=2)
