@@ -176,9 +176,12 @@ class FileResult:
     causes: collections.Counter = field(default_factory=collections.Counter)
     restarts: int = 0
     seconds: float = 0.0
+    killed: list[str] = field(default_factory=list)
 
-    def add(self, outcome: str, cause: str) -> None:
+    def add(self, nodeid: str, outcome: str, cause: str) -> None:
         self.counts[outcome] += 1
+        if outcome == "killed":
+            self.killed.append(nodeid)
         if outcome != "passed" and outcome != "skipped":
             self.causes[normalize_cause(cause) or outcome] += 1
 
@@ -231,7 +234,7 @@ def run_file(directory: Path, test_file: str, args: argparse.Namespace) -> FileR
                 log.close()
         for event in _read_events(results_path):
             if event["event"] == "outcome":
-                result.add(event["outcome"], event.get("cause", ""))
+                result.add(event["nodeid"], event["outcome"], event.get("cause", ""))
     result.seconds = time.monotonic() - started
     return result
 
@@ -277,6 +280,8 @@ def format_table(result: FileResult, top: int) -> str:
         rest = len(result.causes) - top
         if rest > 0:
             lines.append(f"  {'':>6}  ... and {rest} other causes")
+    if result.killed:
+        lines.append("  killed: " + ", ".join(result.killed))
     return "\n".join(lines)
 
 

@@ -104,6 +104,8 @@ def test_runner_tables_every_outcome(suite: Path):
     assert "RuntimeError: fixture broke" in causes
     assert "killed: the test process died" in causes
     assert "killed: no progress for the time limit" in causes
+    assert ("  killed: test_outcomes.py::test_crashes, test_outcomes.py::test_stuck_where_the_alarm_cannot_reach"
+            in lines)
     assert out.splitlines()[-1] == "== all files: 2 passed, 5 failed, 2 skipped, 1 error, 2 killed"
 
 
