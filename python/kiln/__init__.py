@@ -31,6 +31,7 @@ from kiln.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heur
 from kiln.runtime.errors import InterpreterError
 from kiln.runtime.interface import KernelInterface, MockTensor
 from kiln.runtime.jit import JITFunction, jit
+from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret
 
 #: Triton's name for the base class of the errors it raises on purpose.
 TritonError = KilnError
@@ -62,6 +63,7 @@ __all__ = [
     "MockTensor",
     "OutOfBoundsError",
     "OutOfResources",
+    "TensorWrapper",
     "TritonError",
     "autotune",
     "cdiv",
@@ -73,6 +75,7 @@ __all__ = [
     "language",
     "must_use_result",
     "next_power_of_2",
+    "reinterpret",
     "set_allocator",
     "testing",
     "tools",

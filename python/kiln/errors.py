@@ -54,6 +54,11 @@ class CompilationError(KilnError):
         self.source_line = source_line.rstrip("\r\n") if source_line is not None else None
         super().__init__(self._format())
 
+    @property
+    def error_message(self) -> str:
+        """Triton's name for :attr:`message`."""
+        return self.message
+
     def _format(self) -> str:
         return _located_text(f"error: {self.message}", self.message, self.filename, self.lineno, self.col,
                              self.source_line)

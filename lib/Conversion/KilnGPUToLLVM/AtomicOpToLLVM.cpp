@@ -88,13 +88,10 @@ struct ElementOwnership {
 ElementOwnership getOwnership(OpBuilder &builder, Location loc, Type type,
                               const LaunchShape &launch) {
   ElementOwnership result;
-  Type i32 = builder.getI32Type();
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor) {
     // A scalar: thread 0 of the program applies it.
-    Value tid = NVVM::ThreadIdXOp::create(builder, loc, i32);
-    result.owner = LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::eq, tid,
-                                        createI32Constant(builder, loc, 0));
+    result.owner = emitIsFirstThread(builder, loc);
     result.linear.push_back(createI32Constant(builder, loc, 0));
     return result;
   }

@@ -249,11 +249,17 @@ struct StoreOpLowering : public ConvertOpToLLVMPattern<StoreOp> {
       for (Value &value : values)
         value = LLVM::ZExtOp::create(rewriter, loc, memElement, value);
 
-    // Replicated elements are stored by their owner thread only.
+    // Replicated elements are stored by their owner thread only, and a
+    // scalar by thread 0: a store every thread repeated could land after a
+    // later write by another program (a store under a lock, released by
+    // thread 0's atomic, would then be undone by a lagging warp).
     Value owner;
-    if (auto tensor = dyn_cast<RankedTensorType>(op.getPtr().getType()))
+    if (auto tensor = dyn_cast<RankedTensorType>(op.getPtr().getType())) {
       if (getThreadLayout(tensor))
         emitBlockCoordinates(rewriter, loc, tensor, launch, &owner);
+    } else {
+      owner = emitIsFirstThread(rewriter, loc);
+    }
     Value predicates = adaptor.getMask();
     if (owner)
       predicates = predicates ? LLVM::AndOp::create(rewriter, loc, predicates, owner)

@@ -285,3 +285,9 @@ Value mlir::kiln::gpu::createInlineAsm(OpBuilder &builder, Location loc,
       /*operand_attrs=*/ArrayAttr());
   return isVoid ? Value() : op.getResult(0);
 }
+
+Value mlir::kiln::gpu::emitIsFirstThread(OpBuilder &builder, Location loc) {
+  Value tid = NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
+  return LLVM::ICmpOp::create(builder, loc, LLVM::ICmpPredicate::eq, tid,
+                              createI32Constant(builder, loc, 0));
+}

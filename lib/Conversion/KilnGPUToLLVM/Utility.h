@@ -60,6 +60,10 @@ SmallVector<Value> emitBlockCoordinates(OpBuilder &builder, Location loc,
                                         const LaunchShape &launch,
                                         Value *isOwner = nullptr);
 
+/// Whether the calling thread is thread 0 of its program (an i1): the one
+/// that applies a scalar store or atomic, which stands for the program.
+Value emitIsFirstThread(OpBuilder &builder, Location loc);
+
 /// Coordinates of the calling thread in `layout`, per dimension: its lane
 /// within the warp's threads and its warp within the CTA's warps.
 struct ThreadCoordinates {

@@ -1,8 +1,8 @@
 //===- JIT.cpp - Compiling and running kernels on the host -----------------===//
 //
 // Translates a CPU kernel module to LLVM IR, optimizes it at O3 for the host
-// processor, compiles it with ORC's LLJIT, and runs launches on a persistent
-// pool of threads that share the grid's programs through an atomic counter.
+// processor, moves 16-bit float vectors as integers (HalfMoves.h), compiles
+// it with ORC's LLJIT, and runs launches on a persistent pool of threads that share the grid's programs through an atomic counter.
 // Checked kernels call back into this file for their launch's bounds table
 // and to report out-of-bounds accesses; kernels call back to print lines
 // (device_print) and to report failed device assertions. An interrupted
@@ -13,6 +13,7 @@
 
 #include "kiln/Target/CPU/JIT.h"
 
+#include "kiln/Target/CPU/HalfMoves.h"
 #include "kiln/Target/CPU/HostLibdevice.h"
 #include "kiln/Target/CPU/TargetSpec.h"
 
@@ -435,6 +436,9 @@ HostKernel::compile(ModuleOp module, StringRef kernelName,
     builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
         .run(*llvmModule, modules);
   }
+  // After the optimizer, so that asm["llir"] is exactly what code
+  // generation gets (and `llc` reproduces it).
+  moveHalfVectorsAsIntegers(*llvmModule);
   {
     llvm::raw_string_ostream os(kernel->llvmIR);
     llvmModule->print(os, nullptr);

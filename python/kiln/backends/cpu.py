@@ -92,7 +92,7 @@ class CpuBackend(Backend):
                                  **{"vector-gathers": str(gathers).lower(), "vector-scatters": str(scatters).lower()})
         run_pipeline(fn, module, pipeline, "CPU lowering")
         try:
-            host = _C.cpu.compile(module, fn.__name__, target)
+            host = _C.cpu.compile(module, metadata["name"], target)
         except _C.ir.MLIRError as error:
             raise located_error(fn, error, "CPU lowering") from error
         asm["llir"] = host.llvm_ir

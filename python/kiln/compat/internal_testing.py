@@ -28,8 +28,8 @@ import pytest
 import kiln
 import kiln.language as kl
 from kiln.errors import KilnError
-from kiln.language.core import dtype_from_signature
 from kiln.runtime.driver import GPUTarget
+from kiln.runtime.jit import TensorWrapper, type_canonicalisation_dict
 
 __all__ = [
     "int_dtypes", "uint_dtypes", "integral_dtypes", "float_dtypes", "float_dtypes_with_bfloat16", "dtypes",
@@ -212,13 +212,11 @@ def str_to_triton_dtype(name: str) -> kl.dtype:
     Raises:
         ValueError: for a name Kiln has no dtype for.
     """
-    from kiln.runtime.jit import _DTYPE_CODES  # torch's names -> signature codes
-
-    value = getattr(kl, name, None)
-    if isinstance(value, kl.dtype):
-        return value
+    canonical = type_canonicalisation_dict.get(name)
     try:
-        return dtype_from_signature(_DTYPE_CODES.get(name, name))
+        if canonical is None:
+            raise KilnError(name)
+        return kl.str_to_ty(canonical)
     except KilnError:
         raise ValueError(f"no Kiln dtype is called {name!r}") from None
 
@@ -278,26 +276,12 @@ def numpy_random(shape: Union[int, Tuple[int, ...]], dtype_str: str, rs: Optiona
     raise ValueError(f"numpy_random: unknown dtype {dtype_str!r}")
 
 
-def _tensor_wrapper_class() -> Optional[type]:
-    """``kiln.runtime.jit.TensorWrapper`` (Triton's reinterpreted-tensor
-    class) where this Kiln has it, else None."""
-    return getattr(kiln.runtime.jit, "TensorWrapper", None)
-
-
-def _reinterpret(tensor: Any, dtype: kl.dtype) -> Any:
-    """``kiln.reinterpret(tensor, dtype)``; a clear error where Kiln lacks it."""
-    reinterpret: Optional[Callable[[Any, kl.dtype], Any]] = getattr(kiln, "reinterpret", None)
-    if reinterpret is None:
-        raise NotImplementedError(f"a {dtype} kernel argument needs kiln.reinterpret (triton.reinterpret), "
-                                  f"which this version of Kiln does not have")
-    return reinterpret(tensor, dtype)
-
-
 def to_triton(x: np.ndarray, device: Any, dst_type: Optional[str] = None) -> Any:
     """A kernel argument on ``device`` holding numpy array ``x``.
 
-    Unsigned arrays become their signed torch counterpart reinterpreted as
-    the unsigned kernel type (torch lacks most unsigned types); with a
+    Unsigned arrays become their signed torch counterpart reinterpreted
+    (:func:`kiln.reinterpret`) as the unsigned kernel type (torch lacks most
+    unsigned types); with a
     float8 ``dst_type``, ``x`` holds the bytes and is reinterpreted as that
     type; float32 with ``dst_type="bfloat16"`` is converted; anything else
     is ``torch.tensor(x)``."""
@@ -306,9 +290,9 @@ def to_triton(x: np.ndarray, device: Any, dst_type: Optional[str] = None) -> Any
     name = x.dtype.name
     if name in uint_dtypes:
         signed = x.astype(name[1:])  # same bits, signed type
-        return _reinterpret(torch.tensor(signed, device=device), getattr(kl, name))
+        return kiln.reinterpret(torch.tensor(signed, device=device), getattr(kl, name))
     if dst_type and "float8" in dst_type:
-        return _reinterpret(torch.tensor(x, device=device), str_to_triton_dtype(dst_type))
+        return kiln.reinterpret(torch.tensor(x, device=device), str_to_triton_dtype(dst_type))
     if name == "float32" and dst_type == "bfloat16":
         return torch.tensor(x, device=device).bfloat16()
     return torch.tensor(x, device=device)
@@ -323,8 +307,7 @@ def to_numpy(x: Any) -> np.ndarray:
     """
     import torch
 
-    wrapper = _tensor_wrapper_class()
-    if wrapper is not None and isinstance(x, wrapper):
+    if isinstance(x, TensorWrapper):
         return x.base.cpu().numpy().astype(torch_dtype_name(x.dtype))
     if isinstance(x, torch.Tensor):
         if x.dtype is torch.bfloat16:
@@ -335,8 +318,7 @@ def to_numpy(x: Any) -> np.ndarray:
 
 def unwrap_tensor(t: Any) -> Any:
     """The torch tensor under a reinterpreted tensor, or ``t`` itself."""
-    wrapper = _tensor_wrapper_class()
-    if wrapper is not None and isinstance(t, wrapper):
+    if isinstance(t, TensorWrapper):
         return t.base
     return t
 

@@ -23,12 +23,13 @@ from __future__ import annotations
 import functools
 import linecache
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
 from kiln import _C
 from kiln import backends as _backends
-from kiln.compiler.specialization import Specialization, kernel_parameters, root_name
+from kiln.compiler.specialization import KernelSpecialization, Specialization, kernel_parameters, root_name
 from kiln.errors import CompilationError, KilnError
 
 
@@ -45,6 +46,31 @@ class KernelMetadata(dict):
             raise AttributeError(f"kernel metadata has no {name!r} (it has: {', '.join(sorted(self))})") from None
 
 
+class StageOutputs(dict):
+    """A compiled kernel's ``asm``: each stage's output by Kiln's stage name,
+    with Triton's names for the matching stages readable too (``ttir`` is
+    the ``kiln`` stage, ``ttgir`` the ``kiln_gpu`` stage), so code written
+    for Triton finds them. The aliases are not keys: iterating, the on-disk
+    cache and stage dumps see each stage once, under Kiln's name."""
+
+    __slots__ = ()
+
+    #: Triton's stage name -> Kiln's.
+    ALIASES = {"ttir": "kiln", "ttgir": "kiln_gpu"}
+
+    def __missing__(self, name: str) -> Any:
+        stage = self.ALIASES.get(name)
+        if stage is not None and dict.__contains__(self, stage):
+            return dict.__getitem__(self, stage)
+        raise KeyError(f"no {name!r} stage in this kernel (it has: {', '.join(self)})")
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or dict.__contains__(self, self.ALIASES.get(name, None))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self else default
+
+
 @dataclass
 class CompiledKernel:
     """A kernel compiled for one specialization and target.
@@ -52,7 +78,9 @@ class CompiledKernel:
     Attributes:
         name: the kernel's symbol in the binary.
         asm: each stage's output, by stage name (``"cubin"`` is bytes, or
-            None when no ptxas was found and the driver must compile the PTX).
+            None when no ptxas was found and the driver must compile the PTX);
+            a :class:`StageOutputs`, which also answers to Triton's ``ttir``
+            and ``ttgir``.
         metadata: ``name``, ``target``, ``num_warps``, ``num_stages``,
             ``shared`` (bytes of shared memory), ``signature``, ``constexprs``,
             the ``pipelines`` that were run and the ``backend`` that ran them;
@@ -80,6 +108,8 @@ class CompiledKernel:
     def __post_init__(self) -> None:
         if not isinstance(self.metadata, KernelMetadata):
             self.metadata = KernelMetadata(self.metadata)
+        if not isinstance(self.asm, StageOutputs):
+            self.asm = StageOutputs(self.asm)
 
     @property
     def binary(self) -> bytes:
@@ -196,6 +226,25 @@ def _dump(name: str, asm: Mapping[str, Any], backend_suffixes: Mapping[str, str]
             f.write(content)
 
 
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def kernel_symbol(fn: Any, signature: Mapping[str, str], constexprs: Mapping[str, Any],
+                  attrs: Specialization) -> str:
+    """The compiled kernel's name: ``fn.__name__``, or what the kernel's
+    ``jit(repr=...)`` function returns for this specialization (as Triton
+    names it), which must be a valid symbol."""
+    name_of = getattr(fn, "repr", None)
+    if name_of is None:
+        return fn.__name__
+    constants = {**constexprs, **{name: 1 for name in sorted(attrs.equal_to_1)}}
+    name = name_of(KernelSpecialization(fn, dict(signature), constants, attrs))
+    if not isinstance(name, str) or _SYMBOL.fullmatch(name) is None:
+        raise ValueError(f"kernel {fn.__name__}: its repr function must return a symbol name (letters, digits and "
+                         f"underscores, not starting with a digit), got {name!r}")
+    return name
+
+
 def compile_jit_function(
     fn: Any,
     signature: Mapping[str, str],
@@ -230,7 +279,7 @@ def compile_jit_function(
     if not isinstance(num_stages, int) or num_stages < 1:
         raise ValueError(f"num_stages must be a positive integer, got {num_stages!r}")
 
-    name = fn.__name__
+    name = kernel_symbol(fn, signature, constexprs, attrs)
     metadata = KernelMetadata({
         "name": name,
         "target": target,
@@ -245,7 +294,9 @@ def compile_jit_function(
     directory = disk_cache.cache_dir() if identity is not None else None
     key = None
     if directory is not None:
-        key = disk_cache.kernel_key(fn, signature, constexprs, attrs, target, num_warps, num_stages, options,
+        # The symbol is the repr function's choice, which the sources alone do not fix.
+        named = options if name == fn.__name__ else {**options, "kernel_name": name}
+        key = disk_cache.kernel_key(fn, signature, constexprs, attrs, target, num_warps, num_stages, named,
                                     backend.name, identity)
     if key is not None:
         hit = disk_cache.read(directory, key, metadata)
@@ -257,7 +308,7 @@ def compile_jit_function(
 
     context = _C.ir.Context()
     module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context,
-                              debug=bool(options.get("debug", False)))
+                              debug=bool(options.get("debug", False)), name=name)
     asm: dict[str, Any] = {"kiln": module.str()}
     # Read from the kiln stage, before a backend lowers it: the launch
     # refuses read-only arrays for these parameters.
@@ -282,6 +333,7 @@ def compile(
     checked: bool = False,
     debug: bool = False,
     maxnreg: Optional[int] = None,
+    num_ctas: int = 1,
 ) -> CompiledKernel:
     """Compiles a ``@kiln.jit`` function without launching it (no GPU needed).
 
@@ -303,6 +355,8 @@ def compile(
         maxnreg: for an NVIDIA target, the most registers per thread that
             ptxas may use (PTX ``.maxnreg``), as Triton's option; None
             leaves the choice to ptxas. The CPU target ignores it.
+        num_ctas: Triton's thread-block cluster size; only 1 is supported
+            (any other value is a ValueError).
 
     Returns:
         The :class:`CompiledKernel`, with every stage in ``asm``.
@@ -330,9 +384,10 @@ def compile(
             divisible_by_16=frozenset(name for name, ty in signature.items() if ty.startswith("*")),
             equal_to_1=frozenset(),
         )
-    from kiln.runtime.backends import check_maxnreg
+    from kiln.runtime.backends import check_maxnreg, check_num_ctas
 
     check_maxnreg(maxnreg, "kiln.compile")
+    check_num_ctas(num_ctas, f"kiln.compile({fn.__name__})")
     options: dict[str, Any] = {"debug": True} if debug else {}
     if maxnreg is not None:
         options["maxnreg"] = maxnreg

@@ -69,7 +69,8 @@ class KernelSource(Protocol):
 
 
 def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs: Mapping[str, Any],
-                     attrs: Optional[Specialization], context: Any, debug: bool = False) -> Any:
+                     attrs: Optional[Specialization], context: Any, debug: bool = False,
+                     name: Optional[str] = None) -> Any:
     """Builds the kiln-dialect module of one specialization of kernel ``fn``.
 
     Args:
@@ -80,6 +81,7 @@ def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs:
         attrs: which parameters were specialized (divisible by 16 / equal to 1).
         context: the ``kiln._C.ir.Context`` to build in.
         debug: emit ``kl.device_assert`` checks (otherwise they are dropped).
+        name: the kernel function's symbol (default: ``fn.__name__``).
 
     Returns:
         a verified ``kiln._C.ir.Module`` holding the public kernel function
@@ -92,6 +94,8 @@ def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs:
     module = ir.Module.create(context)
     builder = ir.Builder(context)
     generator = CodeGenerator(fn, module, builder, functions={})
+    if name is not None:
+        generator.kernel_name = name
     token = debugging.debug_mode.set(bool(debug))
     try:
         generator.generate_kernel(dict(signature), dict(constexprs), attrs)
@@ -409,6 +413,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         self._call_node: Optional[ast.AST] = None
         # The jit functions whose calls lead here, outermost first.
         self.call_chain: tuple[str, ...] = (fn.__name__,)
+        # The public kernel's symbol (a jit(repr=...) function may rename it).
+        self.kernel_name = fn.__name__
         code = fn.fn.__code__
         self.filename = code.co_filename
         self.tree = ast.parse(fn.src)
@@ -551,7 +557,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         # Helpers named like the kernel get another symbol (see _mangle).
         self.functions.setdefault(("owners",), {})[self.fn.__name__] = self.fn.fn
         self._set_loc(self.fn_def)
-        function = self.builder.create_function(self.module, self.fn.__name__,
+        function = self.builder.create_function(self.module, self.kernel_name,
                                                 [ty.to_ir(self.builder) for _, ty in params], [], True)
         function.set_unit_attr("kiln.kernel")
         block = function.add_entry_block()
@@ -1242,6 +1248,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             raise self.error(f"the comparison {op.__name__} is not supported in kiln kernels", node)
         name, python_op = _COMPARE_OPS[op]
         if not _is_runtime(lhs) and not _is_runtime(rhs):
+            if op in (ast.Eq, ast.NotEq) and isinstance(lhs, (list, tuple)) and isinstance(rhs, (list, tuple)):
+                # As Triton's tuples: equal to a list of the same elements
+                # (``x.shape == [16, 32]``).
+                lhs, rhs = tuple(lhs), tuple(rhs)
             return python_op(lhs, rhs)
         return self._run(node, lambda: getattr(semantic, name)(lhs, rhs, self.builder))
 
@@ -1330,6 +1340,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if func in (builtins.min, builtins.max, builtins.len, builtins.int, builtins.float, builtins.bool,
                     builtins.abs, builtins.isinstance, builtins.getattr, builtins.hasattr, builtins.tuple,
                     builtins.str):
+            if (func in (builtins.isinstance, builtins.hasattr, builtins.getattr) and not kwargs and args
+                    and not any(_is_runtime(v) for v in args[1:])):
+                # They look at the value's Python object (its type, .dtype,
+                # .shape), which is known while compiling, as in Triton.
+                return self._run(node, lambda: func(*args))
             if any(_is_runtime(v) for v in list(args) + list(kwargs.values())):
                 # As in Triton, min/max of two or more values and abs of one
                 # also take runtime values (element-wise, NaN-ignoring).

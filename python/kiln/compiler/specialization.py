@@ -26,6 +26,27 @@ class Specialization:
     equal_to_1: frozenset[str] = frozenset()
 
 
+@dataclass(frozen=True)
+class KernelSpecialization:
+    """One specialization of a kernel, as a ``jit(repr=...)`` function sees it
+    when it names the compiled kernel (Triton passes an object with the same
+    ``signature`` and ``constants``).
+
+    Attributes:
+        fn: the jit function.
+        signature: each runtime parameter's type string, by name (or path).
+        constants: the compile-time values by name (or path): the constexpr
+            parameters, None arguments, and the integer parameters equal to 1
+            (as 1: Triton compiles those in as constants).
+        attrs: the full :class:`Specialization`.
+    """
+
+    fn: Any
+    signature: Mapping[str, str]
+    constants: Mapping[str, Any]
+    attrs: Specialization
+
+
 # -- aggregate kernel arguments ------------------------------------------------
 #
 # A kernel argument that is a tuple (or a host TensorDescriptor) reaches the

@@ -144,9 +144,9 @@ __all__ += ["pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
             "randn4x", "random", "uint_to_uniform_float"]
 
 # Block creation beyond kl.zeros and kl.full.
-from kiln.language.standard import zeros_like  # noqa: E402
+from kiln.language.standard import swizzle2d, zeros_like  # noqa: E402
 
-__all__ += ["zeros_like"]
+__all__ += ["swizzle2d", "zeros_like"]
 
 # Shape ops (and the tensor methods reshape, trans, permute, ...).
 from kiln.language.shapes import (  # noqa: E402
@@ -172,10 +172,26 @@ __all__ += ["broadcast", "cat", "flip", "gather", "histogram", "interleave", "jo
 # Triton's other fp8 formats have names only: a kernel computing with one
 # is a CompilationError.
 from kiln.language.core import float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16  # noqa: E402
+from kiln.language.core import str_to_ty, void  # noqa: E402
 
-__all__ += ["float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16"]
+__all__ += ["float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16", "str_to_ty", "void"]
 
 # Matrix products.
 from kiln.language.dot import dot  # noqa: E402
 
 __all__ += ["dot"]
+
+# Triton's spellings: tl.math.<fn>, tl.add/sub/mul as functions, the int32
+# pointer type, and the block methods x.broadcast_to(...) and x.abs().
+from kiln.language import math  # noqa: E402
+from kiln.language.core import add, const, mul, sub  # noqa: E402
+
+pi32_t = pointer_type(int32)
+# The builtins Triton also makes tensor methods (x.sum(axis=0), x.exp(), ...).
+for _method in (broadcast_to, abs, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, erf, sqrt_rn, fma,
+                umulhi, cdiv, sum, max, min, argmax, argmin, xor_sum, cumsum, cumprod, sort, reduce,
+                associative_scan):
+    setattr(tensor, _method.__name__, _method)
+del _method
+
+__all__ += ["add", "const", "math", "mul", "pi32_t", "sub"]

@@ -61,6 +61,9 @@ def _pointer(pointer: Any, name: str) -> tensor:
     if not isinstance(pointer, tensor) or not pointer.dtype.is_ptr():
         ty = pointer.type if isinstance(pointer, tensor) else type(pointer).__name__
         raise CompilationError(f"{name} needs a pointer argument, got {ty}")
+    if pointer.dtype.const:
+        raise CompilationError(f"{name} cannot write through a constant pointer (a kl.const parameter, or a "
+                               f"pointer derived from one)")
     elem = pointer.dtype.element_ty
     if elem not in _SUPPORTED[name]:
         raise CompilationError(f"{name} does not support {_public(elem)} elements; expected one of "

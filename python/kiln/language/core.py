@@ -23,7 +23,8 @@ from kiln.errors import CompilationError, CompileTimeAssertionFailure, KilnError
 __all__ = [
     "constexpr", "dtype", "pointer_type", "block_type", "tensor",
     "int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "TRITON_MAX_TENSOR_NUMEL",
+    "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "void", "str_to_ty",
+    "TRITON_MAX_TENSOR_NUMEL",
     "program_id", "num_programs", "arange", "load", "store", "cdiv", "minimum", "maximum",
     "where", "full", "zeros", "cast", "expand_dims", "broadcast_to", "static_print", "static_assert",
     "range", "static_range", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs",
@@ -181,8 +182,19 @@ class dtype:
     FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"]
     STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
 
+    # The scalar type names by kind, as Triton's class attributes (tests
+    # parametrize over them: ``map(kl.dtype, kl.dtype.SINT_TYPES)``). As in
+    # Triton, the boolean int1 counts as unsigned here (its bits extend with
+    # zeros), though ``is_int_unsigned`` names only the uintN types.
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    OTHER_TYPES = ["void"]
+
     def __init__(self, name: str) -> None:
-        if name not in self._INT_WIDTHS and name not in self._FLOAT_WIDTHS and name != "ptr" and name != "block":
+        if (name not in self._INT_WIDTHS and name not in self._FLOAT_WIDTHS and name not in self.OTHER_TYPES
+                and name != "ptr" and name != "block"):
             raise KilnError(f"unknown dtype '{name}'")
         self.name = name
 
@@ -223,6 +235,40 @@ class dtype:
     def is_int_unsigned(self) -> bool:
         return self.name.startswith("uint")
 
+    def is_standard_floating(self) -> bool:
+        return self.name in self.STANDARD_FP_TYPES
+
+    def is_void(self) -> bool:
+        return self.name == "void"
+
+    # One predicate per integer type, as Triton's (x.dtype.is_uint32(), ...).
+    def is_int1(self) -> bool:
+        return self.name == "int1"
+
+    def is_int8(self) -> bool:
+        return self.name == "int8"
+
+    def is_int16(self) -> bool:
+        return self.name == "int16"
+
+    def is_int32(self) -> bool:
+        return self.name == "int32"
+
+    def is_int64(self) -> bool:
+        return self.name == "int64"
+
+    def is_uint8(self) -> bool:
+        return self.name == "uint8"
+
+    def is_uint16(self) -> bool:
+        return self.name == "uint16"
+
+    def is_uint32(self) -> bool:
+        return self.name == "uint32"
+
+    def is_uint64(self) -> bool:
+        return self.name == "uint64"
+
     def is_ptr(self) -> bool:
         return False
 
@@ -231,6 +277,8 @@ class dtype:
 
     @property
     def primitive_bitwidth(self) -> int:
+        if self.name == "void":
+            raise KilnError("void has no bit width")
         return self._INT_WIDTHS.get(self.name) or self._FLOAT_WIDTHS[self.name]
 
     @property
@@ -246,6 +294,8 @@ class dtype:
         if self.name in self._UNSUPPORTED:
             raise CompilationError(f"{self!r} is not supported by Kiln; its fp8 types are kl.float8e4nv and "
                                    f"kl.float8e5")
+        if self.name == "void":
+            raise KilnError("void is not the type of a value: kernels cannot make tensors or pointers of it")
         if self.is_int():
             return getattr(builder, f"i{self.int_bitwidth}_type")()
         if self.is_fp8():
@@ -269,15 +319,24 @@ class dtype:
         return f"kl.{_DTYPE_PUBLIC_NAMES.get(self.name, self.name)}"
 
 
-class pointer_type(dtype):
-    """A pointer to ``element_ty`` elements in global memory (``*fp32``)."""
+class const:
+    """Marks a pointer parameter as pointing to constant data, as an
+    annotation (``in_ptr: kl.const``), as Triton's ``tl.const``: the kernel
+    sees a ``pointer_type(..., const=True)``, and storing through it (or an
+    atomic on it) is a compile error."""
 
-    def __init__(self, element_ty: dtype, address_space: int = 1) -> None:
+
+class pointer_type(dtype):
+    """A pointer to ``element_ty`` elements in global memory (``*fp32``);
+    ``const`` pointers (``*kfp32``) may only be read."""
+
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False) -> None:
         if not isinstance(element_ty, dtype) or isinstance(element_ty, block_type):
             raise KilnError(f"pointer_type needs a scalar element dtype, got {element_ty!r}")
         self.name = "ptr"
         self.element_ty = element_ty
         self.address_space = address_space
+        self.const = bool(const)
 
     def is_ptr(self) -> bool:
         return True
@@ -286,10 +345,10 @@ class pointer_type(dtype):
         return builder.ptr_type(self.element_ty.to_ir(builder), self.address_space)
 
     def _key(self) -> tuple:
-        return ("ptr", self.element_ty._key(), self.address_space)
+        return ("ptr", self.element_ty._key(), self.address_space, self.const)
 
     def __str__(self) -> str:
-        return f"pointer<{self.element_ty}>"
+        return f"pointer<const {self.element_ty}>" if self.const else f"pointer<{self.element_ty}>"
 
     __repr__ = __str__
 
@@ -363,6 +422,7 @@ float8e5 = dtype("fp8e5")
 float8e4b15 = dtype("fp8e4b15")
 float8e4b8 = dtype("fp8e4b8")
 float8e5b16 = dtype("fp8e5b16")
+void = dtype("void")
 
 _DTYPE_PUBLIC_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
                        "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15",
@@ -381,7 +441,10 @@ _SIGNATURE_NAMES = {ty.name: text for text, ty in _SIGNATURE_SCALARS.items() if 
 
 
 def dtype_from_signature(text: str) -> dtype:
-    """Parses a signature type string: "*fp32" -> pointer_type(float32)."""
+    """Parses a signature type string: "*fp32" -> pointer_type(float32);
+    "*kfp32" is a const pointer (Triton's spelling)."""
+    if text.startswith("*k"):
+        return pointer_type(dtype_from_signature(text[2:]), const=True)
     if text.startswith("*"):
         return pointer_type(dtype_from_signature(text[1:]))
     if text == "nvTmaDesc":
@@ -394,10 +457,32 @@ def dtype_from_signature(text: str) -> dtype:
     return _SIGNATURE_SCALARS[text]
 
 
+def str_to_ty(name: str, c: Any = None) -> dtype:
+    """The dtype a signature type string names, as Triton's ``str_to_ty``:
+    ``"fp32"`` -> ``float32``, ``"*u8"`` -> ``pointer_type(uint8)``,
+    ``"u1"`` / ``"i1"`` -> ``int1``, ``"void"`` -> ``void``. The canonical
+    strings are the values of
+    ``kiln.runtime.jit.type_canonicalisation_dict``.
+
+    ``c`` is Triton's constexpr value for ``"constexpr"``, which Kiln does
+    not type (a constexpr parameter is compiled in, not typed).
+
+    Raises:
+        KilnError: for a string that names no type Kiln supports.
+    """
+    if not isinstance(name, str):
+        raise KilnError(f"str_to_ty expects a type string such as '*fp32' or 'i32', got {name!r}")
+    if name == "void":
+        return void
+    if name.startswith("*") and name[1:2] == "k":
+        raise KilnError(f"unsupported signature type '{name}': Kiln has no const pointers")
+    return dtype_from_signature(name)
+
+
 def signature_name(ty: dtype) -> str:
     """The inverse of :func:`dtype_from_signature` (used to mangle names)."""
     if isinstance(ty, pointer_type):
-        return "P" + signature_name(ty.element_ty)
+        return ("Pk" if ty.const else "P") + signature_name(ty.element_ty)
     if isinstance(ty, block_type):
         return signature_name(ty.element_ty) + "x" + "x".join(str(d) for d in ty.shape)
     return _SIGNATURE_NAMES[ty.name]
@@ -481,6 +566,14 @@ class tensor:
         """This value converted to ``dtype`` (a bit cast if ``bitcast``);
         ``fp_downcast_rounding`` ("rtne", "rtz") rounds narrowing float
         conversions."""
+        from kiln.language import semantic
+        return semantic.cast_with_rounding(self, _unwrap(dtype), _builder, _unwrap(fp_downcast_rounding),
+                                           bitcast=bool(_unwrap(bitcast)))
+
+    @builtin
+    def cast(self, dtype: dtype, fp_downcast_rounding: Optional[str] = None, bitcast: bool = False,
+             _builder: Any = None) -> "tensor":
+        """Another spelling of :meth:`to` (as Triton's ``tensor.cast``)."""
         from kiln.language import semantic
         return semantic.cast_with_rounding(self, _unwrap(dtype), _builder, _unwrap(fp_downcast_rounding),
                                            bitcast=bool(_unwrap(bitcast)))
@@ -646,10 +739,13 @@ def expand_dims(input: tensor, axis: Any, _builder: Any = None) -> tensor:
 
 
 @builtin
-def broadcast_to(input: tensor, shape: Sequence[int], _builder: Any = None) -> tensor:
-    """``input`` broadcast (numpy rules) to ``shape``."""
+def broadcast_to(input: tensor, *shape: Any, _builder: Any = None) -> tensor:
+    """``input`` broadcast (numpy rules) to ``shape``: a list or tuple, or the
+    sizes as separate arguments (``x.broadcast_to(32, 32)``), as Triton's."""
     from kiln.language import semantic
-    return semantic.broadcast_to(semantic.to_tensor(_unwrap(input), _builder), _shape(shape), _builder)
+    if len(shape) == 1 and isinstance(_unwrap(shape[0]), (list, tuple)):
+        shape = _unwrap(shape[0])
+    return semantic.broadcast_to(semantic.to_tensor(_unwrap(input), _builder), _shape(list(shape)), _builder)
 
 
 @builtin
@@ -705,6 +801,22 @@ def abs(x: Any, _builder: Any = None) -> tensor:
     """Element-wise absolute value (integers and floats)."""
     from kiln.language import semantic
     return semantic.abs(_unwrap(x), _builder)
+
+
+def _arithmetic(name: str, symbol: str) -> Callable[..., tensor]:
+    def fn(x: Any, y: Any, sanitize_overflow: Any = True, _builder: Any = None) -> tensor:
+        from kiln.language import semantic
+        return getattr(semantic, name)(_unwrap(x), _unwrap(y), _builder)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``x {symbol} y`` (Triton's ``tl.{name}``): the operator's promotion and pointer rules. "
+                  f"``sanitize_overflow`` is accepted for Triton's signature; Kiln's operator has no overflow "
+                  f"check to turn off.")
+    return builtin(fn)
+
+
+add = _arithmetic("add", "+")
+sub = _arithmetic("sub", "-")
+mul = _arithmetic("mul", "*")
 
 
 # ---------------------------------------------------------------------------

@@ -158,7 +158,19 @@ def computation_type(a: dtype, c: dtype, div_or_mod: bool = False) -> dtype:
     for half in (float16, bfloat16):
         if a == half or c == half:
             return float32 if div_or_mod else half
+    if div_or_mod:
+        _check_same_signedness(a, c)
     return integer_promote(a, c)
+
+
+def _check_same_signedness(a: dtype, c: dtype) -> None:
+    """Refuses /, // and % between a signed and an unsigned integer type, as
+    Triton does: C's promotion would divide a negative value as a huge
+    unsigned one."""
+    if (a.is_int() and c.is_int() and not a.is_bool() and not c.is_bool()
+            and a.is_int_unsigned() != c.is_int_unsigned()):
+        raise _fail(f"Cannot use /, // or % with {a} and {c} because they have different signedness; the result "
+                    f"would rarely be useful. Cast them to the same signedness")
 
 
 def cast(x: tensor, dst: dtype, b: Builder, bitcast: bool = False) -> tensor:
@@ -323,6 +335,7 @@ def mul(x: Any, y: Any, b: Builder) -> tensor:
 def truediv(x: Any, y: Any, b: Builder) -> tensor:
     x, y = _operands(x, y, b)
     if x.dtype.is_int() and y.dtype.is_int():
+        _check_same_signedness(x.dtype, y.dtype)
         x, y = cast(x, float32, b), cast(y, float32, b)
     x, y, ty = _arith(x, y, b, div_or_mod=True)
     return _emit(b, "divf", x, y)
@@ -342,10 +355,18 @@ def mod(x: Any, y: Any, b: Builder) -> tensor:
     return _emit(b, "remui" if ty.is_int_unsigned() else "remsi", x, y)
 
 
+def _bitwise_operands(x: Any, y: Any, b: Builder) -> tuple[tensor, tensor, dtype]:
+    """The operands of a bitwise operator or shift, promoted; refuses
+    non-integers in Triton's words, naming the operands' own types."""
+    x, y = _operands(x, y, b)
+    if not x.dtype.scalar.is_int() or not y.dtype.scalar.is_int():
+        raise _fail(f"invalid operands of type {x.dtype.scalar} and {y.dtype.scalar}: bitwise operators need "
+                    f"integer operands")
+    return _arith(x, y, b)
+
+
 def _bitwise(name: str, x: Any, y: Any, b: Builder) -> tensor:
-    x, y, ty = _arith(x, y, b)
-    if not ty.is_int():
-        raise _fail(f"bitwise operators need integer operands, got {x.dtype} and {y.dtype}")
+    x, y, ty = _bitwise_operands(x, y, b)
     return _emit(b, name, x, y)
 
 
@@ -366,10 +387,14 @@ def lshift(x: Any, y: Any, b: Builder) -> tensor:
 
 
 def rshift(x: Any, y: Any, b: Builder) -> tensor:
-    x, y, ty = _arith(x, y, b)
-    if not ty.is_int():
-        raise _fail(f"bitwise operators need integer operands, got {x.dtype} and {y.dtype}")
-    return _emit(b, "shrui" if ty.is_int_unsigned() else "shrsi", x, y)
+    # As in Triton, the shifted value's own type (the tensor operand's, when
+    # it is a Python number) picks the shift, before the operands are
+    # promoted: int8 >> uint8 shifts arithmetically in uint8 (C's x >> y
+    # keeps x's type), uint32 >> int32 logically.
+    own = x if isinstance(x, tensor) else y
+    arithmetic = isinstance(own, tensor) and own.dtype.is_int_signed() and not own.dtype.is_bool()
+    x, y, ty = _bitwise_operands(x, y, b)
+    return _emit(b, "shrsi" if arithmetic else "shrui", x, y)
 
 
 def minus(x: Any, b: Builder) -> tensor:
@@ -580,6 +605,8 @@ def load(pointer: Any, mask: Any, other: Any, cache_modifier: str, eviction_poli
 
 def store(pointer: Any, value: Any, mask: Any, cache_modifier: str, eviction_policy: str, b: Builder) -> None:
     ptr = _pointer_operand(pointer, "store")
+    if ptr.dtype.const:
+        raise _fail("Cannot store to a constant pointer (a kl.const parameter, or a pointer derived from one)")
     cache = _memory_hint(cache_modifier, ("wb", "cg", "cs", "wt"), "cache_modifier")
     evict = _memory_hint(eviction_policy, ("evict_first", "evict_last"), "eviction_policy")
     elem = ptr.dtype.element_ty

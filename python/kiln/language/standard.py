@@ -206,6 +206,22 @@ def softmax(x: Any, dim: Any = None, keep_dims: bool = False, ieee_rounding: boo
 # ---------------------------------------------------------------------------
 
 
+@jit
+def swizzle2d(i, j, size_i, size_j, size_g):
+    """Where the row-major position ``(i, j)`` of a ``size_i`` x ``size_j``
+    grid goes in the grouped order (Triton's ``tl.swizzle2d``): the rows are
+    cut into groups of ``size_g`` (the last group may have fewer), and each
+    group is filled column by column. A matmul that maps its program ids so
+    visits the output tiles in an order where consecutive programs reuse
+    the same rows of A and columns of B."""
+    linear = i * size_j + j
+    per_group = size_g * size_j
+    first_row = (linear // per_group) * size_g
+    rows = core.minimum(size_i - first_row, size_g)
+    within = linear % per_group
+    return first_row + within % rows, within // rows
+
+
 @builtin
 def zeros_like(input: Any, _builder: Builder = None) -> tensor:
     """A block of zeros with the shape and dtype of ``input``."""

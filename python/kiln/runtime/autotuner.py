@@ -64,7 +64,9 @@ class Config:
         kwargs: constexpr arguments of the kernel, by name (``{"BLOCK": 128}``).
         num_warps: warps per program (a power of two from 1 to 32).
         num_stages: software pipelining stages.
-        num_ctas: must be 1 (Kiln launches no thread-block clusters).
+        num_ctas: Triton's thread-block cluster size, a positive int; a
+            launch with a config whose num_ctas is not 1 raises a ValueError
+            naming the kernel (Kiln launches no clusters yet).
         maxnreg: the most registers per thread the kernel may use (NVIDIA
             GPUs; the CPU backend ignores it), or None to leave it to ptxas.
         pre_hook: called with the launch's arguments (a dict, meta-parameters
@@ -80,9 +82,8 @@ class Config:
             raise ValueError(f"kiln.Config: num_warps must be a power of 2 between 1 and 32, got {num_warps!r}")
         if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1:
             raise ValueError(f"kiln.Config: num_stages must be a positive int, got {num_stages!r}")
-        if num_ctas != 1:
-            raise ValueError(f"kiln.Config: num_ctas must be 1 (Kiln does not launch thread-block clusters), "
-                             f"got {num_ctas!r}")
+        if not isinstance(num_ctas, int) or isinstance(num_ctas, bool) or num_ctas < 1:
+            raise ValueError(f"kiln.Config: num_ctas must be a positive int, got {num_ctas!r}")
         _backends.check_maxnreg(maxnreg, "kiln.Config")
         if pre_hook is not None and not callable(pre_hook):
             raise TypeError(f"kiln.Config: pre_hook must be callable, got {type(pre_hook).__name__}")
@@ -103,9 +104,11 @@ class Config:
 
     def launch_kwargs(self) -> dict[str, Any]:
         """What a launch with this config adds to the caller's keyword arguments:
-        the meta-parameters, ``num_warps``, ``num_stages`` and ``maxnreg``
-        when set."""
+        the meta-parameters, ``num_warps``, ``num_stages``, and ``num_ctas``
+        and ``maxnreg`` when set (not 1 and not None)."""
         options = {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages}
+        if self.num_ctas != 1:
+            options["num_ctas"] = self.num_ctas
         if self.maxnreg is not None:
             options["maxnreg"] = self.maxnreg
         return options
@@ -114,6 +117,8 @@ class Config:
         parts = [f"{name}: {value}" for name, value in self.kwargs.items()]
         parts.append(f"num_warps: {self.num_warps}")
         parts.append(f"num_stages: {self.num_stages}")
+        if self.num_ctas != 1:
+            parts.append(f"num_ctas: {self.num_ctas}")
         if self.maxnreg is not None:
             parts.append(f"maxnreg: {self.maxnreg}")
         return ", ".join(parts)

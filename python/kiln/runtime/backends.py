@@ -220,6 +220,21 @@ def check_maxnreg(maxnreg: Any, who: str) -> None:
                          f"got {maxnreg!r}")
 
 
+def check_num_ctas(num_ctas: Any, who: str) -> None:
+    """Raises ValueError unless ``num_ctas`` is 1 (or None, the default).
+
+    Triton's ``num_ctas`` makes each program a thread-block cluster of that
+    many CTAs sharing the block (Hopper and later). Kiln does not launch
+    clusters yet, so any other count is refused rather than ignored: on every
+    backend, so that a program behaves the same on the CPU and the GPU (see
+    docs/design/runtime.md)."""
+    if num_ctas is None or (num_ctas.__class__ is int and num_ctas == 1):
+        return
+    if not isinstance(num_ctas, int) or isinstance(num_ctas, bool) or num_ctas < 1:
+        raise ValueError(f"{who}: num_ctas must be a positive int, got {num_ctas!r}")
+    raise ValueError(f"{who}: num_ctas={num_ctas}: thread-block clusters are not supported yet; use num_ctas=1")
+
+
 def array_device(value: Any) -> Optional[str]:
     """Where an array argument lives: ``"cpu"``, ``"cuda:N"``, or None if
     ``value`` is not an array.

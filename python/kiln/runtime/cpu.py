@@ -138,6 +138,10 @@ def read_only(value: Any, kind: str) -> bool:
     for reading), or an ``__array_interface__`` whose ``data`` says
     read-only. torch tensors have no such flag, and DLPack producers (before
     DLPack 1.0) refuse to export read-only memory instead of flagging it."""
+    if getattr(value.__class__, "__kiln_tensor_wrapper__", False):
+        # A reinterpreted array (kiln.reinterpret) is as writable as its base.
+        base = value.base
+        return read_only(base, array_kind(base.__class__))
     if kind == ArrayKind.NUMPY:
         return not value.flags.writeable
     if kind == ArrayKind.INTERFACE:

@@ -26,10 +26,13 @@ hot path is one dict lookup and one small function call per argument:
 * tensors (anything with ``data_ptr()`` and ``dtype``): (dtype, address
   divisible by 16, device index, -1 on the CPU); numpy arrays: (dtype,
   aligned, -1); other ``__array_interface__`` / ``__dlpack__`` objects:
-  (class, element type, aligned, device);
+  (class, element type, aligned, device); reinterpreted arrays
+  (``kiln.reinterpret``'s TensorWrapper): (marker, the element type kernels
+  see, the base's piece);
 * ``int``: its type code ("i32", "i64", "u64"), suffixed ":1" when it equals 1
   and ":16" when it is divisible by 16; ``bool``: "i1"; ``float``: "fp32";
-* constexpr parameters: (class, value);
+* constexpr parameters: (class, value); None for any parameter: a None
+  marker (it is compiled in as the constexpr None, as Triton does);
 * tuples: a marker followed by each element's piece, computed the same way
   (so the key covers the tuple's structure); ``kl.constexpr`` objects, dtypes
   and strings: (class, value), since they are compiled in;
@@ -71,8 +74,10 @@ from kiln.compiler.specialization import TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE
 from kiln.runtime import backends as _backends
 from kiln.runtime import cpu as _cpu
 from kiln.runtime.interface import KernelInterface, MockTensor
+from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret, type_canonicalisation_dict
 
-__all__ = ["JITFunction", "KernelInterface", "LoadedKernel", "MockTensor", "jit"]
+__all__ = ["JITFunction", "KernelInterface", "LoadedKernel", "MockTensor", "TensorWrapper", "jit", "reinterpret",
+           "type_canonicalisation_dict"]
 
 T = TypeVar("T")
 
@@ -82,12 +87,15 @@ _UINT64_MAX = 2**64 - 1
 
 # Key pieces for arguments the miss path must reject with a clear error.
 _UNSUPPORTED = "<unsupported>"
-_NONE = "<None>"
 _OVERFLOW = "<overflow>"
+# The key piece of None (compiled in as the constexpr None).
+_NONE = "<None>"
 # The first item of a tuple argument's key piece.
 _TUPLE = "<tuple>"
 # The first item of a host tensor descriptor's key piece.
 _DESCRIPTOR = "<tensordesc>"
+# The first item of a reinterpreted array's (TensorWrapper's) key piece.
+_WRAPPER = "<reinterpret>"
 
 # Pointer element types by the dtype's name (the part after "torch.").
 _DTYPE_CODES = {
@@ -251,10 +259,18 @@ class _KeyTable(dict):
         return (_DESCRIPTOR, self[base.__class__](base), self._tuple_key(value.shape),
                 self._tuple_key(value.strides), value.block_shape, value.padding, value.layout_problem())
 
+    def _wrapper_key(self, value: Any) -> tuple:
+        """A reinterpreted array's piece: the element type kernels see, and
+        its base's piece (address alignment, device, read-only)."""
+        base = value.base
+        return (_WRAPPER, value.dtype, self[base.__class__](base))
+
     def __missing__(self, cls: type) -> Callable[[Any], Any]:
         kind = _cpu.array_kind(cls)
         if getattr(cls, "__kiln_tensor_descriptor__", False):
             key = self._descriptor_key
+        elif getattr(cls, "__kiln_tensor_wrapper__", False):
+            key = self._wrapper_key
         elif _is_compile_time_class(cls):
             # Compile-time leaves of tuples: their value is compiled in.
             key = _constexpr_key
@@ -351,6 +367,20 @@ def _is_constexpr_annotation(annotation: Any) -> bool:
     if constexpr is not None and (annotation is constexpr or isinstance(annotation, constexpr)):
         return True
     return getattr(annotation, "__name__", None) == "constexpr"
+
+
+def _is_const_annotation(annotation: Any) -> bool:
+    """True for ``kl.const`` (a pointer to constant data) or its spelling as
+    a string annotation."""
+    if annotation is inspect.Parameter.empty:
+        return False
+    if isinstance(annotation, str):
+        return annotation.strip().rsplit(".", 1)[-1] == "const"
+    try:
+        from kiln.language import const  # imported late: language imports the runtime
+    except ImportError:
+        return False
+    return annotation is const
 
 
 def _compile_jit_function(jit_fn: "JITFunction", signature: dict, constexprs: dict, attrs: Specialization,
@@ -474,17 +504,25 @@ class JITFunction(KernelInterface[T]):
     ``cache`` maps a CUDA device index, or ``"cpu"``, to ``{key: LoadedKernel}``;
     ``runtime_positions`` / ``runtime_names`` are the non-constexpr parameters.
     ``backend`` is the kernel's forced backend (None: chosen per launch) and
-    ``checked`` whether its launches are bounds-checked.
+    ``checked`` whether its launches are bounds-checked. ``repr`` (None, or
+    a function of a :class:`~kiln.compiler.specialization.KernelSpecialization`)
+    names each compiled kernel. ``params`` are the parameters'
+    ``inspect.Parameter`` objects; ``src`` is read-only except through
+    :meth:`_unsafe_update_src`.
     """
 
     def __init__(self, fn: T, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
-                 noinline: bool = False, backend: Optional[str] = None, checked: bool = False):
+                 noinline: bool = False, backend: Optional[str] = None, checked: bool = False,
+                 repr: Optional[Callable[[Any], str]] = None):
         if not inspect.isfunction(fn):
             raise TypeError(f"kiln.jit expects a Python function, got {type(fn).__name__}")
         if backend is not None and not isinstance(backend, str):
             raise TypeError(f"kiln.jit: backend must be a str or None, got {type(backend).__name__}")
         if not isinstance(checked, bool):
             raise TypeError(f"kiln.jit: checked must be a bool, got {type(checked).__name__}")
+        if repr is not None and not callable(repr):
+            raise TypeError(f"kiln.jit: repr must be a function of the specialization, got {type(repr).__name__}")
+        self.repr = repr
         self.backend = _backends.normalize(backend, f"kiln.jit({fn.__name__}): backend")
         self.checked = checked
         self.fn = fn
@@ -497,11 +535,11 @@ class JITFunction(KernelInterface[T]):
         self.debug = debug
         self.noinline = noinline
         try:
-            self.src = textwrap.dedent(inspect.getsource(fn))
+            self._src = textwrap.dedent(inspect.getsource(fn))
         except (OSError, TypeError) as error:
             raise ValueError(f"kiln.jit cannot read the source of {fn.__qualname__} ({error}); "
                              f"kernels must be defined in a source file") from None
-        self.cache_key = hashlib.sha256(self.src.encode()).hexdigest()
+        self.cache_key = hashlib.sha256(self._src.encode()).hexdigest()
 
         signature = inspect.signature(fn)
         self.signature = signature
@@ -512,6 +550,8 @@ class JITFunction(KernelInterface[T]):
                                 f"kernel parameters must be plain positional-or-keyword parameters")
         self.arg_names = [param.name for param in self.params]
         self.constexpr_names = {param.name for param in self.params if _is_constexpr_annotation(param.annotation)}
+        # Pointer parameters annotated kl.const: typed "*k<element>", read-only in the kernel.
+        self.const_names = frozenset(param.name for param in self.params if _is_const_annotation(param.annotation))
         self._defaults = {param.name: param.default for param in self.params if param.default is not _EMPTY}
 
         names = []
@@ -538,7 +578,7 @@ class JITFunction(KernelInterface[T]):
         self._num_params = len(self.arg_names)
         # Parameters named like a launch option, by position (see run).
         self._option_params = {name: position for position, name in enumerate(self.arg_names)
-                               if name in ("num_warps", "num_stages", "maxnreg")}
+                               if name in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
         # Positions and names of the parameters a compiled kernel takes (the
         # backends' loaders read them).
         self.runtime_positions = tuple(i for i, name in enumerate(self.arg_names)
@@ -558,6 +598,35 @@ class JITFunction(KernelInterface[T]):
         # once compile it once (reentrant, so that a nested miss of this
         # kernel cannot deadlock).
         self._miss_lock = threading.RLock()
+
+    @property
+    def src(self) -> str:
+        """The kernel's source text, which the compiler parses."""
+        return self._src
+
+    @src.setter
+    def src(self, value: str) -> None:
+        raise AttributeError(f"kernel {self.__name__}: src cannot be set directly; use _unsafe_update_src()")
+
+    def _unsafe_update_src(self, new_src: str) -> None:
+        """Replaces the source the kernel compiles from (Triton's hook, which
+        its tests use to patch a template kernel's text).
+
+        Every compiled kernel of this function is dropped, so the next launch
+        compiles ``new_src``. It must define the same parameters: binding and
+        specialization still follow the original function's signature, and
+        names are still looked up in its globals. Kernels of other jit
+        functions that call this one keep what they compiled (as in Triton,
+        where the caller must clear their hashes)."""
+        if not isinstance(new_src, str):
+            raise TypeError(f"kernel {self.__name__}: _unsafe_update_src expects the source as a str, got "
+                            f"{type(new_src).__name__}")
+        with self._miss_lock:
+            self._src = new_src
+            self.cache_key = hashlib.sha256(new_src.encode()).hexdigest()
+            self.cache = {}
+            self._routes = {}
+            self._compiled = {}
 
     # -- calling ---------------------------------------------------------------
 
@@ -607,7 +676,7 @@ class JITFunction(KernelInterface[T]):
 
     def run(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
             warmup: bool = False, backend: Optional[str] = None, num_threads: Optional[int] = None,
-            maxnreg: Optional[int] = None, num_ctas: int = 1, **kwargs: Any) -> Any:
+            maxnreg: Optional[int] = None, num_ctas: Optional[int] = None, **kwargs: Any) -> Any:
         """Binds, specializes, compiles on a cache miss and launches.
 
         Args:
@@ -623,18 +692,17 @@ class JITFunction(KernelInterface[T]):
             maxnreg: the most registers per thread the kernel may use (as
                 Triton's; NVIDIA only, the CPU backend ignores it). None
                 leaves it to ptxas.
-            num_ctas: blocks (CTAs) per program, as Triton's; only 1, what
-                every Kiln launch does: thread-block clusters are not
-                supported, and asking for one is a ValueError.
+            num_ctas: Triton's thread-block cluster size; only 1 (the
+                default) is supported, any other value is a ValueError on
+                every backend.
 
         Returns the compiled kernel (the compiler's CompiledKernel).
         """
-        if num_ctas != 1:
-            raise ValueError(f"kernel {self.__name__}: num_ctas={num_ctas!r}, but Kiln runs each program as one "
-                             f"block (CTA); thread-block clusters (num_ctas > 1) are not supported")
         if self._option_params:
             kwargs = self._with_option_arguments(args, kwargs, {"num_warps": num_warps, "num_stages": num_stages,
-                                                                "maxnreg": maxnreg})
+                                                                "num_ctas": num_ctas, "maxnreg": maxnreg})
+        if num_ctas is not None:
+            _backends.check_num_ctas(num_ctas, f"kernel {self.__name__}")
         if num_warps is None:
             num_warps = 4
         if num_stages is None:
@@ -672,24 +740,11 @@ class JITFunction(KernelInterface[T]):
         return loaded.kernel
 
     def warmup(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
-               backend: Optional[str] = None, maxnreg: Optional[int] = None, num_ctas: int = 1, **kwargs: Any) -> Any:
+               backend: Optional[str] = None, maxnreg: Optional[int] = None, num_ctas: Optional[int] = None,
+               **kwargs: Any) -> Any:
         """Compiles and loads the kernel for these arguments without launching it."""
         return self.run(*args, grid=grid, num_warps=num_warps, num_stages=num_stages, warmup=True, backend=backend,
                         maxnreg=maxnreg, num_ctas=num_ctas, **kwargs)
-
-    def _unsafe_update_src(self, new_src: str) -> None:
-        """Replaces the kernel's source (Triton's method of this name, with
-        which its tests generate kernels from a template): later launches
-        compile ``new_src``, which must define a function with the same
-        parameters. Every kernel compiled from the old source is dropped.
-        Unsafe because nothing checks that the new source matches the
-        Python function (its parameters, its file and lines)."""
-        with self._miss_lock:
-            self.src = textwrap.dedent(new_src)
-            self.cache_key = hashlib.sha256(self.src.encode()).hexdigest()
-            self.cache.clear()
-            self._routes.clear()
-            self._compiled.clear()
 
     def _grid3(self, grid: Any, bound: tuple) -> tuple:
         """Normalizes a grid (1-3 ints, or a callable on the named arguments)."""
@@ -734,9 +789,12 @@ class JITFunction(KernelInterface[T]):
             for index, item in enumerate(value):
                 self._describe_value(description, child_name(path, index), item, specialize, True, backend, device)
             return
-        if value.__class__.__name__ == "constexpr" or (
-                nested and (value is None or _is_compile_time_class(value.__class__))):
-            # Compiled in, as Triton does: the parameter list no longer holds it.
+        if value is None or value.__class__.__name__ == "constexpr" or (
+                nested and _is_compile_time_class(value.__class__)):
+            # Compiled in, as Triton does: the parameter list no longer holds
+            # it. None is a compile-time value for any parameter (Triton
+            # specializes it as the constexpr None), so a kernel can test
+            # ``if scale is None:`` and the branch not taken is never built.
             value = _constexpr_value(value)
             try:
                 hash(value)
@@ -750,11 +808,8 @@ class JITFunction(KernelInterface[T]):
         kind = _cpu.array_kind(value.__class__)
         if kind == _cpu.ArrayKind.TORCH and not hasattr(value, "dtype"):
             kind = None  # data_ptr() without a dtype: not an array Kiln understands
-        if value is None:
-            raise TypeError(f"kernel {self.__name__}: argument '{path}' is None; only constexpr parameters "
-                            f"may be None")
         if kind is not None:
-            signature[path] = "*" + self._pointer_element(path, value, kind)
+            signature[path] = ("*k" if path in self.const_names else "*") + self._pointer_element(path, value, kind)
             address = backend.check_array(self.__name__, path, value, kind, _backends.array_device(value), device)
             if specialize and address is not None and address % 16 == 0:
                 description.divisible_by_16.append(path)
@@ -829,6 +884,9 @@ class JITFunction(KernelInterface[T]):
         description.leaves.append(map_path)
 
     def _pointer_element(self, name: str, value: Any, kind: str = _cpu.ArrayKind.TORCH) -> str:
+        if getattr(value.__class__, "__kiln_tensor_wrapper__", False):
+            from kiln.language.core import signature_name  # imported late: language imports the runtime
+            return signature_name(value.dtype)
         try:
             dtype_name = _cpu.element_name(value, kind)
         except TypeError as error:
@@ -961,13 +1019,14 @@ def jit(fn: T) -> JITFunction[T]:
 
 @overload
 def jit(*, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
-        noinline: bool = False, backend: Optional[str] = None, checked: bool = False) -> Callable[[T], JITFunction[T]]:
+        noinline: bool = False, backend: Optional[str] = None, checked: bool = False,
+        repr: Optional[Callable[[Any], str]] = None) -> Callable[[T], JITFunction[T]]:
     ...
 
 
 def jit(fn: Optional[T] = None, *, do_not_specialize: Iterable[Union[str, int]] = (), debug: Optional[bool] = None,
-        noinline: bool = False, backend: Optional[str] = None,
-        checked: bool = False) -> Union[JITFunction[T], Callable[[T], JITFunction[T]]]:
+        noinline: bool = False, backend: Optional[str] = None, checked: bool = False,
+        repr: Optional[Callable[[Any], str]] = None) -> Union[JITFunction[T], Callable[[T], JITFunction[T]]]:
     """Decorates a kernel written in ``kiln.language``, like ``triton.jit``.
 
     Usable as ``@kiln.jit`` or ``@kiln.jit(do_not_specialize=["n"], ...)``.
@@ -986,11 +1045,15 @@ def jit(fn: Optional[T] = None, *, do_not_specialize: Iterable[Union[str, int]] 
             (CPU and GPU) and raise :class:`kiln.errors.OutOfBoundsError`
             naming the faulting source line, parameter and index (as
             ``KILN_CHECKED=1``; see docs/design/checked_mode.md).
+        repr: names each compiled kernel, as Triton's option: called with a
+            :class:`~kiln.compiler.specialization.KernelSpecialization`
+            (``.signature``, ``.constants``), it returns the kernel's symbol
+            (``CompiledKernel.name``). None: the function's name.
     """
 
     def decorator(fn: T) -> JITFunction[T]:
         return JITFunction(fn, do_not_specialize=do_not_specialize, debug=debug, noinline=noinline, backend=backend,
-                           checked=checked)
+                           checked=checked, repr=repr)
 
     if fn is not None:
         return decorator(fn)

@@ -147,6 +147,21 @@ def literal_node(value: object, other: Node) -> Literal:
     return Literal(value, ref.literal_type(value, other.dtype))
 
 
+def same_signedness(a: Node, b: Node) -> tuple[Node, Node]:
+    """Operands of /, // or % made both signed or both unsigned: the
+    language refuses to divide a signed integer by an unsigned one (or the
+    reverse). A literal becomes 7, which fits every type; otherwise b is
+    cast to a's type."""
+    ta, tb = a.dtype, b.dtype
+    if not (ta.is_int and tb.is_int) or "b" in (ta.kind, tb.kind) or (ta.kind == "u") == (tb.kind == "u"):
+        return a, b
+    if isinstance(a, Literal):
+        return literal_node(7, b), b
+    if isinstance(b, Literal):
+        return a, literal_node(7, a)
+    return a, cast_node(b, ta)
+
+
 # ---------------------------------------------------------------------------
 # Cases
 # ---------------------------------------------------------------------------
@@ -294,6 +309,8 @@ class Generator:
             a, b = b, a
         if isinstance(a, Literal) and isinstance(b, Literal):
             a = self.leaf(scope, shape)
+        if op in ("/", "//", "%"):
+            a, b = same_signedness(a, b)
         return Binary(op, a, b)
 
     def divisor(self, scope: list[Var], shape: tuple[int, ...], depth: int, dividend: Node,
@@ -942,6 +959,8 @@ class KernelBuilder(Generator):
             else:
                 value = self.as_int(value) if op != "//" else self.divisor(self.scope_leaves(), self.block_shape,
                                                                             depth, target, ints=True)
+                if op == "//":
+                    _, value = same_signedness(target, value)
         node = Binary(op, target, value)
         self.body.append(Statement([f"{target.name} {op}= {value.source()}"], self._bind(target.name, node)))
         self.scope.remove(target)

@@ -238,7 +238,7 @@ _CDIV = _map(_c_div, 2)
 _CREM = _map(_c_rem, 2)
 
 
-def _int_binary(op: str, a: Value, b: Value, ty: DType) -> Value:
+def _int_binary(op: str, a: Value, b: Value, ty: DType, signed_shift: bool = False) -> Value:
     undef = a.undef | b.undef
     x, y = a.v, b.v
     if op in ("//", "%"):
@@ -257,7 +257,12 @@ def _int_binary(op: str, a: Value, b: Value, ty: DType) -> Value:
             result = _map(lambda p, q: int(p) << int(q), 2)(x, safe)
         else:
             # Arithmetic for signed types, logical for unsigned: on the
-            # wrapped values both are Python's >>.
+            # wrapped values both are Python's >>. A signed value promoted
+            # to an unsigned type still shifts arithmetically (as Triton):
+            # its bits read as signed first.
+            half = 2**(ty.bits - 1)
+            if signed_shift and ty.kind == "u":
+                x = _map(lambda p: int(p) - 2 * half if int(p) >= half else int(p), 1)(x)
             result = _map(lambda p, q: int(p) >> int(q), 2)(x, safe)
         return Value(ty, _wrap(_ints(result), ty), np.zeros(x.shape), undef | bad)
     fn: Callable[[int, int], int] = {
@@ -306,10 +311,11 @@ def _div_error(x: np.ndarray, y: np.ndarray, ex: np.ndarray, ey: np.ndarray) -> 
 
 def binary(op: str, a: Value, b: Value, ty: DType) -> Value:
     """`a op b` with both operands already of computation type `ty`."""
+    signed_shift = op == ">>" and a.dtype.kind == "i"
     a, b = _bcast(cast(a, ty), cast(b, ty))
     if ty.is_float:
         return _float_binary(op, a, b, ty)
-    return _int_binary(op, a, b, ty)
+    return _int_binary(op, a, b, ty, signed_shift)
 
 
 def compare(op: str, a: Value, b: Value, ty: DType) -> Value:

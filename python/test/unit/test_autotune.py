@@ -119,7 +119,7 @@ def test_config_attributes_and_text():
 @pytest.mark.parametrize("options, message", [
     ({"num_warps": 3}, "num_warps must be a power of 2"),
     ({"num_stages": 0}, "num_stages must be a positive int"),
-    ({"num_ctas": 2}, "num_ctas must be 1"),
+    ({"num_ctas": 0}, "num_ctas must be a positive int"),
     ({"maxnreg": 0}, "maxnreg must be None or an int from 1 to 255"),
     ({"maxnreg": 512}, "maxnreg must be None or an int from 1 to 255"),
 ])
@@ -234,6 +234,19 @@ def test_a_config_with_maxnreg_launches_on_the_cpu_which_ignores_it():
     tuned[grid](x, y, out, 1000)
     assert torch.equal(out, reference_add(x, y))
     assert tuned.best_config is only
+
+
+def test_a_config_with_num_ctas_is_refused_at_launch_naming_the_kernel():
+    clustered = kiln.Config({"BLOCK": 128}, num_ctas=2)
+    assert str(clustered) == "BLOCK: 128, num_warps: 4, num_stages: 3, num_ctas: 2"
+    assert clustered.all_kwargs()["num_ctas"] == 2
+    tuned = kiln.autotune([clustered], key=["n"], do_bench=CountingBench())(add_kernel)
+    x, y, out = random_inputs(1000, seed=5)
+    with pytest.raises(ValueError, match="kernel add_kernel: num_ctas=2: thread-block clusters are not supported yet"):
+        tuned[grid](x, y, out, 1000)
+    one = kiln.autotune([kiln.Config({"BLOCK": 128}, num_ctas=1)], key=["n"], do_bench=CountingBench())(add_kernel)
+    one[grid](x, y, out, 1000)
+    assert torch.equal(out, reference_add(x, y))
 
 
 def test_every_config_failing_is_an_error_listing_why():

@@ -50,6 +50,21 @@ def test_every_stage_is_kept(target: str, dtype: str) -> None:
     assert kernel.metadata["num_warps"] == 4 and kernel.metadata["target"] == target
 
 
+def test_triton_stage_names_read_kiln_stages() -> None:
+    kernel = compile_add()
+    assert kernel.asm["ttir"] is kernel.asm["kiln"] and kernel.asm["ttgir"] is kernel.asm["kiln_gpu"]
+    assert "ttir" in kernel.asm and kernel.asm.get("ttgir") is kernel.asm["kiln_gpu"]
+    assert set(kernel.asm) == {"kiln", "kiln_gpu", "llir", "ptx", "cubin"}  # aliases are not stages
+    assert kernel.metadata.name == "add_kernel" and kernel.metadata.shared == 0
+    assert (kernel.metadata.num_warps, kernel.metadata.num_stages) == (4, 3)
+    host = kiln.compile(add_kernel, signature=SIGNATURES["fp32"], constexprs={"BLOCK": 1024}, target="cpu")
+    assert host.asm["ttir"] is host.asm["kiln"]
+    # The CPU backend has no kiln_gpu stage, so no ttgir either.
+    assert "ttgir" not in host.asm and host.asm.get("ttgir") is None
+    with pytest.raises(KeyError, match="no 'ttgir' stage in this kernel"):
+        host.asm["ttgir"]
+
+
 @pytest.mark.parametrize("dtype", ["fp32", "fp16", "bf16", "i32"])
 def test_aligned_accesses_are_16_bytes_wide(dtype: str) -> None:
     ptx = compile_add(dtype).asm["ptx"]
@@ -119,6 +134,14 @@ def test_maxnreg_caps_the_registers_ptxas_allocates() -> None:
 def test_bad_maxnreg_is_rejected(maxnreg) -> None:
     with pytest.raises(ValueError, match="maxnreg must be None or an int from 1 to 255"):
         kiln.compile(add_kernel, signature=SIGNATURES["fp32"], constexprs={"BLOCK": 1024}, maxnreg=maxnreg)
+
+
+def test_num_ctas_other_than_1_is_rejected() -> None:
+    kernel = kiln.compile(add_kernel, signature=SIGNATURES["fp32"], constexprs={"BLOCK": 1024}, target="cpu",
+                          num_ctas=1)
+    assert kernel.asm
+    with pytest.raises(ValueError, match=r"kiln.compile\(add_kernel\): num_ctas=2: thread-block clusters are not"):
+        kiln.compile(add_kernel, signature=SIGNATURES["fp32"], constexprs={"BLOCK": 1024}, num_ctas=2)
 
 
 def test_unknown_target_is_rejected() -> None:

@@ -151,3 +151,34 @@ def test_two_d_tile_with_clipped_rows(monkeypatch, level):
     clipped_double_kernel[(1,)](x, out, M, N, BM=4, BN=16)
     assert torch.equal(out[:M], x * 2.0)
     assert torch.equal(out[M:], torch.full_like(out[M:], -1.0))
+
+
+@kiln.jit
+def bf16_tile_dot_kernel(a_ptr, b_ptr, c_ptr, M: kl.constexpr, N: kl.constexpr, K: kl.constexpr):
+    m = kl.arange(0, M)[:, None]
+    n = kl.arange(0, N)[None, :]
+    k_cols = kl.arange(0, K)[None, :]
+    k_rows = kl.arange(0, K)[:, None]
+    a = kl.load(a_ptr + m * K + k_cols)
+    b = kl.load(b_ptr + k_rows * N + n)
+    kl.store(c_ptr + m * N + n, kl.dot(a, b))
+
+
+def test_bf16_vectors_move_as_integers(monkeypatch):
+    """Without AVX512-BF16 (x86-64-v4 has none), X86 instruction selection
+    took minutes over wide bfloat shuffles; the JIT moves the bits as i16."""
+    monkeypatch.setenv(backends.CPU_TARGET_ENV, "x86-64-v4")
+    M, N, K = 32, 16, 64
+    gen = torch.Generator().manual_seed(5)
+    a = torch.randn(M, K, generator=gen).to(torch.bfloat16)
+    b = torch.randn(K, N, generator=gen).to(torch.bfloat16)
+    c = torch.full((M, N), float("nan"))
+    runnable = not _C.cpu.describe_target("x86-64-v4")[2]
+    llir = bf16_tile_dot_kernel.warmup(a, b, c, M=M, N=N, K=K, grid=(1,)).asm["llir"]
+    moves = [line for line in llir.splitlines()
+             if "x bfloat>" in line and ("shufflevector" in line or " load <" in line or "fpext" in line)]
+    assert moves == []
+    if runnable:
+        bf16_tile_dot_kernel[(1,)](a, b, c, M=M, N=N, K=K)
+        expected = a.double() @ b.double()
+        torch.testing.assert_close(c.double(), expected, rtol=1e-5, atol=1e-4)

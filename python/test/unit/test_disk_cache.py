@@ -115,8 +115,9 @@ def test_each_input_of_the_key_makes_a_miss(change, cache, monkeypatch):
     assert len(cache.runs) == 1
     overrides = {}
     if change == "kernel source":
-        monkeypatch.setattr(scale_kernel, "src", scale_kernel.src.replace("mask=mask)), mask=mask)",
-                                                                          "mask=mask)) + 1, mask=mask)"))
+        # src is read-only (as Triton's); the private field restores cleanly.
+        monkeypatch.setattr(scale_kernel, "_src", scale_kernel.src.replace("mask=mask)), mask=mask)",
+                                                                           "mask=mask)) + 1, mask=mask)"))
     elif change == "callee source":
         monkeypatch.setattr(sys.modules[__name__], "_scaled", _scaled_plus_one)
     elif change == "constexpr global":

@@ -154,3 +154,29 @@ def test_where_between_pointers_compiles_for_the_gpu():
     compiled = kiln.compile(kernel, signature={"a_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
                             constexprs={"BLOCK": 128}, target="sm_90a")
     assert "selp" in compiled.asm["ptx"]
+
+
+def test_shape_equals_a_list(jit, build_ir):
+    """As Triton's tuples: a shape compares equal to a list of its sizes."""
+    @jit
+    def kernel(p):
+        x = kl.zeros((4, 8), dtype=kl.float32)
+        kl.static_assert(x.shape == [4, 8], "equal to a list")
+        kl.static_assert(x.shape != [8, 4], "not equal to another list")
+        kl.static_assert([1, 2] == (1, 2), "a list literal and a tuple")
+        kl.store(p, kl.sum(kl.sum(x, axis=0), axis=0))
+
+    build_ir(kernel, {"p": "*fp32"})
+
+
+def test_isinstance_hasattr_getattr_on_runtime_values(jit, build_ir):
+    """They inspect the value's Python object while compiling, as in Triton."""
+    @jit
+    def kernel(p, n):
+        kl.static_assert(isinstance(n, kl.tensor) and hasattr(n, "dtype"), "a runtime value is a tensor")
+        kl.static_assert(isinstance(getattr(p, "dtype"), kl.pointer_type), "p is a pointer")
+        kl.static_assert(not hasattr(n, "no_such_attribute"), "hasattr of a missing name")
+        if hasattr(p, "dtype") and isinstance(p.dtype, kl.pointer_type) and p.dtype.element_ty == kl.int32:
+            kl.store(p, n)
+
+    build_ir(kernel, {"p": "*i32", "n": "i32"})

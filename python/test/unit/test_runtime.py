@@ -268,11 +268,29 @@ def test_integer_overflow_names_the_parameter(fake):
 def test_unsupported_arguments(fake):
     with pytest.raises(TypeError, match="argument 'c' has unsupported type str"):
         scalar_kernel[(1,)](0, 0, "x", 0)
-    with pytest.raises(TypeError, match="argument 'd' is None; only constexpr parameters may be None"):
-        scalar_kernel[(1,)](0, 0, 0, None)
     with pytest.raises(TypeError, match="argument 'a' has unsupported element type"):
         scalar_kernel[(1,)](FakeTensor(dtype=torch.complex64), 0, 0, 0)
     assert fake.compiles == []
+
+
+def test_none_is_compiled_in(fake):
+    """None for any parameter is the constexpr None (as in Triton): it leaves
+    the signature, and the key tells it apart from a runtime value."""
+    (x,) = tensors(1)
+    scalar_kernel[(1,)](x, 0, 0, None)
+    assert fake.last.signature == {"a": "*fp32", "b": "i32", "c": "i32"}
+    assert fake.last.constexprs == {"d": None}
+    scalar_kernel[(1,)](x, 0, 0, None)
+    assert len(fake.compiles) == 1
+    scalar_kernel[(1,)](x, 0, 0, 5)
+    assert len(fake.compiles) == 2
+    assert fake.last.signature == {"a": "*fp32", "b": "i32", "c": "i32", "d": "i32"}
+    assert fake.last.constexprs == {}
+    nospec_kernel[(1,)](x, None, 1.0)  # do_not_specialize does not change it
+    assert fake.last.constexprs == {"n": None, "BLOCK": 128}
+    # The launcher skips the compiled-in argument.
+    scalar_kernel[(1,)](x, 3, 4, None)
+    assert fake.launches[-1][7:] == ("pii-", (x, 3, 4, None))  # "-": skipped
 
 
 @pytest.mark.parametrize("dtype, code", [
@@ -363,6 +381,23 @@ def test_bad_launch_options(fake):
         add_kernel[(1,)](x, y, out, 16, BLOCK=64, num_stages=0)
     with pytest.raises(ValueError, match="kernel add_kernel: maxnreg must be None or an int from 1 to 255, got 0"):
         add_kernel[(1,)](x, y, out, 16, BLOCK=64, maxnreg=0)
+
+
+def test_num_ctas(fake):
+    """Triton's cluster size: 1 launches as the default does (the same
+    compiled kernel); anything else is refused naming the kernel, before
+    compiling."""
+    x, y, out = tensors()
+    add_kernel[(1,)](x, y, out, 1024, BLOCK=256, num_ctas=1)
+    add_kernel[(1,)](x, y, out, 1024, BLOCK=256)
+    add_kernel.warmup(x, y, out, 1024, BLOCK=256, grid=(1,), num_ctas=1)
+    assert len(fake.compiles) == 1 and len(fake.launches) == 2
+    with pytest.raises(ValueError, match="kernel add_kernel: num_ctas=4: thread-block clusters are not supported yet"):
+        add_kernel[(1,)](x, y, out, 1024, BLOCK=256, num_ctas=4)
+    for bad in (0, 1.0, True, "2"):
+        with pytest.raises(ValueError, match="kernel add_kernel: num_ctas must be a positive int"):
+            add_kernel[(1,)](x, y, out, 1024, BLOCK=256, num_ctas=bad)
+    assert len(fake.compiles) == 1 and len(fake.launches) == 2
 
 
 def test_maxnreg_is_a_compile_option(fake):

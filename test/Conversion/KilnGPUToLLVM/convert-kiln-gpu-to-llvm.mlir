@@ -99,6 +99,22 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
 
 // -----
 
+// A scalar store stands for the program: thread 0 stores it, the others
+// would repeat it (and a lagging warp's repeat could land after another
+// program's write).
+// CHECK-LABEL: llvm.func @scalar_store
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK: %[[FIRST:.*]] = llvm.icmp "eq" %[[TID]], %{{.*}} : i32
+// CHECK: "@$2 st.global.b32 [ $1 + 0 ], $0;", "r,l,b" %{{.*}}, %{{.*}}, %[[FIRST]]
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func public @scalar_store(%y: !kiln.ptr<f32>, %v: f32) attributes {kiln.kernel} {
+    kiln.store %y, %v : !kiln.ptr<f32>, f32
+    return
+  }
+}
+
+// -----
+
 #b2 = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [2, 16], warpsPerCTA = [1, 1], order = [1, 0]}>
 #s0 = #kiln_gpu.slice<{dim = 0, parent = #b2}>
 
