@@ -22,13 +22,19 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from kiln import language, testing
+from kiln import knobs, language, testing, tools
 from kiln.compiler.compiler import CompiledKernel, compile
 from kiln.errors import AutotunerError, CompilationError, KilnError, OutOfBoundsError, OutOfResources
-from kiln.language.compile_time import constexpr_function
+from kiln.language.compile_time import constexpr_function, must_use_result
+from kiln.runtime._allocation import set_allocator
 from kiln.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
+from kiln.runtime.errors import InterpreterError
+from kiln.runtime.interface import KernelInterface, MockTensor
 from kiln.runtime.jit import JITFunction, jit
 from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret
+
+#: Triton's name for the base class of the errors it raises on purpose.
+TritonError = KilnError
 
 
 def cdiv(x: int, y: int) -> int:
@@ -50,20 +56,28 @@ __all__ = [
     "CompiledKernel",
     "Config",
     "Heuristics",
+    "InterpreterError",
     "JITFunction",
+    "KernelInterface",
     "KilnError",
+    "MockTensor",
     "OutOfBoundsError",
     "OutOfResources",
     "TensorWrapper",
+    "TritonError",
     "autotune",
     "cdiv",
     "compile",
     "constexpr_function",
     "heuristics",
     "jit",
+    "knobs",
     "language",
+    "must_use_result",
     "next_power_of_2",
     "reinterpret",
+    "set_allocator",
     "testing",
+    "tools",
     "__version__",
 ]

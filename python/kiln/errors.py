@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["KilnError", "AutotunerError", "CompilationError", "OutOfBoundsError", "OutOfResources",
-           "DeviceAssertionError"]
+__all__ = ["KilnError", "AutotunerError", "CompilationError", "CompileTimeAssertionFailure", "OutOfBoundsError",
+           "OutOfResources", "DeviceAssertionError"]
 
 
 def _located_text(located: str, unlocated: str, filename: Optional[str], lineno: Optional[int],
@@ -65,6 +65,11 @@ class CompilationError(KilnError):
 
     def __reduce__(self):
         return (type(self), (self.message, self.filename, self.lineno, self.col, self.source_line))
+
+
+class CompileTimeAssertionFailure(CompilationError):
+    """A ``kl.static_assert`` failed: the kernel's own compile-time check,
+    located at the call (as Triton's class of the same name)."""
 
 
 class OutOfResources(KilnError):

@@ -19,7 +19,9 @@ Three ways to use it::
 
 The command-line forms also put a small ``triton`` package first on the
 ``PYTHONPATH`` of the process and of its child processes (pytest-xdist
-workers, ``multiprocessing``), whose import installs the alias there.
+workers, ``multiprocessing``), whose import installs the alias there, and
+load :mod:`kiln.compat.pytest_plugin` into pytest, which makes Triton's
+``--device cpu`` test option select Kiln's CPU backend. See docs/compat.md.
 
 The real Triton cannot share a process with the alias: :func:`install`
 raises :class:`CompatError` if it was already imported.

@@ -10,6 +10,8 @@ import sys
 
 import kiln.compat
 
+PYTEST_PLUGIN = "kiln.compat.pytest_plugin"
+
 USAGE = ("usage: python -m kiln.compat script.py [args...]\n"
          "       python -m kiln.compat -m module [args...]\n"
          "Runs a Triton program with `import triton` resolving to Kiln.")
@@ -32,6 +34,11 @@ def main(argv: list[str]) -> int:
     shim = kiln.compat.shim_directory()
     previous = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = shim if not previous else shim + os.pathsep + previous
+    # pytest, if that is what runs, loads the plugin that maps Triton's
+    # --device option onto Kiln's backend (other programs ignore the variable).
+    plugins = [name for name in os.environ.get("PYTEST_PLUGINS", "").split(",") if name]
+    if PYTEST_PLUGIN not in plugins:
+        os.environ["PYTEST_PLUGINS"] = ",".join(plugins + [PYTEST_PLUGIN])
     kiln.compat.install()
 
     if run_module:

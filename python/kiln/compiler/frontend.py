@@ -38,7 +38,7 @@ from kiln import language
 from kiln.language.block_pointer import block_pointer
 # (Imported from the module: the package exports the class under the module's name.)
 from kiln.language.tensor_descriptor import from_kernel_argument, tensor_descriptor
-from kiln.language.compile_time import is_constexpr_function
+from kiln.language.compile_time import is_constexpr_function, unused_result_message
 from kiln.language.core import constexpr, dtype, tensor
 
 ir = _C.ir
@@ -427,6 +427,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         self.lscope: dict[str, Any] = {}
         self.gscope = global_scope(fn)
         self.region_depth = 0  # scf regions we are inside (returns are top-level only)
+        # The call written as an expression statement being visited: its result is dropped.
+        self._dropped_call: Optional[ast.Call] = None
         self.is_kernel = True
         self.result_types: Optional[list[dtype]] = None
         self.result_template: Any = None
@@ -467,9 +469,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         index = line - self.line_offset - 1
         return src_lines[index] if 0 <= index < len(src_lines) else None
 
-    def error(self, message: str, node: Optional[ast.AST]) -> CompilationError:
+    def error(self, message: str, node: Optional[ast.AST], cls: type = CompilationError) -> CompilationError:
+        """A ``cls`` (a CompilationError class) for ``message`` located at ``node``."""
         line, col = self.position(node if node is not None else self.fn_def)
-        return CompilationError(message, self.filename, line, col, self.source_line(line))
+        return cls(message, self.filename, line, col, self.source_line(line))
 
     def error_from_mlir(self, error: Exception, node: Optional[ast.AST]) -> CompilationError:
         """An MLIRError as a CompilationError at its first located diagnostic."""
@@ -690,8 +693,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                                  node) from None
             raise
         except CompilationError as e:
-            if e.filename is None:  # raised by the language layer: locate it here
-                raise self.error(e.message, node) from e
+            if e.filename is None:  # raised by the language layer: locate it here (keeping its class)
+                raise self.error(e.message, node, type(e)) from e
             raise
         except ir.MLIRError as e:
             raise self.error_from_mlir(e, node) from e
@@ -735,7 +738,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return fn()
         except CompilationError as e:
             if e.filename is None:
-                raise self.error(e.message, node) from e
+                raise self.error(e.message, node, type(e)) from e
             raise
         except ir.MLIRError as e:
             raise self.error_from_mlir(e, node) from e
@@ -748,6 +751,9 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return None  # a string statement is a comment
+        if isinstance(node.value, ast.Call):
+            # visit_Call checks that the callee's result may be dropped.
+            self._dropped_call = node.value
         self.visit(node.value)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -1307,6 +1313,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 raise self.error("**kwargs arguments are not supported in kiln kernels", k)
             kwargs[k.arg] = self._call_argument(k.value)
         if is_kernel_source(func):
+            if node is self._dropped_call and unused_result_message(func):
+                raise self.error(unused_result_message(func), node)
             return self._call_jit(func, args, kwargs, node)
         if core.is_builtin(func):
             core.check_kernel_keywords(func, kwargs)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-__all__ = ["constexpr_function", "is_constexpr_function"]
+__all__ = ["constexpr_function", "is_constexpr_function", "must_use_result", "unused_result_message"]
 
 
 class constexpr_function:
@@ -34,3 +34,28 @@ class constexpr_function:
 
 def is_constexpr_function(value: Any) -> bool:
     return isinstance(value, constexpr_function)
+
+
+def must_use_result(fn: Any, message: Any = True) -> Any:
+    """Marks a ``@kiln.jit`` function whose result a kernel must use
+    (``triton.must_use_result``): a call written as a statement, its result
+    dropped, is a ``CompilationError`` at the call. Also a decorator
+    factory, ``@must_use_result("why")``, whose text is added to the error.
+
+    Returns ``fn`` itself, marked."""
+    if isinstance(fn, str):
+        text = fn
+        return lambda function: must_use_result(function, text)
+    if not hasattr(fn, "src") or not hasattr(fn, "arg_names"):
+        raise TypeError(f"must_use_result marks a @kiln.jit function, got {type(fn).__name__}")
+    fn._must_use_result = message
+    return fn
+
+
+def unused_result_message(fn: Any) -> str:
+    """The error for a dropped result of ``fn``, or "" when it may be dropped."""
+    mark = getattr(fn, "_must_use_result", False)
+    if not mark:
+        return ""
+    text = f"The result of {fn.__name__} is not being used."
+    return f"{text} {mark}" if isinstance(mark, str) else text

@@ -18,7 +18,7 @@ import functools
 import inspect
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
-from kiln.errors import CompilationError, KilnError
+from kiln.errors import CompilationError, CompileTimeAssertionFailure, KilnError
 
 __all__ = [
     "constexpr", "dtype", "pointer_type", "block_type", "tensor",
@@ -170,7 +170,17 @@ class dtype:
 
     _INT_WIDTHS = {"int1": 1, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
                    "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
-    _FLOAT_WIDTHS = {"fp8e4nv": 8, "fp8e5": 8, "fp16": 16, "bf16": 16, "fp32": 32, "fp64": 64}
+    _FLOAT_WIDTHS = {"fp8e4nv": 8, "fp8e5": 8, "fp16": 16, "bf16": 16, "fp32": 32, "fp64": 64,
+                     "fp8e4b15": 8, "fp8e4b8": 8, "fp8e5b16": 8}
+    # Triton's other fp8 formats: programs name them (in parameter lists, in
+    # checks), so the dtypes exist; a kernel that computes with one gets a
+    # CompilationError from to_ir (see docs/design/fp8.md).
+    _UNSUPPORTED = ("fp8e4b15", "fp8e4b8", "fp8e5b16")
+    # Triton's lists of the type names, by kind (bool counts as unsigned).
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
 
     # The scalar type names by kind, as Triton's class attributes (tests
     # parametrize over them: ``map(kl.dtype, kl.dtype.SINT_TYPES)``). As in
@@ -281,6 +291,9 @@ class dtype:
 
     def to_ir(self, builder: Any) -> Any:
         """This type as a ``kiln._C.ir.Type``."""
+        if self.name in self._UNSUPPORTED:
+            raise CompilationError(f"{self!r} is not supported by Kiln; its fp8 types are kl.float8e4nv and "
+                                   f"kl.float8e5")
         if self.name == "void":
             raise KilnError("void is not the type of a value: kernels cannot make tensors or pointers of it")
         if self.is_int():
@@ -406,10 +419,14 @@ float32 = dtype("fp32")
 float64 = dtype("fp64")
 float8e4nv = dtype("fp8e4nv")
 float8e5 = dtype("fp8e5")
+float8e4b15 = dtype("fp8e4b15")
+float8e4b8 = dtype("fp8e4b8")
+float8e5b16 = dtype("fp8e5b16")
 void = dtype("void")
 
 _DTYPE_PUBLIC_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
-                       "fp8e4nv": "float8e4nv", "fp8e5": "float8e5"}
+                       "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15",
+                       "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16"}
 
 # Triton's signature strings ("*fp32", "i32", "u8") to dtypes.
 _SIGNATURE_SCALARS = {
@@ -744,7 +761,7 @@ def static_assert(cond: Any, msg: str = "", _builder: Any = None) -> None:
     if isinstance(cond, tensor):
         raise CompilationError("static_assert needs a compile-time condition, got a runtime value")
     if not cond:
-        raise CompilationError(f"static_assert failed: {_unwrap(msg)}" if msg else "static_assert failed")
+        raise CompileTimeAssertionFailure(f"static_assert failed: {_unwrap(msg)}" if msg else "static_assert failed")
 
 
 def _shape(shape: Any) -> list[int]:

@@ -7,8 +7,10 @@ that ``kiln.runtime.jit`` stays the module.
 
 from kiln.runtime import driver
 from kiln.runtime.autotuner import Autotuner, Config, Heuristics
+from kiln.runtime.errors import InterpreterError, OutOfResources
+from kiln.runtime.interface import KernelInterface, MockTensor
 from kiln.runtime.jit import JITFunction, LoadedKernel
 from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret
 
-__all__ = ["Autotuner", "Config", "Heuristics", "JITFunction", "LoadedKernel", "TensorWrapper", "driver",
-           "reinterpret"]
+__all__ = ["Autotuner", "Config", "Heuristics", "InterpreterError", "JITFunction", "KernelInterface", "LoadedKernel",
+           "MockTensor", "OutOfResources", "TensorWrapper", "driver", "reinterpret"]

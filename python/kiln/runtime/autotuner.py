@@ -42,7 +42,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from kiln.errors import AutotunerError, CompilationError, OutOfResources
 from kiln.runtime import backends as _backends
-from kiln.runtime.jit import JITFunction
+from kiln.runtime.jit import JITFunction, KernelInterface
 
 __all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CACHE_ENV", "PRINT_ENV"]
 
@@ -215,7 +215,7 @@ def _restore(value: Any, saved: Any) -> None:
 # -- the autotuner -----------------------------------------------------------------------
 
 
-class _KernelWrapper:
+class _KernelWrapper(KernelInterface):
     """What a decorator above ``@kiln.jit`` offers like the kernel itself:
     its source and ``kernel[grid](...)`` launches through ``run``.
     Subclasses set ``kernel``, ``__name__`` and define ``run``."""

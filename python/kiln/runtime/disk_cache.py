@@ -52,7 +52,7 @@ from kiln.language.compile_time import is_constexpr_function
 from kiln.language.core import constexpr, dtype
 from kiln.runtime.backends import parse_flag
 
-__all__ = ["CACHE_DIR_ENV", "DISABLE_ENV", "CacheKey", "build_identity", "cache_dir", "kernel_key", "read", "write"]
+__all__ = ["CACHE_DIR_ENV", "DISABLE_ENV", "CacheKey", "build_identity", "cache_dir", "default_cache_dir", "kernel_key", "read", "write"]
 
 CACHE_DIR_ENV = "KILN_CACHE_DIR"
 DISABLE_ENV = "KILN_DISABLE_CACHE"
@@ -90,7 +90,12 @@ def cache_dir() -> Optional[str]:
     """
     if parse_flag(os.environ.get(DISABLE_ENV), DISABLE_ENV):
         return None
-    return os.environ.get(CACHE_DIR_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "kiln")
+    return os.environ.get(CACHE_DIR_ENV) or default_cache_dir()
+
+
+def default_cache_dir() -> str:
+    """The cache directory when ``KILN_CACHE_DIR`` is unset: ``~/.cache/kiln``."""
+    return os.path.join(os.path.expanduser("~"), ".cache", "kiln")
 
 
 @functools.lru_cache(maxsize=1)

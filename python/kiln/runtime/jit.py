@@ -66,16 +66,18 @@ import hashlib
 import inspect
 import textwrap
 import threading
-from typing import Any, Callable, Generic, Iterable, Optional, TypeVar, Union, overload
+from typing import Any, Callable, Iterable, Optional, TypeVar, Union, overload
 
 from kiln import backends as _registry
 from kiln.backends.base import Backend, LoadedKernel
 from kiln.compiler.specialization import TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, TUPLE_TYPE, Specialization, child_name
 from kiln.runtime import backends as _backends
 from kiln.runtime import cpu as _cpu
+from kiln.runtime.interface import KernelInterface, MockTensor
 from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret, type_canonicalisation_dict
 
-__all__ = ["JITFunction", "LoadedKernel", "TensorWrapper", "jit", "reinterpret", "type_canonicalisation_dict"]
+__all__ = ["JITFunction", "KernelInterface", "LoadedKernel", "MockTensor", "TensorWrapper", "jit", "reinterpret",
+           "type_canonicalisation_dict"]
 
 T = TypeVar("T")
 
@@ -492,7 +494,7 @@ def _flattening_launch(launch: Callable[..., None], flatten: Callable[[tuple], t
     return flattened
 
 
-class JITFunction(Generic[T]):
+class JITFunction(KernelInterface[T]):
     """A kernel: call it as ``kernel[grid](*args, num_warps=..., num_stages=..., **kwargs)``.
 
     Attributes used by the compiler's frontend: ``fn``, ``src``, ``__name__``,

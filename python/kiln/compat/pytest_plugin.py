@@ -1,0 +1,39 @@
+"""A pytest plugin that ``python -m kiln.compat`` loads (through
+``PYTEST_PLUGINS``): it makes Triton's ``--device`` option choose Kiln's
+backend.
+
+Triton's test suites take ``--device cuda`` or ``--device cpu`` (their
+conftest.py defines the option) and make their tensors there. With
+``--device cpu`` this plugin sets ``KILN_BACKEND=cpu`` for the session, so
+that the active driver, and with it every device query of
+``triton._internal_testing`` (``is_cuda()``, ``get_arch()``, ...), reports
+Kiln's CPU backend even on a machine with a GPU, and kernels launched
+without arrays run there too. Other devices, or a suite without the option,
+leave the environment alone.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+from kiln.runtime.backends import BACKEND_ENV
+
+_saved_backend: list[Optional[str]] = []
+
+
+def pytest_configure(config: Any) -> None:
+    if config.getoption("--device", default=None) != "cpu":
+        return
+    _saved_backend.append(os.environ.get(BACKEND_ENV))
+    os.environ[BACKEND_ENV] = "cpu"
+
+
+def pytest_unconfigure(config: Any) -> None:
+    if not _saved_backend:
+        return
+    previous = _saved_backend.pop()
+    if previous is None:
+        os.environ.pop(BACKEND_ENV, None)
+    else:
+        os.environ[BACKEND_ENV] = previous
