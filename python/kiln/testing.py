@@ -82,8 +82,10 @@ def _summarize(times: Sequence[float], quantiles: Optional[Sequence[float]],
 
 def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100,
              grad_to_none: Optional[Iterable[Any]] = None, quantiles: Optional[Sequence[float]] = None,
-             return_mode: str = "mean", device: str = "cuda") -> Union[float, list[float]]:
-    """Measures the run time of ``fn()`` in milliseconds, on the GPU by default.
+             return_mode: str = "mean", device: Optional[str] = None) -> Union[float, list[float]]:
+    """Measures the run time of ``fn()`` in milliseconds, on the device of the
+    active driver (``kiln.runtime.driver.active``, as Triton's ``do_bench``):
+    the GPU where there is one, else the CPU backend's host.
 
     Runs ``fn`` a few times to estimate its duration, then warms up for about
     ``warmup`` ms and times about ``rep`` ms worth of repetitions, each with a
@@ -101,12 +103,17 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100,
         quantiles: if given, return these quantiles of the times instead
             (a float for one quantile, else a list).
         return_mode: "min", "max", "mean", "median" or "all" (every time).
-        device: "cuda" (CUDA events on the current stream) or "cpu" (the
-            wall clock; torch is not needed).
+        device: "cuda" (CUDA events on the current stream), "cpu" (the
+            wall clock; torch is not needed), or None (the default): the
+            active driver's, "cuda" if it uses a GPU, else "cpu".
 
     Raises:
         RuntimeError: for ``device="cuda"`` when torch has no CUDA device.
     """
+    if device is None:
+        from kiln.runtime import driver
+
+        device = driver.active.get_current_target().backend
     _validate(fn, warmup, rep, grad_to_none, quantiles, return_mode, device)
     if device == "cpu":
         return _do_bench_cpu(fn, warmup, rep, grad_to_none, quantiles, return_mode)

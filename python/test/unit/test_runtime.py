@@ -655,10 +655,15 @@ def test_do_bench_validates_its_arguments():
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
 def test_do_bench_without_cuda():
+    """Without a GPU the active driver is the CPU backend's, and so is the
+    default device (Triton's do_bench times on the active driver's device);
+    asking for CUDA is an error."""
     calls = []
     with pytest.raises(RuntimeError, match="do_bench needs a CUDA device"):
-        testing.do_bench(lambda: calls.append(1))
+        testing.do_bench(lambda: calls.append(1), device="cuda")
     assert calls == []
+    assert testing.do_bench(lambda: calls.append(1), warmup=1, rep=2) >= 0.0
+    assert len(calls) >= 8
 
 
 def test_do_bench_rejects_an_unknown_device():
