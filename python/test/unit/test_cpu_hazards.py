@@ -113,7 +113,7 @@ def test_division_of_an_out_of_range_conversion_does_not_trap(tmp_path):
             rows = pid * BM + kl.arange(0, BM)
             offs = rows[:, None] * BN + kl.arange(0, BN)[None, :]
             v = kl.load(x + offs)
-            kl.store(out + offs, (v.to(kl.uint8) // (pid | 1)).to(kl.uint8))
+            kl.store(out + offs, (v.to(kl.uint8).to(kl.int32) // (pid | 1)).to(kl.uint8))
 
         x = (np.arange(64) - 5.5).astype(np.float32)
         out = np.zeros(64, dtype=np.uint8)
