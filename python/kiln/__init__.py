@@ -24,8 +24,10 @@ __version__ = "0.1.0"
 
 from kiln import language, testing
 from kiln.compiler.compiler import CompiledKernel, compile
-from kiln.errors import AutotunerError, CompilationError, KilnError, OutOfBoundsError, OutOfResources
+from kiln.errors import (AutotunerError, CompilationError, InterpreterError, KilnError, OutOfBoundsError, OutOfResources,
+                         TritonError)
 from kiln.language.compile_time import constexpr_function
+from kiln.language.core import must_use_result
 from kiln.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from kiln.runtime.jit import JITFunction, jit
 from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret
@@ -50,11 +52,13 @@ __all__ = [
     "CompiledKernel",
     "Config",
     "Heuristics",
+    "InterpreterError",
     "JITFunction",
     "KilnError",
     "OutOfBoundsError",
     "OutOfResources",
     "TensorWrapper",
+    "TritonError",
     "autotune",
     "cdiv",
     "compile",
@@ -62,6 +66,7 @@ __all__ = [
     "heuristics",
     "jit",
     "language",
+    "must_use_result",
     "next_power_of_2",
     "reinterpret",
     "testing",

@@ -18,12 +18,13 @@ import functools
 import inspect
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
-from kiln.errors import CompilationError, KilnError
+from kiln.errors import CompilationError, CompileTimeAssertionFailure, KilnError
 
 __all__ = [
     "constexpr", "dtype", "pointer_type", "block_type", "tensor",
     "int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "void", "str_to_ty",
+    "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16",
+    "void", "str_to_ty",
     "TRITON_MAX_TENSOR_NUMEL",
     "program_id", "num_programs", "arange", "load", "store", "cdiv", "minimum", "maximum",
     "where", "full", "zeros", "cast", "expand_dims", "broadcast_to", "static_print", "static_assert",
@@ -115,6 +116,25 @@ def is_builtin(fn: Any) -> bool:
     return getattr(fn, "__kiln_builtin__", False)
 
 
+def must_use_result(fn: Any, reason: "bool | str" = True) -> Any:
+    """Marks a ``@kiln.jit`` function or builtin whose result a kernel must
+    use: a call of it as a statement of its own, its result dropped, fails
+    to compile ("The result of cube is not being used."), as
+    ``triton.must_use_result``.
+
+    ``@must_use_result("why")`` adds ``why`` to that message. Returns ``fn``.
+    """
+    if isinstance(fn, str):
+        return lambda f: must_use_result(f, fn)
+    fn.__kiln_must_use_result__ = reason
+    return fn
+
+
+def must_use_result_reason(fn: Any) -> "bool | str":
+    """What :func:`must_use_result` recorded on ``fn`` (False if nothing)."""
+    return getattr(fn, "__kiln_must_use_result__", False)
+
+
 # ---------------------------------------------------------------------------
 # constexpr
 # ---------------------------------------------------------------------------
@@ -170,7 +190,12 @@ class dtype:
 
     _INT_WIDTHS = {"int1": 1, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
                    "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
-    _FLOAT_WIDTHS = {"fp8e4nv": 8, "fp8e5": 8, "fp16": 16, "bf16": 16, "fp32": 32, "fp64": 64}
+    _FLOAT_WIDTHS = {"fp8e4nv": 8, "fp8e5": 8, "fp16": 16, "bf16": 16, "fp32": 32, "fp64": 64,
+                     "fp8e4b15": 8, "fp8e4b8": 8, "fp8e5b16": 8}
+    # fp8 formats Triton names but no Kiln target computes with (see
+    # docs/design/fp8.md): a kernel may name them; building a value of one
+    # is an error.
+    _UNSUPPORTED = ("fp8e4b15", "fp8e4b8", "fp8e5b16")
 
     # The scalar type names by kind, as Triton's class attributes (tests
     # parametrize over them: ``map(kl.dtype, kl.dtype.SINT_TYPES)``). As in
@@ -283,6 +308,9 @@ class dtype:
         """This type as a ``kiln._C.ir.Type``."""
         if self.name == "void":
             raise KilnError("void is not the type of a value: kernels cannot make tensors or pointers of it")
+        if self.name in self._UNSUPPORTED:
+            raise CompilationError(f"type {self.name} is not supported in this architecture: the supported fp8 "
+                                   f"dtypes are fp8e4nv and fp8e5")
         if self.is_int():
             return getattr(builder, f"i{self.int_bitwidth}_type")()
         if self.is_fp8():
@@ -406,10 +434,14 @@ float32 = dtype("fp32")
 float64 = dtype("fp64")
 float8e4nv = dtype("fp8e4nv")
 float8e5 = dtype("fp8e5")
+float8e4b15 = dtype("fp8e4b15")
+float8e4b8 = dtype("fp8e4b8")
+float8e5b16 = dtype("fp8e5b16")
 void = dtype("void")
 
 _DTYPE_PUBLIC_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
-                       "fp8e4nv": "float8e4nv", "fp8e5": "float8e5"}
+                       "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15",
+                       "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16"}
 
 # Triton's signature strings ("*fp32", "i32", "u8") to dtypes.
 _SIGNATURE_SCALARS = {
@@ -744,7 +776,7 @@ def static_assert(cond: Any, msg: str = "", _builder: Any = None) -> None:
     if isinstance(cond, tensor):
         raise CompilationError("static_assert needs a compile-time condition, got a runtime value")
     if not cond:
-        raise CompilationError(f"static_assert failed: {_unwrap(msg)}" if msg else "static_assert failed")
+        raise CompileTimeAssertionFailure(f"static_assert failed: {_unwrap(msg)}" if msg else "static_assert failed")
 
 
 def _shape(shape: Any) -> list[int]:

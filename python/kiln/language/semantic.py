@@ -22,6 +22,7 @@ adds the location of the expression being compiled.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional, Sequence
 
 from kiln.errors import CompilationError
@@ -253,12 +254,17 @@ def broadcast_shapes(a: list[int], c: list[int]) -> list[int]:
     return out
 
 
+def check_power_of_two_shape(shape: Sequence[int]) -> None:
+    """Every dimension of a block is a power of two (Triton's message)."""
+    for index, d in enumerate(shape):
+        if d <= 0 or d & (d - 1):
+            raise _fail(f"Shape element {index} must be a power of 2")
+
+
 def broadcast_to(x: tensor, shape: list[int], b: Builder) -> tensor:
     if x.shape == shape:
         return x
-    for d in shape:
-        if d <= 0 or d & (d - 1):
-            raise _fail(f"block dimensions must be powers of two, got shape {shape}")
+    check_power_of_two_shape(shape)
     validate_block_shape(shape)
     if not x.shape:
         return splat(x, shape, b)
@@ -525,7 +531,9 @@ def arange(start: int, end: int, b: Builder) -> tensor:
         raise _fail(f"arange end must fit in int32, got {end}")
     length = end - start
     if length & (length - 1):
-        raise _fail(f"arange length (end - start) must be a power of two, got {length}")
+        # Triton's words, which code matching its messages relies on; the
+        # located error quotes the call with its bounds.
+        raise _fail("arange's range must be a power of 2")
     validate_block_shape([length])
     return tensor(b.make_range(start, end), block_type(int32, [length]))
 
@@ -533,9 +541,7 @@ def arange(start: int, end: int, b: Builder) -> tensor:
 def full(shape: list[int], value: Any, ty: dtype, b: Builder) -> tensor:
     if not isinstance(ty, dtype) or isinstance(ty, (block_type, pointer_type)):
         raise _fail(f"full needs a scalar number dtype, got {ty!r}")
-    for d in shape:
-        if d <= 0 or d & (d - 1):
-            raise _fail(f"block dimensions must be powers of two, got shape {shape}")
+    check_power_of_two_shape(shape)
     validate_block_shape(shape)
     if isinstance(value, tensor):
         if value.shape:
@@ -647,6 +653,10 @@ def _pointer_pair(x: Any, y: Any, b: Builder) -> tuple[tensor, tensor]:
 
 
 def where(condition: Any, x: Any, y: Any, b: Builder) -> tensor:
+    if isinstance(condition, tensor) and not condition.dtype.is_bool():
+        # As Triton, which means to refuse such conditions in a later release.
+        warnings.warn(f"kl.where with a non-boolean condition is deprecated and will error out in a future "
+                      f"release; got {condition.dtype}: compare it with 0 (cond != 0)", UserWarning, stacklevel=2)
     cond = to_bool(condition, b)
     if any(isinstance(v, tensor) and v.dtype.is_ptr() for v in (x, y)):
         x, y = _pointer_pair(x, y, b)

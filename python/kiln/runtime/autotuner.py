@@ -183,6 +183,8 @@ def _print_enabled() -> bool:
 
 
 def _first_line(error: BaseException) -> str:
+    if isinstance(error, CompilationError):
+        return f"{type(error).__name__}: {error.summary()}"
     text = str(error).strip()
     return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
 
