@@ -24,8 +24,8 @@ __version__ = "0.1.0"
 
 from kiln import language, testing
 from kiln.compiler.compiler import CompiledKernel, compile
-from kiln.errors import (AutotunerError, CompilationError, InterpreterError, KilnError, OutOfBoundsError, OutOfResources,
-                         TritonError)
+from kiln.errors import (AutotunerError, CompilationError, InterpreterError, KilnError, OutOfBoundsError,
+                         OutOfResources, TritonError)
 from kiln.language.compile_time import constexpr_function
 from kiln.language.core import must_use_result
 from kiln.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics

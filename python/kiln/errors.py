@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Optional
 
 __all__ = ["KilnError", "TritonError", "AutotunerError", "CompilationError", "CompileTimeAssertionFailure",
-           "UnsupportedLanguageConstruct", "InterpreterError", "PTXASError", "OutOfBoundsError", "OutOfResources",
-           "DeviceAssertionError"]
+           "UnsupportedLanguageConstruct", "LaunchOptionError", "InterpreterError", "PTXASError", "OutOfBoundsError",
+           "OutOfResources", "DeviceAssertionError"]
 
 
 def _located_text(located: str, unlocated: str, filename: Optional[str], lineno: Optional[int],
@@ -137,6 +137,13 @@ class CompileTimeAssertionFailure(CompilationError):
 
 class UnsupportedLanguageConstruct(CompilationError):
     """The kernel uses Python syntax that kernels cannot contain."""
+
+
+class LaunchOptionError(KilnError, ValueError, AssertionError):
+    """A compile or launch option is invalid (``num_warps`` not a power of
+    2, ``num_stages`` below 1). A ``ValueError``, and an ``AssertionError``
+    too, which is what Triton raises for these, so that code catching
+    either works."""
 
 
 class InterpreterError(KilnError):

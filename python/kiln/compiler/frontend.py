@@ -1329,11 +1329,14 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         for item in items:
             if isinstance(item, ast.Slice):
                 if item.lower is not None or item.upper is not None or item.step is not None:
-                    raise self.error("blocks cannot be sliced; only ':' (a whole axis) is supported", item)
+                    raise self.error(f"unsupported tensor index: {ast.unparse(item)}: blocks cannot be sliced; only "
+                                     f"':' (a whole axis) and None (a new axis) index a block", item)
                 axis += 1
                 continue
-            if _unwrap(self.visit(item)) is not None:
-                raise self.error("blocks can only be indexed with None (a new axis) and ':' (a whole axis)", item)
+            index = _unwrap(self.visit(item))
+            if index is not None:
+                raise self.error(f"unsupported tensor index: {_describe(index)}: blocks can only be indexed with None "
+                                 f"(a new axis) and ':' (a whole axis)", item)
             result = self._run(node, lambda r=result, a=axis: semantic.expand_dims(r, a, self.builder))
             axis += 1
         if axis > len(result.shape):

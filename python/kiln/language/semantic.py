@@ -100,16 +100,21 @@ def to_tensor(value: Any, b: Builder) -> tensor:
 
 
 def _literal_like(value: Any, other: tensor, b: Builder) -> tensor:
-    """A Python literal combined with ``other``: it adopts other's type when
-    that type can hold it (Triton's rule for int and float literals)."""
+    """A Python literal combined with ``other``: it adopts other's type
+    (Triton's rule for int and float literals); an int literal must fit in
+    an integer type."""
     ty = other.dtype
     if isinstance(value, (bool, int)) and not isinstance(value, float):
         if ty.is_floating():
             return constant(value, ty, b)
         if ty.is_int() and not ty.is_bool():
             lo, hi = _int_range(ty)
-            if lo <= value <= hi:
-                return constant(value, ty, b)
+            if not lo <= value <= hi:
+                # Triton's rule (and words): the literal takes the tensor's
+                # type, so it must fit; widening the result instead would
+                # give another type than Triton does.
+                raise _fail(f"Scalar {value} is out of range for type {ty}")
+            return constant(value, ty, b)
         if ty.is_bool() and isinstance(value, bool):
             return constant(value, ty, b)
         return to_tensor(value, b)
@@ -514,13 +519,13 @@ def greater_equal(x: Any, y: Any, b: Builder) -> tensor:
 
 def program_id(axis: int, b: Builder) -> tensor:
     if axis not in (0, 1, 2):
-        raise _fail(f"program_id axis must be 0, 1 or 2, got {axis}")
+        raise _fail(f"program_id axis must be 0, 1, or 2 but got {axis}")
     return tensor(b.program_id(axis), int32)
 
 
 def num_programs(axis: int, b: Builder) -> tensor:
     if axis not in (0, 1, 2):
-        raise _fail(f"num_programs axis must be 0, 1 or 2, got {axis}")
+        raise _fail(f"num_programs axis must be 0, 1, or 2 but got {axis}")
     return tensor(b.num_programs(axis), int32)
 
 

@@ -165,7 +165,7 @@ def test_program_id_axis_range(jit, build_ir):
         pid = kl.program_id(3)
 
     err = compile_error(build_ir, kernel, {"out": "*fp32"})
-    check(err, kernel, "kl.program_id(3)", "axis must be 0, 1 or 2")
+    check(err, kernel, "kl.program_id(3)", "program_id axis must be 0, 1, or 2 but got 3")
 
 
 def test_static_range_needs_constexpr(jit, build_ir):

@@ -5,6 +5,7 @@ Kiln's location kept (see docs/design/frontend.md, "Locations and errors")."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import traceback
 import warnings
@@ -231,3 +232,73 @@ def test_where_on_a_non_boolean_condition_warns(jit, build_ir):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         build_ir(boolean, {"out": "*fp32"}, {})
+
+
+def test_an_int_literal_must_fit_the_tensor_type(jit, build_ir):
+    @jit
+    def kernel(out):
+        x = kl.full((), 32, dtype=kl.int32)
+        kl.store(out, x + 0xFFFFFFFFFFFFFF)
+
+    @jit
+    def fits(out):
+        x = kl.full((), 32, dtype=kl.int8)
+        kl.store(out, x + 127)
+
+    err = compile_error(build_ir, kernel, {"out": "*i64"})
+    assert err.message == f"Scalar {0xFFFFFFFFFFFFFF} is out of range for type int32", str(err)
+    assert "i8" in build_ir(fits, {"out": "*i8"}, {}).str()
+
+
+def kernel_from_source(tmp_path, body: str):
+    """A jit kernel ``kernel(out, x, y)`` whose body is `body`, from a module
+    file (the frontend reads a kernel's source from its file)."""
+    path = tmp_path / "generated_kernel.py"
+    path.write_text(f"import kiln\nimport kiln.language as kl\n\n\n@kiln.jit\ndef kernel(out, x, y):\n    {body}\n")
+    spec = importlib.util.spec_from_file_location("generated_kernel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.kernel
+
+
+@pytest.mark.parametrize("op", ["/", "//", "%"])
+@pytest.mark.parametrize("types", [("i8", "u8"), ("u32", "i64"), ("u64", "i32")])
+def test_division_of_mixed_signedness_is_refused(build_ir, tmp_path, op, types):
+    kernel = kernel_from_source(tmp_path, f"kl.store(out, x {op} y)")
+    with pytest.raises(CompilationError, match=r"Cannot use /, // or % with \w+ and \w+ because they have "
+                                               r"different signedness"):
+        build_ir(kernel, {"out": "*fp32", "x": types[0], "y": types[1]}, {})
+    # The same signedness divides.
+    build_ir(kernel, {"out": "*fp32", "x": types[0], "y": types[0]}, {})
+
+
+@pytest.mark.parametrize("expression", ["x & y", "x | y", "x ^ y", "x << y", "x >> y"])
+def test_bitwise_operators_name_the_operand_types(build_ir, tmp_path, expression):
+    kernel = kernel_from_source(tmp_path, f"kl.store(out, {expression})")
+    with pytest.raises(CompilationError, match=r"invalid operands of type int8 and fp32"):
+        build_ir(kernel, {"out": "*fp32", "x": "i8", "y": "fp32"}, {})
+
+
+def test_a_slice_of_a_tensor_is_an_unsupported_tensor_index(jit, build_ir):
+    @jit
+    def kernel(dst):
+        dst[10:]
+
+    @jit
+    def by_int(dst):
+        x = kl.arange(0, 16)[3]
+
+    err = compile_error(build_ir, kernel, {"dst": "*fp32"})
+    assert err.message.startswith("unsupported tensor index: 10:"), str(err)
+    err = compile_error(build_ir, by_int, {"dst": "*fp32"})
+    assert err.message.startswith("unsupported tensor index: the compile-time value 3"), str(err)
+
+
+def test_an_invalid_num_warps_is_a_value_error_and_an_assertion_error(jit):
+    @kiln.jit
+    def kernel(x):
+        pass
+
+    for error in (ValueError, AssertionError, kiln.TritonError):
+        with pytest.raises(error, match="num_warps must be a power of 2"):
+            kiln.compile(kernel, {"x": "i32"}, target="cpu", num_warps=3)
