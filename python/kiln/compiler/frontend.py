@@ -1031,9 +1031,9 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                              f"then-branch of the if at line {self.position(node)[0]} returns (line "
                              f"{self.position(returns[0])[0]}); both must return the same types", returns[1])
         if t_val.type != e_val.type:
-            raise self.error(f"'{name}' has type {t_val.type} in the then-branch but {e_val.type} in the "
-                             f"else-branch of the if at line {self.position(node)[0]}; both branches must give "
-                             f"it the same type", node)
+            raise self.error(f"Mismatched type for {name} between the then-branch ({t_val.type}) and the "
+                             f"else-branch ({e_val.type}) of the if at line {self.position(node)[0]}; both "
+                             f"branches must give it the same type", node)
         return t_val, e_val
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
@@ -1041,9 +1041,16 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if not _is_runtime(cond):
             return self.visit(node.body if cond else node.orelse)
         # Both sides are evaluated and one is selected, as with kl.where.
-        then_value, else_value = self.visit(node.body), self.visit(node.orelse)
-        return self._run(node, lambda: semantic.where(cond, _unwrap(then_value), _unwrap(else_value),
-                                                      self.builder))
+        then_value, else_value = _unwrap(self.visit(node.body)), _unwrap(self.visit(node.orelse))
+        try:
+            return self._run(node, lambda: semantic.where(cond, then_value, else_value, self.builder))
+        except CompilationError as e:
+            cause = e.__cause__ if isinstance(e.__cause__, CompilationError) else None
+            if cause is None or cause.filename is not None:
+                raise
+            # Triton's words for the two sides not combining into one value.
+            raise self.error(f"Ternary expression with dynamic condition has inconsistent types: "
+                             f"{_describe(then_value)} and {_describe(else_value)}: {cause.message}", node) from cause
 
     # -- loops -----------------------------------------------------------------------
 

@@ -220,7 +220,7 @@ def test_branch_type_mismatch(jit, build_ir):
         kl.store(out, y)
 
     err = compile_error(build_ir, kernel, {"out": "*i32", "a": "i32", "x": "fp32"})
-    check(err, kernel, "if a > 0", "'y'", "fp32", "int32", "same type")
+    check(err, kernel, "if a > 0", "Mismatched type for y", "fp32", "int32", "same type")
 
 
 def test_if_on_block(jit, build_ir):

@@ -302,3 +302,26 @@ def test_an_invalid_num_warps_is_a_value_error_and_an_assertion_error(jit):
     for error in (ValueError, AssertionError, kiln.TritonError):
         with pytest.raises(error, match="num_warps must be a power of 2"):
             kiln.compile(kernel, {"x": "i32"}, target="cpu", num_warps=3)
+
+
+def test_branches_of_different_types_say_so_in_tritons_words(jit, build_ir):
+    @jit
+    def if_statement(out, x, c):
+        if c > 0:
+            y = x
+        else:
+            y = out
+        kl.store(y, 1.0)
+
+    @jit
+    def ternary(out, x, c):
+        y = x if c > 0 else out
+        kl.store(y, 1.0)
+
+    signature = {"out": "*fp32", "x": "*fp16", "c": "i32"}
+    err = compile_error(build_ir, if_statement, signature)
+    assert err.message.startswith("Mismatched type for y between the then-branch (pointer<fp16>) and the "
+                                  "else-branch (pointer<fp32>)"), str(err)
+    err = compile_error(build_ir, ternary, signature)
+    assert err.message.startswith("Ternary expression with dynamic condition has inconsistent types: "), str(err)
+    assert (err.fn_lineno, err.fn_col) == (2, 8) and str(err.__cause__) in err.message, str(err)
