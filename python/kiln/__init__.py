@@ -24,17 +24,14 @@ __version__ = "0.1.0"
 
 from kiln import knobs, language, testing, tools
 from kiln.compiler.compiler import CompiledKernel, compile
-from kiln.errors import AutotunerError, CompilationError, KilnError, OutOfBoundsError, OutOfResources
+from kiln.errors import (AutotunerError, CompilationError, InterpreterError, KilnError, OutOfBoundsError,
+                         OutOfResources, TritonError)
 from kiln.language.compile_time import constexpr_function, must_use_result
 from kiln.runtime._allocation import set_allocator
 from kiln.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
-from kiln.runtime.errors import InterpreterError
 from kiln.runtime.interface import KernelInterface, MockTensor
 from kiln.runtime.jit import JITFunction, jit
 from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret
-
-#: Triton's name for the base class of the errors it raises on purpose.
-TritonError = KilnError
 
 
 def cdiv(x: int, y: int) -> int:

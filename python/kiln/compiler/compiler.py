@@ -30,7 +30,7 @@ from typing import Any, Mapping, Optional
 from kiln import _C
 from kiln import backends as _backends
 from kiln.compiler.specialization import KernelSpecialization, Specialization, kernel_parameters, root_name
-from kiln.errors import CompilationError, KilnError
+from kiln.errors import CompilationError, KilnError, LaunchOptionError
 
 
 class KernelMetadata(dict):
@@ -275,9 +275,9 @@ def compile_jit_function(
 
     backend = _backends.backend_for_target(target)
     if not isinstance(num_warps, int) or num_warps < 1 or num_warps > 32 or num_warps & (num_warps - 1):
-        raise ValueError(f"num_warps must be a power of two between 1 and 32, got {num_warps!r}")
+        raise LaunchOptionError(f"num_warps must be a power of 2 between 1 and 32, got {num_warps!r}")
     if not isinstance(num_stages, int) or num_stages < 1:
-        raise ValueError(f"num_stages must be a positive integer, got {num_stages!r}")
+        raise LaunchOptionError(f"num_stages must be a positive integer, got {num_stages!r}")
 
     name = kernel_symbol(fn, signature, constexprs, attrs)
     metadata = KernelMetadata({

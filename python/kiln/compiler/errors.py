@@ -1,8 +1,6 @@
-"""Compilation errors under Triton's names (``triton.compiler.errors``).
+"""Compile errors under the module names Triton gives them
+(``triton.compiler.errors``); the classes are :mod:`kiln.errors`'."""
 
-They are Kiln's own classes (:mod:`kiln.errors`), so ``except
-triton.compiler.errors.CompilationError`` catches what Kiln raises."""
+from kiln.errors import CompilationError, CompileTimeAssertionFailure, UnsupportedLanguageConstruct
 
-from kiln.errors import CompilationError, CompileTimeAssertionFailure
-
-__all__ = ["CompilationError", "CompileTimeAssertionFailure"]
+__all__ = ["CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"]

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Protoco
 from kiln import _C
 from kiln.compiler.specialization import (AGGREGATE_TYPES, TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, Specialization,
                                           child_name)
-from kiln.errors import CompilationError
+from kiln.errors import CompilationError, CompileTimeAssertionFailure
 from kiln.language import core, debugging, semantic
 from kiln import language
 from kiln.language.block_pointer import block_pointer
@@ -469,16 +469,30 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         index = line - self.line_offset - 1
         return src_lines[index] if 0 <= index < len(src_lines) else None
 
-    def error(self, message: str, node: Optional[ast.AST], cls: type = CompilationError) -> CompilationError:
-        """A ``cls`` (a CompilationError class) for ``message`` located at ``node``."""
+    def error(self, message: str, node: Optional[ast.AST],
+              kind: type[CompilationError] = CompilationError) -> CompilationError:
+        """A ``kind`` error at `node` (the ``def`` when None)."""
         line, col = self.position(node if node is not None else self.fn_def)
-        return cls(message, self.filename, line, col, self.source_line(line))
+        return self._error_at(kind, message, self.filename, line, col)
+
+    def _error_at(self, kind: type[CompilationError], message: str, file: str, line: int,
+                  col: int) -> CompilationError:
+        """A ``kind`` error at a file position; inside this function it also
+        carries the function's name and Triton's position in it (line 1 is
+        the ``def`` line, 0-based column)."""
+        where: dict[str, Any] = {}
+        def_line = self.fn_def.lineno + self.line_offset
+        last_line = getattr(self.fn_def, "end_lineno", None)
+        if file == self.filename and line >= def_line and (last_line is None or line <= last_line + self.line_offset):
+            where = {"function": self.fn_def.name, "fn_lineno": line - def_line + 1,
+                     "fn_col": max(col - 1 - self.col_offset, 0), "src": self.fn.src}
+        return kind(message, file, line, col, self._line_of(file, line), **where)
 
     def error_from_mlir(self, error: Exception, node: Optional[ast.AST]) -> CompilationError:
         """An MLIRError as a CompilationError at its first located diagnostic."""
         for severity, message, file, line, col in getattr(error, "diagnostics", []):
             if severity == "error" and file and line:
-                return CompilationError(message, file, line, col, self._line_of(file, line))
+                return self._error_at(CompilationError, message, file, line, col)
         errors = [d[1] for d in getattr(error, "diagnostics", []) if d[0] == "error"]
         return self.error("; ".join(errors) or str(error), node)
 
@@ -507,17 +521,26 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         raise self.error(f"name '{name}' is not defined", node)
 
     def _check_global(self, name: str, value: Any, node: ast.AST) -> Any:
-        """Globals a kernel may read: constants and things it can call."""
+        """Globals a kernel may read: kl.constexpr constants, dtypes, modules,
+        classes and things it can call. As in Triton, a plain value (``N =
+        42``) is refused: the compiled kernel would keep the value it saw
+        while the launch cache, keyed on the arguments, cannot tell when
+        the global changes."""
         if isinstance(value, constexpr):
             return value.value
-        if value is None or isinstance(value, (bool, int, float, str, dtype, ModuleType, type)):
+        if isinstance(value, (dtype, ModuleType, type)):
             return value
         if is_kernel_source(value) or core.is_builtin(value) or callable(value):
             return value
-        if isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str, dtype)) for v in value):
+        if name in self.fn.fn.__code__.co_freevars:
+            # A closure variable of a kernel defined in a function: the
+            # enclosing function's constants, read as they are.
             return value
-        raise self.error(f"global '{name}' of type {type(value).__name__} cannot be used in a kernel; only "
-                         f"constants (wrap them in kl.constexpr), dtypes and functions can", node)
+        raise self.error(f"Cannot access global variable '{name}' (of type {type(value).__name__}) from a @jit "
+                         f"function: kernels read only globals that are kl.constexpr instances ({name} = "
+                         f"kl.constexpr(...)), dtypes, modules and functions; an annotation ({name}: kl.constexpr "
+                         f"= ...) does not make a constexpr. Wrap the value in kl.constexpr or pass it as an "
+                         f"argument", node)
 
     # -- function generation -----------------------------------------------------
 
@@ -538,6 +561,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         """
         arg_names = self._arg_names()
         constexpr_names = set(self.fn.constexpr_names)
+        for arg in self.fn_def.args.args:
+            if arg.arg in constexpr_names and arg.arg in getattr(self.fn, "do_not_specialize", ()):
+                # A constexpr is always specialized on: the request cannot
+                # be honoured.
+                raise self.error(f"{arg.arg} marked as constexpr and listed in do_not_specialize", arg)
         params: list[tuple[str, dtype]] = []
         used: set[str] = set()
         templates: dict[str, Any] = {}
@@ -693,8 +721,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                                  node) from None
             raise
         except CompilationError as e:
-            if e.filename is None:  # raised by the language layer: locate it here (keeping its class)
-                raise self.error(e.message, node, type(e)) from e
+            if e.filename is None:  # raised by the language layer: locate it here
+                raise self._locate(e, node)
             raise
         except ir.MLIRError as e:
             raise self.error_from_mlir(e, node) from e
@@ -703,6 +731,16 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         finally:
             if saved is not None:
                 self.builder.set_loc(*saved)
+
+    def _locate(self, e: CompilationError, node: ast.AST) -> CompilationError:
+        """An unlocated error of the language layer, located at `node`, of the
+        same class. Its ``__cause__`` is `e`, whose traceback shows the check
+        that failed, except for a failed static assertion: its message is the
+        kernel's own."""
+        located = self.error(e.message, node, type(e))
+        located.__cause__ = None if isinstance(e, CompileTimeAssertionFailure) else e
+        located.__suppress_context__ = True
+        return located
 
     def _located(self, e: Exception, node: ast.AST) -> CompilationError:
         message = e.message if isinstance(e, CompilationError) else str(e) or type(e).__name__
@@ -738,7 +776,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return fn()
         except CompilationError as e:
             if e.filename is None:
-                raise self.error(e.message, node, type(e)) from e
+                raise self._locate(e, node)
             raise
         except ir.MLIRError as e:
             raise self.error_from_mlir(e, node) from e
@@ -822,7 +860,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return
         if not test:
             msg = _unwrap(self.visit(node.msg)) if node.msg is not None else ""
-            raise self.error(f"assertion failed{': ' + str(msg) if msg else ''}", node)
+            raise self.error(f"assertion failed{': ' + str(msg) if msg else ''}", node, CompileTimeAssertionFailure)
 
     # -- if ------------------------------------------------------------------------
 
@@ -939,7 +977,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 returned.append(self._captured_returns[-1])
             finally:
                 self._captured_returns = outer
-        (t, _), (e, _) = returned
+        (t, t_node), (e, e_node) = returned
         if (t is None) != (e is None):
             raise self.error("one branch of this if returns a value and the other does not (or falls off the end "
                              "of the function); both must return values of the same types", node)
@@ -954,7 +992,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 continue
             slots.append((True, len(results)))
             what = "the return value" if len(pairs) == 1 else f"leaf {index} of the return value"
-            results.append(self._branch_values(what, t_leaf, e_leaf, if_op, node))
+            results.append(self._branch_values(what, t_leaf, e_leaf, if_op, node, returns=(t_node, e_node)))
         if results:
             if_op = self.builder.set_if_results(if_op, [t.type.to_ir(self.builder) for t, _ in results])
         for block, pick in ((if_op.then_block, 0), (if_op.else_block, 1)):
@@ -969,9 +1007,12 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             raise _Returned()
         self._emit_return(value, node)
 
-    def _branch_values(self, name: str, t: Any, e: Any, if_op: Any, node: ast.If) -> tuple[tensor, tensor]:
+    def _branch_values(self, name: str, t: Any, e: Any, if_op: Any, node: ast.If,
+                       returns: Optional[tuple[ast.AST, ast.AST]] = None) -> tuple[tensor, tensor]:
         """Both branches' values of `name` as tensors of one type (constants
-        are materialized inside their branch)."""
+        are materialized inside their branch). For the values two branches
+        return, `returns` holds their return statements: a type mismatch is
+        reported at the else-branch's."""
         values = []
         for v, block, other in ((t, if_op.then_block, e), (e, if_op.else_block, t)):
             if _is_runtime(v):
@@ -988,10 +1029,14 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             else:
                 values.append(self._run(node, lambda: semantic.to_tensor(v, self.builder)))
         t_val, e_val = values
+        if t_val.type != e_val.type and returns is not None:
+            raise self.error(f"Inconsistent return types: {name} is {e_val.type} here but {t_val.type} where the "
+                             f"then-branch of the if at line {self.position(node)[0]} returns (line "
+                             f"{self.position(returns[0])[0]}); both must return the same types", returns[1])
         if t_val.type != e_val.type:
-            raise self.error(f"'{name}' has type {t_val.type} in the then-branch but {e_val.type} in the "
-                             f"else-branch of the if at line {self.position(node)[0]}; both branches must give "
-                             f"it the same type", node)
+            raise self.error(f"Mismatched type for {name} between the then-branch ({t_val.type}) and the "
+                             f"else-branch ({e_val.type}) of the if at line {self.position(node)[0]}; both "
+                             f"branches must give it the same type", node)
         return t_val, e_val
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
@@ -999,9 +1044,16 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if not _is_runtime(cond):
             return self.visit(node.body if cond else node.orelse)
         # Both sides are evaluated and one is selected, as with kl.where.
-        then_value, else_value = self.visit(node.body), self.visit(node.orelse)
-        return self._run(node, lambda: semantic.where(cond, _unwrap(then_value), _unwrap(else_value),
-                                                      self.builder))
+        then_value, else_value = _unwrap(self.visit(node.body)), _unwrap(self.visit(node.orelse))
+        try:
+            return self._run(node, lambda: semantic.where(cond, then_value, else_value, self.builder))
+        except CompilationError as e:
+            cause = e.__cause__ if isinstance(e.__cause__, CompilationError) else None
+            if cause is None or cause.filename is not None:
+                raise
+            # Triton's words for the two sides not combining into one value.
+            raise self.error(f"Ternary expression with dynamic condition has inconsistent types: "
+                             f"{_describe(then_value)} and {_describe(else_value)}: {cause.message}", node) from cause
 
     # -- loops -----------------------------------------------------------------------
 
@@ -1287,11 +1339,14 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         for item in items:
             if isinstance(item, ast.Slice):
                 if item.lower is not None or item.upper is not None or item.step is not None:
-                    raise self.error("blocks cannot be sliced; only ':' (a whole axis) is supported", item)
+                    raise self.error(f"unsupported tensor index: {ast.unparse(item)}: blocks cannot be sliced; only "
+                                     f"':' (a whole axis) and None (a new axis) index a block", item)
                 axis += 1
                 continue
-            if _unwrap(self.visit(item)) is not None:
-                raise self.error("blocks can only be indexed with None (a new axis) and ':' (a whole axis)", item)
+            index = _unwrap(self.visit(item))
+            if index is not None:
+                raise self.error(f"unsupported tensor index: {_describe(index)}: blocks can only be indexed with None "
+                                 f"(a new axis) and ':' (a whole axis)", item)
             result = self._run(node, lambda r=result, a=axis: semantic.expand_dims(r, a, self.builder))
             axis += 1
         if axis > len(result.shape):
@@ -1411,6 +1466,12 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 # too little left, the RecursionError of doing so reaches the
                 # caller's call, which reports it instead.
                 raise self._nested_too_deeply(callee, node) from None
+            except CompilationError as e:
+                del self.functions[name]
+                # Reported at this call too, as Triton does: the error in the
+                # helper is the cause, so the traceback shows both places.
+                error, inner = self._call_failed(callee, e, node)
+                raise error from inner
             except BaseException:
                 del self.functions[name]
                 raise
@@ -1422,6 +1483,25 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         runtime_args = [leaf.handle for v in values.values() for leaf in _leaves(v)]
         results = self._run(node, lambda: self.builder.create_call(function, runtime_args))
         return _rebuild(template, iter(results))
+
+    def _call_failed(self, callee: KernelSource, e: CompilationError,
+                     node: ast.AST) -> tuple[CompilationError, CompilationError]:
+        """The error at a call of `callee` whose compilation failed with `e`,
+        and the error to chain it to. The error is of `e`'s class, with the
+        message of the innermost error (where the mistake is) after the name
+        and place of the function it is in. The chain is that innermost
+        error: through nested calls the outermost call (in the kernel) and
+        the mistake are what count, and a chain of every call between would
+        print a traceback per call."""
+        inner = e
+        while isinstance(inner.__cause__, CompilationError) and getattr(inner, "_failed_call", False):
+            inner = inner.__cause__
+        where = f"{inner.filename}:{inner.lineno}" if inner.filename is not None else "unknown location"
+        if inner.function is not None and inner.function != callee.__name__:
+            where = f"in {inner.function}, {where}"
+        error = self.error(f"{callee.__name__} fails to compile ({where}): {inner.message}", node, type(e))
+        error._failed_call = True  # type: ignore[attr-defined]
+        return error, inner
 
     def _nested_too_deeply(self, callee: KernelSource, node: ast.AST) -> CompilationError:
         chain = self.call_chain + (callee.__name__,)

@@ -169,12 +169,12 @@ __all__ += ["broadcast", "cat", "flip", "gather", "histogram", "interleave", "jo
             "split", "trans", "view"]
 
 # 8-bit floats (OCP E4M3FN and E5M2), stored as bytes; see docs/design/fp8.md.
-# Triton's other fp8 formats have names only: a kernel computing with one
-# is a CompilationError.
+# Triton's other fp8 formats are named so that kernels naming them compile
+# to a clear error.
 from kiln.language.core import float8e4b8, float8e4b15, float8e4nv, float8e5, float8e5b16  # noqa: E402
 from kiln.language.core import str_to_ty, void  # noqa: E402
 
-__all__ += ["float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16", "str_to_ty", "void"]
+__all__ += ["float8e4b8", "float8e4b15", "float8e4nv", "float8e5", "float8e5b16", "str_to_ty", "void"]
 
 # Matrix products.
 from kiln.language.dot import dot  # noqa: E402

@@ -23,7 +23,8 @@ from kiln.errors import CompilationError, CompileTimeAssertionFailure, KilnError
 __all__ = [
     "constexpr", "dtype", "pointer_type", "block_type", "tensor",
     "int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "void", "str_to_ty",
+    "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16",
+    "void", "str_to_ty",
     "TRITON_MAX_TENSOR_NUMEL",
     "program_id", "num_programs", "arange", "load", "store", "cdiv", "minimum", "maximum",
     "where", "full", "zeros", "cast", "expand_dims", "broadcast_to", "static_print", "static_assert",
@@ -172,15 +173,10 @@ class dtype:
                    "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
     _FLOAT_WIDTHS = {"fp8e4nv": 8, "fp8e5": 8, "fp16": 16, "bf16": 16, "fp32": 32, "fp64": 64,
                      "fp8e4b15": 8, "fp8e4b8": 8, "fp8e5b16": 8}
-    # Triton's other fp8 formats: programs name them (in parameter lists, in
-    # checks), so the dtypes exist; a kernel that computes with one gets a
-    # CompilationError from to_ir (see docs/design/fp8.md).
+    # fp8 formats Triton names but no Kiln target computes with (see
+    # docs/design/fp8.md): a kernel may name them; building a value of one
+    # is an error.
     _UNSUPPORTED = ("fp8e4b15", "fp8e4b8", "fp8e5b16")
-    # Triton's lists of the type names, by kind (bool counts as unsigned).
-    SINT_TYPES = ["int8", "int16", "int32", "int64"]
-    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
-    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"]
-    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
 
     # The scalar type names by kind, as Triton's class attributes (tests
     # parametrize over them: ``map(kl.dtype, kl.dtype.SINT_TYPES)``). As in
@@ -291,11 +287,11 @@ class dtype:
 
     def to_ir(self, builder: Any) -> Any:
         """This type as a ``kiln._C.ir.Type``."""
-        if self.name in self._UNSUPPORTED:
-            raise CompilationError(f"{self!r} is not supported by Kiln; its fp8 types are kl.float8e4nv and "
-                                   f"kl.float8e5")
         if self.name == "void":
             raise KilnError("void is not the type of a value: kernels cannot make tensors or pointers of it")
+        if self.name in self._UNSUPPORTED:
+            raise CompilationError(f"type {self.name} is not supported in this architecture: the supported fp8 "
+                                   f"dtypes are fp8e4nv and fp8e5")
         if self.is_int():
             return getattr(builder, f"i{self.int_bitwidth}_type")()
         if self.is_fp8():

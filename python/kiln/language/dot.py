@@ -65,7 +65,7 @@ def _imprecise_acc(value: Any, fp8: bool, k: int) -> int:
     if value < 0:
         raise _fail(f"kl.dot: max_num_imprecise_acc must not be negative, got {value}")
     if fp8 and value > k:
-        raise _fail(f"kl.dot: max_num_imprecise_acc ({value}) must be <= K ({k})")
+        raise _fail(f"max_num_imprecise_acc ({value}) must be <= K ({k})")
     return value
 
 

@@ -22,6 +22,7 @@ adds the location of the expression being compiled.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional, Sequence
 
 from kiln.errors import CompilationError
@@ -99,16 +100,21 @@ def to_tensor(value: Any, b: Builder) -> tensor:
 
 
 def _literal_like(value: Any, other: tensor, b: Builder) -> tensor:
-    """A Python literal combined with ``other``: it adopts other's type when
-    that type can hold it (Triton's rule for int and float literals)."""
+    """A Python literal combined with ``other``: it adopts other's type
+    (Triton's rule for int and float literals); an int literal must fit in
+    an integer type."""
     ty = other.dtype
     if isinstance(value, (bool, int)) and not isinstance(value, float):
         if ty.is_floating():
             return constant(value, ty, b)
         if ty.is_int() and not ty.is_bool():
             lo, hi = _int_range(ty)
-            if lo <= value <= hi:
-                return constant(value, ty, b)
+            if not lo <= value <= hi:
+                # Triton's rule (and words): the literal takes the tensor's
+                # type, so it must fit; widening the result instead would
+                # give another type than Triton does.
+                raise _fail(f"Scalar {value} is out of range for type {ty}")
+            return constant(value, ty, b)
         if ty.is_bool() and isinstance(value, bool):
             return constant(value, ty, b)
         return to_tensor(value, b)
@@ -253,12 +259,17 @@ def broadcast_shapes(a: list[int], c: list[int]) -> list[int]:
     return out
 
 
+def check_power_of_two_shape(shape: Sequence[int]) -> None:
+    """Every dimension of a block is a power of two (Triton's message)."""
+    for index, d in enumerate(shape):
+        if d <= 0 or d & (d - 1):
+            raise _fail(f"Shape element {index} must be a power of 2")
+
+
 def broadcast_to(x: tensor, shape: list[int], b: Builder) -> tensor:
     if x.shape == shape:
         return x
-    for d in shape:
-        if d <= 0 or d & (d - 1):
-            raise _fail(f"block dimensions must be powers of two, got shape {shape}")
+    check_power_of_two_shape(shape)
     validate_block_shape(shape)
     if not x.shape:
         return splat(x, shape, b)
@@ -508,13 +519,13 @@ def greater_equal(x: Any, y: Any, b: Builder) -> tensor:
 
 def program_id(axis: int, b: Builder) -> tensor:
     if axis not in (0, 1, 2):
-        raise _fail(f"program_id axis must be 0, 1 or 2, got {axis}")
+        raise _fail(f"program_id axis must be 0, 1, or 2 but got {axis}")
     return tensor(b.program_id(axis), int32)
 
 
 def num_programs(axis: int, b: Builder) -> tensor:
     if axis not in (0, 1, 2):
-        raise _fail(f"num_programs axis must be 0, 1 or 2, got {axis}")
+        raise _fail(f"num_programs axis must be 0, 1, or 2 but got {axis}")
     return tensor(b.num_programs(axis), int32)
 
 
@@ -525,7 +536,9 @@ def arange(start: int, end: int, b: Builder) -> tensor:
         raise _fail(f"arange end must fit in int32, got {end}")
     length = end - start
     if length & (length - 1):
-        raise _fail(f"arange length (end - start) must be a power of two, got {length}")
+        # Triton's words, which code matching its messages relies on; the
+        # located error quotes the call with its bounds.
+        raise _fail("arange's range must be a power of 2")
     validate_block_shape([length])
     return tensor(b.make_range(start, end), block_type(int32, [length]))
 
@@ -533,9 +546,7 @@ def arange(start: int, end: int, b: Builder) -> tensor:
 def full(shape: list[int], value: Any, ty: dtype, b: Builder) -> tensor:
     if not isinstance(ty, dtype) or isinstance(ty, (block_type, pointer_type)):
         raise _fail(f"full needs a scalar number dtype, got {ty!r}")
-    for d in shape:
-        if d <= 0 or d & (d - 1):
-            raise _fail(f"block dimensions must be powers of two, got shape {shape}")
+    check_power_of_two_shape(shape)
     validate_block_shape(shape)
     if isinstance(value, tensor):
         if value.shape:
@@ -647,6 +658,10 @@ def _pointer_pair(x: Any, y: Any, b: Builder) -> tuple[tensor, tensor]:
 
 
 def where(condition: Any, x: Any, y: Any, b: Builder) -> tensor:
+    if isinstance(condition, tensor) and not condition.dtype.is_bool():
+        # As Triton, which means to refuse such conditions in a later release.
+        warnings.warn(f"kl.where with a non-boolean condition is deprecated and will error out in a future "
+                      f"release; got {condition.dtype}: compare it with 0 (cond != 0)", UserWarning, stacklevel=2)
     cond = to_bool(condition, b)
     if any(isinstance(v, tensor) and v.dtype.is_ptr() for v in (x, y)):
         x, y = _pointer_pair(x, y, b)

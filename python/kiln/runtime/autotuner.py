@@ -40,7 +40,7 @@ import time
 import warnings
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
-from kiln.errors import AutotunerError, CompilationError, OutOfResources
+from kiln.errors import AutotunerError, CompilationError, LaunchOptionError, OutOfResources
 from kiln.runtime import backends as _backends
 from kiln.runtime.jit import JITFunction, KernelInterface
 
@@ -79,9 +79,10 @@ class Config:
             raise TypeError(f"kiln.Config: kwargs must be a dict of meta-parameters, got {type(kwargs).__name__}")
         if (not isinstance(num_warps, int) or isinstance(num_warps, bool) or not 1 <= num_warps <= 32
                 or num_warps & (num_warps - 1)):
-            raise ValueError(f"kiln.Config: num_warps must be a power of 2 between 1 and 32, got {num_warps!r}")
+            raise LaunchOptionError(f"kiln.Config: num_warps must be a power of 2 between 1 and 32, got "
+                                    f"{num_warps!r}")
         if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1:
-            raise ValueError(f"kiln.Config: num_stages must be a positive int, got {num_stages!r}")
+            raise LaunchOptionError(f"kiln.Config: num_stages must be a positive int, got {num_stages!r}")
         if not isinstance(num_ctas, int) or isinstance(num_ctas, bool) or num_ctas < 1:
             raise ValueError(f"kiln.Config: num_ctas must be a positive int, got {num_ctas!r}")
         _backends.check_maxnreg(maxnreg, "kiln.Config")
@@ -183,6 +184,8 @@ def _print_enabled() -> bool:
 
 
 def _first_line(error: BaseException) -> str:
+    if isinstance(error, CompilationError):
+        return f"{type(error).__name__}: {error.summary()}"
     text = str(error).strip()
     return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
 

@@ -1,16 +1,6 @@
-"""Runtime errors under Triton's names (``triton.runtime.errors``)."""
+"""Runtime errors under the module names Triton gives them
+(``triton.runtime.errors``); the classes are :mod:`kiln.errors`'."""
 
-from __future__ import annotations
+from kiln.errors import InterpreterError, OutOfResources, PTXASError
 
-from kiln.errors import KilnError, OutOfResources
-
-__all__ = ["InterpreterError", "OutOfResources"]
-
-
-class InterpreterError(KilnError):
-    """An error of Triton's interpreter (``TRITON_INTERPRET=1``).
-
-    Kiln has no interpreter, so Kiln never raises it: it exists so that
-    Triton programs that catch it, or choose it as the error to expect when
-    ``TRITON_INTERPRET`` is set, run unchanged. Kernels always compile on
-    Kiln, and their errors are :class:`kiln.CompilationError`."""
+__all__ = ["InterpreterError", "OutOfResources", "PTXASError"]

@@ -71,6 +71,7 @@ from typing import Any, Callable, Iterable, Optional, TypeVar, Union, overload
 from kiln import backends as _registry
 from kiln.backends.base import Backend, LoadedKernel
 from kiln.compiler.specialization import TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, TUPLE_TYPE, Specialization, child_name
+from kiln.errors import LaunchOptionError
 from kiln.runtime import backends as _backends
 from kiln.runtime import cpu as _cpu
 from kiln.runtime.interface import KernelInterface, MockTensor
@@ -907,9 +908,10 @@ class JITFunction(KernelInterface[T]):
     def _check_options(name: str, num_warps: Any, num_stages: Any) -> None:
         if (not isinstance(num_warps, int) or isinstance(num_warps, bool) or num_warps < 1 or num_warps > 32
                 or num_warps & (num_warps - 1)):
-            raise ValueError(f"kernel {name}: num_warps must be a power of 2 between 1 and 32, got {num_warps!r}")
+            raise LaunchOptionError(f"kernel {name}: num_warps must be a power of 2 between 1 and 32, got "
+                                    f"{num_warps!r}")
         if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1:
-            raise ValueError(f"kernel {name}: num_stages must be a positive int, got {num_stages!r}")
+            raise LaunchOptionError(f"kernel {name}: num_stages must be a positive int, got {num_stages!r}")
 
     def _choose_backend(self, bound: tuple, backend_option: Any, env_backend: Any) -> Backend:
         """The backend of a launch: the options in precedence order, else the arrays."""

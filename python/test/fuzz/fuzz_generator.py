@@ -144,7 +144,13 @@ def binary_type(op: str, a: DType, b: DType) -> DType:
 
 
 def literal_node(value: object, other: Node) -> Literal:
-    return Literal(value, ref.literal_type(value, other.dtype))
+    ty = other.dtype
+    if isinstance(value, int) and ty.is_int and ty.kind != "b":
+        # A literal takes an integer neighbour's type and must fit it (as in
+        # Triton): one that would not is wrapped into its range.
+        lo, hi = ty.bounds
+        value = lo + (value - lo) % (hi - lo + 1)
+    return Literal(value, ref.literal_type(value, ty))
 
 
 def same_signedness(a: Node, b: Node) -> tuple[Node, Node]:

@@ -88,7 +88,12 @@ def classify_error(error: BaseException, case: fuzz_generator.Case, path: str) -
             return "internal", f"compile error located outside the kernel's file: {text}"
         if not error.source_line:
             return "internal", f"compile error without its source line: {text}"
-        if case.error_lines is not None and error.lineno not in case.error_lines:
+        # An error in a helper is reported at the kernel's call of it, caused
+        # by the error in the helper: either may be the expected line.
+        lines = {error.lineno}
+        if isinstance(error.__cause__, kiln.CompilationError):
+            lines.add(error.__cause__.lineno)
+        if case.error_lines is not None and not lines & set(case.error_lines):
             return "internal", f"compile error at line {error.lineno}, expected one of {case.error_lines}: {text}"
         return "error", text
     if isinstance(error, kiln.KilnError):

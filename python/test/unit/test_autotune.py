@@ -136,7 +136,8 @@ def test_tunes_skips_the_uncompilable_config_and_computes_the_sum():
     n = 10_007
     x, y, out = random_inputs(n, seed=1)
     with pytest.warns(UserWarning, match=r"config \{BLOCK: 100, num_warps: 4, num_stages: 3\} skipped: "
-                                         r"CompilationError: .*power of two"):
+                                         r"CompilationError: .*test_autotune.py:\d+:\d+: arange's range must "
+                                         r"be a power of 2"):
         tuned[grid](x, y, out, n)
     assert torch.equal(out, reference_add(x, y))
     assert tuned.best_config.kwargs["BLOCK"] in VALID
@@ -261,7 +262,7 @@ def test_every_config_failing_is_an_error_listing_why():
     assert "kernel add_kernel: no config could run for key (500," in text
     assert "BLOCK: 100, num_warps: 4, num_stages: 3: CompilationError:" in text
     assert "BLOCK: 48, num_warps: 2, num_stages: 3: CompilationError:" in text
-    assert "power of two, got 48" in text
+    assert "CompilationError: " + __file__ in text and "arange's range must be a power of 2" in text
 
 
 def test_out_of_resources_skips_the_config(monkeypatch):

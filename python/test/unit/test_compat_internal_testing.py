@@ -324,7 +324,7 @@ def test_must_use_result(build_ir):
     with pytest.raises(CompilationError, match=r"The result of cube is not being used\. Keep it\.") as info:
         build_ir(drops_cube, {})
     assert "cube(kl.full" in info.value.source_line
-    with pytest.raises(CompilationError, match=r"The result of square is not being used\.\n"):
+    with pytest.raises(CompilationError, match=r"The result of square is not being used\.$"):
         build_ir(drops_square, {})
     with pytest.raises(TypeError, match="must_use_result marks a @kiln.jit function"):
         kiln.must_use_result(len)
@@ -339,7 +339,7 @@ def test_triton_dtype_name_lists_and_other_fp8_formats(build_ir):
     def kernel(out):
         kl.store(out + kl.arange(0, 16), kl.full((16, ), 0.0, kl.float8e4b8).to(kl.float32))
 
-    with pytest.raises(CompilationError, match="kl.float8e4b8 is not supported by Kiln"):
+    with pytest.raises(CompilationError, match="type fp8e4b8 is not supported in this architecture"):
         build_ir(kernel, {"out": "*fp32"})
 
 

@@ -152,7 +152,7 @@ def test_unknown_target_is_rejected() -> None:
 
 
 def test_bad_num_warps_is_rejected() -> None:
-    with pytest.raises(ValueError, match="num_warps must be a power of two"):
+    with pytest.raises(ValueError, match="num_warps must be a power of 2"):
         compile_add(num_warps=3)
 
 

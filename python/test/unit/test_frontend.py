@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 import re
 
+import pickle
+
 import pytest
 
 import kiln.language as kl
@@ -431,8 +433,14 @@ def test_builtins_outside_kernel_raise():
 
 def test_compilation_error_format():
     err = CompilationError("boom", "k.py", 3, 5, "    x = y + z\n")
-    assert str(err) == "k.py:3:5: error: boom\n    x = y + z\n    ^"
+    assert str(err) == "k.py:3:5: error:\n    x = y + z\n    ^\nboom"
     assert (err.filename, err.lineno, err.col, err.source_line) == ("k.py", 3, 5, "    x = y + z")
+    # Inside a known function, Triton's position in it too (def line 1,
+    # 0-based column); the message stays last, as Triton's.
+    err = CompilationError("boom", "k.py", 3, 5, "    x = y + z", function="k", fn_lineno=2, fn_col=4)
+    assert str(err) == "k.py:3:5: error in k at 2:4:\n    x = y + z\n    ^\nboom"
+    assert str(pickle.loads(pickle.dumps(err))) == str(err)
+    assert str(CompilationError("boom")) == "boom" and CompilationError("boom").error_message == "boom"
 
 
 def test_helper_named_like_kernel_gets_own_symbol(jit, build_ir):

@@ -232,9 +232,16 @@ def _chain_module(tmp_path, depth: int) -> Any:
 
 
 def _error(build_ir, kernel, constexprs: dict | None = None) -> CompilationError:
+    """The error where the mistake is: in a helper, the cause of the error
+    reported at the kernel's call of the first helper."""
     with pytest.raises(CompilationError) as info:
         build_ir(kernel, {"p": "*fp32"}, constexprs or {})
-    return info.value
+    outer = info.value
+    assert outer.function == kernel.__name__, str(outer)
+    if not isinstance(outer.__cause__, CompilationError):
+        return outer
+    assert outer.message.endswith(outer.__cause__.message)
+    return outer.__cause__
 
 
 def test_a_chain_of_jit_calls_deeper_than_the_recursion_limit_is_reported_at_a_call(build_ir, tmp_path):

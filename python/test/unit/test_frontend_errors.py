@@ -29,16 +29,32 @@ def compile_error(build_ir, kernel, signature, constexprs=None) -> CompilationEr
     return info.value
 
 
+def triton_position(kernel, line: int, col: int) -> tuple[int, int]:
+    """Triton's position of a file position in `kernel`: the line counted
+    from the def line (1), the 0-based column in the dedented source."""
+    fn = getattr(kernel, "fn", kernel)
+    lines, first = inspect.getsourcelines(fn)
+    index = next(i for i, text in enumerate(lines) if text.lstrip().startswith("def "))
+    indent = len(lines[index]) - len(lines[index].lstrip())
+    return line - (first + index) + 1, col - 1 - indent
+
+
 def check(err: CompilationError, kernel, text: str, *fragments: str) -> None:
     line, col = position_of(kernel, text)
     assert err.filename == __file__
     assert (err.lineno, err.col) == (line, col), str(err)
     assert err.source_line is not None and text in err.source_line
-    message = str(err)
-    assert message.startswith(f"{__file__}:{line}:{col}: error: ")
-    assert message.splitlines()[-1] == " " * (col - 1) + "^"
+    fn_line, fn_col = triton_position(kernel, line, col)
+    assert (err.fn_lineno, err.fn_col) == (fn_line, fn_col), str(err)
+    # The location (the file's, then Triton's in the function), the source
+    # line with a caret, then the message.
+    lines = str(err).splitlines()
+    assert lines[0] == f"{__file__}:{line}:{col}: error in {err.function} at {fn_line}:{fn_col}:"
+    assert lines[1] == err.source_line
+    assert lines[2] == " " * (col - 1) + "^"
+    assert "\n".join(lines[3:]) == err.message == err.error_message
     for fragment in fragments:
-        assert fragment in message, message
+        assert fragment in err.message, str(err)
 
 
 def test_undefined_name(jit, build_ir):
@@ -131,7 +147,7 @@ def test_arange_power_of_two(jit, build_ir):
         r = kl.arange(0, BLOCK)
 
     err = compile_error(build_ir, kernel, {"out": "*fp32"}, {"BLOCK": 100})
-    check(err, kernel, "kl.arange(0, BLOCK)", "power of two", "100")
+    check(err, kernel, "kl.arange(0, BLOCK)", "arange's range must be a power of 2")
 
 
 def test_program_id_needs_constexpr_axis(jit, build_ir):
@@ -149,7 +165,7 @@ def test_program_id_axis_range(jit, build_ir):
         pid = kl.program_id(3)
 
     err = compile_error(build_ir, kernel, {"out": "*fp32"})
-    check(err, kernel, "kl.program_id(3)", "axis must be 0, 1 or 2")
+    check(err, kernel, "kl.program_id(3)", "program_id axis must be 0, 1, or 2 but got 3")
 
 
 def test_static_range_needs_constexpr(jit, build_ir):
@@ -204,7 +220,7 @@ def test_branch_type_mismatch(jit, build_ir):
         kl.store(out, y)
 
     err = compile_error(build_ir, kernel, {"out": "*i32", "a": "i32", "x": "fp32"})
-    check(err, kernel, "if a > 0", "'y'", "fp32", "int32", "same type")
+    check(err, kernel, "if a > 0", "Mismatched type for y", "fp32", "int32", "same type")
 
 
 def test_if_on_block(jit, build_ir):
@@ -250,7 +266,9 @@ def test_return_inside_runtime_loop(jit, build_ir):
         kl.store(out, helper(a))
 
     err = compile_error(build_ir, kernel, {"out": "*i32", "a": "i32"})
-    check(err, helper, "return i", "'return' inside a runtime for/while loop is not supported")
+    check(err.__cause__, helper, "return i", "'return' inside a runtime for/while loop is not supported")
+    check(err, kernel, "helper(a)", "helper fails to compile",
+          "'return' inside a runtime for/while loop is not supported")
 
 
 def test_calling_plain_python_function(jit, build_ir):
@@ -289,7 +307,9 @@ def test_non_constexpr_global(jit, build_ir):
         kl.store(out, NOT_A_CONSTEXPR)
 
     err = compile_error(build_ir, kernel, {"out": "*i32"})
-    check(err, kernel, "NOT_A_CONSTEXPR", "global 'NOT_A_CONSTEXPR' of type list", "kl.constexpr")
+    check(err, kernel, "NOT_A_CONSTEXPR", "Cannot access global variable 'NOT_A_CONSTEXPR' (of type list)",
+          "kl.constexpr")
+    assert err.__cause__ is None
 
 
 def test_wrong_attribute(jit, build_ir):
@@ -320,7 +340,10 @@ def test_error_in_nested_function_points_into_it(jit, build_ir):
         kl.store(out, helper(a))
 
     err = compile_error(build_ir, kernel, {"out": "*i32", "a": "i32"})
-    check(err, helper, "missing_name", "name 'missing_name' is not defined")
+    # Reported at the call, as Triton does, caused by the error in the helper.
+    check(err.__cause__, helper, "missing_name", "name 'missing_name' is not defined")
+    check(err, kernel, "helper(a)", f"helper fails to compile ({__file__}:{err.__cause__.lineno}): "
+                                    f"name 'missing_name' is not defined")
 
 
 def test_errors_are_chained(jit, build_ir):

@@ -16,6 +16,10 @@ def located_error(build_ir, kernel, signature, text: str, *fragments: str, where
     with pytest.raises(CompilationError) as info:
         build_ir(kernel, signature, {})
     err = info.value
+    if where is not None:
+        # Reported at the kernel's call, caused by the error in `where`.
+        assert err.function == kernel.__name__ and isinstance(err.__cause__, CompilationError), str(err)
+        err = err.__cause__
     lines, first = inspect.getsourcelines(getattr(where or kernel, "fn", where or kernel))
     line = next(first + i for i, s in enumerate(lines) if text in s and i > 0)
     assert (err.filename, err.lineno) == (__file__, line), str(err)
@@ -127,8 +131,9 @@ def test_early_return_types_must_agree(jit, build_ir):
     def kernel(out, a, x):
         kl.store(out, helper(a, x))
 
-    located_error(build_ir, kernel, {"out": "*fp32", "a": "i32", "x": "fp32"}, "if a > 0:",
-                  "'the return value' has type int32 in the then-branch but fp32 in the else-branch", where=helper)
+    located_error(build_ir, kernel, {"out": "*fp32", "a": "i32", "x": "fp32"}, "return x",
+                  "Inconsistent return types: the return value is fp32 here but int32 where the then-branch of "
+                  "the if at line", where=helper)
 
 
 def test_kernel_early_return_is_an_if(jit, build_ir):

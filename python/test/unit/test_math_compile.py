@@ -15,7 +15,9 @@ from kiln.backends.nvidia import find_ptxas
 from kiln.language.extra import libdevice
 
 TARGETS = ["sm_80", "sm_90a"]
-KL_FUNCTIONS = ("exp", "exp2", "log", "log2", "sin", "cos", "sqrt", "rsqrt", "floor", "ceil", "erf", "tanh", "abs")
+# A kl.constexpr: kernels read only constexpr globals.
+KL_FUNCTIONS = kl.constexpr(("exp", "exp2", "log", "log2", "sin", "cos", "sqrt", "rsqrt", "floor", "ceil", "erf",
+                             "tanh", "abs"))
 
 
 @kiln.jit
