@@ -493,3 +493,34 @@ def test_libdevice_integer(arrays, fn_name):
                                    FN=fn_name, ARITY=len(getattr(libdevice, fn_name).accepted_types[0]), BLOCK=BLOCK)
     expected = [LIBDEVICE_INTEGER[fn_name](a, b) for a, b in zip(x.tolist(), y.tolist())]
     assert out.cpu().tolist() == expected
+
+
+@kiln.jit
+def libdevice_order_kernel(x_ptr, n_ptr, jn_ptr, yn_ptr, scalbn_ptr, ilogb_ptr, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    x = kl.load(x_ptr + offs)
+    n = kl.load(n_ptr + offs)
+    kl.store(jn_ptr + offs, libdevice.jn(n, x))
+    kl.store(yn_ptr + offs, libdevice.yn(n, x))
+    kl.store(scalbn_ptr + offs, libdevice.scalbn(x, n))
+    kl.store(ilogb_ptr + offs, libdevice.ilogb(x))
+
+
+@pytest.mark.parametrize("dtype_name", ["fp32", "fp64"])
+def test_libdevice_integer_order(arrays, dtype_name):
+    """jn and yn of orders 0 and 1 against the series; scalbn and ilogb
+    exactly."""
+    dtype = TORCH_DTYPES[dtype_name]
+    x = random_inputs(arrays, BLOCK, dtype, 0.1, 10, seed=11)
+    n = torch.arange(BLOCK, dtype=torch.int32) % 2
+    outs = [arrays.full(BLOCK, float("nan"), dtype) for _ in range(3)]
+    exponents = arrays.full(BLOCK, -7, torch.int32)
+    libdevice_order_kernel[(1,)](x, arrays.to_backend(n), *outs, exponents, BLOCK=BLOCK)
+    xd = x.double().cpu()
+    odd = n.bool()
+    tolerance = BESSEL_FP32 if dtype_name == "fp32" else BESSEL_FP64
+    for kind, out in (("j", outs[0]), ("y", outs[1])):
+        expected = torch.where(odd, _bessel_reference(kind, 1)(xd), _bessel_reference(kind, 0)(xd))
+        check(out, expected.to(dtype), dtype_name, tolerance)
+    assert torch.equal(outs[2].cpu(), (xd * torch.pow(2.0, n.double())).to(dtype))
+    assert exponents.cpu().tolist() == [math.frexp(v)[1] - 1 for v in xd.tolist()]
