@@ -10,6 +10,7 @@
 
 #include "kiln/Target/CPU/HostLibdevice.h"
 
+#include <cfenv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -220,6 +221,58 @@ int32_t bytePermute(int32_t x, int32_t y, int32_t selector) {
   }
   return int32_t(result);
 }
+
+/// libdevice's operations in a directed rounding mode: the host's own
+/// operation under fesetround, which the pragma keeps the compiler from
+/// moving or folding across the mode change. The caller's mode is restored.
+template <typename T, typename Op> T inRoundingMode(int mode, Op op) {
+#pragma STDC FENV_ACCESS ON
+  int saved = std::fegetround();
+  std::fesetround(mode);
+  T result = op();
+  std::fesetround(saved);
+  return result;
+}
+
+#define KILN_ROUNDED_OPS(suffix, mode)                                         \
+  {"__nv_fadd_" suffix, reinterpret_cast<void *>(+[](float x, float y) -> float { \
+     return inRoundingMode<float>(mode, [&] { return x + y; });                \
+   })},                                                                        \
+  {"__nv_dadd_" suffix, reinterpret_cast<void *>(+[](double x, double y) -> double { \
+     return inRoundingMode<double>(mode, [&] { return x + y; });               \
+   })},                                                                        \
+  {"__nv_fmul_" suffix, reinterpret_cast<void *>(+[](float x, float y) -> float { \
+     return inRoundingMode<float>(mode, [&] { return x * y; });                \
+   })},                                                                        \
+  {"__nv_dmul_" suffix, reinterpret_cast<void *>(+[](double x, double y) -> double { \
+     return inRoundingMode<double>(mode, [&] { return x * y; });               \
+   })},                                                                        \
+  {"__nv_fdiv_" suffix, reinterpret_cast<void *>(+[](float x, float y) -> float { \
+     return inRoundingMode<float>(mode, [&] { return x / y; });                \
+   })},                                                                        \
+  {"__nv_ddiv_" suffix, reinterpret_cast<void *>(+[](double x, double y) -> double { \
+     return inRoundingMode<double>(mode, [&] { return x / y; });               \
+   })},                                                                        \
+  {"__nv_frcp_" suffix, reinterpret_cast<void *>(+[](float x) -> float {       \
+     return inRoundingMode<float>(mode, [&] { return 1.0f / x; });             \
+   })},                                                                        \
+  {"__nv_drcp_" suffix, reinterpret_cast<void *>(+[](double x) -> double {     \
+     return inRoundingMode<double>(mode, [&] { return 1.0 / x; });             \
+   })},                                                                        \
+  {"__nv_fsqrt_" suffix, reinterpret_cast<void *>(+[](float x) -> float {      \
+     return inRoundingMode<float>(mode, [&] { return std::sqrt(x); });         \
+   })},                                                                        \
+  {"__nv_dsqrt_" suffix, reinterpret_cast<void *>(+[](double x) -> double {    \
+     return inRoundingMode<double>(mode, [&] { return std::sqrt(x); });        \
+   })},                                                                        \
+  {"__nv_fmaf_" suffix,                                                        \
+   reinterpret_cast<void *>(+[](float x, float y, float z) -> float {          \
+     return inRoundingMode<float>(mode, [&] { return std::fma(x, y, z); });    \
+   })},                                                                        \
+  {"__nv_fma_" suffix,                                                         \
+   reinterpret_cast<void *>(+[](double x, double y, double z) -> double {      \
+     return inRoundingMode<double>(mode, [&] { return std::fma(x, y, z); });   \
+   })}
 
 template <typename T> T reciprocalSqrt(T x) { return T(1) / std::sqrt(x); }
 template <typename T> T powerOf10(T x) { return std::pow(T(10), x); }
@@ -436,6 +489,9 @@ static const HostFunction kHostFunctions[] = {
      reinterpret_cast<void *>(+[](double x, double y, double z) -> double {
        return std::fma(x, y, z);
      })},
+    KILN_ROUNDED_OPS("rz", FE_TOWARDZERO),
+    KILN_ROUNDED_OPS("rd", FE_DOWNWARD),
+    KILN_ROUNDED_OPS("ru", FE_UPWARD),
     // Integer intrinsics.
     {"__nv_popc", reinterpret_cast<void *>(+[](int32_t x) -> int32_t {
        return __builtin_popcount(uint32_t(x));

@@ -524,3 +524,63 @@ def test_libdevice_integer_order(arrays, dtype_name):
         check(out, expected.to(dtype), dtype_name, tolerance)
     assert torch.equal(outs[2].cpu(), (xd * torch.pow(2.0, n.double())).to(dtype))
     assert exponents.cpu().tolist() == [math.frexp(v)[1] - 1 for v in xd.tolist()]
+
+
+@kiln.jit
+def libdevice_rounding_kernel(x_ptr, y_ptr, z_ptr, rz_ptr, rd_ptr, ru_ptr, OP: kl.constexpr, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    x = kl.load(x_ptr + offs)
+    y = kl.load(y_ptr + offs)
+    z = kl.load(z_ptr + offs)
+    if OP == "add":
+        kl.store(rz_ptr + offs, libdevice.add_rz(x, y))
+        kl.store(rd_ptr + offs, libdevice.add_rd(x, y))
+        kl.store(ru_ptr + offs, libdevice.add_ru(x, y))
+    elif OP == "mul":
+        kl.store(rz_ptr + offs, libdevice.mul_rz(x, y))
+        kl.store(rd_ptr + offs, libdevice.mul_rd(x, y))
+        kl.store(ru_ptr + offs, libdevice.mul_ru(x, y))
+    elif OP == "div":
+        kl.store(rz_ptr + offs, libdevice.div_rz(x, y))
+        kl.store(rd_ptr + offs, libdevice.div_rd(x, y))
+        kl.store(ru_ptr + offs, libdevice.div_ru(x, y))
+    elif OP == "rcp":
+        kl.store(rz_ptr + offs, libdevice.rcp_rz(x))
+        kl.store(rd_ptr + offs, libdevice.rcp_rd(x))
+        kl.store(ru_ptr + offs, libdevice.rcp_ru(x))
+    elif OP == "sqrt":
+        kl.store(rz_ptr + offs, libdevice.sqrt_rz(x))
+        kl.store(rd_ptr + offs, libdevice.sqrt_rd(x))
+        kl.store(ru_ptr + offs, libdevice.sqrt_ru(x))
+    else:
+        kl.store(rz_ptr + offs, libdevice.fma_rz(x, y, z))
+        kl.store(rd_ptr + offs, libdevice.fma_rd(x, y, z))
+        kl.store(ru_ptr + offs, libdevice.fma_ru(x, y, z))
+
+
+@pytest.mark.parametrize("dtype_name", ["fp32", "fp64"])
+@pytest.mark.parametrize("op", ["add", "mul", "div", "rcp", "sqrt", "fma"])
+def test_libdevice_directed_rounding(arrays, op, dtype_name):
+    """The rd and ru results bracket the exact value (exact rationals; for
+    sqrt, their squares bracket x) and are equal or adjacent floats; rz is
+    the one of them nearer zero."""
+    from fractions import Fraction
+    dtype = TORCH_DTYPES[dtype_name]
+    # A width that is not a power of two gives inputs with full mantissas,
+    # whose sums are seldom exact.
+    x, y, z = (random_inputs(arrays, BLOCK, dtype, 0.1 if op == "sqrt" else -3, 2.9, seed=21 + k) for k in range(3))
+    rz, rd, ru = (arrays.full(BLOCK, float("nan"), dtype) for _ in range(3))
+    libdevice_rounding_kernel[(1,)](x, y, z, rz, rd, ru, OP=op, BLOCK=BLOCK)
+    exact = {"add": lambda a, b, c: a + b, "mul": lambda a, b, c: a * b, "div": lambda a, b, c: a / b,
+             "rcp": lambda a, b, c: 1 / a, "sqrt": lambda a, b, c: a, "fma": lambda a, b, c: a * b + c}[op]
+    above = torch.nextafter(rd.cpu(), torch.tensor(math.inf, dtype=dtype)).tolist()
+    inexact = 0
+    for a, b, c, lo, hi, zero, step in zip(x.cpu().tolist(), y.cpu().tolist(), z.cpu().tolist(), rd.cpu().tolist(),
+                                            ru.cpu().tolist(), rz.cpu().tolist(), above):
+        value = exact(Fraction(a), Fraction(b), Fraction(c))
+        low, high = (Fraction(lo) ** 2, Fraction(hi) ** 2) if op == "sqrt" else (Fraction(lo), Fraction(hi))
+        assert low <= value <= high, (a, b, c, lo, hi)
+        assert hi in (lo, step), (a, b, c, lo, hi)
+        assert zero == (lo if lo >= 0 else hi), (a, b, c, lo, hi, zero)
+        inexact += lo != hi
+    assert inexact > BLOCK // 16  # the modes were exercised, not only exact results

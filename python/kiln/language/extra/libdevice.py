@@ -169,9 +169,30 @@ ilogb = _define("ilogb", {_F32: ("__nv_ilogbf", int32), _F64: ("__nv_ilogb", int
                 "Element-wise unbiased exponent of x as an int32 (libdevice __nv_ilogbf / __nv_ilogb).")
 saturatef = _define("saturatef", {_F32: ("__nv_saturatef", float32)},
                     "Element-wise clamp to [0, 1], NaN to 0 (libdevice __nv_saturatef); fp32 only.")
+
+# Correctly rounded operations in each rounding mode: to nearest even (rn),
+# toward zero (rz), down (rd) and up (ru).
 add_rn = _float("add_rn", "__nv_fadd_rn", "__nv_dadd_rn", arity=2)
+add_rz = _float("add_rz", "__nv_fadd_rz", "__nv_dadd_rz", arity=2)
+add_rd = _float("add_rd", "__nv_fadd_rd", "__nv_dadd_rd", arity=2)
+add_ru = _float("add_ru", "__nv_fadd_ru", "__nv_dadd_ru", arity=2)
 mul_rn = _float("mul_rn", "__nv_fmul_rn", "__nv_dmul_rn", arity=2)
+mul_rz = _float("mul_rz", "__nv_fmul_rz", "__nv_dmul_rz", arity=2)
+mul_rd = _float("mul_rd", "__nv_fmul_rd", "__nv_dmul_rd", arity=2)
+mul_ru = _float("mul_ru", "__nv_fmul_ru", "__nv_dmul_ru", arity=2)
+div_rz = _float("div_rz", "__nv_fdiv_rz", "__nv_ddiv_rz", arity=2)
+div_rd = _float("div_rd", "__nv_fdiv_rd", "__nv_ddiv_rd", arity=2)
+div_ru = _float("div_ru", "__nv_fdiv_ru", "__nv_ddiv_ru", arity=2)
+rcp_rz = _float("rcp_rz", "__nv_frcp_rz", "__nv_drcp_rz")
+rcp_rd = _float("rcp_rd", "__nv_frcp_rd", "__nv_drcp_rd")
+rcp_ru = _float("rcp_ru", "__nv_frcp_ru", "__nv_drcp_ru")
+sqrt_rz = _float("sqrt_rz", "__nv_fsqrt_rz", "__nv_dsqrt_rz")
+sqrt_rd = _float("sqrt_rd", "__nv_fsqrt_rd", "__nv_dsqrt_rd")
+sqrt_ru = _float("sqrt_ru", "__nv_fsqrt_ru", "__nv_dsqrt_ru")
 fma_rn = _float("fma_rn", "__nv_fmaf_rn", "__nv_fma_rn", arity=3)
+fma_rz = _float("fma_rz", "__nv_fmaf_rz", "__nv_fma_rz", arity=3)
+fma_rd = _float("fma_rd", "__nv_fmaf_rd", "__nv_fma_rd", arity=3)
+fma_ru = _float("fma_ru", "__nv_fmaf_ru", "__nv_fma_ru", arity=3)
 
 # Integer intrinsics.
 popc = _define("popc", {(int32,): ("__nv_popc", int32), (int64,): ("__nv_popcll", int32)},
