@@ -12,6 +12,7 @@
 
 #include <cfenv>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <math.h> // j0, j1, y0, y1, jn, yn: POSIX, not in <cmath>
@@ -470,6 +471,43 @@ static const HostFunction kHostFunctions[] = {
     {"__nv_rnorm3d",
      reinterpret_cast<void *>(+[](double x, double y, double z) -> double {
        return 1.0 / std::hypot(x, y, z);
+     })},
+    {"__nv_norm4df",
+     reinterpret_cast<void *>(+[](float x, float y, float z, float w) -> float {
+       return float(std::sqrt(double(x) * x + double(y) * y + double(z) * z + double(w) * w));
+     })},
+    {"__nv_norm4d",
+     reinterpret_cast<void *>(+[](double x, double y, double z, double w) -> double {
+       return std::hypot(std::hypot(x, y), std::hypot(z, w));
+     })},
+    {"__nv_rnorm4df",
+     reinterpret_cast<void *>(+[](float x, float y, float z, float w) -> float {
+       return float(1.0 / std::sqrt(double(x) * x + double(y) * y + double(z) * z + double(w) * w));
+     })},
+    {"__nv_rnorm4d",
+     reinterpret_cast<void *>(+[](double x, double y, double z, double w) -> double {
+       return 1.0 / std::hypot(std::hypot(x, y), std::hypot(z, w));
+     })},
+    // Reinterpretations of the bits.
+    {"__nv_float_as_int", reinterpret_cast<void *>(+[](float x) -> int32_t {
+       int32_t r;
+       std::memcpy(&r, &x, sizeof r);
+       return r;
+     })},
+    {"__nv_int_as_float", reinterpret_cast<void *>(+[](int32_t x) -> float {
+       float r;
+       std::memcpy(&r, &x, sizeof r);
+       return r;
+     })},
+    {"__nv_double_as_longlong", reinterpret_cast<void *>(+[](double x) -> int64_t {
+       int64_t r;
+       std::memcpy(&r, &x, sizeof r);
+       return r;
+     })},
+    {"__nv_longlong_as_double", reinterpret_cast<void *>(+[](int64_t x) -> double {
+       double r;
+       std::memcpy(&r, &x, sizeof r);
+       return r;
      })},
     KILN_SINGLE("__nv_saturatef", saturate(x)),
     // The host rounds to nearest: these are the plain operations.

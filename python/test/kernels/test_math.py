@@ -584,3 +584,37 @@ def test_libdevice_directed_rounding(arrays, op, dtype_name):
         assert zero == (lo if lo >= 0 else hi), (a, b, c, lo, hi, zero)
         inexact += lo != hi
     assert inexact > BLOCK // 16  # the modes were exercised, not only exact results
+
+
+@kiln.jit
+def libdevice_norm4d_bits_kernel(x_ptr, norm_ptr, rnorm_ptr, bits_ptr, back_ptr, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    x = kl.load(x_ptr + offs)
+    w = kl.load(x_ptr + (offs + 1) % BLOCK)
+    kl.store(norm_ptr + offs, libdevice.norm4d(x, w, -x, 2 * w))
+    kl.store(rnorm_ptr + offs, libdevice.rnorm4d(x, w, -x, 2 * w))
+    if x.dtype == kl.float32:
+        bits = libdevice.float_as_int(x)
+        kl.store(bits_ptr + offs, bits.to(kl.int64))
+        kl.store(back_ptr + offs, libdevice.int_as_float(bits))
+    else:
+        bits = libdevice.double_as_longlong(x)
+        kl.store(bits_ptr + offs, bits)
+        kl.store(back_ptr + offs, libdevice.longlong_as_double(bits))
+
+
+@pytest.mark.parametrize("dtype_name", ["fp32", "fp64"])
+def test_libdevice_norm4d_and_bits(arrays, dtype_name):
+    dtype = TORCH_DTYPES[dtype_name]
+    x = random_inputs(arrays, BLOCK, dtype, -4, 4, seed=31)
+    norm, rnorm, back = (arrays.full(BLOCK, float("nan"), dtype) for _ in range(3))
+    bits = arrays.full(BLOCK, 0, torch.int64)
+    libdevice_norm4d_bits_kernel[(1,)](x, norm, rnorm, bits, back, BLOCK=BLOCK)
+    xd = x.double().cpu()
+    wd = torch.roll(xd, -1)
+    expected = (2 * xd * xd + 5 * wd * wd).sqrt()
+    check(norm, expected.to(dtype), dtype_name)
+    check(rnorm, (1 / expected).to(dtype), dtype_name)
+    integer = torch.int32 if dtype_name == "fp32" else torch.int64
+    assert bits.cpu().tolist() == x.cpu().view(integer).tolist()
+    assert torch.equal(back.cpu(), x.cpu())

@@ -94,6 +94,8 @@ hypot = _binary("hypot")
 rhypot = _binary("rhypot")
 norm3d = _float("norm3d", "__nv_norm3df", "__nv_norm3d", arity=3)
 rnorm3d = _float("rnorm3d", "__nv_rnorm3df", "__nv_rnorm3d", arity=3)
+norm4d = _float("norm4d", "__nv_norm4df", "__nv_norm4d", arity=4)
+rnorm4d = _float("rnorm4d", "__nv_rnorm4df", "__nv_rnorm4d", arity=4)
 sinpi = _unary("sinpi")
 cospi = _unary("cospi")
 
@@ -193,6 +195,16 @@ fma_rn = _float("fma_rn", "__nv_fmaf_rn", "__nv_fma_rn", arity=3)
 fma_rz = _float("fma_rz", "__nv_fmaf_rz", "__nv_fma_rz", arity=3)
 fma_rd = _float("fma_rd", "__nv_fmaf_rd", "__nv_fma_rd", arity=3)
 fma_ru = _float("fma_ru", "__nv_fmaf_ru", "__nv_fma_ru", arity=3)
+
+# Reinterpretations of the bits.
+float_as_int = _define("float_as_int", {_F32: ("__nv_float_as_int", int32)},
+                       "Element-wise bits of an fp32 as an int32 (libdevice __nv_float_as_int).")
+int_as_float = _define("int_as_float", {(int32,): ("__nv_int_as_float", float32)},
+                       "Element-wise int32 bits as an fp32 (libdevice __nv_int_as_float).")
+double_as_longlong = _define("double_as_longlong", {_F64: ("__nv_double_as_longlong", int64)},
+                             "Element-wise bits of an fp64 as an int64 (libdevice __nv_double_as_longlong).")
+longlong_as_double = _define("longlong_as_double", {(int64,): ("__nv_longlong_as_double", float64)},
+                             "Element-wise int64 bits as an fp64 (libdevice __nv_longlong_as_double).")
 
 # Integer intrinsics.
 popc = _define("popc", {(int32,): ("__nv_popc", int32), (int64,): ("__nv_popcll", int32)},
