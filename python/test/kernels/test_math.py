@@ -5,6 +5,7 @@ the function accepts, with sizes that need masks. One kernel compile serves
 all sizes of a (function, dtype) pair."""
 
 import math
+from decimal import Decimal, localcontext
 
 import pytest
 import torch
@@ -247,6 +248,51 @@ def _ieee_remainder(x, y):
     return torch.tensor([math.remainder(a, b) for a, b in zip(x.tolist(), y.tolist())], dtype=torch.float64)
 
 
+def _pi_reduced(fn, x):
+    """fn(pi * x), with x's integer part taken out exactly first: pi * x
+    itself would lose the result's digits near the zeros."""
+    n = torch.round(x)
+    return fn(math.pi * (x - n)) * torch.where(n % 2 == 0, 1.0, -1.0)
+
+
+_PI = Decimal("3.14159265358979323846264338327950288419716939937510")
+_EULER = Decimal("0.57721566490153286060651209008240243104215933593992")
+
+
+def _bessel(kind, order, x):
+    """J_order(x) or Y_order(x) (order 0 or 1) from their power series in
+    60-digit decimals: torch's float64 Bessel functions are off by up to
+    1e-6 beyond x = 4."""
+    with localcontext() as ctx:
+        ctx.prec = 60
+        d = Decimal(abs(x))
+        q = d * d / 4
+        j = tail = Decimal(0)
+        term = (d / 2) ** order / math.factorial(order)  # (x/2)^(2k+n) / (k! (k+n)!), signed
+        harmonic = Decimal(0)  # H_k
+        harmonic_n = Decimal(order)  # H_(k+n), for n <= 1
+        for k in range(120):
+            if k:
+                harmonic += Decimal(1) / k
+                harmonic_n += Decimal(1) / (k + order)
+                term *= -q / (k * (k + order))
+            j += term
+            tail += (harmonic + harmonic_n) * term
+        if kind == "j":
+            return float(j if x >= 0 or order == 0 else -j)
+        y = 2 / _PI * ((d / 2).ln() + _EULER) * j - tail / _PI
+        if order == 1:
+            y -= 2 / (_PI * d)
+        return float(y)
+
+
+def _bessel_reference(kind, order):
+    return lambda x: torch.tensor([_bessel(kind, order, v) for v in x.tolist()], dtype=torch.float64)
+
+
+# libdevice's documented bounds for j0/j1/y0/y1 beyond |x| = 8 are absolute.
+BESSEL_FP32 = (1e-5, 3e-6)
+BESSEL_FP64 = (1e-12, 1e-11)
 FAST = (1e-4, 1e-5)  # the GPU's fast approximations, in fp32
 # name: (reference on float64 inputs, (low, high) per argument, fp32 tolerance override)
 LIBDEVICE = {
@@ -298,6 +344,27 @@ LIBDEVICE = {
     "copysign": (torch.copysign, [(-4, 4), (-4, 4)], None),
     "div_rn": (torch.div, [(-4, 4), (-4, 4)], None),
     "rcp_rn": (torch.reciprocal, [(-4, 4)], None),
+    "j0": (_bessel_reference("j", 0), [(-10, 10)], BESSEL_FP32),
+    "j1": (_bessel_reference("j", 1), [(-10, 10)], BESSEL_FP32),
+    "y0": (_bessel_reference("y", 0), [(0.1, 10)], BESSEL_FP32),
+    "y1": (_bessel_reference("y", 1), [(0.1, 10)], BESSEL_FP32),
+    "cyl_bessel_i0": (torch.special.i0, [(-40, 40)], None),
+    "cyl_bessel_i1": (torch.special.i1, [(-40, 40)], None),
+    "erfcx": (torch.special.erfcx, [(-3, 30)], None),
+    "erfcinv": (lambda x: -torch.special.ndtri(x / 2) * math.sqrt(0.5), [(1e-6, 1.999)], None),
+    "normcdf": (lambda x: 0.5 * torch.erfc(-x * math.sqrt(0.5)), [(-8, 8)], None),
+    "normcdfinv": (torch.special.ndtri, [(1e-6, 0.999)], None),
+    "sinpi": (lambda x: _pi_reduced(torch.sin, x), [(-4, 4)], None),
+    "cospi": (lambda x: _pi_reduced(torch.cos, x), [(-4, 4)], None),
+    "rcbrt": (lambda x: 1 / (torch.sign(x) * x.abs().pow(1 / 3)), [(-8, 8)], None),
+    "rhypot": (lambda x, y: 1 / torch.hypot(x, y), [(-4, 4), (-4, 4)], None),
+    "norm3d": (lambda x, y, z: (x * x + y * y + z * z).sqrt(), [(-4, 4), (-4, 4), (-4, 4)], None),
+    "rnorm3d": (lambda x, y, z: (x * x + y * y + z * z).rsqrt(), [(-4, 4), (-4, 4), (-4, 4)], None),
+    "logb": (lambda x: torch.floor(torch.log2(x.abs())), [(-1000, 1000)], None),
+    "saturatef": (lambda x: torch.clamp(x, 0, 1), [(-2, 2)], None),
+    "add_rn": (torch.add, [(-4, 4), (-4, 4)], None),
+    "mul_rn": (torch.mul, [(-4, 4), (-4, 4)], None),
+    "fma_rn": (lambda x, y, z: x * y + z, [(-4, 4), (-4, 4), (-4, 4)], None),
     "fast_expf": (torch.exp, [(-4, 4)], FAST),
     "fast_exp10f": (lambda x: torch.pow(10.0, x), [(-2, 2)], FAST),
     "fast_logf": (torch.log, [(0.1, 10)], FAST),
@@ -318,6 +385,8 @@ def test_libdevice(arrays, fn_name, dtype_name):
     reference, domains, fp32_tolerance = LIBDEVICE[fn_name]
     dtype = TORCH_DTYPES[dtype_name]
     tolerance = fp32_tolerance if dtype_name == "fp32" and fp32_tolerance else None
+    if dtype_name == "fp64" and fp32_tolerance is BESSEL_FP32:
+        tolerance = BESSEL_FP64
     for n in SIZES:
         args = [random_inputs(arrays, n, dtype, low, high, seed=n + 10 * k + sum(map(ord, fn_name)))
                 for k, (low, high) in enumerate(domains)]
@@ -360,3 +429,192 @@ def test_libdevice_integer_arguments_and_tests(arrays, dtype_name):
     finite_or_inf = ~xd.isnan()
     assert torch.equal(flags.cpu()[finite_or_inf], expected_flags[finite_or_inf])
     assert torch.equal(flags.cpu()[~finite_or_inf] & 3, expected_flags[~finite_or_inf] & 3)
+
+
+@kiln.jit
+def libdevice_integer_kernel(x_ptr, y_ptr, out_ptr, FN: kl.constexpr, ARITY: kl.constexpr, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    x = kl.load(x_ptr + offs)
+    y = kl.load(y_ptr + offs)
+    fn = getattr(libdevice, FN)
+    if FN == "sad":
+        r = fn(x, y, (y & 255).to(kl.uint32))
+    elif FN == "byte_perm":
+        r = fn(x, y, y & 0x7777)
+    elif ARITY == 2:
+        r = fn(x, y)
+    else:
+        r = fn(x)
+    kl.store(out_ptr + offs, r.to(kl.int64))
+
+
+def _u32(v):
+    return v & 0xFFFFFFFF
+
+
+def _s32(v):
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def _s24(v):
+    v &= 0xFFFFFF
+    return v - (1 << 24) if v >= 1 << 23 else v
+
+
+def _byte_perm(x, y, s):
+    data = _u32(x) | (_u32(y) << 32)
+    return _s32(sum(((data >> (8 * ((s >> (4 * i)) & 7))) & 255) << (8 * i) for i in range(4)))
+
+
+# name: the int32 result of the CUDA intrinsic, on Python ints
+LIBDEVICE_INTEGER = {
+    "popc": lambda x, y: bin(_u32(x)).count("1"),
+    "clz": lambda x, y: 32 - _u32(x).bit_length(),
+    "ffs": lambda x, y: (_u32(x) & -_u32(x)).bit_length(),
+    "brev": lambda x, y: _s32(int(format(_u32(x), "032b")[::-1], 2)),
+    "mulhi": lambda x, y: (x * y) >> 32,
+    "mul24": lambda x, y: _s32(_s24(x) * _s24(y)),
+    "hadd": lambda x, y: (x + y) >> 1,
+    "rhadd": lambda x, y: (x + y + 1) >> 1,
+    "sad": lambda x, y: _u32(abs(x - y) + (y & 255)),
+    "byte_perm": lambda x, y: _byte_perm(x, y, y & 0x7777),
+}
+
+
+@pytest.mark.parametrize("fn_name", sorted(LIBDEVICE_INTEGER))
+def test_libdevice_integer(arrays, fn_name):
+    gen = torch.Generator().manual_seed(sum(map(ord, fn_name)))
+    x = torch.randint(-2**31, 2**31, (BLOCK,), dtype=torch.int64, generator=gen)
+    y = torch.randint(-2**31, 2**31, (BLOCK,), dtype=torch.int64, generator=gen)
+    x[:4] = torch.tensor([0, -1, 1, -2**31])  # edge cases of the bit counts
+    out = arrays.full(BLOCK, -7, torch.int64)
+    libdevice_integer_kernel[(1,)](arrays.to_backend(x.to(torch.int32)), arrays.to_backend(y.to(torch.int32)), out,
+                                   FN=fn_name, ARITY=len(getattr(libdevice, fn_name).accepted_types[0]), BLOCK=BLOCK)
+    expected = [LIBDEVICE_INTEGER[fn_name](a, b) for a, b in zip(x.tolist(), y.tolist())]
+    assert out.cpu().tolist() == expected
+
+
+@kiln.jit
+def libdevice_order_kernel(x_ptr, n_ptr, jn_ptr, yn_ptr, scalbn_ptr, ilogb_ptr, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    x = kl.load(x_ptr + offs)
+    n = kl.load(n_ptr + offs)
+    kl.store(jn_ptr + offs, libdevice.jn(n, x))
+    kl.store(yn_ptr + offs, libdevice.yn(n, x))
+    kl.store(scalbn_ptr + offs, libdevice.scalbn(x, n))
+    kl.store(ilogb_ptr + offs, libdevice.ilogb(x))
+
+
+@pytest.mark.parametrize("dtype_name", ["fp32", "fp64"])
+def test_libdevice_integer_order(arrays, dtype_name):
+    """jn and yn of orders 0 and 1 against the series; scalbn and ilogb
+    exactly."""
+    dtype = TORCH_DTYPES[dtype_name]
+    x = random_inputs(arrays, BLOCK, dtype, 0.1, 10, seed=11)
+    n = torch.arange(BLOCK, dtype=torch.int32) % 2
+    outs = [arrays.full(BLOCK, float("nan"), dtype) for _ in range(3)]
+    exponents = arrays.full(BLOCK, -7, torch.int32)
+    libdevice_order_kernel[(1,)](x, arrays.to_backend(n), *outs, exponents, BLOCK=BLOCK)
+    xd = x.double().cpu()
+    odd = n.bool()
+    tolerance = BESSEL_FP32 if dtype_name == "fp32" else BESSEL_FP64
+    for kind, out in (("j", outs[0]), ("y", outs[1])):
+        expected = torch.where(odd, _bessel_reference(kind, 1)(xd), _bessel_reference(kind, 0)(xd))
+        check(out, expected.to(dtype), dtype_name, tolerance)
+    assert torch.equal(outs[2].cpu(), (xd * torch.pow(2.0, n.double())).to(dtype))
+    assert exponents.cpu().tolist() == [math.frexp(v)[1] - 1 for v in xd.tolist()]
+
+
+@kiln.jit
+def libdevice_rounding_kernel(x_ptr, y_ptr, z_ptr, rz_ptr, rd_ptr, ru_ptr, OP: kl.constexpr, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    x = kl.load(x_ptr + offs)
+    y = kl.load(y_ptr + offs)
+    z = kl.load(z_ptr + offs)
+    if OP == "add":
+        kl.store(rz_ptr + offs, libdevice.add_rz(x, y))
+        kl.store(rd_ptr + offs, libdevice.add_rd(x, y))
+        kl.store(ru_ptr + offs, libdevice.add_ru(x, y))
+    elif OP == "mul":
+        kl.store(rz_ptr + offs, libdevice.mul_rz(x, y))
+        kl.store(rd_ptr + offs, libdevice.mul_rd(x, y))
+        kl.store(ru_ptr + offs, libdevice.mul_ru(x, y))
+    elif OP == "div":
+        kl.store(rz_ptr + offs, libdevice.div_rz(x, y))
+        kl.store(rd_ptr + offs, libdevice.div_rd(x, y))
+        kl.store(ru_ptr + offs, libdevice.div_ru(x, y))
+    elif OP == "rcp":
+        kl.store(rz_ptr + offs, libdevice.rcp_rz(x))
+        kl.store(rd_ptr + offs, libdevice.rcp_rd(x))
+        kl.store(ru_ptr + offs, libdevice.rcp_ru(x))
+    elif OP == "sqrt":
+        kl.store(rz_ptr + offs, libdevice.sqrt_rz(x))
+        kl.store(rd_ptr + offs, libdevice.sqrt_rd(x))
+        kl.store(ru_ptr + offs, libdevice.sqrt_ru(x))
+    else:
+        kl.store(rz_ptr + offs, libdevice.fma_rz(x, y, z))
+        kl.store(rd_ptr + offs, libdevice.fma_rd(x, y, z))
+        kl.store(ru_ptr + offs, libdevice.fma_ru(x, y, z))
+
+
+@pytest.mark.parametrize("dtype_name", ["fp32", "fp64"])
+@pytest.mark.parametrize("op", ["add", "mul", "div", "rcp", "sqrt", "fma"])
+def test_libdevice_directed_rounding(arrays, op, dtype_name):
+    """The rd and ru results bracket the exact value (exact rationals; for
+    sqrt, their squares bracket x) and are equal or adjacent floats; rz is
+    the one of them nearer zero."""
+    from fractions import Fraction
+    dtype = TORCH_DTYPES[dtype_name]
+    # A width that is not a power of two gives inputs with full mantissas,
+    # whose sums are seldom exact.
+    x, y, z = (random_inputs(arrays, BLOCK, dtype, 0.1 if op == "sqrt" else -3, 2.9, seed=21 + k) for k in range(3))
+    rz, rd, ru = (arrays.full(BLOCK, float("nan"), dtype) for _ in range(3))
+    libdevice_rounding_kernel[(1,)](x, y, z, rz, rd, ru, OP=op, BLOCK=BLOCK)
+    exact = {"add": lambda a, b, c: a + b, "mul": lambda a, b, c: a * b, "div": lambda a, b, c: a / b,
+             "rcp": lambda a, b, c: 1 / a, "sqrt": lambda a, b, c: a, "fma": lambda a, b, c: a * b + c}[op]
+    above = torch.nextafter(rd.cpu(), torch.tensor(math.inf, dtype=dtype)).tolist()
+    inexact = 0
+    for a, b, c, lo, hi, zero, step in zip(x.cpu().tolist(), y.cpu().tolist(), z.cpu().tolist(), rd.cpu().tolist(),
+                                            ru.cpu().tolist(), rz.cpu().tolist(), above):
+        value = exact(Fraction(a), Fraction(b), Fraction(c))
+        low, high = (Fraction(lo) ** 2, Fraction(hi) ** 2) if op == "sqrt" else (Fraction(lo), Fraction(hi))
+        assert low <= value <= high, (a, b, c, lo, hi)
+        assert hi in (lo, step), (a, b, c, lo, hi)
+        assert zero == (lo if lo >= 0 else hi), (a, b, c, lo, hi, zero)
+        inexact += lo != hi
+    assert inexact > BLOCK // 16  # the modes were exercised, not only exact results
+
+
+@kiln.jit
+def libdevice_norm4d_bits_kernel(x_ptr, norm_ptr, rnorm_ptr, bits_ptr, back_ptr, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    x = kl.load(x_ptr + offs)
+    w = kl.load(x_ptr + (offs + 1) % BLOCK)
+    kl.store(norm_ptr + offs, libdevice.norm4d(x, w, -x, 2 * w))
+    kl.store(rnorm_ptr + offs, libdevice.rnorm4d(x, w, -x, 2 * w))
+    if x.dtype == kl.float32:
+        bits = libdevice.float_as_int(x)
+        kl.store(bits_ptr + offs, bits.to(kl.int64))
+        kl.store(back_ptr + offs, libdevice.int_as_float(bits))
+    else:
+        bits = libdevice.double_as_longlong(x)
+        kl.store(bits_ptr + offs, bits)
+        kl.store(back_ptr + offs, libdevice.longlong_as_double(bits))
+
+
+@pytest.mark.parametrize("dtype_name", ["fp32", "fp64"])
+def test_libdevice_norm4d_and_bits(arrays, dtype_name):
+    dtype = TORCH_DTYPES[dtype_name]
+    x = random_inputs(arrays, BLOCK, dtype, -4, 4, seed=31)
+    norm, rnorm, back = (arrays.full(BLOCK, float("nan"), dtype) for _ in range(3))
+    bits = arrays.full(BLOCK, 0, torch.int64)
+    libdevice_norm4d_bits_kernel[(1,)](x, norm, rnorm, bits, back, BLOCK=BLOCK)
+    xd = x.double().cpu()
+    wd = torch.roll(xd, -1)
+    expected = (2 * xd * xd + 5 * wd * wd).sqrt()
+    check(norm, expected.to(dtype), dtype_name)
+    check(rnorm, (1 / expected).to(dtype), dtype_name)
+    integer = torch.int32 if dtype_name == "fp32" else torch.int64
+    assert bits.cpu().tolist() == x.cpu().view(integer).tolist()
+    assert torch.equal(back.cpu(), x.cpu())

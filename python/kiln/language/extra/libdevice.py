@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from kiln.language.core import _unwrap, builtin, float32, float64, int32, int64
+from kiln.language.core import _unwrap, builtin, float32, float64, int32, int64, uint32, uint64
 
 _F32 = (float32,)
 _F64 = (float64,)
@@ -91,6 +91,13 @@ asinh = _unary("asinh")
 acosh = _unary("acosh")
 atanh = _unary("atanh")
 hypot = _binary("hypot")
+rhypot = _binary("rhypot")
+norm3d = _float("norm3d", "__nv_norm3df", "__nv_norm3d", arity=3)
+rnorm3d = _float("rnorm3d", "__nv_rnorm3df", "__nv_rnorm3d", arity=3)
+norm4d = _float("norm4d", "__nv_norm4df", "__nv_norm4d", arity=4)
+rnorm4d = _float("rnorm4d", "__nv_rnorm4df", "__nv_rnorm4d", arity=4)
+sinpi = _unary("sinpi")
+cospi = _unary("cospi")
 
 # Special functions.
 erf = _unary("erf")
@@ -98,11 +105,32 @@ erfc = _unary("erfc")
 erfinv = _unary("erfinv")
 lgamma = _unary("lgamma")
 tgamma = _unary("tgamma")
+erfcinv = _unary("erfcinv")
+erfcx = _unary("erfcx")
+normcdf = _unary("normcdf")
+normcdfinv = _unary("normcdfinv")
+
+# Bessel functions.
+j0 = _unary("j0")
+j1 = _unary("j1")
+y0 = _unary("y0")
+y1 = _unary("y1")
+cyl_bessel_i0 = _unary("cyl_bessel_i0")
+cyl_bessel_i1 = _unary("cyl_bessel_i1")
+jn = _define("jn", {
+    (int32, float32): ("__nv_jnf", float32),
+    (int32, float64): ("__nv_jn", float64),
+}, "Element-wise Bessel function of the first kind of order n (libdevice __nv_jnf / __nv_jn).")
+yn = _define("yn", {
+    (int32, float32): ("__nv_ynf", float32),
+    (int32, float64): ("__nv_yn", float64),
+}, "Element-wise Bessel function of the second kind of order n (libdevice __nv_ynf / __nv_yn).")
 
 # Roots.
 sqrt = _unary("sqrt")
 rsqrt = _unary("rsqrt")
 cbrt = _unary("cbrt")
+rcbrt = _unary("rcbrt")
 sqrt_rn = _float("sqrt_rn", "__nv_fsqrt_rn", "__nv_dsqrt_rn")
 
 # Rounding and remainders.
@@ -134,6 +162,83 @@ ldexp = _define("ldexp", {
     (float32, int32): ("__nv_ldexpf", float32),
     (float64, int32): ("__nv_ldexp", float64),
 }, "Element-wise x * 2 ** n (libdevice __nv_ldexpf / __nv_ldexp).")
+scalbn = _define("scalbn", {
+    (float32, int32): ("__nv_scalbnf", float32),
+    (float64, int32): ("__nv_scalbn", float64),
+}, "Element-wise x * 2 ** n (libdevice __nv_scalbnf / __nv_scalbn).")
+logb = _unary("logb")
+ilogb = _define("ilogb", {_F32: ("__nv_ilogbf", int32), _F64: ("__nv_ilogb", int32)},
+                "Element-wise unbiased exponent of x as an int32 (libdevice __nv_ilogbf / __nv_ilogb).")
+saturatef = _define("saturatef", {_F32: ("__nv_saturatef", float32)},
+                    "Element-wise clamp to [0, 1], NaN to 0 (libdevice __nv_saturatef); fp32 only.")
+
+# Correctly rounded operations in each rounding mode: to nearest even (rn),
+# toward zero (rz), down (rd) and up (ru).
+add_rn = _float("add_rn", "__nv_fadd_rn", "__nv_dadd_rn", arity=2)
+add_rz = _float("add_rz", "__nv_fadd_rz", "__nv_dadd_rz", arity=2)
+add_rd = _float("add_rd", "__nv_fadd_rd", "__nv_dadd_rd", arity=2)
+add_ru = _float("add_ru", "__nv_fadd_ru", "__nv_dadd_ru", arity=2)
+mul_rn = _float("mul_rn", "__nv_fmul_rn", "__nv_dmul_rn", arity=2)
+mul_rz = _float("mul_rz", "__nv_fmul_rz", "__nv_dmul_rz", arity=2)
+mul_rd = _float("mul_rd", "__nv_fmul_rd", "__nv_dmul_rd", arity=2)
+mul_ru = _float("mul_ru", "__nv_fmul_ru", "__nv_dmul_ru", arity=2)
+div_rz = _float("div_rz", "__nv_fdiv_rz", "__nv_ddiv_rz", arity=2)
+div_rd = _float("div_rd", "__nv_fdiv_rd", "__nv_ddiv_rd", arity=2)
+div_ru = _float("div_ru", "__nv_fdiv_ru", "__nv_ddiv_ru", arity=2)
+rcp_rz = _float("rcp_rz", "__nv_frcp_rz", "__nv_drcp_rz")
+rcp_rd = _float("rcp_rd", "__nv_frcp_rd", "__nv_drcp_rd")
+rcp_ru = _float("rcp_ru", "__nv_frcp_ru", "__nv_drcp_ru")
+sqrt_rz = _float("sqrt_rz", "__nv_fsqrt_rz", "__nv_dsqrt_rz")
+sqrt_rd = _float("sqrt_rd", "__nv_fsqrt_rd", "__nv_dsqrt_rd")
+sqrt_ru = _float("sqrt_ru", "__nv_fsqrt_ru", "__nv_dsqrt_ru")
+fma_rn = _float("fma_rn", "__nv_fmaf_rn", "__nv_fma_rn", arity=3)
+fma_rz = _float("fma_rz", "__nv_fmaf_rz", "__nv_fma_rz", arity=3)
+fma_rd = _float("fma_rd", "__nv_fmaf_rd", "__nv_fma_rd", arity=3)
+fma_ru = _float("fma_ru", "__nv_fmaf_ru", "__nv_fma_ru", arity=3)
+
+# Reinterpretations of the bits.
+float_as_int = _define("float_as_int", {_F32: ("__nv_float_as_int", int32)},
+                       "Element-wise bits of an fp32 as an int32 (libdevice __nv_float_as_int).")
+int_as_float = _define("int_as_float", {(int32,): ("__nv_int_as_float", float32)},
+                       "Element-wise int32 bits as an fp32 (libdevice __nv_int_as_float).")
+double_as_longlong = _define("double_as_longlong", {_F64: ("__nv_double_as_longlong", int64)},
+                             "Element-wise bits of an fp64 as an int64 (libdevice __nv_double_as_longlong).")
+longlong_as_double = _define("longlong_as_double", {(int64,): ("__nv_longlong_as_double", float64)},
+                             "Element-wise int64 bits as an fp64 (libdevice __nv_longlong_as_double).")
+
+# Integer intrinsics.
+popc = _define("popc", {(int32,): ("__nv_popc", int32), (int64,): ("__nv_popcll", int32)},
+               "Element-wise number of set bits, as an int32 (libdevice __nv_popc / __nv_popcll).")
+clz = _define("clz", {(int32,): ("__nv_clz", int32), (int64,): ("__nv_clzll", int32)},
+              "Element-wise number of leading zero bits, as an int32 (libdevice __nv_clz / __nv_clzll).")
+ffs = _define("ffs", {(int32,): ("__nv_ffs", int32), (int64,): ("__nv_ffsll", int32)},
+              "Element-wise 1-based position of the lowest set bit, 0 for 0 (libdevice __nv_ffs / __nv_ffsll).")
+brev = _define("brev", {(int32,): ("__nv_brev", int32), (int64,): ("__nv_brevll", int64)},
+               "Element-wise bit reversal (libdevice __nv_brev / __nv_brevll).")
+mulhi = _define("mulhi", {
+    (int32, int32): ("__nv_mulhi", int32),
+    (uint32, uint32): ("__nv_umulhi", uint32),
+    (int64, int64): ("__nv_mul64hi", int64),
+    (uint64, uint64): ("__nv_umul64hi", uint64),
+}, "Element-wise high half of the full product (libdevice __nv_mulhi / __nv_umulhi / __nv_mul64hi / __nv_umul64hi).")
+mul24 = _define("mul24", {
+    (int32, int32): ("__nv_mul24", int32),
+    (uint32, uint32): ("__nv_umul24", uint32),
+}, "Element-wise product of the low 24 bits of each (libdevice __nv_mul24 / __nv_umul24).")
+hadd = _define("hadd", {
+    (int32, int32): ("__nv_hadd", int32),
+    (uint32, uint32): ("__nv_uhadd", uint32),
+}, "Element-wise (x + y) >> 1 without overflow (libdevice __nv_hadd / __nv_uhadd).")
+rhadd = _define("rhadd", {
+    (int32, int32): ("__nv_rhadd", int32),
+    (uint32, uint32): ("__nv_urhadd", uint32),
+}, "Element-wise (x + y + 1) >> 1 without overflow (libdevice __nv_rhadd / __nv_urhadd).")
+sad = _define("sad", {
+    (int32, int32, uint32): ("__nv_sad", uint32),
+    (uint32, uint32, uint32): ("__nv_usad", uint32),
+}, "Element-wise |x - y| + z (libdevice __nv_sad / __nv_usad).")
+byte_perm = _define("byte_perm", {(int32, int32, int32): ("__nv_byte_perm", int32)},
+                    "Element-wise byte selection from y:x by selector s (libdevice __nv_byte_perm).")
 
 # Classification.
 isnan = _predicate("isnan", "__nv_isnanf", "__nv_isnand")
