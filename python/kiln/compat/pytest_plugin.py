@@ -1,6 +1,14 @@
 """A pytest plugin that ``python -m kiln.compat`` loads (through
-``PYTEST_PLUGINS``): it makes Triton's ``--device`` option choose Kiln's
-backend.
+``PYTEST_PLUGINS``, so in pytest-xdist's workers too): it installs the alias
+in every pytest process, and makes Triton's ``--device`` option choose
+Kiln's backend.
+
+Installing here, when pytest starts, matters for the workers: the
+``PYTHONPATH`` shim is found by Python's path search, which comes after
+every meta-path finder, and an editable install of the real Triton adds one
+of those; the alias's own finder goes first. If the real Triton was imported
+before pytest loads plugins, the worker fails with kiln.compat's error
+rather than testing Triton.
 
 Triton's test suites take ``--device cuda`` or ``--device cpu`` (their
 conftest.py defines the option) and make their tensors there. With
@@ -17,7 +25,10 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
+import kiln.compat
 from kiln.runtime.backends import BACKEND_ENV
+
+kiln.compat.install()
 
 _saved_backend: list[Optional[str]] = []
 

@@ -91,3 +91,30 @@ def test_usage_errors(tmp_path, args, message):
     result = run_python(["-m", "kiln.compat", *args], tmp_path)
     assert result.returncode == 2
     assert message in result.stderr
+
+
+def test_pytest_plugin_wins_over_an_earlier_meta_path_finder(tmp_path):
+    """An editable install of the real Triton registers a meta-path finder at
+    startup, ahead of the PYTHONPATH shim; pytest processes (xdist workers
+    too) get the alias from the plugin that kiln.compat names in
+    PYTEST_PLUGINS."""
+    site = tmp_path / "site"
+    (site / "realtriton").mkdir(parents=True)
+    (site / "realtriton" / "__init__.py").write_text("REAL = True\n")
+    (site / "sitecustomize.py").write_text(textwrap.dedent("""
+        import importlib.abc, importlib.util, os, sys
+        class RealTriton(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "triton":
+                    return importlib.util.spec_from_file_location(
+                        "triton", os.path.join(os.path.dirname(__file__), "realtriton", "__init__.py"))
+        sys.meta_path.insert(0, RealTriton())
+    """))
+    (tmp_path / "test_which.py").write_text("import triton\n\ndef test_it():\n    assert triton.__name__ == 'kiln'\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), PYTHON_DIR]))
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_which.py"]
+    without = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert without.returncode != 0  # the stand-in for the real Triton is found
+    env["PYTEST_PLUGINS"] = "kiln.compat.pytest_plugin"
+    result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
