@@ -65,7 +65,8 @@ def debug_assert_kernel(x_ptr, n, BLOCK: kl.constexpr):
     offs = kl.arange(0, BLOCK)
     x = kl.load(x_ptr + offs)
     kl.device_assert(x < n, "x must be below n")
-    kl.store(x_ptr + offs, x + 1)
+    # Atomic: the programs of a grid run on several threads at once.
+    kl.atomic_add(x_ptr + offs, 1)
 
 
 def _assert_line(kernel) -> int:
