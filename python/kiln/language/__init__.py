@@ -144,9 +144,9 @@ __all__ += ["pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
             "randn4x", "random", "uint_to_uniform_float"]
 
 # Block creation beyond kl.zeros and kl.full.
-from kiln.language.standard import swizzle2d, zeros_like  # noqa: E402
+from kiln.language.standard import bitonic_merge, swizzle2d, topk, zeros_like  # noqa: E402
 
-__all__ += ["swizzle2d", "zeros_like"]
+__all__ += ["bitonic_merge", "swizzle2d", "topk", "zeros_like"]
 
 # Shape ops (and the tensor methods reshape, trans, permute, ...).
 from kiln.language.shapes import (  # noqa: E402
@@ -189,7 +189,7 @@ from kiln.language.core import add, const, mul, sub  # noqa: E402
 pi32_t = pointer_type(int32)
 # The builtins Triton also makes tensor methods (x.sum(axis=0), x.exp(), ...).
 for _method in (broadcast_to, abs, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, erf, sqrt_rn, fma,
-                umulhi, cdiv, sum, max, min, argmax, argmin, xor_sum, cumsum, cumprod, sort, reduce,
+                umulhi, cdiv, sum, max, min, argmax, argmin, xor_sum, cumsum, cumprod, sort, topk, reduce,
                 associative_scan):
     setattr(tensor, _method.__name__, _method)
 del _method
