@@ -1337,6 +1337,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return func(*args, **kwargs).value
         if isinstance(func, type) and issubclass(func, dtype):
             return func(*args, **kwargs)  # kl.pointer_type(kl.int8), kl.block_type(...)
+        if func is language.tuple:
+            # Its elements may be runtime values: it only groups them.
+            if kwargs or len(args) > 1:
+                raise self.error("kl.tuple takes one iterable, e.g. kl.tuple([a, b])", node)
+            return self._run(node, lambda: language.tuple(*args))
         if func in (builtins.min, builtins.max, builtins.len, builtins.int, builtins.float, builtins.bool,
                     builtins.abs, builtins.isinstance, builtins.getattr, builtins.hasattr, builtins.tuple,
                     builtins.str):

@@ -195,3 +195,28 @@ for _method in (broadcast_to, abs, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, 
 del _method
 
 __all__ += ["add", "const", "math", "mul", "pi32_t", "sub"]
+
+
+import builtins as _builtins  # noqa: E402
+import typing as _typing  # noqa: E402
+
+
+class _TupleMeta(type):
+    """Makes ``isinstance(t, kl.tuple)`` hold for every Python tuple: in a
+    kernel, the tuples Triton types as ``tl.tuple`` are Python tuples."""
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        return isinstance(instance, _builtins.tuple)
+
+
+class tuple(metaclass=_TupleMeta):  # noqa: A001 - Triton's name
+    """Triton's ``tl.tuple``: ``kl.tuple(iterable)`` is the Python tuple of
+    its elements, which may be runtime values (``kl.tuple([x, y + 1])``);
+    it then compares and concatenates as any tuple (``kl.tuple((1, 2)) ==
+    (1, 2)``, ``kl.tuple((4, 5)) + (6, 7)``)."""
+
+    def __new__(cls, iterable: _typing.Iterable[_typing.Any] = ()) -> _typing.Any:
+        return _builtins.tuple(iterable)
+
+
+__all__ += ["tuple"]
