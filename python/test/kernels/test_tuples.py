@@ -200,7 +200,10 @@ def test_tuple_structure_is_in_the_key(arrays) -> None:
 
 @kiln.jit
 def _kl_tuple_of(x, y):
-    return kl.tuple([x + 1.0, y * 2.0])
+    v = 5.0  # the comprehension's own v hides this one, and leaves it as it was
+    pair = kl.tuple([x, y * 2.0])
+    bumped = kl.tuple([v + 1.0 for v in pair])
+    return bumped[0], bumped[1] + (v - 5.0)
 
 
 @kiln.jit
@@ -218,10 +221,11 @@ def kl_tuple_kernel(x_ptr, out_ptr, flags_ptr, N: kl.constexpr):
 
 def test_kl_tuple(arrays) -> None:
     # kl.tuple (Triton's tl.tuple) makes a tuple, runtime values included,
-    # that compares, concatenates, indexes and unpacks as any tuple.
+    # that compares, concatenates, indexes and unpacks as any tuple; a list
+    # comprehension over a tuple makes one too (unrolled).
     x = arrays.randn(64, seed=3)
     out = arrays.full(64, float("nan"), torch.float32)
     flags = arrays.full(4, -1, torch.int32)
     kl_tuple_kernel[(1,)](x, out, flags, N=64)
-    assert torch.allclose(out.cpu(), (x + 1.0 + x * 2.0 * 3.0).cpu())
+    assert torch.allclose(out.cpu(), (x + 1.0 + (x * 2.0 + 1.0) * 3.0).cpu())
     assert flags.cpu().tolist() == [1, 0, 1, 0]
