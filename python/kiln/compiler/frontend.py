@@ -1228,6 +1228,34 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
     def visit_Tuple(self, node: ast.Tuple) -> tuple:
         return tuple(_unwrap(self.visit(e)) for e in node.elts)
 
+    def visit_ListComp(self, node: ast.ListComp) -> tuple:
+        """``[f(v) for v in values]`` over a tuple, as Triton's: unrolled
+        while compiling, giving a tuple (its elements may be runtime
+        values, which a list cannot hold)."""
+        comp = node.generators[0]
+        if len(node.generators) != 1 or comp.ifs or comp.is_async or not isinstance(comp.target, ast.Name):
+            raise self.error("only list comprehensions of the form [expr for name in a_tuple] are supported in "
+                             "kiln kernels", node)
+        values = _unwrap(self.visit(comp.iter))
+        if not isinstance(values, tuple):
+            raise self.error(f"a list comprehension in a kiln kernel iterates over a tuple, got "
+                             f"{type(values).__name__}", comp.iter)
+        name = comp.target.id
+        missing = object()
+        saved = self.lscope.get(name, missing)
+        results = []
+        try:
+            for value in values:
+                self.lscope[name] = value
+                results.append(_unwrap(self.visit(node.elt)))
+        finally:
+            # The loop variable is the comprehension's own, as in Python.
+            if saved is missing:
+                self.lscope.pop(name, None)
+            else:
+                self.lscope[name] = saved
+        return tuple(results)
+
     def visit_List(self, node: ast.List) -> list:
         # Lists of constants are shapes (kl.zeros([M, N], ...)); lists of
         # runtime values have no IR equivalent.
@@ -1392,6 +1420,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return func(*args, **kwargs).value
         if isinstance(func, type) and issubclass(func, dtype):
             return func(*args, **kwargs)  # kl.pointer_type(kl.int8), kl.block_type(...)
+        if func is language.tuple:
+            # Its elements may be runtime values: it only groups them.
+            if kwargs or len(args) > 1:
+                raise self.error("kl.tuple takes one iterable, e.g. kl.tuple([a, b])", node)
+            return self._run(node, lambda: language.tuple(*args))
         if func in (builtins.min, builtins.max, builtins.len, builtins.int, builtins.float, builtins.bool,
                     builtins.abs, builtins.isinstance, builtins.getattr, builtins.hasattr, builtins.tuple,
                     builtins.str):

@@ -144,9 +144,9 @@ __all__ += ["pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x",
             "randn4x", "random", "uint_to_uniform_float"]
 
 # Block creation beyond kl.zeros and kl.full.
-from kiln.language.standard import swizzle2d, zeros_like  # noqa: E402
+from kiln.language.standard import bitonic_merge, swizzle2d, topk, zeros_like  # noqa: E402
 
-__all__ += ["swizzle2d", "zeros_like"]
+__all__ += ["bitonic_merge", "swizzle2d", "topk", "zeros_like"]
 
 # Shape ops (and the tensor methods reshape, trans, permute, ...).
 from kiln.language.shapes import (  # noqa: E402
@@ -189,9 +189,34 @@ from kiln.language.core import add, const, mul, sub  # noqa: E402
 pi32_t = pointer_type(int32)
 # The builtins Triton also makes tensor methods (x.sum(axis=0), x.exp(), ...).
 for _method in (broadcast_to, abs, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, erf, sqrt_rn, fma,
-                umulhi, cdiv, sum, max, min, argmax, argmin, xor_sum, cumsum, cumprod, sort, reduce,
+                umulhi, cdiv, sum, max, min, argmax, argmin, xor_sum, cumsum, cumprod, sort, topk, reduce,
                 associative_scan):
     setattr(tensor, _method.__name__, _method)
 del _method
 
 __all__ += ["add", "const", "math", "mul", "pi32_t", "sub"]
+
+
+import builtins as _builtins  # noqa: E402
+import typing as _typing  # noqa: E402
+
+
+class _TupleMeta(type):
+    """Makes ``isinstance(t, kl.tuple)`` hold for every Python tuple: in a
+    kernel, the tuples Triton types as ``tl.tuple`` are Python tuples."""
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        return isinstance(instance, _builtins.tuple)
+
+
+class tuple(metaclass=_TupleMeta):  # noqa: A001 - Triton's name
+    """Triton's ``tl.tuple``: ``kl.tuple(iterable)`` is the Python tuple of
+    its elements, which may be runtime values (``kl.tuple([x, y + 1])``);
+    it then compares and concatenates as any tuple (``kl.tuple((1, 2)) ==
+    (1, 2)``, ``kl.tuple((4, 5)) + (6, 7)``)."""
+
+    def __new__(cls, iterable: _typing.Iterable[_typing.Any] = ()) -> _typing.Any:
+        return _builtins.tuple(iterable)
+
+
+__all__ += ["tuple"]

@@ -207,6 +207,15 @@ class dtype:
     def is_fp8e5(self) -> bool:
         return self.name == "fp8e5"
 
+    def is_fp8e4b15(self) -> bool:
+        return self.name == "fp8e4b15"
+
+    def is_fp8e4b8(self) -> bool:
+        return self.name == "fp8e4b8"
+
+    def is_fp8e5b16(self) -> bool:
+        return self.name == "fp8e5b16"
+
     def is_fp16(self) -> bool:
         return self.name == "fp16"
 
@@ -280,6 +289,28 @@ class dtype:
     @property
     def int_bitwidth(self) -> int:
         return self._INT_WIDTHS[self.name]
+
+    # Each float format's (stored mantissa bits, exponent bias), as Triton's.
+    _FLOAT_LAYOUTS = {"fp8e4nv": (3, 7), "fp8e4b8": (3, 8), "fp8e4b15": (3, 15), "fp8e5": (2, 15),
+                      "fp8e5b16": (2, 16), "fp16": (10, 15), "bf16": (7, 127), "fp32": (23, 127),
+                      "fp64": (52, 1023)}
+
+    def _float_layout(self, what: str) -> tuple[int, int]:
+        if self.name not in self._FLOAT_LAYOUTS:
+            # AttributeError, as Triton's integer dtypes have no such
+            # attribute (hasattr() then answers False).
+            raise AttributeError(f"{what} is only defined for floating-point dtypes, not {self.name}")
+        return self._FLOAT_LAYOUTS[self.name]
+
+    @property
+    def fp_mantissa_width(self) -> int:
+        """The number of stored mantissa (fraction) bits: 23 for fp32."""
+        return self._float_layout("fp_mantissa_width")[0]
+
+    @property
+    def exponent_bias(self) -> int:
+        """The exponent bias: 127 for fp32, 7 for fp8e4nv."""
+        return self._float_layout("exponent_bias")[1]
 
     @property
     def scalar(self) -> "dtype":

@@ -238,6 +238,61 @@ def zeros_like(input: Any, _builder: Builder = None) -> tensor:
 # ---------------------------------------------------------------------------
 
 
+def _last_axis(x: tensor, dim: Any, what: str) -> int:
+    """The last axis of ``x``, checked against ``dim``: the bitonic networks
+    below work along it only (as Triton's)."""
+    rank = len(x.shape)
+    axis = rank - 1 if _unwrap(dim) is None else _unwrap(dim)
+    if isinstance(axis, bool) or not isinstance(axis, int) or axis % rank != rank - 1:
+        raise CompilationError(f"kl.{what} only works along the last dimension ({rank - 1}), got dim={axis!r}")
+    return rank - 1
+
+
+def _power_of_two(n: int, what: str, name: str) -> None:
+    if n < 1 or n & (n - 1):
+        raise CompilationError(f"kl.{what} needs a power of two for {name}, got {n}")
+
+
+def _axis_index(x: tensor, b: Builder) -> tensor:
+    """Each element's int32 index along the last axis, broadcast to ``x``'s
+    shape."""
+    index = semantic.arange(0, x.shape[-1], b)
+    for _ in range(len(x.shape) - 1):
+        index = semantic.expand_dims(index, 0, b)
+    return semantic.broadcast_to(index, x.shape, b)
+
+
+def _runs_ascending(index: tensor, size: int, descending: bool, b: Builder) -> tensor:
+    """Where runs of ``size`` elements alternate ascending (even runs) and
+    descending (odd runs), flipped if ``descending``: pairs of adjacent
+    runs then form bitonic sequences of twice the size."""
+    ascending = semantic.equal(semantic.and_(index, size, b), 0, b)
+    return semantic.logical_not(ascending, b) if descending else ascending
+
+
+def _merge(x: tensor, index: tensor, ascending: Any, distance: int, b: Builder) -> tensor:
+    """The compare-and-exchange steps of a bitonic merge along the last
+    axis, at ``distance``, ``distance/2``, ..., 1: each element is paired
+    with the one whose index differs in that bit (a gather along the axis),
+    the lower of the pair keeps the smaller where ``ascending`` (a block of
+    bools, or a Python bool for all) and the larger elsewhere."""
+    from kiln.language import shapes
+
+    if isinstance(ascending, bool):
+        ascending = semantic.full(x.shape, int(ascending), core.int1, b)
+    axis = len(x.shape) - 1
+    while distance >= 1:
+        partner = shapes.gather(x, semantic.xor_(index, distance, b), axis, _builder=b)
+        lower = semantic.equal(semantic.and_(index, distance, b), 0, b)
+        keep_smaller = semantic.equal(lower, ascending, b)
+        partner_smaller = semantic.less_than(partner, x, b)
+        partner_larger = semantic.greater_than(partner, x, b)
+        take = semantic.where(keep_smaller, partner_smaller, partner_larger, b)
+        x = semantic.where(take, partner, x, b)
+        distance //= 2
+    return x
+
+
 @builtin
 def sort(x: Any, dim: Any = None, descending: Any = False, _builder: Builder = None) -> tensor:
     """``x`` sorted along its last dimension (``dim`` must be it, as in
@@ -247,41 +302,80 @@ def sort(x: Any, dim: Any = None, descending: Any = False, _builder: Builder = N
     every element with the one whose index differs in one bit (a gather
     along the axis) and keeping the smaller or the larger of the two.
     """
-    from kiln.language import shapes
-
     b = _builder
     x = _block(x, "sort")
-    rank = len(x.shape)
-    axis = rank - 1 if _unwrap(dim) is None else _unwrap(dim)
-    if isinstance(axis, bool) or not isinstance(axis, int) or axis % rank != rank - 1:
-        raise CompilationError(f"kl.sort only sorts along the last dimension ({rank - 1}), got dim={axis!r}")
+    _last_axis(x, dim, "sort")
     n = x.shape[-1]
-    # Each element's index along the axis, broadcast over the other axes.
-    index = semantic.arange(0, n, b)
-    for _ in range(rank - 1):
-        index = semantic.expand_dims(index, 0, b)
-    index = semantic.broadcast_to(index, x.shape, b)
+    index = _axis_index(x, b)
     down = bool(_unwrap(descending))
     size = 2
     while size <= n:
-        # Within each run of `size` elements: ascending runs alternate with
-        # descending ones, so that pairs of runs form bitonic sequences
-        # (the last run, the whole axis, in the requested order).
-        if size == n:
-            ascending = semantic.full(x.shape, 0 if down else 1, core.int1, b)
-        else:
-            ascending = semantic.equal(semantic.and_(index, size, b), 0, b)
-            if down:
-                ascending = semantic.logical_not(ascending, b)
-        distance = size // 2
-        while distance >= 1:
-            partner = shapes.gather(x, semantic.xor_(index, distance, b), rank - 1, _builder=b)
-            lower = semantic.equal(semantic.and_(index, distance, b), 0, b)
-            keep_smaller = semantic.equal(lower, ascending, b)
-            partner_smaller = semantic.less_than(partner, x, b)
-            partner_larger = semantic.greater_than(partner, x, b)
-            take = semantic.where(keep_smaller, partner_smaller, partner_larger, b)
-            x = semantic.where(take, partner, x, b)
-            distance //= 2
+        # Runs of `size` elements, sorted alternately ascending and
+        # descending (the last run, the whole axis, in the requested order).
+        ascending = (not down) if size == n else _runs_ascending(index, size, down, b)
+        x = _merge(x, index, ascending, size // 2, b)
         size *= 2
+    return x
+
+
+@builtin
+def bitonic_merge(x: Any, dim: Any = None, descending: Any = False, _builder: Builder = None) -> tensor:
+    """One bitonic merge along the last dimension of ``x`` (a power of two,
+    ``dim`` must be it), as Triton's ``tl.bitonic_merge``: a bitonic
+    sequence (one that rises then falls, or falls then rises) comes out
+    sorted, ascending unless ``descending``. Other inputs go through the
+    same compare-and-exchange network and come out permuted, not sorted."""
+    b = _builder
+    x = _block(x, "bitonic_merge")
+    _last_axis(x, dim, "bitonic_merge")
+    n = x.shape[-1]
+    _power_of_two(n, "bitonic_merge", "the size of the last dimension")
+    return _merge(x, _axis_index(x, b), not bool(_unwrap(descending)), n // 2, b)
+
+
+@builtin
+def topk(x: Any, k: Any, dim: Any = None, _builder: Builder = None) -> tensor:
+    """The ``k`` largest elements along the last dimension of ``x`` (``dim``
+    must be it), largest first, as Triton's ``tl.topk``: a block of the
+    shape of ``x`` with its last dimension ``k``. ``k`` and that dimension
+    are powers of two, ``k`` at most the dimension.
+
+    Bitonic top-k: runs of ``k`` are sorted alternately ascending and
+    descending; then, while there are more than ``k`` elements, each
+    ascending run and the descending run after it become their elementwise
+    maximum (a bitonic sequence holding the ``k`` largest of the two runs),
+    which a bitonic merge sorts again.
+    """
+    from kiln.language import shapes
+
+    b = _builder
+    x = _block(x, "topk")
+    _last_axis(x, dim, "topk")
+    k = _unwrap(k)
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise CompilationError(f"kl.topk needs a constant integer k, got {k!r}")
+    n = x.shape[-1]
+    _power_of_two(n, "topk", "the size of the last dimension")
+    _power_of_two(k, "topk", "k")
+    if k > n:
+        raise CompilationError(f"kl.topk needs k at most the size of the last dimension ({n}), got k={k}")
+    index = _axis_index(x, b)
+    size = 2
+    while size <= k:
+        ascending = False if size == n else _runs_ascending(index, size, False, b)
+        x = _merge(x, index, ascending, size // 2, b)
+        size *= 2
+    outer = list(x.shape[:-1])
+    while x.shape[-1] > k:
+        m = x.shape[-1]
+        # [..., m] -> [..., m/2k, k, 2]: the two runs of each pair side by
+        # side in a last axis of two, which split takes apart.
+        pairs = shapes.permute_impl(shapes.reshape_impl(x, outer + [m // (2 * k), 2, k], b),
+                                    list(range(len(outer))) + [len(outer), len(outer) + 2, len(outer) + 1], b)
+        first, second = shapes.split_impl(pairs, b, None)
+        larger = semantic.where(semantic.greater_than(second, first, b), second, first, b)
+        x = shapes.reshape_impl(larger, outer + [m // 2], b)
+        index = _axis_index(x, b)
+        ascending = False if m // 2 == k else _runs_ascending(index, k, False, b)
+        x = _merge(x, index, ascending, k // 2, b)
     return x

@@ -329,5 +329,76 @@ def test_sort_error() -> None:
         offs = kl.arange(0, N)[:, None] * N + kl.arange(0, N)[None, :]
         kl.store(x_ptr + offs, kl.sort(kl.load(x_ptr + offs), dim=0))
 
-    with pytest.raises(kiln.CompilationError, match=r"kl.sort only sorts along the last dimension \(1\), got dim=0"):
+    with pytest.raises(kiln.CompilationError, match=r"kl.sort only works along the last dimension \(1\), got dim=0"):
         kiln.compile(sort_rows, signature={"x_ptr": "*fp32"}, constexprs={"N": 8}, target="cpu")
+
+
+@kiln.jit
+def topk_kernel(x_ptr, out_ptr, M: kl.constexpr, N: kl.constexpr, K: kl.constexpr):
+    rows = kl.arange(0, M)[:, None]
+    x = kl.load(x_ptr + rows * N + kl.arange(0, N)[None, :])
+    kl.store(out_ptr + rows * K + kl.arange(0, K)[None, :], x.topk(K))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.bfloat16])
+@pytest.mark.parametrize("shape,k", [((1, 1), 1), ((4, 64), 8), ((2, 32), 1), ((8, 16), 16), ((1, 128), 32)])
+def test_topk(arrays, shape, k, dtype) -> None:
+    M, N = shape
+    x = _random(arrays, shape, dtype, seed=M * N + k)
+    out = arrays.full((M, k), -1, dtype)
+    for num_warps in (1, 4) if arrays.backend == "cuda" else (4,):
+        topk_kernel[(1,)](x, out, M=M, N=N, K=k, num_warps=num_warps)
+        expected = torch.topk(x.cpu().float(), k, dim=1).values.to(dtype)
+        assert torch.equal(out.cpu(), expected), num_warps
+
+
+@kiln.jit
+def bitonic_merge_kernel(x_ptr, out_ptr, M: kl.constexpr, N: kl.constexpr, DESCENDING: kl.constexpr):
+    offs = kl.arange(0, M)[:, None] * N + kl.arange(0, N)[None, :]
+    kl.store(out_ptr + offs, kl.bitonic_merge(kl.load(x_ptr + offs), descending=DESCENDING))
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("shape", [(1, 2), (4, 64), (2, 128)])
+def test_bitonic_merge(arrays, shape, descending) -> None:
+    # Each row: an ascending half then a descending half (a bitonic
+    # sequence), which one merge sorts.
+    M, N = shape
+    x = _random(arrays, shape, torch.float32, seed=M + N).cpu()
+    half = N // 2
+    rows = torch.cat([torch.sort(x[:, :half], dim=1).values,
+                      torch.sort(x[:, half:], dim=1, descending=True).values], dim=1)
+    x = arrays.full(shape, 0, torch.float32)
+    x.copy_(rows)
+    out = arrays.full(shape, -1, torch.float32)
+    bitonic_merge_kernel[(1,)](x, out, M=M, N=N, DESCENDING=descending)
+    expected = torch.sort(rows, dim=1, descending=descending).values
+    assert torch.equal(out.cpu(), expected)
+
+
+@kiln.jit
+def bad_topk_kernel(x_ptr, N: kl.constexpr, CALL: kl.constexpr):
+    offs = kl.arange(0, N)[:, None] * N + kl.arange(0, N)[None, :]
+    x = kl.load(x_ptr + offs)
+    if CALL == "k3":
+        kl.store(x_ptr + offs, kl.topk(x, 3))
+    elif CALL == "k32":
+        kl.store(x_ptr + offs, kl.topk(x, 32))
+    elif CALL == "dim0":
+        kl.store(x_ptr + offs, kl.topk(x, 4, dim=0))
+    else:
+        kl.store(x_ptr + offs, kl.bitonic_merge(x, dim=0))
+
+
+@pytest.mark.parametrize("call,message", [
+    ("k3", "kl.topk needs a power of two for k, got 3"),
+    ("k32", "kl.topk needs k at most the size of the last dimension (16), got k=32"),
+    ("dim0", "kl.topk only works along the last dimension (1), got dim=0"),
+    ("merge", "kl.bitonic_merge only works along the last dimension (1), got dim=0"),
+])
+def test_topk_errors(call, message) -> None:
+    with pytest.raises(kiln.CompilationError) as info:
+        kiln.compile(bad_topk_kernel, signature={"x_ptr": "*fp32"}, constexprs={"N": 16, "CALL": call},
+                     target="cpu")
+    assert message in str(info.value)
+    assert "kl." in str(info.value)  # the source line is shown

@@ -196,3 +196,36 @@ def test_tuple_structure_is_in_the_key(arrays) -> None:
     assert out.tolist() == [5 + 3, 3 * 8]
     cache = tuple_loop_kernel.cache[arrays.cache_device]
     assert len(cache) >= 3
+
+
+@kiln.jit
+def _kl_tuple_of(x, y):
+    v = 5.0  # the comprehension's own v hides this one, and leaves it as it was
+    pair = kl.tuple([x, y * 2.0])
+    bumped = kl.tuple([v + 1.0 for v in pair])
+    return bumped[0], bumped[1] + (v - 5.0)
+
+
+@kiln.jit
+def kl_tuple_kernel(x_ptr, out_ptr, flags_ptr, N: kl.constexpr):
+    offs = kl.arange(0, N)
+    x = kl.load(x_ptr + offs)
+    a, b = _kl_tuple_of(x, x)
+    joined = kl.tuple((a, )) + (b, 3.0)
+    kl.store(out_ptr + offs, joined[0] + joined[1] * joined[2])
+    kl.store(flags_ptr + 0, kl.tuple((1, 2)) == (1, 2))
+    kl.store(flags_ptr + 1, kl.tuple([1, 2]) == (1, 3))
+    kl.store(flags_ptr + 2, isinstance((1, 2), kl.tuple) and isinstance(joined, kl.tuple))
+    kl.store(flags_ptr + 3, len(kl.tuple(())))
+
+
+def test_kl_tuple(arrays) -> None:
+    # kl.tuple (Triton's tl.tuple) makes a tuple, runtime values included,
+    # that compares, concatenates, indexes and unpacks as any tuple; a list
+    # comprehension over a tuple makes one too (unrolled).
+    x = arrays.randn(64, seed=3)
+    out = arrays.full(64, float("nan"), torch.float32)
+    flags = arrays.full(4, -1, torch.int32)
+    kl_tuple_kernel[(1,)](x, out, flags, N=64)
+    assert torch.allclose(out.cpu(), (x + 1.0 + (x * 2.0 + 1.0) * 3.0).cpu())
+    assert flags.cpu().tolist() == [1, 0, 1, 0]

@@ -67,7 +67,7 @@ def test_undefined_name(jit, build_ir):
 
 
 @pytest.mark.parametrize("snippet,construct", [
-    ("try", "'try' statements"), ("lambda", "lambda expressions"), ("listcomp", "list comprehensions"),
+    ("try", "'try' statements"), ("lambda", "lambda expressions"), ("setcomp", "set comprehensions"),
     ("dict", "dict literals"), ("with", "'with' statements"), ("import", "'import' statements"),
     ("del", "'del' statements"), ("class", "class definitions"), ("global", "'global' statements"),
     ("break", "'break' statements"), ("set", "set literals"), ("genexp", "generator expressions"),
@@ -83,8 +83,8 @@ def test_unsupported_syntax(jit, build_ir, snippet, construct):
     def k_lambda(out):
         f = lambda v: v  # noqa: E731
 
-    def k_listcomp(out):
-        x = [i for i in range(3)]
+    def k_setcomp(out):
+        x = {i for i in range(3)}
 
     def k_dict(out):
         x = {1: 2}
@@ -120,7 +120,7 @@ def test_unsupported_syntax(jit, build_ir, snippet, construct):
     def k_walrus(out):
         x = (y := 3)
 
-    kernels = {"try": (k_try, "try:"), "lambda": (k_lambda, "lambda v"), "listcomp": (k_listcomp, "[i for"),
+    kernels = {"try": (k_try, "try:"), "lambda": (k_lambda, "lambda v"), "setcomp": (k_setcomp, "{i for"),
                "dict": (k_dict, "{1: 2}"), "with": (k_with, "with out"), "import": (k_import, "import os"),
                "del": (k_del, "del x"), "class": (k_class, "class C"), "global": (k_global, "global NOT"),
                "break": (k_break, "break"), "set": (k_set, "{1, 2}"), "genexp": (k_genexp, "(i for i"),

@@ -188,3 +188,20 @@ def test_compile_takes_tuple_signatures(jit):
     assert "t[0]" in compiled.metadata["signature"]
     with pytest.raises(TypeError, match="missing types for t"):
         kiln.compile(kernel, {}, target="cpu")
+
+
+def test_list_comprehension_errors(jit, build_ir):
+    @jit
+    def over_range(out):
+        t = [i for i in [1, 2]]
+        kl.store(out, t[0])
+
+    @jit
+    def with_if(out):
+        t = [v for v in (1, 2) if v > 1]
+        kl.store(out, t[0])
+
+    located_error(build_ir, over_range, {"out": "*i32"}, "t = [i for i in [1, 2]]",
+                  "iterates over a tuple, got list")
+    located_error(build_ir, with_if, {"out": "*i32"}, "t = [v for v in (1, 2) if v > 1]",
+                  "[expr for name in a_tuple]")
