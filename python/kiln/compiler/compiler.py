@@ -20,6 +20,7 @@ pipeline with errors located in the kernel's source.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import linecache
 import os
@@ -322,11 +323,35 @@ def compile_jit_function(
     return compiled
 
 
+@dataclasses.dataclass
+class ASTSource:
+    """A kernel and the specialization to compile it for, as Triton's
+    ``triton.compiler.ASTSource``: ``kiln.compile(ASTSource(fn=kernel,
+    signature={"x": "*fp32", "N": "constexpr"}, constexprs={"N": 4}))``.
+
+    ``signature`` types every parameter in Triton's spelling; a parameter
+    typed ``"constexpr"`` takes its value from ``constexprs``."""
+
+    fn: Any
+    signature: Mapping[str, str]
+    constexprs: Optional[Mapping[str, Any]] = None
+    attrs: Optional[Specialization] = None
+
+
+def _active_target() -> str:
+    """The compile target of the active driver: this GPU's chip, or "cpu"."""
+    from kiln.runtime import driver
+
+    if driver.active.get_current_target().backend == "cpu":
+        return "cpu"
+    return driver.get_target(driver.current_device())
+
+
 def compile(
     fn: Any,
-    signature: Mapping[str, str],
+    signature: Optional[Mapping[str, str]] = None,
     constexprs: Mapping[str, Any] | None = None,
-    target: str = "sm_90a",
+    target: Any = None,
     num_warps: int = 4,
     num_stages: int = 3,
     attrs: Specialization | None = None,
@@ -334,6 +359,7 @@ def compile(
     debug: bool = False,
     maxnreg: Optional[int] = None,
     num_ctas: int = 1,
+    options: Optional[Mapping[str, Any]] = None,
 ) -> CompiledKernel:
     """Compiles a ``@kiln.jit`` function without launching it (no GPU needed).
 
@@ -358,9 +384,34 @@ def compile(
         num_ctas: Triton's thread-block cluster size; only 1 is supported
             (any other value is a ValueError).
 
+    Triton's form, ``compile(ASTSource(...), target=None, options=None)``,
+    is accepted too: ``options`` is a dict of the keyword options above
+    (``num_warps``, ``num_stages``, ``debug``, ``maxnreg``, ``num_ctas``),
+    and the target defaults to the active driver's, as in Triton (a
+    ``GPUTarget`` is accepted as well as a target string). Kiln's own form
+    keeps ``"sm_90a"`` as its default target.
+
     Returns:
         The :class:`CompiledKernel`, with every stage in ``asm``.
     """
+    if isinstance(fn, ASTSource):
+        # Triton's order: compile(src, target=None, options=None).
+        if target is None and signature is not None and not isinstance(signature, Mapping):
+            target = signature
+        chosen = dict(options if options is not None else (constexprs or {}))
+        unknown = set(chosen) - {"num_warps", "num_stages", "debug", "maxnreg", "num_ctas"}
+        if unknown:
+            raise TypeError(f"kiln.compile: unknown options {', '.join(sorted(unknown))}")
+        typed = {name: ty for name, ty in fn.signature.items() if ty != "constexpr"}
+        return compile(fn.fn, typed, fn.constexprs, target=_active_target() if target is None else target,
+                       attrs=fn.attrs, **chosen)
+    if signature is None:
+        raise TypeError("kiln.compile: a signature is needed (or pass a kiln.compiler.ASTSource)")
+    if target is None:
+        target = "sm_90a"
+    elif not isinstance(target, str):  # a GPUTarget, as Triton's compile takes
+        target = "cpu" if target.backend == "cpu" else (
+            "sm_90a" if str(target.arch) == "90" else f"sm_{target.arch}")
     if not hasattr(fn, "arg_names"):
         raise TypeError(f"kiln.compile expects a @kiln.jit function, got {type(fn).__name__}")
     constexprs = dict(constexprs or {})
@@ -395,4 +446,4 @@ def compile(
                                 **options)
 
 
-__all__ = ["CompiledKernel", "compile", "compile_jit_function", "check_target", "KilnError"]
+__all__ = ["ASTSource", "CompiledKernel", "compile", "compile_jit_function", "check_target", "KilnError"]

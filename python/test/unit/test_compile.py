@@ -281,3 +281,23 @@ def test_2d_access_width_follows_the_row_stride() -> None:
     stores = set(re.findall(r"st\.global\.\S+", ptx))
     assert loads == {"ld.global.b32"}, loads
     assert stores == {"st.global.v4.b32"}, stores
+
+
+def test_triton_form_with_an_ast_source(monkeypatch) -> None:
+    """kiln.compile(ASTSource(...), target=None, options=None), as
+    triton.compile: "constexpr" entries of the signature take their values
+    from constexprs, the target defaults to the active driver's (the CPU
+    backend where it is forced), and options carry the launch options."""
+    from kiln.compiler import ASTSource
+
+    monkeypatch.setenv("KILN_BACKEND", "cpu")
+    signature = dict(SIGNATURES["fp32"], BLOCK="constexpr")
+    source = ASTSource(fn=add_kernel, signature=signature, constexprs={"BLOCK": 256})
+    compiled = kiln.compile(source)
+    assert compiled.metadata["backend"] == "cpu" and "llir" in compiled.asm
+    ptx = kiln.compile(source, target="sm_80", options={"num_warps": 2}).asm["ptx"]
+    assert ".target sm_80" in ptx and ".reqntid 64" in ptx
+    with pytest.raises(TypeError, match="unknown options num_threadz"):
+        kiln.compile(source, options={"num_threadz": 2})
+    with pytest.raises(TypeError, match="no value for constexpr parameters BLOCK"):
+        kiln.compile(ASTSource(fn=add_kernel, signature=signature))
