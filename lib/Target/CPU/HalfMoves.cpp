@@ -39,7 +39,8 @@ Value *asIntegers(IRBuilder<> &builder, Value *value) {
   return builder.CreateBitCast(value, twin);
 }
 
-/// Replaces `old` by `integers` (of old's i16 twin type) cast back.
+/// Replaces `old` by `integers`, bitcast to old's type (the i16 twin of a
+/// move's result, or the i32 bits of an extension's floats).
 void replaceWithIntegers(IRBuilder<> &builder, Instruction *old, Value *integers) {
   Value *back = builder.CreateBitCast(integers, old->getType());
   back->takeName(old);
@@ -88,10 +89,7 @@ bool rewrite(Instruction *inst) {
                                  cast<VectorType>(source)->getElementCount());
     Value *bits = builder.CreateShl(
         builder.CreateZExt(asIntegers(builder, extend->getOperand(0)), wide), 16);
-    Value *result = builder.CreateBitCast(bits, extend->getDestTy());
-    result->takeName(extend);
-    extend->replaceAllUsesWith(result);
-    extend->eraseFromParent();
+    replaceWithIntegers(builder, inst, bits);
     return true;
   }
   auto *call = dyn_cast<IntrinsicInst>(inst);

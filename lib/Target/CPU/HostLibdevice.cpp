@@ -211,6 +211,14 @@ template <typename T> T saturate(T x) {
   return x > T(1) ? T(1) : x > T(0) ? x : T(0);
 }
 
+/// The bits of `x` read as a `To`: libdevice's __nv_*_as_* functions.
+template <typename To, typename From> To reinterpretBits(From x) {
+  static_assert(sizeof(To) == sizeof(From), "a reinterpretation keeps the size");
+  To result;
+  std::memcpy(&result, &x, sizeof result);
+  return result;
+}
+
 /// __byte_perm: byte i of the result is the byte of the eight in y:x that
 /// the low three bits of selector's nibble i pick.
 int32_t bytePermute(int32_t x, int32_t y, int32_t selector) {
@@ -489,26 +497,10 @@ static const HostFunction kHostFunctions[] = {
        return 1.0 / std::hypot(std::hypot(x, y), std::hypot(z, w));
      })},
     // Reinterpretations of the bits.
-    {"__nv_float_as_int", reinterpret_cast<void *>(+[](float x) -> int32_t {
-       int32_t r;
-       std::memcpy(&r, &x, sizeof r);
-       return r;
-     })},
-    {"__nv_int_as_float", reinterpret_cast<void *>(+[](int32_t x) -> float {
-       float r;
-       std::memcpy(&r, &x, sizeof r);
-       return r;
-     })},
-    {"__nv_double_as_longlong", reinterpret_cast<void *>(+[](double x) -> int64_t {
-       int64_t r;
-       std::memcpy(&r, &x, sizeof r);
-       return r;
-     })},
-    {"__nv_longlong_as_double", reinterpret_cast<void *>(+[](int64_t x) -> double {
-       double r;
-       std::memcpy(&r, &x, sizeof r);
-       return r;
-     })},
+    {"__nv_float_as_int", reinterpret_cast<void *>(&reinterpretBits<int32_t, float>)},
+    {"__nv_int_as_float", reinterpret_cast<void *>(&reinterpretBits<float, int32_t>)},
+    {"__nv_double_as_longlong", reinterpret_cast<void *>(&reinterpretBits<int64_t, double>)},
+    {"__nv_longlong_as_double", reinterpret_cast<void *>(&reinterpretBits<double, int64_t>)},
     KILN_SINGLE("__nv_saturatef", saturate(x)),
     // The host rounds to nearest: these are the plain operations.
     KILN_SINGLE_BINARY("__nv_fadd_rn", x + y),
