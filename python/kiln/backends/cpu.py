@@ -131,9 +131,11 @@ class _UnrunnableLauncher:
     ``ValueError`` saying which features are missing, before any of the
     kernel's code runs."""
 
-    __slots__ = ("message",)
+    __slots__ = ("message", "last_launch")
 
     def __init__(self, kernel_name: str, target: str, missing: Sequence[str]) -> None:
+        # Never launched: the code cache evicts it by its compile time.
+        self.last_launch = _arrays.launch_stamp()
         self.message = (f"kernel {kernel_name}: {_settings.CPU_TARGET_ENV}={target!r} needs CPU features this host "
                         f"lacks ({', '.join(missing)}); such a kernel can be compiled (warmup=True) and its "
                         f"asm read, but not launched here")

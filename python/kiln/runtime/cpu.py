@@ -37,13 +37,19 @@ from typing import Any, Callable, Optional, Sequence
 from kiln.errors import OutOfBoundsError
 
 __all__ = ["ArrayKind", "array_kind", "element_name", "address_of", "extent_of", "CpuLauncher", "CodeCache",
-           "CODE_CACHE", "CODE_CACHE_ENV", "DEFAULT_CODE_CACHE_SIZE", "out_of_bounds_error"]
+           "CODE_CACHE", "CODE_CACHE_ENV", "DEFAULT_CODE_CACHE_SIZE", "launch_stamp", "out_of_bounds_error"]
 
 CODE_CACHE_ENV = "KILN_CPU_CODE_CACHE_SIZE"
 DEFAULT_CODE_CACHE_SIZE = 128
 
 # Launch stamps: a launcher's latest says how recently it ran.
 _launch_clock = itertools.count()
+
+
+def launch_stamp() -> int:
+    """A new stamp, later than every earlier one: what a launcher records as
+    its ``last_launch`` (CodeCache evicts the smallest first)."""
+    return next(_launch_clock)
 
 
 class ArrayKind:
@@ -252,7 +258,7 @@ class CpuLauncher:
         # per-argument work of a launch.
         self._plan = tuple((position, _GETTERS[kind] if kind else None) for position, kind in zip(positions, kinds))
         # For CodeCache: a stamp per launch is cheaper than reordering a list.
-        self.last_launch = next(_launch_clock)
+        self.last_launch = launch_stamp()
 
     def __call__(self, grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
         """Runs the grid and returns when every program has finished.
@@ -262,7 +268,7 @@ class CpuLauncher:
         """
         args = tuple([bound[position] if getter is None else getter(bound[position])
                       for position, getter in self._plan])
-        self.last_launch = next(_launch_clock)
+        self.last_launch = launch_stamp()
         if not self.checked:
             self.kernel.launch(grid_x, grid_y, grid_z, self.codes, args, num_threads, None)
             return

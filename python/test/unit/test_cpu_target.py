@@ -16,6 +16,7 @@ import kiln
 import kiln.language as kl
 from kiln import _C
 from kiln.runtime import backends
+from kiln.runtime import cpu as arrays
 
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
                                 reason="x86-64 processor names")
@@ -120,6 +121,23 @@ def test_features_the_host_lacks_compile_but_do_not_launch(monkeypatch):
     with pytest.raises(ValueError, match=feature):
         compiled.cpu.launch(1, 1, 1, "ppi", (x.data_ptr(), out.data_ptr(), 100))
     assert bool(torch.isnan(out).all())
+
+
+def test_code_cache_evicts_a_kernel_the_host_cannot_run(monkeypatch):
+    """The code cache orders kernels by their last launch; one compiled for
+    features the host lacks is never launched, and is evicted by its
+    compile time (eviction used to raise AttributeError on it)."""
+    feature = feature_the_host_lacks()
+    if feature is None:
+        pytest.skip("this host has every candidate feature")
+    monkeypatch.setenv(arrays.CODE_CACHE_ENV, "1")
+    monkeypatch.setenv(backends.CPU_TARGET_ENV, f"x86-64-v2,+{feature}")
+    x = torch.randn(100)
+    out = torch.full((100,), float("nan"))
+    scale_kernel.warmup(x, out, 100, BLOCK=64, grid=(1,))
+    monkeypatch.delenv(backends.CPU_TARGET_ENV)
+    scale_kernel[(1,)](x, out, 100, BLOCK=128)  # compiles: the one above is evicted
+    torch.testing.assert_close(out, x * 3.0 + 1.0)
 
 
 @kiln.jit
