@@ -1,7 +1,8 @@
 //===- AtomicOpToLLVM.cpp - Lower atomics, hints and barriers to NVVM ------===//
 //
 // Lowers kiln.atomic_rmw and kiln.atomic_cas to predicated inline PTX, one
-// `atom.<sem>.<scope>.global.<op>.<type>` per element a thread holds. The
+// `atom.global.<scope>.<sem>.<op>.<type>` (a compare-and-swap:
+// `atom.global.<sem>.<scope>.cas.<type>`) per element a thread holds. The
 // predicate is the element's mask and ownership: an element a thread holds
 // only as a replica of another thread's (a block smaller than the layout's
 // tile) is applied by its owner alone, and a scalar atomic by thread 0 of
@@ -253,8 +254,10 @@ struct AtomicRMWOpLowering : public AtomicLowering<AtomicRMWOp> {
     // atom.add.noftz.bf16 needs sm_90; before, a compare-and-swap loop.
     bool bf16Loop = element.isBF16() && op.getKind() == RMWKind::fadd &&
                     getComputeCapability(op->getParentOfType<ModuleOp>()) < 90;
-    std::string prefix = ("atom" + getSemanticSuffix(op.getSem()) +
-                          getScopeSuffix(op.getScope()) + ".global")
+    // ptxas takes the qualifiers in any order; this is the order Triton's
+    // PTX has, so that a check written against Triton's output finds it.
+    std::string prefix = ("atom.global" + getScopeSuffix(op.getScope()) +
+                          getSemanticSuffix(op.getSem()))
                              .str();
     RMWKind kind = op.getKind();
     Location loc = op.getLoc();
@@ -334,8 +337,10 @@ struct AtomicCASOpLowering : public AtomicLowering<AtomicCASOp> {
   LogicalResult
   matchAndRewrite(AtomicCASOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    std::string prefix = ("atom" + getSemanticSuffix(op.getSem()) +
-                          getScopeSuffix(op.getScope()) + ".global")
+    // Triton's order again (see AtomicRMWOpLowering), which for a
+    // compare-and-swap puts the semantics before the scope.
+    std::string prefix = ("atom.global" + getSemanticSuffix(op.getSem()) +
+                          getScopeSuffix(op.getScope()))
                              .str();
     Location loc = op.getLoc();
     return lower(

@@ -112,12 +112,12 @@ def bf16_add_kernel(h_ptr, v):
 def test_bf16_add_before_sm_90_is_a_cas_loop() -> None:
     signature = {"h_ptr": "*bf16", "v": "fp32"}
     native = kiln.compile(bf16_add_kernel, signature, target="sm_90a").asm["ptx"]
-    assert "atom.acq_rel.gpu.global.add.noftz.bf16" in native
+    assert "atom.global.gpu.acq_rel.add.noftz.bf16" in native
     kernel = kiln.compile(bf16_add_kernel, signature, target="sm_80")
     ptx = kernel.asm["ptx"]
     assert "add.noftz.bf16" not in ptx
     assert re.search(r"kiln_bf16_add_retry_\d+:", ptx)
-    assert "atom.acq_rel.gpu.global.cas.b16" in ptx and "cvt.rn.bf16.f32" in ptx
+    assert "atom.global.gpu.acq_rel.cas.b16" in ptx and "cvt.rn.bf16.f32" in ptx
     if find_ptxas() is not None:
         assert kernel.asm["cubin"][:4] == b"\x7fELF"
 

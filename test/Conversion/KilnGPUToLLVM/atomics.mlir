@@ -10,7 +10,7 @@
 // CHECK-LABEL: llvm.func @replicated
 // CHECK: %[[PRED:.*]] = llvm.and %{{.*}}, %{{.*}} : vector<1xi1>
 // CHECK: nvvm.barrier0
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "mov.b32 $0, 0;\0A\09@$3 atom.relaxed.cta.global.add.u32 $0, [ $1 + 0 ], $2;", "=r,l,r,b"
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "mov.b32 $0, 0;\0A\09@$3 atom.global.cta.relaxed.add.u32 $0, [ $1 + 0 ], $2;", "=r,l,r,b"
 // CHECK: llvm.cond_br %{{.*}}, ^[[STORE:.*]], ^[[JOIN:.*]]
 // CHECK: ^[[STORE]]:
 // CHECK-NEXT: llvm.getelementptr
@@ -46,10 +46,10 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
 // CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
 // CHECK: llvm.icmp "eq" %[[TID]]
 // CHECK: nvvm.barrier0
-// CHECK: "mov.b32 $0, 0;\0A\09@$3 atom.acq_rel.gpu.global.max.s32 $0, [ $1 + 0 ], $2;\0A\09@$4 atom.acq_rel.gpu.global.min.u32 $0, [ $1 + 0 ], $2;", "=r,l,r,b,b"
+// CHECK: "mov.b32 $0, 0;\0A\09@$3 atom.global.gpu.acq_rel.max.s32 $0, [ $1 + 0 ], $2;\0A\09@$4 atom.global.gpu.acq_rel.min.u32 $0, [ $1 + 0 ], $2;", "=r,l,r,b,b"
 // CHECK: nvvm.barrier0
 // CHECK: nvvm.barrier0
-// CHECK: "mov.b16 $0, 0;\0A\09@$4 atom.acquire.sys.global.cas.b16 $0, [ $1 + 0 ], $2, $3;", "=h,l,h,h,b"
+// CHECK: "mov.b16 $0, 0;\0A\09@$4 atom.global.acquire.sys.cas.b16 $0, [ $1 + 0 ], $2, $3;", "=h,l,h,h,b"
 // CHECK: nvvm.barrier0
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
   func.func public @scalar(%f: !kiln.ptr<f32>, %h: !kiln.ptr<i16>, %v: f32, %c: i16) attributes {kiln.kernel} {
@@ -82,7 +82,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
 // CHECK-LABEL: llvm.func @release
 // CHECK: nvvm.barrier0
 // CHECK-NOT: nvvm.barrier0
-// CHECK: atom.acq_rel.gpu.global.exch.b32
+// CHECK: atom.global.gpu.acq_rel.exch.b32
 // CHECK-NEXT: nvvm.barrier0
 // CHECK: st.global.b32
 // CHECK-NEXT: nvvm.barrier0
