@@ -302,6 +302,22 @@ def test_nested_jit_call(jit, build_ir):
     assert text.count("call @") == 3
 
 
+
+def test_runtime_value_for_a_constexpr_parameter_of_a_called_function(jit, build_ir):
+    # As in Triton: the annotation of a called function's parameter does not
+    # make a block passed there a compile-time value; it stays an argument.
+    @jit
+    def shifted(x, offs: kl.constexpr, N: kl.constexpr):
+        return x + offs * N
+
+    @jit
+    def kernel(ptr, BLOCK: kl.constexpr):
+        offs = kl.arange(0, BLOCK)
+        kl.store(ptr + offs, shifted(kl.load(ptr + offs), offs, 2))
+
+    text = build_ir(kernel, {"ptr": "*fp32"}, {"BLOCK": 32}).str()
+    assert re.search(r"func\.func private @shifted\w*\(%arg0: tensor<32xf32>, %arg1: tensor<32xi32>\)", text), text
+
 def test_nested_call_with_tuple_return(jit, build_ir):
     @jit
     def divmod_(a, b):
