@@ -1478,6 +1478,13 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 # offsets to an `offs_m: tl.constexpr` parameter).
                 values[param] = value
                 continue
+            if isinstance(value, list):
+                # A list written as an argument (`shape=[n, HEAD_DIM]`) crosses
+                # as a tuple: its runtime elements become arguments and its
+                # compile-time ones specialize the callee, so two calls with
+                # different block shapes get different functions.
+                values[param] = tuple(value)
+                continue
             if isinstance(value, (int, float)) and not _is_runtime(value):
                 value = self._run(node, lambda v=value: semantic.to_tensor(v, self.builder))
             elif _is_aggregate(value):
