@@ -1099,9 +1099,15 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if not isinstance(node.target, ast.Name):
             raise self.error("the target of a runtime for loop must be a single name", node.target)
         step = bounds.step
-        if not _is_runtime(step) and (isinstance(step, bool) or not isinstance(step, int) or step <= 0):
-            raise self.error(f"the step of a runtime for loop must be a positive integer, got {step!r}", node.iter)
-        lb, ub, st = self._run(node.iter, lambda: self._loop_bounds([bounds.start, bounds.end, step]))
+        if not _is_runtime(step) and (isinstance(step, bool) or not isinstance(step, int) or step == 0):
+            raise self.error(f"the step of a runtime for loop must be a nonzero constant or a runtime integer, "
+                             f"got {step!r}", node.iter)
+        # A constant negative step counts down: the loop runs j from `end` up
+        # to `start` by -step and the body sees i = start + end - j, which
+        # takes start, start + step, ... while i > end (as Python's range).
+        descending = not _is_runtime(step) and step < 0
+        start, end = (bounds.end, bounds.start) if descending else (bounds.start, bounds.end)
+        lb, ub, st = self._run(node.iter, lambda: self._loop_bounds([start, end, -step if descending else step]))
 
         carried = self._carried(node, node.body, exclude={node.target.id})
         inits = [leaf for _, value in carried for leaf in _leaves(value)]
@@ -1116,7 +1122,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         ip = self.builder.get_insertion_point()
         before = dict(self.lscope)
         self.builder.set_insertion_point_to_end(for_op.body)
-        self.lscope[node.target.id] = tensor(for_op.induction_var, lb.type)
+        induction = tensor(for_op.induction_var, lb.type)
+        if descending:
+            induction = self._run(node.iter, lambda: semantic.add(semantic.sub(ub, induction, self.builder), lb,
+                                                                  self.builder))
+        self.lscope[node.target.id] = induction
         args = iter(for_op.iter_args)
         for name, init in carried:
             self.lscope[name] = _rebuild(init, args)
@@ -1277,6 +1287,15 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         try:
             return getattr(base, node.attr)
         except AttributeError:
+            if isinstance(base, (bool, int, float)):
+                # Triton makes a scalar assigned in a kernel (``acc = 0``) a
+                # scalar tensor of its literal type, so ``acc.to(...)`` and
+                # ``acc.dtype`` work; Kiln keeps the Python number (it folds
+                # and stays usable where a constant is needed) and gives it
+                # the tensor's attributes when Python's have none.
+                scalar = self._run(node, lambda: semantic.to_tensor(base, self.builder))
+                if hasattr(scalar, node.attr):
+                    return getattr(scalar, node.attr)
             what = f"module '{base.__name__}'" if isinstance(base, ModuleType) else f"'{type(base).__name__}'"
             raise self.error(f"{what} has no attribute '{node.attr}'", node) from None
 
