@@ -1396,8 +1396,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                                  f"(a new axis) and ':' (a whole axis)", item)
             result = self._run(node, lambda r=result, a=axis: semantic.expand_dims(r, a, self.builder))
             axis += 1
-        if axis > len(result.shape):
-            raise self.error(f"too many indices for a block of shape {base.shape}", node)
+        # A ':' past the last axis is a no-op, as in Triton: a scalar's
+        # `p[None, None, :]` is a 1x1 block.
         return result
 
     # -- calls -----------------------------------------------------------------------
