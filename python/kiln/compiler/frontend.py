@@ -193,6 +193,19 @@ def _assigned_names(stmts: Sequence[ast.stmt]) -> list[str]:
     return list(names)
 
 
+def _leaves_of(values: Any) -> list[Any]:
+    """The non-tuple values nested in `values` (a tuple or list)."""
+    out: list[Any] = []
+    pending = list(values)
+    while pending:
+        value = _unwrap(pending.pop())
+        if isinstance(value, (tuple, list)):
+            pending.extend(value)
+        else:
+            out.append(value)
+    return out
+
+
 def _constexpr_key(value: Any) -> str:
     """A short, symbol-safe spelling of a constexpr for mangled names."""
     if isinstance(value, dtype):
@@ -1287,6 +1300,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         try:
             return getattr(base, node.attr)
         except AttributeError:
+            if node.attr == "type" and (base is None or isinstance(base, (bool, int, float, str))
+                                        or (type(base) is tuple and not any(_is_runtime(v) for v in _leaves_of(base)))):
+                # A compile-time value's type, as a Triton constexpr's.
+                return core.constexpr_type(base)
             if isinstance(base, (bool, int, float)):
                 # Triton makes a scalar assigned in a kernel (``acc = 0``) a
                 # scalar tensor of its literal type, so ``acc.to(...)`` and
@@ -1437,6 +1454,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return self._call_constexpr_function(func, args, kwargs, node)
         if isinstance(func, type) and issubclass(func, constexpr):
             return func(*args, **kwargs).value
+        if func is core.constexpr_type:
+            if any(_is_runtime(v) for v in _leaves_of(args)):
+                raise self.error("kl.constexpr_type takes a compile-time value", node)
+            return core.constexpr_type(*args, **kwargs)
         if isinstance(func, type) and issubclass(func, dtype):
             return func(*args, **kwargs)  # kl.pointer_type(kl.int8), kl.block_type(...)
         if func is language.tuple:

@@ -140,3 +140,20 @@ def test_python_numbers_have_scalar_attributes(arrays) -> None:
 def test_zero_step_is_an_error(arrays) -> None:
     with pytest.raises(kiln.CompilationError, match="step of a runtime for loop"):
         countdown_kernel[(1,)](arrays.full(3, 0, torch.int64), 0, 4, STEP=0)
+
+
+@kiln.jit
+def constexpr_type_kernel(out_ptr, strides, N: kl.constexpr):
+    # A compile-time value's .type is kl.constexpr_type(value), as Triton's.
+    kl.static_assert(N.type == kl.constexpr_type(4))
+    kl.static_assert(N.type != kl.constexpr_type(4.0))
+    kl.static_assert((1, 2).type == kl.constexpr_type((1, 2)))
+    kl.static_assert(isinstance(strides[1].type, kl.constexpr_type))  # a stride of 1 is compiled in
+    kl.store(out_ptr + kl.arange(0, N), kl.full([N], strides[0], dtype=kl.int32))
+
+
+def test_constexpr_type(arrays) -> None:
+    out = arrays.full(4, 0, torch.int32)
+    constexpr_type_kernel[(1,)](out, (7, 1), N=4)
+    assert out.cpu().tolist() == [7] * 4
+    assert kl.constexpr(5).type == kl.constexpr_type(5) != kl.constexpr_type(6)
