@@ -1424,7 +1424,12 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         args: list[Any] = []
         for a in node.args:
             if isinstance(a, ast.Starred):
-                raise self.error("starred arguments (*args) are not supported in kiln kernels", a)
+                # f(*t): the elements of a tuple (as in Triton).
+                spread = _unwrap(self.visit(a.value))
+                if not isinstance(spread, (tuple, list, language.tuple)):
+                    raise self.error(f"only a tuple can be spread into arguments with *, got {_describe(spread)}", a)
+                args.extend(_unwrap(v) for v in spread)
+                continue
             args.append(self._call_argument(a))
         kwargs: dict[str, Any] = {}
         for k in node.keywords:

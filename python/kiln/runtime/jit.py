@@ -301,14 +301,20 @@ def _unsupported_key(value: Any) -> tuple:
 
 def _is_compile_time_class(cls: type) -> bool:
     """Classes of values that are compile-time leaves inside tuples:
-    ``kl.constexpr`` objects, dtypes and strings."""
-    if cls.__name__ == "constexpr" or issubclass(cls, str):
+    ``kl.constexpr`` objects, dtypes, strings and jit functions."""
+    if cls.__name__ == "constexpr" or issubclass(cls, str) or _is_jit_function_class(cls):
         return True
     try:
         from kiln.language.core import dtype  # imported late: language imports the runtime
     except ImportError:
         return False
     return issubclass(cls, dtype)
+
+
+def _is_jit_function_class(cls: type) -> bool:
+    """A ``@kiln.jit`` function passed as an argument is compiled in (as a
+    Triton constexpr): the kernel calls it like a global jit function."""
+    return issubclass(cls, JITFunction)
 
 
 _SPECIALIZED = _KeyTable(
@@ -801,7 +807,7 @@ class JITFunction(KernelInterface[T]):
             for index, item in enumerate(value):
                 self._describe_value(description, child_name(path, index), item, specialize, True, backend, device)
             return
-        if value is None or value.__class__.__name__ == "constexpr" or (
+        if value is None or value.__class__.__name__ == "constexpr" or _is_jit_function_class(value.__class__) or (
                 nested and _is_compile_time_class(value.__class__)):
             # Compiled in, as Triton does: the parameter list no longer holds
             # it. None is a compile-time value for any parameter (Triton
