@@ -1517,10 +1517,20 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         for param, value in bound.arguments.items():
             value = _unwrap(value)
             if param in constexpr_names:
-                if _is_runtime(value):
-                    raise self.error(f"parameter '{param}' of {callee.__name__} is a kl.constexpr but got a "
-                                     f"runtime value", node)
-            elif isinstance(value, (int, float)) and not _is_runtime(value):
+                # A called function's kl.constexpr annotation asks for no
+                # conversion; a runtime value passed there stays a runtime
+                # parameter, as in Triton (its tutorial 06 passes a block of
+                # offsets to an `offs_m: tl.constexpr` parameter).
+                values[param] = value
+                continue
+            if isinstance(value, list):
+                # A list written as an argument (`shape=[n, HEAD_DIM]`) crosses
+                # as a tuple: its runtime elements become arguments and its
+                # compile-time ones specialize the callee, so two calls with
+                # different block shapes get different functions.
+                values[param] = tuple(value)
+                continue
+            if isinstance(value, (int, float)) and not _is_runtime(value):
                 value = self._run(node, lambda v=value: semantic.to_tensor(v, self.builder))
             elif _is_aggregate(value):
                 value = self._materialize(value, node)

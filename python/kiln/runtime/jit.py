@@ -258,7 +258,7 @@ class _KeyTable(dict):
         layout (so a bad one never hits a key that was checked)."""
         base = value.base
         return (_DESCRIPTOR, self[base.__class__](base), self._tuple_key(value.shape),
-                self._tuple_key(value.strides), value.block_shape, value.padding, value.layout_problem())
+                self._tuple_key(value.strides), tuple(value.block_shape), value.padding, value.layout_problem())
 
     def _wrapper_key(self, value: Any) -> tuple:
         """A reinterpreted array's piece: the element type kernels see, and
