@@ -193,6 +193,19 @@ def _assigned_names(stmts: Sequence[ast.stmt]) -> list[str]:
     return list(names)
 
 
+def _leaves_of(values: Any) -> list[Any]:
+    """The non-tuple values nested in `values` (a tuple or list)."""
+    out: list[Any] = []
+    pending = list(values)
+    while pending:
+        value = _unwrap(pending.pop())
+        if isinstance(value, (tuple, list)):
+            pending.extend(value)
+        else:
+            out.append(value)
+    return out
+
+
 def _constexpr_key(value: Any) -> str:
     """A short, symbol-safe spelling of a constexpr for mangled names."""
     if isinstance(value, dtype):
@@ -1099,9 +1112,15 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if not isinstance(node.target, ast.Name):
             raise self.error("the target of a runtime for loop must be a single name", node.target)
         step = bounds.step
-        if not _is_runtime(step) and (isinstance(step, bool) or not isinstance(step, int) or step <= 0):
-            raise self.error(f"the step of a runtime for loop must be a positive integer, got {step!r}", node.iter)
-        lb, ub, st = self._run(node.iter, lambda: self._loop_bounds([bounds.start, bounds.end, step]))
+        if not _is_runtime(step) and (isinstance(step, bool) or not isinstance(step, int) or step == 0):
+            raise self.error(f"the step of a runtime for loop must be a nonzero constant or a runtime integer, "
+                             f"got {step!r}", node.iter)
+        # A constant negative step counts down: the loop runs j from `end` up
+        # to `start` by -step and the body sees i = start + end - j, which
+        # takes start, start + step, ... while i > end (as Python's range).
+        descending = not _is_runtime(step) and step < 0
+        start, end = (bounds.end, bounds.start) if descending else (bounds.start, bounds.end)
+        lb, ub, st = self._run(node.iter, lambda: self._loop_bounds([start, end, -step if descending else step]))
 
         carried = self._carried(node, node.body, exclude={node.target.id})
         inits = [leaf for _, value in carried for leaf in _leaves(value)]
@@ -1116,7 +1135,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         ip = self.builder.get_insertion_point()
         before = dict(self.lscope)
         self.builder.set_insertion_point_to_end(for_op.body)
-        self.lscope[node.target.id] = tensor(for_op.induction_var, lb.type)
+        induction = tensor(for_op.induction_var, lb.type)
+        if descending:
+            induction = self._run(node.iter, lambda: semantic.add(semantic.sub(ub, induction, self.builder), lb,
+                                                                  self.builder))
+        self.lscope[node.target.id] = induction
         args = iter(for_op.iter_args)
         for name, init in carried:
             self.lscope[name] = _rebuild(init, args)
@@ -1277,6 +1300,19 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         try:
             return getattr(base, node.attr)
         except AttributeError:
+            if node.attr == "type" and (base is None or isinstance(base, (bool, int, float, str))
+                                        or (type(base) is tuple and not any(_is_runtime(v) for v in _leaves_of(base)))):
+                # A compile-time value's type, as a Triton constexpr's.
+                return core.constexpr_type(base)
+            if isinstance(base, (bool, int, float)):
+                # Triton makes a scalar assigned in a kernel (``acc = 0``) a
+                # scalar tensor of its literal type, so ``acc.to(...)`` and
+                # ``acc.dtype`` work; Kiln keeps the Python number (it folds
+                # and stays usable where a constant is needed) and gives it
+                # the tensor's attributes when Python's have none.
+                scalar = self._run(node, lambda: semantic.to_tensor(base, self.builder))
+                if hasattr(scalar, node.attr):
+                    return getattr(scalar, node.attr)
             what = f"module '{base.__name__}'" if isinstance(base, ModuleType) else f"'{type(base).__name__}'"
             raise self.error(f"{what} has no attribute '{node.attr}'", node) from None
 
@@ -1377,8 +1413,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                                  f"(a new axis) and ':' (a whole axis)", item)
             result = self._run(node, lambda r=result, a=axis: semantic.expand_dims(r, a, self.builder))
             axis += 1
-        if axis > len(result.shape):
-            raise self.error(f"too many indices for a block of shape {base.shape}", node)
+        # A ':' past the last axis is a no-op, as in Triton: a scalar's
+        # `p[None, None, :]` is a 1x1 block.
         return result
 
     # -- calls -----------------------------------------------------------------------
@@ -1388,7 +1424,12 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         args: list[Any] = []
         for a in node.args:
             if isinstance(a, ast.Starred):
-                raise self.error("starred arguments (*args) are not supported in kiln kernels", a)
+                # f(*t): the elements of a tuple (as in Triton).
+                spread = _unwrap(self.visit(a.value))
+                if not isinstance(spread, (tuple, list, language.tuple)):
+                    raise self.error(f"only a tuple can be spread into arguments with *, got {_describe(spread)}", a)
+                args.extend(_unwrap(v) for v in spread)
+                continue
             args.append(self._call_argument(a))
         kwargs: dict[str, Any] = {}
         for k in node.keywords:
@@ -1418,6 +1459,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return self._call_constexpr_function(func, args, kwargs, node)
         if isinstance(func, type) and issubclass(func, constexpr):
             return func(*args, **kwargs).value
+        if func is core.constexpr_type:
+            if any(_is_runtime(v) for v in _leaves_of(args)):
+                raise self.error("kl.constexpr_type takes a compile-time value", node)
+            return core.constexpr_type(*args, **kwargs)
         if isinstance(func, type) and issubclass(func, dtype):
             return func(*args, **kwargs)  # kl.pointer_type(kl.int8), kl.block_type(...)
         if func is language.tuple:
