@@ -7,6 +7,8 @@
 
 #include "ArgumentPacking.h"
 
+#include "llvm/ADT/APFloat.h"
+
 #include <cstring>
 
 namespace kiln::python {
@@ -212,7 +214,9 @@ bool packArguments(const char *codes, Py_ssize_t count, PyObject *args,
       ok = readUnsigned(object, i, UINT64_MAX, "u64", slot);
       break;
     case 'f':
-    case 'd': {
+    case 'd':
+    case 'e':
+    case 'E': {
       double value = PyFloat_AsDouble(object);
       if (value == -1.0 && PyErr_Occurred()) {
         PyErr_Clear();
@@ -224,6 +228,15 @@ bool packArguments(const char *codes, Py_ssize_t count, PyObject *args,
       if (codes[i] == 'f') {
         float single = float(value);
         std::memcpy(&slot, &single, sizeof(single));
+      } else if (codes[i] == 'e' || codes[i] == 'E') {
+        // Rounded once, to nearest even, from the double: out-of-range values
+        // become infinities, NaN stays NaN (as a cast in the kernel would).
+        llvm::APFloat narrow(value);
+        bool losesInfo = false;
+        narrow.convert(codes[i] == 'e' ? llvm::APFloat::IEEEhalf()
+                                       : llvm::APFloat::BFloat(),
+                       llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+        slot = narrow.bitcastToAPInt().getZExtValue();
       } else {
         std::memcpy(&slot, &value, sizeof(value));
       }

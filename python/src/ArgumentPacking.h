@@ -9,7 +9,7 @@
 //   p  pointer: an int address, or an object with data_ptr() (torch tensor)
 //   b  i1 (bool)       c  i8     B  u8     h  i16    H  u16
 //   i  i32             I  u32    l  i64    L  u64
-//   f  fp32            d  fp64
+//   f  fp32            d  fp64   e  fp16   E  bf16 (rounded to nearest even)
 //   T  a TMA tensor map: a bytes object of 128 bytes, passed by value (its
 //      own bytes, not a slot; CUDA launches only)
 //   -  skipped (a constexpr parameter, compiled into the kernel)

@@ -1263,6 +1263,8 @@ std::string printModule(const PyModule &module, bool debugInfo) {
   llvm::raw_string_ostream os(text);
   OpPrintingFlags flags;
   flags.enableDebugInfo(debugInfo, /*prettyForm=*/false);
+  // Arguments named after their parameters print as %name, not %argN.
+  flags.printNameLocAsPrefix(true);
   module.get()->print(os, flags);
   return text;
 }
@@ -1401,6 +1403,15 @@ void initIR(py::module_ &m) {
         f.op.setArgAttr(i, name, b.getI32IntegerAttr(static_cast<int32_t>(value)));
       }, py::arg("index"), py::arg("name"), py::arg("value"),
          "Sets an i32 attribute on argument `index` (e.g. kiln.divisibility)")
+      .def("set_arg_name", [](const PyFunction &f, unsigned i, const std::string &name) {
+        if (f.op.getBody().empty() || i >= f.op.getNumArguments())
+          throw py::index_error("function has no entry block argument " + std::to_string(i));
+        BlockArgument arg = f.op.getArgument(i);
+        // Printed as the argument's SSA name (see printModule); the source
+        // position stays inside the NameLoc for diagnostics.
+        arg.setLoc(NameLoc::get(StringAttr::get(f.op.getContext(), name), arg.getLoc()));
+      }, py::arg("index"), py::arg("name"),
+         "Names entry block argument `index` after a source parameter (a NameLoc)")
       .def("set_unit_attr", [](const PyFunction &f, const std::string &name) {
         f.op->setAttr(name, UnitAttr::get(f.op.getContext()));
       })

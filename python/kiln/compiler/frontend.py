@@ -606,6 +606,9 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         self.ir_function = function
         values = []
         for index, (name, ty) in enumerate(params):
+            # The IR names the argument after its parameter (%v, and %t_1_0
+            # for the tuple element t[1][0]) instead of %argN.
+            function.set_arg_name(index, re.sub(r"\W+", "_", name).strip("_"))
             if signature.get(name) == TENSOR_MAP_TYPE:
                 function.set_arg_attr(index, "kiln.tensor_map", 1)
             if name in attrs.divisible_by_16 and (ty.is_ptr() or ty.is_int()):

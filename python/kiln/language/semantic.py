@@ -324,6 +324,11 @@ def _pointer_offset(ptr: tensor, offset: Any, b: Builder, negate: bool) -> tenso
     offset = to_tensor(offset, b) if not isinstance(offset, tensor) else offset
     if not offset.dtype.is_int():
         raise _fail(f"a pointer can only be offset by an integer, got {offset.dtype}")
+    if (offset.dtype.is_int_unsigned() and offset.dtype.primitive_bitwidth < 64) or offset.dtype == int1:
+        # Offsets are signed: an unsigned one (or a bool) is zero-extended
+        # first, so that 200 as a uint8 moves forward by 200 elements, not
+        # back by 56.
+        offset = cast(offset, int64, b)
     if negate:
         offset = minus(offset, b)
     ptr, offset = broadcast_pair(ptr, offset, b)

@@ -376,6 +376,68 @@ def _is_constexpr_annotation(annotation: Any) -> bool:
     return getattr(annotation, "__name__", None) == "constexpr"
 
 
+# Scalar dtype annotations by the name a kernel spells (``v: kl.uint8`` or
+# the string ``"tl.uint8"``): the parameter's signature type, as Triton's
+# annotated parameters. Other annotations (``torch.Tensor``, ``int``) are
+# ignored, as in Triton.
+_ANNOTATION_TYPES = {
+    "int1": "i1", "uint1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
+}
+_ANNOTATED = "<annotated>"
+
+
+def _annotated_scalar_type(annotation: Any) -> Optional[str]:
+    """The signature type a scalar dtype annotation gives its parameter, or
+    None for any other annotation."""
+    if annotation is inspect.Parameter.empty:
+        return None
+    if isinstance(annotation, str):
+        return _ANNOTATION_TYPES.get(annotation.strip().rsplit(".", 1)[-1])
+    try:
+        import kiln.language as language  # imported late: language imports the runtime
+    except ImportError:
+        return None
+    for name, code in _ANNOTATION_TYPES.items():
+        if getattr(language, name, None) is annotation:
+            return code
+    return None
+
+
+def _annotated_range(code: str) -> Optional[tuple[int, int]]:
+    """The values an integer signature type holds (None for a float type
+    and for i1, which takes any int's truth value)."""
+    if code == "i1":
+        return None  # any int: the launcher takes its truth value, as for a bool
+    if code.startswith("i"):
+        width = int(code[1:])
+        return (-(1 << (width - 1)), (1 << (width - 1)) - 1)
+    if code.startswith("u"):
+        return (0, (1 << int(code[1:])) - 1)
+    return None
+
+
+class _AnnotatedTable(dict):
+    """Key pieces of a parameter with a scalar dtype annotation: a Python
+    scalar's piece is the annotated type alone (the launcher converts the
+    value to it); any other value keeps the usual piece."""
+
+    def __init__(self, code: str, other: _KeyTable):
+        super().__init__()
+        self._piece = (_ANNOTATED, code)
+        self._other = other
+
+    def __missing__(self, cls: type) -> Callable[[Any], Any]:
+        if issubclass(cls, (int, float)):
+            piece = self._piece
+            key = lambda value: piece  # noqa: E731 - one constant per parameter
+        else:
+            key = self._other[cls]
+        self[cls] = key
+        return key
+
+
 def _is_const_annotation(annotation: Any) -> bool:
     """True for ``kl.const`` (a pointer to constant data) or its spelling as
     a string annotation."""
@@ -560,6 +622,10 @@ class JITFunction(KernelInterface[T]):
         # Pointer parameters annotated kl.const: typed "*k<element>", read-only in the kernel.
         self.const_names = frozenset(param.name for param in self.params if _is_const_annotation(param.annotation))
         self._defaults = {param.name: param.default for param in self.params if param.default is not _EMPTY}
+        # Scalar parameters typed by a dtype annotation (``v: kl.uint8``).
+        self.annotated_types = {param.name: code for param in self.params
+                                if param.name not in self.constexpr_names
+                                and (code := _annotated_scalar_type(param.annotation)) is not None}
 
         names = []
         for entry in do_not_specialize:
@@ -580,7 +646,9 @@ class JITFunction(KernelInterface[T]):
 
         # One dispatch table per parameter: the hot path's only per-argument work.
         self._key_tables = tuple(
-            _CONSTEXPR if name in self.constexpr_names else _PLAIN if name in self.do_not_specialize else _SPECIALIZED
+            _CONSTEXPR if name in self.constexpr_names else
+            _AnnotatedTable(self.annotated_types[name], _PLAIN if name in self.do_not_specialize else _SPECIALIZED)
+            if name in self.annotated_types else _PLAIN if name in self.do_not_specialize else _SPECIALIZED
             for name in self.arg_names)
         self._num_params = len(self.arg_names)
         # Parameters named like a launch option, by position (see run).
@@ -801,6 +869,9 @@ class JITFunction(KernelInterface[T]):
         if getattr(value.__class__, "__kiln_tensor_descriptor__", False):
             self._describe_descriptor(description, path, value, specialize, backend, device)
             return
+        if not nested and path in self.annotated_types and isinstance(value, (int, float)):
+            self._describe_annotated(description, path, value)
+            return
         if isinstance(value, tuple):
             description.aggregate = True
             signature[path] = TUPLE_TYPE
@@ -852,6 +923,27 @@ class JITFunction(KernelInterface[T]):
                             f"{type(value).__name__}; expected a tensor or array, int, float, bool or tuple")
         description.leaves.append(path)
         description.kinds.append(kind)
+
+    def _describe_annotated(self, description: "_Description", path: str, value: Union[int, float]) -> None:
+        """Adds a Python scalar passed for a parameter with a dtype annotation:
+        it has the annotated type (not specialized on its value); an integer
+        type takes only integers it holds, a float type any int or float
+        (rounded to nearest even; out-of-range values become infinities)."""
+        code = self.annotated_types[path]
+        limits = _annotated_range(code)
+        if code == "i1" and isinstance(value, float):
+            raise TypeError(f"kernel {self.__name__}: argument '{path}' is annotated {code} but got the float "
+                            f"{value!r}")
+        if limits is not None:
+            if isinstance(value, float):
+                raise TypeError(f"kernel {self.__name__}: argument '{path}' is annotated {code} but got the float "
+                                f"{value!r}")
+            if not limits[0] <= value <= limits[1]:
+                raise OverflowError(f"kernel {self.__name__}: argument '{path}' = {value} does not fit in its "
+                                    f"annotated type {code} ({limits[0]} to {limits[1]})")
+        description.signature[path] = code
+        description.leaves.append(path)
+        description.kinds.append(None)
 
     def _flatten_arguments(self, bound: tuple) -> tuple:
         """The launch's leaves of the bound arguments, for a key with tuples

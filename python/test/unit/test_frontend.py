@@ -49,7 +49,7 @@ def test_vector_add(jit, build_ir):
     assert "kiln.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>" in text
     assert re.search(r"arith\.addi .* : tensor<1024xi32>", text)
     assert re.search(r"arith\.cmpi slt, .* : tensor<1024xi32>", text)
-    assert "kiln.splat %arg0 : !kiln.ptr<f32> -> tensor<1024x!kiln.ptr<f32>>" in text
+    assert "kiln.splat %x_ptr : !kiln.ptr<f32> -> tensor<1024x!kiln.ptr<f32>>" in text
     assert "kiln.addptr" in text
     assert text.count("kiln.load") == 2
     assert re.search(r"kiln\.load %\d+, %\d+ : tensor<1024x!kiln.ptr<f32>> -> tensor<1024xf32>", text)
@@ -57,9 +57,9 @@ def test_vector_add(jit, build_ir):
     assert re.search(r"kiln\.store %\d+, %\d+, %\d+ : tensor<1024x!kiln.ptr<f32>>, tensor<1024xf32>", text)
     assert "return" in text
     # Divisibility on the specialized pointer and integer only.
-    assert "%arg0: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}" in text
-    assert "%arg3: i32 {kiln.divisibility = 16 : i32}" in text
-    assert "%arg1: !kiln.ptr<f32>," in text
+    assert "%x_ptr: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}" in text
+    assert "%n: i32 {kiln.divisibility = 16 : i32}" in text
+    assert "%y_ptr: !kiln.ptr<f32>," in text
 
 
 def test_locations_name_source_lines(jit, build_ir):
@@ -106,8 +106,8 @@ def test_scalar_arguments(jit, build_ir, sig, mlir):
         kl.store(out, value)
 
     text = build_ir(kernel, {"out": "*" + sig, "value": sig}).str()
-    assert f"%arg1: {mlir}" in text
-    assert f"kiln.store %arg0, %arg1 : !kiln.ptr<{mlir}>, {mlir}" in text
+    assert f"%value: {mlir}" in text
+    assert f"kiln.store %out, %value : !kiln.ptr<{mlir}>, {mlir}" in text
 
 
 def test_scalar_promotion_int_float(jit, build_ir):
@@ -116,7 +116,7 @@ def test_scalar_promotion_int_float(jit, build_ir):
         kl.store(out, a + b)
 
     text = build_ir(kernel, {"out": "*fp32", "a": "i32", "b": "fp32"}).str()
-    assert "arith.sitofp %arg1 : i32 to f32" in text
+    assert "arith.sitofp %a : i32 to f32" in text
     assert "arith.addf" in text
 
 
@@ -242,7 +242,7 @@ def test_runtime_for_with_carried_values(jit, build_ir):
         kl.store(out + offs, acc)
 
     text = build_ir(kernel, {"x_ptr": "*fp32", "out": "*fp32", "n": "i32"}, {"BLOCK": 64}).str()
-    assert re.search(r"scf\.for %arg\d+ = %c0_i32 to %arg2 step %c64_i32 iter_args\(%arg\d+ = %cst\) -> "
+    assert re.search(r"scf\.for %arg\d+ = %c0_i32 to %n step %c64_i32 iter_args\(%arg\d+ = %cst\) -> "
                      r"\(tensor<64xf32>\)", text), text
     assert "scf.yield" in text
     assert "kiln.store" in text
@@ -356,8 +356,8 @@ def test_equal_to_1_uses_constant(jit, build_ir):
         kl.store(ptr + offs, 0.0)
 
     text = build_ir(kernel, {"ptr": "*fp32", "stride": "i32"}, {"BLOCK": 8}, equal_to_1=("stride",)).str()
-    assert "%arg1: i32" in text  # still in the signature
-    assert "%arg1" not in text.split("attributes {kiln.kernel} {", 1)[1]  # unused in the body
+    assert "%stride: i32" in text  # still in the signature
+    assert "%stride" not in text.split("attributes {kiln.kernel} {", 1)[1]  # unused in the body
 
 
 def test_global_constexpr(jit, build_ir):

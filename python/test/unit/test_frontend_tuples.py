@@ -155,8 +155,8 @@ def test_tuple_kernel_parameters_are_flattened(jit, build_ir):
 
     signature = {"t": "tuple", "t[0]": "i32", "t[1]": "tuple", "t[1][0]": "*i32", "t[1][1]": "i64", "out": "*i32"}
     text = str(build_ir(kernel, signature, {}))
-    assert "@kernel(%arg0: i32" in text and "%arg1: !kiln.ptr<i32>" in text and "%arg2: i64" in text
-    assert "%arg3: !kiln.ptr<i32>" in text
+    assert "@kernel(%t_0: i32" in text and "%t_1_0: !kiln.ptr<i32>" in text and "%t_1_1: i64" in text
+    assert "%out: !kiln.ptr<i32>" in text
 
 
 def test_tuple_kernel_parameter_with_constexpr_leaf(jit, build_ir):
