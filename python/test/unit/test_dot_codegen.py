@@ -211,10 +211,10 @@ def test_tf32x3_splits_operands_on_mma_sync(target):
 
 
 @pytest.mark.parametrize("target,block_n,instruction,count", [
-    ("sm_80", 128, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", 4 * 8),
-    ("sm_90a", 128, "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8", 2),
+    ("sm_80", 128, "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32", 4 * 8),
+    ("sm_90a", 128, "wgmma.mma_async.sync.aligned.m64n128k32.satfinite.s32.s8.s8", 2),
     # wgmma's s8 shapes stop at N = 224: 256 columns take mma.sync.
-    ("sm_90a", 256, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", 4 * 16),
+    ("sm_90a", 256, "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32", 4 * 16),
 ])
 def test_int8_on_tensor_cores(target, block_n, instruction, count):
     """int8 dots accumulate in s32 on the tensor cores (k = 32). A is copied
@@ -352,7 +352,7 @@ def test_shared_memory_beyond_the_target_is_out_of_resources(monkeypatch):
     # warp and k-step.
     ("fp16", kl.float32, "ieee", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 4 * 4),
     ("fp32", kl.float32, "tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 4 * 8),
-    ("i8", kl.int32, "ieee", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", 4 * 2),
+    ("i8", kl.int32, "ieee", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32", 4 * 2),
 ])
 def test_batched_dot_on_mma_sync(operand, out, precision, instruction, count):
     """A 3-D dot runs on mma.sync batch by batch, also on sm_90a (wgmma
