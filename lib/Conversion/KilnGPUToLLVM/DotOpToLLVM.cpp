@@ -726,7 +726,11 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     int64_t k = op.getA().getType().getDimSize(rank - 1);
     // Elements in the 16 bytes of a matrix row; an instruction's K is two.
     int64_t chunk = 16 / tensorCore.elementBytes;
+    // Warps beyond the block's 8-column tiles hold copies of the first ones'
+    // elements (getMmaAccumulatorLayout) and compute them alike.
     unsigned warpsM = layout.getWarpsPerCTA()[rank - 2], warpsN = layout.getWarpsPerCTA()[rank - 1];
+    unsigned layoutWarpsN = warpsN;
+    warpsN = std::min<int64_t>(warpsN, n / 8);
     int64_t repsM = m / (8 * warpsM), repsN = n / (8 * warpsN);
     auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
     Type i32 = b.getI32Type(), f32 = b.getF32Type();
@@ -736,7 +740,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     Value warp = LLVM::UDivOp::create(b, loc, tid, constant(32));
     Value warpN = LLVM::URemOp::create(b, loc, warp, constant(warpsN));
     Value warpM = LLVM::URemOp::create(
-        b, loc, LLVM::UDivOp::create(b, loc, warp, constant(warpsN)), constant(warpsM));
+        b, loc, LLVM::UDivOp::create(b, loc, warp, constant(layoutWarpsN)), constant(warpsM));
     Value rowInGroup = LLVM::URemOp::create(b, loc, lane, constant(8)); // ldmatrix row
     Value matrix = LLVM::UDivOp::create(b, loc, lane, constant(8));     // its matrix
     Value matrixLow = LLVM::URemOp::create(b, loc, matrix, constant(2));

@@ -155,22 +155,57 @@ def test_accumulator_carried_in_mma_layout(acc_in_dot):
 
 
 def compile_typed_matmul(target, operand, precision, block_n=128, num_warps=4, num_stages=3,
-                         b_operand=None):
-    """typed_matmul_kernel on 128 x block_n x 32 blocks of `operand` ("fp32",
-    "i8" or an fp8 type) operands (B of `b_operand` when given), row-major
-    with 16-byte aligned rows."""
+                         b_operand=None, acc=None, block_m=128, block_k=32):
+    """typed_matmul_kernel on block_m x block_n x block_k blocks of `operand`
+    ("fp32", "i8" or an fp8 type) operands (B of `b_operand` when given),
+    row-major with 16-byte aligned rows, accumulated in `acc` (by default
+    int32 for "i8", else float32)."""
     integer = operand == "i8"
+    if acc is None:
+        acc = kl.int32 if integer else kl.float32
     signature = {"a_ptr": f"*{operand}", "b_ptr": f"*{b_operand or operand}",
-                 "c_ptr": "*i32" if integer else "*fp32"}
+                 "c_ptr": {kl.int32: "*i32", kl.float16: "*fp16"}.get(acc, "*fp32")}
     signature.update({name: "i32" for name in ("M", "N", "K", "stride_am", "stride_bk", "stride_bn",
                                                "stride_cm")})
     return kiln.compile(typed_matmul_kernel, signature=signature, target=target,
                         num_warps=num_warps, num_stages=num_stages,
                         attrs=Specialization(divisible_by_16=frozenset(signature) - {"stride_bn"},
                                              equal_to_1=frozenset({"stride_bn"})),
-                        constexprs={"BLOCK_M": 128, "BLOCK_N": block_n, "BLOCK_K": 32,
-                                    "ACC": kl.int32 if integer else kl.float32,
-                                    "PRECISION": precision})
+                        constexprs={"BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": block_k,
+                                    "ACC": acc, "PRECISION": precision})
+
+
+@pytest.mark.parametrize("target,num_stages,instruction,count", [
+    # 128x128x32 on 4 warps: 2x2 warps of 4 x 8 instruction tiles, 2 k-steps.
+    ("sm_80", 3, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", 4 * 8 * 2),
+    # Two 64-row tiles per k-step of 16; num_stages=3 would keep f32
+    # accumulators in flight, never f16 ones.
+    ("sm_90a", 2, "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16", 2 * 2),
+    ("sm_90a", 3, "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16", 2 * 2),
+])
+def test_fp16_accumulator_stays_fp16(target, num_stages, instruction, count):
+    """An fp16 accumulator (out_dtype=float16, or an fp16 acc) accumulates in
+    fp16 on the tensor cores, as Triton's does: never extended to fp32."""
+    compiled = compile_typed_matmul(target, "fp16", "ieee", num_stages=num_stages, acc=kl.float16)
+    ptx = compiled.asm["ptx"]
+    assert ptx.count(instruction) == count
+    assert ".f32.f16.f16" not in ptx and "cvt.f32.f16" not in ptx
+    assert "wgmma.wait_group.sync.aligned 1" not in ptx
+
+
+@pytest.mark.parametrize("target,operand,precision,instruction,count", [
+    # 16x16x16 on 4 warps: two 16x8 tiles, each computed by two warps.
+    ("sm_80", "fp16", "ieee", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 1),
+    ("sm_90a", "fp16", "ieee", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 1),
+    ("sm_90a", "fp32", "tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 2),
+])
+def test_tiles_smaller_than_the_warps_use_tensor_cores(target, operand, precision, instruction, count):
+    """A block with fewer instruction tiles than warps still runs on the
+    tensor cores: the extra warps repeat tiles."""
+    ptx = compile_typed_matmul(target, operand, precision, block_m=16, block_n=16,
+                               block_k=16).asm["ptx"]
+    assert ptx.count(instruction) == count
+    assert "fma.rn.f32" not in ptx
 
 
 def test_fp32_ieee_uses_fmas():

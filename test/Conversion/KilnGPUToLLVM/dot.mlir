@@ -116,6 +116,24 @@ func.func @wgmma_s8(%a: tensor<64x32xi8, #bA>, %b: tensor<32x64xi8, #bA>, %c: te
 
 // -----
 
+// Warps beyond the instruction tiles (16x16 on 4 warps, the layout's warps
+// covering 32 columns): each computes the tile whose elements it repeats,
+// one mma.sync per k-step.
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [1, 0]}>
+// CHECK-LABEL: llvm.func @mma_sync_replicated
+// CHECK-COUNT-2: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-NOT: mma.sync
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @mma_sync_replicated(%a: tensor<16x32xf16, #bA>, %b: tensor<32x16xf16, #bA>, %c: tensor<16x16xf32, #mma>) -> tensor<16x16xf32, #mma> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16x32xf16, #bA> * tensor<32x16xf16, #bA> -> tensor<16x16xf32, #mma>
+  return %d : tensor<16x16xf32, #mma>
+}
+}
+
+// -----
+
 // Any other blocked result: FMAs from shared tiles, one per element and k.
 // CHECK: // -----
 #b = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
