@@ -313,6 +313,13 @@ OpFoldResult ConvertLayoutOp::fold(FoldAdaptor adaptor) {
     return getSrc();
   if (auto splat = dyn_cast_if_present<SplatElementsAttr>(adaptor.getSrc()))
     return SplatElementsAttr::get(getType(), splat.getSplatValue<Attribute>());
+  // A conversion of a conversion converts the original block once.
+  if (auto inner = getSrc().getDefiningOp<ConvertLayoutOp>()) {
+    if (inner.getSrc().getType() == getType())
+      return inner.getSrc();
+    getSrcMutable().assign(inner.getSrc());
+    return getResult();
+  }
   return {};
 }
 
