@@ -1007,16 +1007,18 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     Type resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
     Value one = constant(1), zero = constant(0);
 
-    // fp8 with max_num_imprecise_acc under K (Triton's promotion): each run
-    // of `promoteSteps` instructions accumulates from zero into partial
+    // fp8 with max_num_imprecise_acc at most K (Triton's promotion): each
+    // run of `promoteSteps` instructions accumulates from zero into partial
     // sums, added to the fp32 accumulator once the run is done, so that at
     // most that many products are summed at the instructions' precision.
     int64_t steps = k / tensorCore.instructionK();
     int64_t promoteSteps = steps;
-    if (op.hasFloat8Operands() && op.getMaxNumImpreciseAcc() < k)
+    // (An f16 accumulator is no more precise than the instructions: never
+    // promoted.)
+    bool promotes = op.hasFloat8Operands() && op.getMaxNumImpreciseAcc() <= k && !f16Acc;
+    if (promotes)
       promoteSteps =
           std::max<int64_t>(1, op.getMaxNumImpreciseAcc() / tensorCore.instructionK());
-    bool promotes = promoteSteps < steps;
     // The registers the instructions accumulate into: f16 pairs packed
     // (elements 2p and 2p + 1, a row's two columns, are register p).
     SmallVector<Value> sums;

@@ -10,11 +10,12 @@ int8 operands in int32, fp32 operands in fp32 with ``input_precision``
 on sm_90a's warpgroup MMA natively; elsewhere decoded to fp16, which holds
 every fp8 value exactly, and multiplied as fp16.
 
-``max_num_imprecise_acc`` applies to fp8 operands only: left out, the
-native instructions accumulate a whole dot at their own reduced precision
-(Triton's default on sm_90); a smaller bound asks to add partial sums of
-that many products into the fp32 accumulator (on wgmma, as Triton does;
-decoded to fp16 elsewhere, which is precise).
+``max_num_imprecise_acc`` applies to fp8 operands only: left out (Triton's
+sm_90 default, 2**30), the native instructions accumulate a whole dot at
+their own reduced precision; a bound of at most K asks to add partial sums
+of that many products (at least one instruction's) into the fp32
+accumulator (on wgmma, as Triton does; decoded to fp16 elsewhere, which is
+precise).
 
 Every dimension must be at least 16 and a power of two, as in Triton.
 """
@@ -53,13 +54,18 @@ def _operand(value: Any, what: str, b: Builder) -> tensor:
     return x
 
 
+#: Triton's default max_num_imprecise_acc for fp8 dots on sm_90.
+_UNBOUNDED_IMPRECISE_ACC = 1 << 30
+
+
 def _imprecise_acc(value: Any, fp8: bool, k: int) -> int:
     """``max_num_imprecise_acc`` as Triton checks it: a compile-time
     integer, at most K for fp8 operands (the only ones it applies to).
-    Left out, fp8 dots may accumulate all K products imprecisely."""
+    Left out, fp8 dots may accumulate all K products imprecisely: Triton's
+    default on sm_90, a bound no dot reaches."""
     value = _unwrap(value)
     if value is None:
-        return k if fp8 else 0
+        return _UNBOUNDED_IMPRECISE_ACC if fp8 else 0
     if isinstance(value, bool) or not isinstance(value, int):
         raise _fail("kl.dot: max_num_imprecise_acc must be a compile-time constant integer")
     if value < 0:

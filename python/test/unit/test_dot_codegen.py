@@ -193,6 +193,14 @@ def test_fp16_accumulator_stays_fp16(target, num_stages, instruction, count):
     assert "wgmma.wait_group.sync.aligned 1" not in ptx
 
 
+def test_fp8_with_fp16_accumulator_on_wgmma():
+    """fp8 operands into an fp16 accumulator: wgmma's .f16 form, 128 rows
+    as two m64n128k32 per k-step of 32."""
+    ptx = compile_typed_matmul("sm_90a", "fp8e4nv", "ieee", num_stages=2, acc=kl.float16).asm["ptx"]
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k32.f16.e4m3.e4m3") == 2
+    assert "cvt.f32.f16" not in ptx
+
+
 @pytest.mark.parametrize("target,operand,precision,instruction,count", [
     # 16x16x16 on 4 warps: two 16x8 tiles, each computed by two warps.
     ("sm_80", "fp16", "ieee", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 1),
@@ -292,10 +300,11 @@ def test_fp8_decoded_to_f16_on_sm80(a, b):
 
 @pytest.mark.parametrize("imprecise,waits", [(None, 1), (128, 1), (64, 2), (32, 4), (0, 4)])
 def test_fp8_promotion_on_wgmma(imprecise, waits):
-    """max_num_imprecise_acc under K (128 here, four k32 instructions):
+    """max_num_imprecise_acc at most K (128 here, four k32 instructions):
     each run of that many products accumulates from zero (scale-d 0) and is
-    waited for and added into the fp32 accumulator; at least one
-    instruction per run."""
+    waited for and added into the fp32 accumulator (32 elements per thread,
+    one add.f32 each per run, as Triton counts them); at least one
+    instruction per run. Left out, nothing is added."""
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "kernels"))
     from test_dot import mixed_fp8_kernel
 
@@ -306,6 +315,7 @@ def test_fp8_promotion_on_wgmma(imprecise, waits):
     assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2") == 4
     assert ptx.count("wgmma.wait_group.sync.aligned 0;") == waits
     assert ptx.count("wgmma.commit_group.sync.aligned;") == waits
+    assert ptx.count("add.f32") == (0 if imprecise is None else 32 * waits)
 
 
 #: Row-major A and a column-major B (contiguous along K: `x @ w.T` for a
