@@ -17,6 +17,7 @@ from kiln.language.core import (
     cdiv,
     ceil,
     constexpr,
+    constexpr_type,
     cos,
     dtype,
     erf,
@@ -74,7 +75,7 @@ from kiln.language.debugging import device_assert, device_print
 from kiln.language.hints import assume, debug_barrier, max_constancy, max_contiguous, multiple_of
 
 __all__ = [
-    "TRITON_MAX_TENSOR_NUMEL", "abs", "arange", "bfloat16", "block_type", "broadcast_to", "builtin", "cast", "cdiv", "ceil", "constexpr",
+    "TRITON_MAX_TENSOR_NUMEL", "abs", "arange", "bfloat16", "block_type", "broadcast_to", "builtin", "cast", "cdiv", "ceil", "constexpr", "constexpr_type",
     "cos", "dtype", "erf", "exp", "exp2", "expand_dims", "float16", "float32", "float64", "floor", "full", "int1",
     "int8", "int16", "int32", "int64", "load", "log", "log2", "maximum", "minimum", "num_programs",
     "pointer_type", "program_id", "range", "rsqrt", "sin", "sqrt", "static_assert", "static_print",

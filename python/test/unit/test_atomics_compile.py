@@ -49,21 +49,21 @@ def test_atom_instructions_carry_sem_and_scope(target: str) -> None:
     kernel = kiln.compile(atomics_kernel, SIGNATURE, {"BLOCK": 256}, target=target)
     text = "\n".join(atom_lines(kernel.asm["ptx"]))
     for expected in [
-        r"atom\.relaxed\.cta\.global\.add\.u32",
-        r"atom\.acquire\.gpu\.global\.max\.s32",
-        r"atom\.release\.sys\.global\.min\.u32",
-        r"atom\.acq_rel\.gpu\.global\.and\.b32",
-        r"atom\.acq_rel\.gpu\.global\.or\.b32",
-        r"atom\.acq_rel\.gpu\.global\.xor\.b32",
+        r"atom\.global\.cta\.relaxed\.add\.u32",
+        r"atom\.global\.gpu\.acquire\.max\.s32",
+        r"atom\.global\.sys\.release\.min\.u32",
+        r"atom\.global\.gpu\.acq_rel\.and\.b32",
+        r"atom\.global\.gpu\.acq_rel\.or\.b32",
+        r"atom\.global\.gpu\.acq_rel\.xor\.b32",
         # Float min: signed min of the bits for non-negative values, unsigned max for negative ones.
-        r"atom\.acq_rel\.gpu\.global\.min\.s32",
-        r"atom\.acq_rel\.gpu\.global\.max\.u32",
-        r"atom\.acq_rel\.gpu\.global\.add\.f64",
-        r"atom\.acq_rel\.gpu\.global\.exch\.b64",
-        r"atom\.acq_rel\.gpu\.global\.add\.noftz\.f16",
-        r"atom\.acq_rel\.gpu\.global\.cas\.b16",
-        r"atom\.acquire\.gpu\.global\.cas\.b32",
-        r"atom\.release\.gpu\.global\.exch\.b32",
+        r"atom\.global\.gpu\.acq_rel\.min\.s32",
+        r"atom\.global\.gpu\.acq_rel\.max\.u32",
+        r"atom\.global\.gpu\.acq_rel\.add\.f64",
+        r"atom\.global\.gpu\.acq_rel\.exch\.b64",
+        r"atom\.global\.gpu\.acq_rel\.add\.noftz\.f16",
+        r"atom\.global\.acq_rel\.gpu\.cas\.b16",
+        r"atom\.global\.acquire\.gpu\.cas\.b32",
+        r"atom\.global\.gpu\.release\.exch\.b32",
     ]:
         assert re.search(r"@%p\d+ " + expected, text), (expected, text)
     # Every atomic is predicated: masked lanes and replicas do nothing.
