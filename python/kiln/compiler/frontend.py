@@ -146,6 +146,8 @@ _BINARY_OPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.RShift: ("rshift", lambda a, b: a >> b), ast.Pow: ("power", lambda a, b: a ** b),
 }
 
+_UNARY_SPELLINGS: dict[type, str] = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not", ast.Invert: "~"}
+
 _COMPARE_OPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.Eq: ("equal", lambda a, b: a == b), ast.NotEq: ("not_equal", lambda a, b: a != b),
     ast.Lt: ("less_than", lambda a, b: a < b), ast.LtE: ("less_equal", lambda a, b: a <= b),
@@ -1339,6 +1341,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
         operand = _unwrap(self.visit(node.operand))
         op = type(node.op)
+        if _is_aggregate(operand):
+            # As in Triton, a tuple has no truth value or arithmetic in a
+            # kernel; `not t` is far more often a mistake than a test for ().
+            raise self.error(f"the unary operator {_UNARY_SPELLINGS[op]} cannot be applied to "
+                             f"{_describe(operand)}", node)
         if not _is_runtime(operand):
             return {ast.USub: lambda v: -v, ast.UAdd: lambda v: +v, ast.Not: lambda v: not v,
                     ast.Invert: lambda v: ~v}[op](operand)

@@ -179,8 +179,9 @@ __all__ += ["float8e4b8", "float8e4b15", "float8e4nv", "float8e5", "float8e5b16"
 
 # Matrix products.
 from kiln.language.dot import dot  # noqa: E402
+from kiln.language.dot_scaled import dot_scaled  # noqa: E402
 
-__all__ += ["dot"]
+__all__ += ["dot", "dot_scaled"]
 
 # Triton's spellings: tl.math.<fn>, tl.add/sub/mul as functions, the int32
 # pointer type, and the block methods x.broadcast_to(...) and x.abs().
