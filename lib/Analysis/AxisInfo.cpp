@@ -297,8 +297,16 @@ AxisInfo AxisInfoAnalysis::computeFromDefinition(Value value) {
         info.contiguity[d] = lhs.contiguity[d];
       else if (lhs.constantValue == 1)
         info.contiguity[d] = rhs.contiguity[d];
-      info.divisibility[d] =
-          capDivisibility(lhs.divisibility[d] * rhs.divisibility[d]);
+      // A factor's divisibility speaks for the first element of each of
+      // its runs. Where the product keeps no run of it (a run times
+      // anything but 1), every product starts a run of its own, and the
+      // run's other elements (consecutive integers) are divisible by 1.
+      bool productKeepsRuns = info.contiguity[d] > 1;
+      int64_t lhsDivisibility =
+          lhs.contiguity[d] > 1 && !productKeepsRuns ? 1 : lhs.divisibility[d];
+      int64_t rhsDivisibility =
+          rhs.contiguity[d] > 1 && !productKeepsRuns ? 1 : rhs.divisibility[d];
+      info.divisibility[d] = capDivisibility(lhsDivisibility * rhsDivisibility);
     }
     info.constancy = combineConstancy(lhs, rhs);
     if (lhs.constantValue && rhs.constantValue)

@@ -28,7 +28,7 @@ from typing import Any, Callable, ClassVar, Generic, Iterator, Optional, TypeVar
 from kiln.errors import KilnError
 from kiln.runtime.autotuner import CACHE_ENV as AUTOTUNING_CACHE_ENV
 from kiln.runtime.autotuner import PRINT_ENV as AUTOTUNING_PRINT_ENV
-from kiln.runtime.backends import DEBUG_ENV, parse_flag
+from kiln.runtime.backends import DEBUG_ENV, FP_FUSION_ENV, parse_flag
 from kiln.runtime.disk_cache import CACHE_DIR_ENV, DISABLE_ENV, default_cache_dir
 
 __all__ = ["KnobNotSupported", "Knob", "base_knobs", "cache_knobs", "runtime_knobs", "language_knobs",
@@ -205,8 +205,7 @@ class language_knobs(base_knobs):
     """``knobs.language``: defaults of the kernel language."""
 
     _name = "language"
-    default_fp_fusion: Knob[bool] = Knob("TRITON_DEFAULT_FP_FUSION", True, bool, supported=False,
-                                         why="Kiln has no fp-fusion option")
+    default_fp_fusion: Knob[bool] = Knob(FP_FUSION_ENV, True, bool)
     fp32_default: Knob[Optional[str]] = Knob("TRITON_F32_DEFAULT", None, supported=False,
                                              why="Kiln has no default input precision setting")
 

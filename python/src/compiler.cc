@@ -49,9 +49,11 @@ static void runPassPipeline(PyModule &module, const std::string &pipeline) {
     capture.raise("verification after " + pipeline);
 }
 
-static py::tuple translateToPTX(PyModule &module, const std::string &chip) {
+static py::tuple translateToPTX(PyModule &module, const std::string &chip,
+                                bool enableFpFusion) {
   DiagnosticCapture capture(module.context.get());
-  auto output = mlir::kiln::nvidia::translateToPTX(module.get(), chip);
+  auto output =
+      mlir::kiln::nvidia::translateToPTX(module.get(), chip, enableFpFusion);
   if (mlir::failed(output))
     capture.raise("PTX generation");
   return py::make_tuple(output->llvmIR, output->ptx);
@@ -63,7 +65,9 @@ void initCompiler(py::module_ &m) {
         py::arg("pipeline"),
         "Run a textual pass pipeline on a module in place (raises MLIRError)");
   m.def("translate_to_ptx", &translateToPTX, py::arg("module"), py::arg("chip"),
-        "Translate an LLVM-dialect module to (optimized LLVM IR, PTX) for chip");
+        py::arg("enable_fp_fusion") = true,
+        "Translate an LLVM-dialect module to (optimized LLVM IR, PTX) for chip; "
+        "without enable_fp_fusion, no multiply and add fuse into an fma");
   m.def("is_valid_chip",
         [](const std::string &chip) { return mlir::kiln::nvidia::isValidChip(chip); },
         py::arg("chip"),

@@ -726,7 +726,11 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     int64_t k = op.getA().getType().getDimSize(rank - 1);
     // Elements in the 16 bytes of a matrix row; an instruction's K is two.
     int64_t chunk = 16 / tensorCore.elementBytes;
+    // Warps beyond the block's 8-column tiles hold copies of the first ones'
+    // elements (getMmaAccumulatorLayout) and compute them alike.
     unsigned warpsM = layout.getWarpsPerCTA()[rank - 2], warpsN = layout.getWarpsPerCTA()[rank - 1];
+    unsigned layoutWarpsN = warpsN;
+    warpsN = std::min<int64_t>(warpsN, n / 8);
     int64_t repsM = m / (8 * warpsM), repsN = n / (8 * warpsN);
     auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
     Type i32 = b.getI32Type(), f32 = b.getF32Type();
@@ -736,7 +740,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     Value warp = LLVM::UDivOp::create(b, loc, tid, constant(32));
     Value warpN = LLVM::URemOp::create(b, loc, warp, constant(warpsN));
     Value warpM = LLVM::URemOp::create(
-        b, loc, LLVM::UDivOp::create(b, loc, warp, constant(warpsN)), constant(warpsM));
+        b, loc, LLVM::UDivOp::create(b, loc, warp, constant(layoutWarpsN)), constant(warpsM));
     Value rowInGroup = LLVM::URemOp::create(b, loc, lane, constant(8)); // ldmatrix row
     Value matrix = LLVM::UDivOp::create(b, loc, lane, constant(8));     // its matrix
     Value matrixLow = LLVM::URemOp::create(b, loc, matrix, constant(2));
@@ -744,12 +748,11 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
 
     // The accumulator: element (batch, rep m, rep n, j) of the blocked
     // layout is register j + 2 * (rep n + repsN * (rep m + repsM * batch)).
+    // f16 accumulators stay f16: the instructions take each row's pair of
+    // columns as one f16x2 register.
     Value converted = adaptor.getC();
     SmallVector<Value> acc = unpackElements(b, loc, converted);
     bool f16Acc = type.getElementType().isF16();
-    if (f16Acc)
-      for (Value &v : acc)
-        v = LLVM::FPExtOp::create(b, loc, f32, v);
 
     auto ldmatrix = [&](Value row, Value col, const SharedTile &tile, int count,
                         bool transpose) {
@@ -768,16 +771,19 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       return regs;
     };
 
-    std::string accKind = tensorCore.integer ? "s32" : "f32";
+    // Integer products saturate at the s32 bounds (.satfinite).
+    std::string accKind = tensorCore.integer ? "s32" : f16Acc ? "f16" : "f32";
+    int accRegs = f16Acc ? 2 : 4;
     std::string text = "mma.sync.aligned.m16n8k" + std::to_string(tensorCore.instructionK()) +
-                       ".row.col." + accKind + "." + tensorCore.ptxType.str() + "." +
-                       tensorCore.bPtxType.str() + "." + accKind +
-                       " {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
-    Type accType = tensorCore.integer ? i32 : f32;
-    Type mmaResult =
-        LLVM::LLVMStructType::getLiteral(b.getContext(), {accType, accType, accType, accType});
-    std::string constraints =
-        getTiedConstraints(4, ",r,r,r,r,r,r", tensorCore.integer ? 'r' : 'f');
+                       ".row.col." + (tensorCore.integer ? "satfinite." : "") + accKind + "." +
+                       tensorCore.ptxType.str() + "." + tensorCore.bPtxType.str() + "." + accKind +
+                       (f16Acc ? " {$0,$1}, {$2,$3,$4,$5}, {$6,$7}, {$8,$9};"
+                               : " {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};");
+    Type accType = tensorCore.integer || f16Acc ? i32 : f32;
+    Type mmaResult = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                      SmallVector<Type>(accRegs, accType));
+    std::string constraints = getTiedConstraints(accRegs, ",r,r,r,r,r,r",
+                                                 tensorCore.integer || f16Acc ? 'r' : 'f');
     // tf32x3: each fragment register as its tf32 high part and the tf32
     // rounding of what is left.
     auto split = [&](ArrayRef<Value> regs) {
@@ -849,9 +855,21 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
         int64_t bottom = 2 * (rep + repsN * (2 * i + 1 + repsM * batch));
         SmallVector<Value> operands(aRegs);
         llvm::append_range(operands, bRegs);
-        operands.append({acc[top], acc[top + 1], acc[bottom], acc[bottom + 1]});
+        if (f16Acc) {
+          operands.append({packHalves(b, loc, acc[top], acc[top + 1]),
+                           packHalves(b, loc, acc[bottom], acc[bottom + 1])});
+        } else {
+          operands.append({acc[top], acc[top + 1], acc[bottom], acc[bottom + 1]});
+        }
         Value d = createInlineAsm(b, loc, /*hasSideEffects=*/false, mmaResult, operands, text,
                                   constraints);
+        if (f16Acc) {
+          std::tie(acc[top], acc[top + 1]) =
+              unpackHalves(b, loc, LLVM::ExtractValueOp::create(b, loc, d, 0));
+          std::tie(acc[bottom], acc[bottom + 1]) =
+              unpackHalves(b, loc, LLVM::ExtractValueOp::create(b, loc, d, 1));
+          return;
+        }
         acc[top] = LLVM::ExtractValueOp::create(b, loc, d, 0);
         acc[top + 1] = LLVM::ExtractValueOp::create(b, loc, d, 1);
         acc[bottom] = LLVM::ExtractValueOp::create(b, loc, d, 2);
@@ -876,10 +894,25 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
           issue(i, rep, aParts[i].first, bParts[rep].first);
         }
     }
-    if (f16Acc)
-      for (Value &v : acc)
-        v = LLVM::FPTruncOp::create(b, loc, b.getF16Type(), v);
     return packElements(b, loc, getTypeConverter()->convertType(type), acc);
+  }
+
+  /// Two f16 values as the f16x2 register the instructions take: `low` in
+  /// the low half.
+  static Value packHalves(OpBuilder &b, Location loc, Value low, Value high) {
+    auto vector = VectorType::get({2}, b.getF16Type());
+    Value pair = LLVM::PoisonOp::create(b, loc, vector);
+    pair = LLVM::InsertElementOp::create(b, loc, pair, low, createI32Constant(b, loc, 0));
+    pair = LLVM::InsertElementOp::create(b, loc, pair, high, createI32Constant(b, loc, 1));
+    return LLVM::BitcastOp::create(b, loc, b.getI32Type(), pair);
+  }
+
+  /// The two f16 values of an f16x2 register, low half first.
+  static std::pair<Value, Value> unpackHalves(OpBuilder &b, Location loc, Value reg) {
+    auto vector = VectorType::get({2}, b.getF16Type());
+    Value pair = LLVM::BitcastOp::create(b, loc, vector, reg);
+    return {LLVM::ExtractElementOp::create(b, loc, pair, createI32Constant(b, loc, 0)),
+            LLVM::ExtractElementOp::create(b, loc, pair, createI32Constant(b, loc, 1))};
   }
 
   /// A wgmma shared-memory matrix descriptor for a tile starting at
@@ -939,9 +972,6 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
 
     SmallVector<Value> acc = unpackElements(b, loc, adaptor.getC());
     bool f16Acc = type.getElementType().isF16();
-    if (f16Acc)
-      for (Value &v : acc)
-        v = LLVM::FPExtOp::create(b, loc, f32, v);
 
     Value aBase = LLVM::PtrToIntOp::create(b, loc, i32, aTile.base);
     Value bBase = LLVM::PtrToIntOp::create(b, loc, i32, bTile.base);
@@ -950,11 +980,15 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     auto voidType = LLVM::LLVMVoidType::get(b.getContext());
     createInlineAsm(b, loc, true, voidType, {}, "wgmma.fence.sync.aligned;", "");
 
-    int64_t outputs = n / 2; // accumulators per thread per instruction
+    // Accumulator registers per thread per instruction: f16 ones hold a
+    // row's pair of columns each (f16x2). Integer products saturate at the
+    // s32 bounds (.satfinite).
+    int64_t outputs = f16Acc ? n / 4 : n / 2;
     std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(outputs + 2) +
                        ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k" +
                        std::to_string(tensorCore.instructionK()) +
-                       (tensorCore.integer ? ".s32." : ".f32.") + tensorCore.ptxType.str() + "." +
+                       (tensorCore.integer ? ".satfinite.s32." : f16Acc ? ".f16." : ".f32.") +
+                       tensorCore.ptxType.str() + "." +
                        tensorCore.bPtxType.str() + " {";
     for (int64_t i = 0; i < outputs; ++i)
       text += (i ? ",$" : "$") + std::to_string(i);
@@ -966,25 +1000,34 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
             (tensorCore.elementBytes != 2 ? "" : tensorCore.isKMajorB() ? ", 0, 0" : ", 0, 1") +
             ";\n}";
     // The descriptors of A and B, scale-d, then the accumulators in place.
-    Type accType = tensorCore.integer ? i32 : f32;
+    Type accType = tensorCore.integer || f16Acc ? i32 : f32;
     std::string constraints =
-        getTiedConstraints(outputs, ",l,l,r", tensorCore.integer ? 'r' : 'f');
+        getTiedConstraints(outputs, ",l,l,r", tensorCore.integer || f16Acc ? 'r' : 'f');
     SmallVector<Type> fields(outputs, accType);
     Type resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
     Value one = constant(1), zero = constant(0);
 
-    // fp8 with max_num_imprecise_acc under K (Triton's promotion): each run
-    // of `promoteSteps` instructions accumulates from zero into partial
+    // fp8 with max_num_imprecise_acc at most K (Triton's promotion): each
+    // run of `promoteSteps` instructions accumulates from zero into partial
     // sums, added to the fp32 accumulator once the run is done, so that at
     // most that many products are summed at the instructions' precision.
     int64_t steps = k / tensorCore.instructionK();
     int64_t promoteSteps = steps;
-    if (op.hasFloat8Operands() && op.getMaxNumImpreciseAcc() < k)
+    // (An f16 accumulator is no more precise than the instructions: never
+    // promoted.)
+    bool promotes = op.hasFloat8Operands() && op.getMaxNumImpreciseAcc() <= k && !f16Acc;
+    if (promotes)
       promoteSteps =
           std::max<int64_t>(1, op.getMaxNumImpreciseAcc() / tensorCore.instructionK());
-    bool promotes = promoteSteps < steps;
-    // The registers the instructions accumulate into.
-    SmallVector<Value> sums = acc;
+    // The registers the instructions accumulate into: f16 pairs packed
+    // (elements 2p and 2p + 1, a row's two columns, are register p).
+    SmallVector<Value> sums;
+    if (f16Acc) {
+      for (size_t p = 0; p < acc.size() / 2; ++p)
+        sums.push_back(packHalves(b, loc, acc[2 * p], acc[2 * p + 1]));
+    } else {
+      sums = acc;
+    }
 
     // Register of instruction output (col group i, half h, j) in the
     // thread's blocked elements, for 64-row tile t of its warpgroup.
@@ -1022,17 +1065,22 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
                                              constant(kMajorOffset(aTile, kStart)));
         Value aDesc = emitDescriptor(b, loc, aAddress, aTile, /*leadingBytes=*/16);
         SmallVector<Value> operands{aDesc, bDesc, restart ? zero : one};
+        // Register of output (i, h, j): f16 pairs share one.
+        auto sumIndex = [&](int64_t i, int64_t h, int64_t j) {
+          return f16Acc ? elementIndex(t, i, h, 0) / 2 : elementIndex(t, i, h, j);
+        };
+        int64_t perHalf = f16Acc ? 1 : 2;
         for (int64_t i = 0; i < repsN; ++i)
           for (int64_t h = 0; h < 2; ++h)
-            for (int64_t j = 0; j < 2; ++j)
-              operands.push_back(sums[elementIndex(t, i, h, j)]);
+            for (int64_t j = 0; j < perHalf; ++j)
+              operands.push_back(sums[sumIndex(i, h, j)]);
         Value d = createInlineAsm(b, loc, /*hasSideEffects=*/true, resultType, operands,
                                   text, constraints);
         int64_t r = 0;
         for (int64_t i = 0; i < repsN; ++i)
           for (int64_t h = 0; h < 2; ++h)
-            for (int64_t j = 0; j < 2; ++j)
-              sums[elementIndex(t, i, h, j)] = LLVM::ExtractValueOp::create(b, loc, d, r++);
+            for (int64_t j = 0; j < perHalf; ++j)
+              sums[sumIndex(i, h, j)] = LLVM::ExtractValueOp::create(b, loc, d, r++);
       }
       if (promotes && (step % promoteSteps == promoteSteps - 1 || step == steps - 1)) {
         createInlineAsm(b, loc, true, voidType, {}, "wgmma.commit_group.sync.aligned;", "");
@@ -1044,7 +1092,8 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     // Promoting, every group is complete and `acc` holds the sums.
     if (!promotes) {
       createInlineAsm(b, loc, true, voidType, {}, "wgmma.commit_group.sync.aligned;", "");
-      if (getWgmmaBuffer(op)) {
+      // (f16 accumulators are never in flight: see getAccumulatingDot.)
+      if (getWgmmaBuffer(op) && !f16Acc) {
         // Asynchronous: only the previous dot's group, which read the
         // other half of the scratch, must be done. The accumulators are in
         // flight: the next wgmma chains on them, kiln_gpu.async_dot_wait
@@ -1057,9 +1106,14 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
         acc = emitWaitAll(b, loc, sums);
       }
     }
-    if (f16Acc)
-      for (Value &v : acc)
-        v = LLVM::FPTruncOp::create(b, loc, b.getF16Type(), v);
+    if (f16Acc) {
+      SmallVector<Value> halves;
+      for (Value reg : acc) {
+        auto [low, high] = unpackHalves(b, loc, reg);
+        halves.append({low, high});
+      }
+      acc = halves;
+    }
     return packElements(b, loc, getTypeConverter()->convertType(type), acc);
   }
 

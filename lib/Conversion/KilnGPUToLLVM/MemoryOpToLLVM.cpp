@@ -26,22 +26,24 @@ namespace {
 
 /// How a run of elements travels: `count` words of `bits` bits each.
 struct AccessShape {
-  unsigned bits;  // 8, 16 or 32
+  unsigned bits;  // 8, 16, 32 or 64
   unsigned count; // 1, 2 or 4
   Type wordType(MLIRContext *context) const {
     // PTX has no 8-bit registers: bytes travel in 16-bit ones.
     return IntegerType::get(context, bits == 8 ? 16 : bits);
   }
-  StringRef constraint() const { return bits == 32 ? "r" : "h"; }
+  StringRef constraint() const { return bits == 64 ? "l" : bits == 32 ? "r" : "h"; }
   std::string typeSuffix() const {
     std::string suffix = count > 1 ? llvm::formatv(".v{0}", count).str() : "";
     return suffix + (bits == 8 ? ".u8" : llvm::formatv(".b{0}", bits).str());
   }
 };
 
+/// 64-bit elements travel as 64-bit words (ld.global.v2.b64); narrower
+/// ones packed into words of up to 32 bits.
 static AccessShape getAccessShape(unsigned elementBits, int64_t width) {
   unsigned totalBits = elementBits * width;
-  unsigned bits = std::min(32u, totalBits);
+  unsigned bits = elementBits == 64 ? 64 : std::min(32u, totalBits);
   return {bits, totalBits / bits};
 }
 
@@ -168,7 +170,7 @@ struct LoadOpLowering : public ConvertOpToLLVMPattern<LoadOp> {
         otherWords = packWords(rewriter, loc,
                                ArrayRef<Value>(others).slice(start, width), shape);
       for (unsigned w = 0; w < n; ++w) {
-        std::string movType = shape.bits == 32 ? "b32" : "b16";
+        std::string movType = shape.bits == 64 ? "b64" : shape.bits == 32 ? "b32" : "b16";
         if (otherWords.empty()) {
           asmText += llvm::formatv("mov.{0} ${1}, 0;\n\t", movType, w).str();
         } else {

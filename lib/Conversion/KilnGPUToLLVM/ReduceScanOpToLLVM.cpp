@@ -387,8 +387,10 @@ struct ConvertLayoutOpLowering : public ConvertOpToLLVMPattern<ConvertLayoutOp> 
     if (!getThreadLayout(srcType) || !getThreadLayout(dstType))
       return rewriter.notifyMatchFailure(op, "expected thread layouts");
     Location loc = op.getLoc();
-    Type element = srcType.getElementType();
-    int64_t bytes = getSharedElementBytes(element);
+    // Pointer blocks move as LLVM pointers: the scratch holds the converted
+    // element type, not the kiln one.
+    Type element = getTypeConverter()->convertType(srcType.getElementType());
+    int64_t bytes = getSharedElementBytes(srcType.getElementType());
     ConversionScratch scratch = ConversionScratch::get(srcType);
     Value base = getScratchBase(rewriter, loc);
     auto addressOf = [&](Value index) {

@@ -53,8 +53,8 @@ static std::string ptxFeatures(StringRef chip) {
   return "+ptx80";
 }
 
-static std::unique_ptr<llvm::TargetMachine> createTargetMachine(StringRef chip,
-                                                                std::string &error) {
+static std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(StringRef chip, std::string &error, bool enableFpFusion = true) {
   initializeNVPTX();
   llvm::Triple triple(kTriple);
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
@@ -64,7 +64,8 @@ static std::unique_ptr<llvm::TargetMachine> createTargetMachine(StringRef chip,
   // As Triton (enable_fp_fusion, on by default): a * b + c may become one
   // fma, rounded once. Otherwise the backend emits mul.rn/add.rn, which
   // also keeps ptxas from fusing them.
-  options.AllowFPOpFusion = llvm::FPOpFusion::Fast;
+  options.AllowFPOpFusion =
+      enableFpFusion ? llvm::FPOpFusion::Fast : llvm::FPOpFusion::Strict;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, chip, ptxFeatures(chip), options, llvm::Reloc::PIC_, std::nullopt,
       llvm::CodeGenOptLevel::Aggressive));
@@ -79,12 +80,13 @@ bool mlir::kiln::nvidia::isValidChip(StringRef chip) {
 }
 
 FailureOr<kiln::nvidia::PTXOutput>
-mlir::kiln::nvidia::translateToPTX(ModuleOp module, StringRef chip) {
+mlir::kiln::nvidia::translateToPTX(ModuleOp module, StringRef chip,
+                                   bool enableFpFusion) {
   if (!isValidChip(chip))
     return module.emitError() << "expected an NVIDIA chip such as sm_80 or "
                                  "sm_90a, got '" << chip << "'";
   std::string error;
-  auto machine = createTargetMachine(chip, error);
+  auto machine = createTargetMachine(chip, error, enableFpFusion);
   if (!machine)
     return module.emitError() << "cannot create the NVPTX target: " << error;
 

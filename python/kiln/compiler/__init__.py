@@ -4,6 +4,7 @@ driver of the backends' stages (``kiln.compiler.compiler``).
 As ``triton.compiler``, it offers :class:`ASTSource` and :func:`compile`, and
 the error classes under ``kiln.compiler.errors``."""
 
+from kiln.compiler import errors
 from kiln.compiler.compiler import ASTSource, CompiledKernel, compile
 
-__all__ = ["ASTSource", "CompiledKernel", "compile"]
+__all__ = ["ASTSource", "CompiledKernel", "compile", "errors"]

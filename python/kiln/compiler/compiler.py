@@ -360,6 +360,7 @@ def compile(
     maxnreg: Optional[int] = None,
     num_ctas: int = 1,
     options: Optional[Mapping[str, Any]] = None,
+    enable_fp_fusion: bool = True,
 ) -> CompiledKernel:
     """Compiles a ``@kiln.jit`` function without launching it (no GPU needed).
 
@@ -383,10 +384,13 @@ def compile(
             leaves the choice to ptxas. The CPU target ignores it.
         num_ctas: Triton's thread-block cluster size; only 1 is supported
             (any other value is a ValueError).
+        enable_fp_fusion: whether a multiply and an add may become one fma
+            (as Triton's option); the CPU target never fuses them.
 
     Triton's form, ``compile(ASTSource(...), target=None, options=None)``,
     is accepted too: ``options`` is a dict of the keyword options above
-    (``num_warps``, ``num_stages``, ``debug``, ``maxnreg``, ``num_ctas``),
+    (``num_warps``, ``num_stages``, ``debug``, ``maxnreg``, ``num_ctas``,
+    ``enable_fp_fusion``),
     and the target defaults to the active driver's, as in Triton (a
     ``GPUTarget`` is accepted as well as a target string). Kiln's own form
     keeps ``"sm_90a"`` as its default target.
@@ -399,7 +403,7 @@ def compile(
         if target is None and signature is not None and not isinstance(signature, Mapping):
             target = signature
         chosen = dict(options if options is not None else (constexprs or {}))
-        unknown = set(chosen) - {"num_warps", "num_stages", "debug", "maxnreg", "num_ctas"}
+        unknown = set(chosen) - {"num_warps", "num_stages", "debug", "maxnreg", "num_ctas", "enable_fp_fusion"}
         if unknown:
             raise TypeError(f"kiln.compile: unknown options {', '.join(sorted(unknown))}")
         typed = {name: ty for name, ty in fn.signature.items() if ty != "constexpr"}
@@ -442,6 +446,10 @@ def compile(
     options: dict[str, Any] = {"debug": True} if debug else {}
     if maxnreg is not None:
         options["maxnreg"] = maxnreg
+    if not isinstance(enable_fp_fusion, bool):
+        raise TypeError(f"kiln.compile: enable_fp_fusion must be True or False, got {enable_fp_fusion!r}")
+    if not enable_fp_fusion:
+        options["enable_fp_fusion"] = False
     return compile_jit_function(fn, signature, constexprs, attrs, target, num_warps, num_stages, checked=checked,
                                 **options)
 

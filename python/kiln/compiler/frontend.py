@@ -146,6 +146,8 @@ _BINARY_OPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.RShift: ("rshift", lambda a, b: a >> b), ast.Pow: ("power", lambda a, b: a ** b),
 }
 
+_UNARY_SPELLINGS: dict[type, str] = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not", ast.Invert: "~"}
+
 _COMPARE_OPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
     ast.Eq: ("equal", lambda a, b: a == b), ast.NotEq: ("not_equal", lambda a, b: a != b),
     ast.Lt: ("less_than", lambda a, b: a < b), ast.LtE: ("less_equal", lambda a, b: a <= b),
@@ -191,6 +193,19 @@ def _assigned_names(stmts: Sequence[ast.stmt]) -> list[str]:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.setdefault(node.id)
     return list(names)
+
+
+def _leaves_of(values: Any) -> list[Any]:
+    """The non-tuple values nested in `values` (a tuple or list)."""
+    out: list[Any] = []
+    pending = list(values)
+    while pending:
+        value = _unwrap(pending.pop())
+        if isinstance(value, (tuple, list)):
+            pending.extend(value)
+        else:
+            out.append(value)
+    return out
 
 
 def _constexpr_key(value: Any) -> str:
@@ -1099,9 +1114,15 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if not isinstance(node.target, ast.Name):
             raise self.error("the target of a runtime for loop must be a single name", node.target)
         step = bounds.step
-        if not _is_runtime(step) and (isinstance(step, bool) or not isinstance(step, int) or step <= 0):
-            raise self.error(f"the step of a runtime for loop must be a positive integer, got {step!r}", node.iter)
-        lb, ub, st = self._run(node.iter, lambda: self._loop_bounds([bounds.start, bounds.end, step]))
+        if not _is_runtime(step) and (isinstance(step, bool) or not isinstance(step, int) or step == 0):
+            raise self.error(f"the step of a runtime for loop must be a nonzero constant or a runtime integer, "
+                             f"got {step!r}", node.iter)
+        # A constant negative step counts down: the loop runs j from `end` up
+        # to `start` by -step and the body sees i = start + end - j, which
+        # takes start, start + step, ... while i > end (as Python's range).
+        descending = not _is_runtime(step) and step < 0
+        start, end = (bounds.end, bounds.start) if descending else (bounds.start, bounds.end)
+        lb, ub, st = self._run(node.iter, lambda: self._loop_bounds([start, end, -step if descending else step]))
 
         carried = self._carried(node, node.body, exclude={node.target.id})
         inits = [leaf for _, value in carried for leaf in _leaves(value)]
@@ -1116,7 +1137,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         ip = self.builder.get_insertion_point()
         before = dict(self.lscope)
         self.builder.set_insertion_point_to_end(for_op.body)
-        self.lscope[node.target.id] = tensor(for_op.induction_var, lb.type)
+        induction = tensor(for_op.induction_var, lb.type)
+        if descending:
+            induction = self._run(node.iter, lambda: semantic.add(semantic.sub(ub, induction, self.builder), lb,
+                                                                  self.builder))
+        self.lscope[node.target.id] = induction
         args = iter(for_op.iter_args)
         for name, init in carried:
             self.lscope[name] = _rebuild(init, args)
@@ -1277,6 +1302,19 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         try:
             return getattr(base, node.attr)
         except AttributeError:
+            if node.attr == "type" and (base is None or isinstance(base, (bool, int, float, str))
+                                        or (type(base) is tuple and not any(_is_runtime(v) for v in _leaves_of(base)))):
+                # A compile-time value's type, as a Triton constexpr's.
+                return core.constexpr_type(base)
+            if isinstance(base, (bool, int, float)):
+                # Triton makes a scalar assigned in a kernel (``acc = 0``) a
+                # scalar tensor of its literal type, so ``acc.to(...)`` and
+                # ``acc.dtype`` work; Kiln keeps the Python number (it folds
+                # and stays usable where a constant is needed) and gives it
+                # the tensor's attributes when Python's have none.
+                scalar = self._run(node, lambda: semantic.to_tensor(base, self.builder))
+                if hasattr(scalar, node.attr):
+                    return getattr(scalar, node.attr)
             what = f"module '{base.__name__}'" if isinstance(base, ModuleType) else f"'{type(base).__name__}'"
             raise self.error(f"{what} has no attribute '{node.attr}'", node) from None
 
@@ -1300,6 +1338,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
         operand = _unwrap(self.visit(node.operand))
         op = type(node.op)
+        if _is_aggregate(operand):
+            # As in Triton, a tuple has no truth value or arithmetic in a
+            # kernel; `not t` is far more often a mistake than a test for ().
+            raise self.error(f"the unary operator {_UNARY_SPELLINGS[op]} cannot be applied to "
+                             f"{_describe(operand)}", node)
         if not _is_runtime(operand):
             return {ast.USub: lambda v: -v, ast.UAdd: lambda v: +v, ast.Not: lambda v: not v,
                     ast.Invert: lambda v: ~v}[op](operand)
@@ -1377,8 +1420,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                                  f"(a new axis) and ':' (a whole axis)", item)
             result = self._run(node, lambda r=result, a=axis: semantic.expand_dims(r, a, self.builder))
             axis += 1
-        if axis > len(result.shape):
-            raise self.error(f"too many indices for a block of shape {base.shape}", node)
+        # A ':' past the last axis is a no-op, as in Triton: a scalar's
+        # `p[None, None, :]` is a 1x1 block.
         return result
 
     # -- calls -----------------------------------------------------------------------
@@ -1388,7 +1431,12 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         args: list[Any] = []
         for a in node.args:
             if isinstance(a, ast.Starred):
-                raise self.error("starred arguments (*args) are not supported in kiln kernels", a)
+                # f(*t): the elements of a tuple (as in Triton).
+                spread = _unwrap(self.visit(a.value))
+                if not isinstance(spread, (tuple, list, language.tuple)):
+                    raise self.error(f"only a tuple can be spread into arguments with *, got {_describe(spread)}", a)
+                args.extend(_unwrap(v) for v in spread)
+                continue
             args.append(self._call_argument(a))
         kwargs: dict[str, Any] = {}
         for k in node.keywords:
@@ -1418,6 +1466,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return self._call_constexpr_function(func, args, kwargs, node)
         if isinstance(func, type) and issubclass(func, constexpr):
             return func(*args, **kwargs).value
+        if func is core.constexpr_type:
+            if any(_is_runtime(v) for v in _leaves_of(args)):
+                raise self.error("kl.constexpr_type takes a compile-time value", node)
+            return core.constexpr_type(*args, **kwargs)
         if isinstance(func, type) and issubclass(func, dtype):
             return func(*args, **kwargs)  # kl.pointer_type(kl.int8), kl.block_type(...)
         if func is language.tuple:
@@ -1472,10 +1524,20 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         for param, value in bound.arguments.items():
             value = _unwrap(value)
             if param in constexpr_names:
-                if _is_runtime(value):
-                    raise self.error(f"parameter '{param}' of {callee.__name__} is a kl.constexpr but got a "
-                                     f"runtime value", node)
-            elif isinstance(value, (int, float)) and not _is_runtime(value):
+                # A called function's kl.constexpr annotation asks for no
+                # conversion; a runtime value passed there stays a runtime
+                # parameter, as in Triton (its tutorial 06 passes a block of
+                # offsets to an `offs_m: tl.constexpr` parameter).
+                values[param] = value
+                continue
+            if isinstance(value, list):
+                # A list written as an argument (`shape=[n, HEAD_DIM]`) crosses
+                # as a tuple: its runtime elements become arguments and its
+                # compile-time ones specialize the callee, so two calls with
+                # different block shapes get different functions.
+                values[param] = tuple(value)
+                continue
+            if isinstance(value, (int, float)) and not _is_runtime(value):
                 value = self._run(node, lambda v=value: semantic.to_tensor(v, self.builder))
             elif _is_aggregate(value):
                 value = self._materialize(value, node)

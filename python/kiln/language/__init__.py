@@ -17,6 +17,7 @@ from kiln.language.core import (
     cdiv,
     ceil,
     constexpr,
+    constexpr_type,
     cos,
     dtype,
     erf,
@@ -74,7 +75,7 @@ from kiln.language.debugging import device_assert, device_print
 from kiln.language.hints import assume, debug_barrier, max_constancy, max_contiguous, multiple_of
 
 __all__ = [
-    "TRITON_MAX_TENSOR_NUMEL", "abs", "arange", "bfloat16", "block_type", "broadcast_to", "builtin", "cast", "cdiv", "ceil", "constexpr",
+    "TRITON_MAX_TENSOR_NUMEL", "abs", "arange", "bfloat16", "block_type", "broadcast_to", "builtin", "cast", "cdiv", "ceil", "constexpr", "constexpr_type",
     "cos", "dtype", "erf", "exp", "exp2", "expand_dims", "float16", "float32", "float64", "floor", "full", "int1",
     "int8", "int16", "int32", "int64", "load", "log", "log2", "maximum", "minimum", "num_programs",
     "pointer_type", "program_id", "range", "rsqrt", "sin", "sqrt", "static_assert", "static_print",
@@ -178,8 +179,9 @@ __all__ += ["float8e4b8", "float8e4b15", "float8e4nv", "float8e5", "float8e5b16"
 
 # Matrix products.
 from kiln.language.dot import dot  # noqa: E402
+from kiln.language.dot_scaled import dot_scaled  # noqa: E402
 
-__all__ += ["dot"]
+__all__ += ["dot", "dot_scaled"]
 
 # Triton's spellings: tl.math.<fn>, tl.add/sub/mul as functions, the int32
 # pointer type, and the block methods x.broadcast_to(...) and x.abs().

@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional, Sequence, TypeVar
 from kiln.errors import CompilationError, CompileTimeAssertionFailure, KilnError
 
 __all__ = [
-    "constexpr", "dtype", "pointer_type", "block_type", "tensor",
+    "constexpr", "constexpr_type", "dtype", "pointer_type", "block_type", "tensor",
     "int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16",
     "void", "str_to_ty",
@@ -150,6 +150,29 @@ class constexpr:
 
     def __int__(self) -> int:
         return int(self.value)
+
+    @property
+    def type(self) -> "constexpr_type":
+        return constexpr_type(self.value)
+
+
+class constexpr_type:
+    """The type of a compile-time constant, as Triton's
+    ``tl.constexpr_type``: ``kl.constexpr(5).type == kl.constexpr_type(5)``.
+    Two are equal when their values are equal and of one Python type."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __eq__(self, other: Any) -> bool:
+        return (isinstance(other, constexpr_type) and type(self.value) is type(other.value)
+                and self.value == other.value)
+
+    def __hash__(self) -> int:
+        return hash((type(self.value), self.value))
+
+    def __repr__(self) -> str:
+        return f"constexpr_type[{self.value!r}]"
 
 
 def _unwrap(value: Any) -> Any:

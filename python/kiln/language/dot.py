@@ -5,16 +5,18 @@ out_dtype=float32)`` multiplies an [M, K] block by a [K, N] block (or a
 batch of them: [B, M, K] by [B, K, N]) and adds ``acc``. fp16 and bf16
 operands accumulate in fp32 (fp16 also in fp16, with ``out_dtype=float16``),
 int8 operands in int32, fp32 operands in fp32 with ``input_precision``
-"tf32" (the default, as Triton's), "tf32x3" or "ieee". fp8 operands
+"tf32" (the default, as Triton's), "tf32x3", "ieee", or "bf16x3"/"bf16x6"
+(sums of 3 or 6 bf16 products of the operands' bf16 parts). fp8 operands
 (``float8e4nv``, ``float8e5``, mixed or not) accumulate in fp32 (or fp16):
 on sm_90a's warpgroup MMA natively; elsewhere decoded to fp16, which holds
 every fp8 value exactly, and multiplied as fp16.
 
-``max_num_imprecise_acc`` applies to fp8 operands only: left out, the
-native instructions accumulate a whole dot at their own reduced precision
-(Triton's default on sm_90); a smaller bound asks to add partial sums of
-that many products into the fp32 accumulator (on wgmma, as Triton does;
-decoded to fp16 elsewhere, which is precise).
+``max_num_imprecise_acc`` applies to fp8 operands only: left out (Triton's
+sm_90 default, 2**30), the native instructions accumulate a whole dot at
+their own reduced precision; a bound of at most K asks to add partial sums
+of that many products (at least one instruction's) into the fp32
+accumulator (on wgmma, as Triton does; decoded to fp16 elsewhere, which is
+precise).
 
 K must be at least 16 (32 for 8-bit operands), as in Triton; M and N must
 be at least 16 (Triton also takes smaller ones), all powers of two.
@@ -28,13 +30,18 @@ from typing import Any, Optional
 from kiln.errors import CompilationError
 from kiln.language import fp8, semantic
 from kiln.language.core import (
-    _unwrap, block_type, builtin, dtype, float16, float32, int32, tensor,
+    _unwrap, bfloat16, block_type, builtin, dtype, float16, float32, int32, tensor,
 )
 
 Builder = Any
 
 #: Accepted spellings of ``input_precision``, as Triton's (lower case).
-_PRECISIONS = ("tf32", "tf32x3", "ieee")
+_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+
+#: fp32 operands computed as sums of bf16 products: each operand split into
+#: this many bf16 parts (x = x0 + x1 + ...), and the products x_i * y_j kept
+#: for i + j below the number of parts (3 products of 2 parts, 6 of 3).
+_BF16_SPLITS = {"bf16x3": 2, "bf16x6": 3}
 
 
 def _fail(message: str) -> CompilationError:
@@ -54,13 +61,18 @@ def _operand(value: Any, what: str, b: Builder) -> tensor:
     return x
 
 
+#: Triton's default max_num_imprecise_acc for fp8 dots on sm_90.
+_UNBOUNDED_IMPRECISE_ACC = 1 << 30
+
+
 def _imprecise_acc(value: Any, fp8: bool, k: int) -> int:
     """``max_num_imprecise_acc`` as Triton checks it: a compile-time
     integer, at most K for fp8 operands (the only ones it applies to).
-    Left out, fp8 dots may accumulate all K products imprecisely."""
+    Left out, fp8 dots may accumulate all K products imprecisely: Triton's
+    default on sm_90, a bound no dot reaches."""
     value = _unwrap(value)
     if value is None:
-        return k if fp8 else 0
+        return _UNBOUNDED_IMPRECISE_ACC if fp8 else 0
     if isinstance(value, bool) or not isinstance(value, int):
         raise _fail("kl.dot: max_num_imprecise_acc must be a compile-time constant integer")
     if value < 0:
@@ -139,9 +151,37 @@ def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
             out_dtype = c.dtype
             if out_dtype.is_fp16() and not elem.is_fp16():
                 raise _fail(f"kl.dot: an fp16 acc needs fp16 operands, got {elem}")
+    if precision in _BF16_SPLITS:
+        return _split_bf16_dot(x, y, c, _BF16_SPLITS[precision], b)
     imprecise = _imprecise_acc(max_num_imprecise_acc, xt.is_fp8(), x.shape[-1])
     handle = b.dot(x.handle, y.handle, c.handle, precision, imprecise, *fp8_formats)
     return tensor(handle, block_type(out_dtype, shape))
+
+
+def _bf16_parts(x: tensor, parts: int, b: Builder) -> list[tensor]:
+    """`x` (fp32) as `parts` bf16 blocks whose sum is `x` to about 8 bits
+    more per part: each part is the bf16 rounding of what the earlier ones
+    leave."""
+    pieces = []
+    rest = x
+    for index in range(parts):
+        piece = semantic.cast(rest, bfloat16, b)
+        pieces.append(piece)
+        if index + 1 < parts:
+            rest = semantic.sub(rest, semantic.cast(piece, float32, b), b)
+    return pieces
+
+
+def _split_bf16_dot(x: tensor, y: tensor, c: tensor, parts: int, b: Builder) -> tensor:
+    """``input_precision="bf16x3"``/``"bf16x6"``: the fp32 product as bf16
+    tensor-core products of the operands' parts (Triton's meaning), the
+    small terms first so that they are not lost against the large one."""
+    xs, ys = _bf16_parts(x, parts, b), _bf16_parts(y, parts, b)
+    acc = c
+    for order in reversed(range(parts)):
+        for i in range(order + 1):
+            acc = tensor(b.dot(xs[i].handle, ys[order - i].handle, acc.handle, "ieee", 0, "", ""), acc.type)
+    return acc
 
 
 @builtin

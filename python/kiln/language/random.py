@@ -1,10 +1,12 @@
 """Counter-based random numbers (``kl.rand``, ``kl.randn``, ``kl.randint``,
 ...), as Triton's ``triton.language.random``, bit for bit.
 
-Everything is Philox 4x32 (or 4x64 for 64-bit offsets) with 10 rounds:
-``philox(seed, c0, c1, c2, c3)`` encrypts the counter ``(c0, c1, c2, c3)``
-under the key ``(seed & 0xffffffff, seed >> 32)``. ``randint4x(seed,
-offset)`` uses the counter ``(offset, 0, 0, 0)``; ``rand`` maps its first
+Everything is Philox with 10 rounds: ``philox(seed, c0, c1, c2, c3)``
+encrypts the counter ``(c0, c1, c2, c3)`` under the key ``(seed &
+0xffffffff, seed >> 32)`` (Philox 4x32), or, for 64-bit counters, under
+``(seed, 0)`` (Philox 4x64). ``randint4x(seed, offset)`` uses Philox 4x32
+on the counter ``(offset's low 32 bits, its high 32 bits, 0, 0)`` whatever
+the offset's width; ``rand`` maps its first
 word to [0, 1) by reading it as a signed integer, folding negatives with
 ``-x - 1`` and scaling by ``4.6566127342e-10``; ``randn`` takes the first
 two words through the Box-Muller transform. The same seed and offsets give
@@ -74,15 +76,22 @@ def philox(seed, c0, c1, c2, c3, n_rounds: core.constexpr = N_ROUNDS_DEFAULT):
 
 @jit
 def randint4x(seed, offset, n_rounds: core.constexpr = N_ROUNDS_DEFAULT):
-    """Four blocks of random unsigned integers for ``offset`` (a block of
-    int32 or int64) and ``seed``."""
-    _0 = offset * 0
-    return philox(seed, offset, _0, _0, _0, n_rounds)
+    """Four blocks of random uint32 for ``offset`` (a block of 32- or 64-bit
+    integers) and ``seed``: Philox 4x32 of the counter (low 32 bits of the
+    offset, high 32 bits, 0, 0), so an int64 offset below 2**32 gives the
+    numbers an int32 one does."""
+    offset_lo = offset.to(core.uint32)
+    _0 = offset_lo * 0
+    if core.constexpr(offset.dtype.primitive_bitwidth) > 32:
+        offset_hi = (offset >> 32).to(core.uint32)
+    else:
+        offset_hi = _0
+    return philox(seed, offset_lo, offset_hi, _0, _0, n_rounds)
 
 
 @jit
 def randint(seed, offset, n_rounds: core.constexpr = N_ROUNDS_DEFAULT):
-    """A block of random uint32 (uint64 for int64 offsets) for ``offset``."""
+    """A block of random uint32 for ``offset`` (see :func:`randint4x`)."""
     ret, _, _, _ = randint4x(seed, offset, n_rounds)
     return ret
 

@@ -7,10 +7,13 @@ with that function called in their combine region (the inliner then
 inlines it). The standard reductions pick their combine function and
 promote their input exactly as Triton's do:
 
-* ``sum``, ``cumsum`` and ``cumprod`` widen integers narrower than 32 bits to
-  (u)int32, unless ``dtype`` says otherwise; floats keep their type;
-* ``max``, ``min``, ``argmax`` and ``argmin`` compute fp16/bf16 in fp32 and
-  integers narrower than 32 bits in int32;
+* ``sum`` and ``cumsum`` widen integers narrower than 32 bits to (u)int32,
+  unless ``dtype`` says otherwise; ``sum`` keeps the type of floats;
+* ``cumsum`` and ``cumprod`` compute bfloat16 in float32; ``cumprod`` keeps
+  every other type;
+* ``max`` and ``min`` compute fp16/bf16 in fp32 and integers narrower than
+  32 bits in int32; with ``return_indices`` (and ``argmax``/``argmin``)
+  only bfloat16 is widened;
 * ``argmax``/``argmin`` return int32 indices and, by default, the first
   index of the extreme value.
 
@@ -186,6 +189,13 @@ def _sum_dtype(x: tensor, dtype_arg: Any) -> Optional[dtype]:
 def _promote_sum(x: tensor, dtype_arg: Any, b: Builder) -> tensor:
     target = _sum_dtype(x, dtype_arg)
     return semantic.cast(x, target, b) if target is not None and target != x.dtype else x
+
+
+def _promote_bfloat16(x: tensor, b: Builder) -> tensor:
+    """bfloat16 computed in float32 (Triton's scans do so: bfloat16 keeps
+    too few mantissa bits for a running sum or product)."""
+    from kiln.language.core import bfloat16, float32
+    return semantic.cast(x, float32, b) if x.dtype == bfloat16 else x
 
 
 def _promote_extreme(x: tensor, b: Builder) -> tensor:

@@ -22,6 +22,7 @@ adds the location of the expression being compiled.
 
 from __future__ import annotations
 
+import builtins
 import warnings
 from typing import Any, Optional, Sequence
 
@@ -70,6 +71,10 @@ def _int_range(ty: dtype) -> tuple[int, int]:
     return (-(2 ** (w - 1)), 2 ** (w - 1) - 1)
 
 
+_FLOAT32_NORMAL_MIN = 2.0**-126
+_FLOAT32_MAX = (2 - 2.0**-23) * 2.0**127
+
+
 def _literal_dtype(value: Any) -> dtype:
     """The type Triton gives a Python literal on its own."""
     if isinstance(value, bool):
@@ -85,7 +90,16 @@ def _literal_dtype(value: Any) -> dtype:
             return uint64
         raise _fail(f"integer constant {value} does not fit in 64 bits")
     if isinstance(value, float):
-        return float32
+        # float32 unless the value is a finite nonzero number outside
+        # float32's normal range (it would overflow or lose its precision):
+        # then float64. inf, nan and 0 are float32.
+        magnitude = builtins.abs(value)
+        if magnitude != magnitude or magnitude in (0.0, float("inf")):
+            return float32
+        if _FLOAT32_NORMAL_MIN <= magnitude <= _FLOAT32_MAX:
+            return float32
+        from kiln.language.core import float64
+        return float64
     raise _fail(f"a value of type {type(value).__name__} ({value!r}) cannot be used as a tensor")
 
 

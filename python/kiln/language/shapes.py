@@ -159,6 +159,18 @@ def reshape(input: Any, *shape: Any, can_reorder: bool = False, _builder: Builde
 
 
 @builtin
+def item(input: Any, _builder: Builder = None, _generator: Generator = None) -> tensor:
+    """The one element of a one-element block, as a scalar (a scalar is
+    returned as it is)."""
+    x = semantic.to_tensor(_unwrap(input), _builder)
+    if not x.shape:
+        return x
+    if x.numel != 1:
+        raise _fail(f"item() needs a block of one element, got shape {x.shape}")
+    return _unsplat(x, _builder, _generator)
+
+
+@builtin
 def view(input: Any, *shape: Any, _builder: Builder = None) -> tensor:
     """Deprecated alias of ``reshape(input, *shape, can_reorder=True)``."""
     warnings.warn("view is deprecated, please use reshape with can_reorder being true.")
@@ -301,6 +313,6 @@ def histogram(input: Any, num_bins: Any, mask: Optional[Any] = None, _builder: B
 # The tensor methods Triton defines for these (``x.reshape(...)``, ...).
 for _name, _fn in [("reshape", reshape), ("view", view), ("ravel", ravel), ("trans", trans),
                    ("permute", permute), ("split", split), ("flip", flip), ("gather", gather),
-                   ("histogram", histogram), ("expand_dims", expand_dims)]:
+                   ("histogram", histogram), ("expand_dims", expand_dims), ("item", item)]:
     setattr(tensor, _name, _fn)
 del _name, _fn

@@ -101,15 +101,19 @@ def sum(input: Any, axis: Any = None, keep_dims: bool = False, dtype: Optional[c
 
 def _extreme(name: str, input: Any, axis: Any, return_indices: Any, tie_break_left: Any, keep_dims: Any,
              b: Builder, generator: Generator) -> Any:
-    x = reduction._promote_extreme(_block(input, name), b)
+    x = _block(input, name)
     keep = bool(_unwrap(keep_dims))
     if _unwrap(return_indices):
+        # With indices only bfloat16 is widened (as in Triton): the value
+        # returned keeps the input's type otherwise.
+        x = reduction._promote_bfloat16(x, b)
         left = bool(_unwrap(tie_break_left))
         if name == "max":
             combine = _argmax_combine_left if left else _argmax_combine_any
         else:
             combine = _argmin_combine_left if left else _argmin_combine_any
         return reduction.reduce_with_indices(x, axis, combine, keep, b, generator)
+    x = reduction._promote_extreme(x, b)
     combine = _max_combine if name == "max" else _min_combine
     return reduction.reduce_impl(x, axis, combine, keep, b, generator)
 
@@ -164,16 +168,19 @@ def xor_sum(input: Any, axis: Any = None, keep_dims: bool = False, _builder: Bui
 @builtin
 def cumsum(input: Any, axis: int = 0, reverse: bool = False, dtype: Optional[core.dtype] = None,
            _builder: Builder = None, _generator: Generator = None) -> tensor:
-    """Inclusive cumulative sum along ``axis`` (promoted as :func:`sum`)."""
-    x = reduction._promote_sum(_block(input, "cumsum"), dtype, _builder)
+    """Inclusive cumulative sum along ``axis``: bfloat16 is summed in float32,
+    then the input is promoted as :func:`sum` does."""
+    x = reduction._promote_bfloat16(_block(input, "cumsum"), _builder)
+    x = reduction._promote_sum(x, dtype, _builder)
     return reduction.scan_impl(x, axis, _sum_combine, reverse, _builder, _generator)
 
 
 @builtin
 def cumprod(input: Any, axis: int = 0, reverse: bool = False, _builder: Builder = None,
             _generator: Generator = None) -> tensor:
-    """Inclusive cumulative product along ``axis`` (promoted as :func:`sum`)."""
-    x = reduction._promote_sum(_block(input, "cumprod"), None, _builder)
+    """Inclusive cumulative product along ``axis``: bfloat16 is multiplied
+    in float32; other types keep theirs (integers wrap, as in Triton)."""
+    x = reduction._promote_bfloat16(_block(input, "cumprod"), _builder)
     return reduction.scan_impl(x, axis, _prod_combine, reverse, _builder, _generator)
 
 

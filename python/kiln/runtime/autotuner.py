@@ -495,13 +495,19 @@ class Autotuner(_KernelWrapper):
     def _bench(self, config: Config, args: tuple, kwargs: dict[str, Any], named: dict[str, Any]) -> Any:
         """Times launches with ``config``: do_bench's [median, p20, p80] in ms.
 
-        Compiles first, so a config that cannot compile raises before any
-        hook runs.
+        Compiles first (after the config's own pre_hook), so a config that
+        cannot compile raises before the autotuner's reset and restore
+        hooks run.
         """
         if _print_enabled():
             print(f"Autotuning kernel {self.__name__} with config {config}")
         current = {**kwargs, **config.launch_kwargs()}
         full_nargs = {**named, **kwargs, **config.all_kwargs()}
+        # The config's own hook may change what the kernel is compiled for
+        # (Triton's tutorial 06 sets its tensor descriptors' block shapes
+        # there), so it runs before the compile, as in Triton.
+        if config.pre_hook is not None:
+            config.pre_hook(full_nargs)
         compiled = self.fn.run(*args, **{**current, "warmup": True})
 
         def kernel_call() -> None:

@@ -36,6 +36,8 @@ __all__ = [
     "THREADS_ENV",
     "DEBUG_ENV",
     "CPU_TARGET_ENV",
+    "FP_FUSION_ENV",
+    "default_fp_fusion",
     "environment",
     "normalize",
     "parse_checked",
@@ -61,24 +63,26 @@ ALL_CHECKED_ENV = "KILN_CHECKED"  # checked mode on every backend
 THREADS_ENV = "KILN_CPU_THREADS"
 DEBUG_ENV = "KILN_DEBUG"
 CPU_TARGET_ENV = "KILN_CPU_TARGET"
+FP_FUSION_ENV = "TRITON_DEFAULT_FP_FUSION"  # Triton's knobs.language.default_fp_fusion
 
 # os.environ keeps its contents in ``_data`` (bytes keys on POSIX) and
 # updates it on every assignment, so reading it directly is both current and
 # ~25x cheaper than os.environ.get, which encodes and decodes on each call.
 _ENV_DATA = getattr(os.environ, "_data", None)
 if os.name == "posix" and isinstance(_ENV_DATA, dict):
-    _BACKEND_KEY, _CHECKED_KEY, _THREADS_KEY, _DEBUG_KEY, _ALL_CHECKED_KEY, _CPU_TARGET_KEY = (
-        name.encode() for name in (BACKEND_ENV, CHECKED_ENV, THREADS_ENV, DEBUG_ENV, ALL_CHECKED_ENV, CPU_TARGET_ENV))
+    _BACKEND_KEY, _CHECKED_KEY, _THREADS_KEY, _DEBUG_KEY, _ALL_CHECKED_KEY, _CPU_TARGET_KEY, _FP_FUSION_KEY = (
+        name.encode() for name in (BACKEND_ENV, CHECKED_ENV, THREADS_ENV, DEBUG_ENV, ALL_CHECKED_ENV, CPU_TARGET_ENV,
+                                   FP_FUSION_ENV))
 
     def environment() -> tuple[Optional[bytes], Optional[bytes], Optional[bytes], Optional[bytes], Optional[bytes]]:
-        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``, ``KILN_CHECKED``, ``KILN_CPU_TARGET``) values,
-        or None when unset.
+        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``, ``KILN_CHECKED``, ``KILN_CPU_TARGET``,
+        ``TRITON_DEFAULT_FP_FUSION``) values, or None when unset.
 
         They are part of every launch's cache key; :func:`normalize`,
-        :func:`parse_checked` and :func:`cpu_target` interpret them on a cache miss.
+        :func:`parse_checked`, :func:`cpu_target` and :func:`default_fp_fusion` interpret them on a cache miss.
         """
         return (_ENV_DATA.get(_BACKEND_KEY), _ENV_DATA.get(_CHECKED_KEY), _ENV_DATA.get(_DEBUG_KEY),
-                _ENV_DATA.get(_ALL_CHECKED_KEY), _ENV_DATA.get(_CPU_TARGET_KEY))
+                _ENV_DATA.get(_ALL_CHECKED_KEY), _ENV_DATA.get(_CPU_TARGET_KEY), _ENV_DATA.get(_FP_FUSION_KEY))
 
     def threads_setting() -> Optional[bytes]:
         """The raw ``KILN_CPU_THREADS`` value, or None when unset."""
@@ -86,14 +90,22 @@ if os.name == "posix" and isinstance(_ENV_DATA, dict):
 else:  # another platform or Python: the portable, slower way
 
     def environment() -> tuple[Optional[str], Optional[str], Optional[str], Optional[str], Optional[str]]:  # type: ignore[misc]
-        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``, ``KILN_CHECKED``, ``KILN_CPU_TARGET``) values,
-        or None when unset."""
+        """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``, ``KILN_CHECKED``, ``KILN_CPU_TARGET``,
+        ``TRITON_DEFAULT_FP_FUSION``) values, or None when unset."""
         return (os.environ.get(BACKEND_ENV), os.environ.get(CHECKED_ENV), os.environ.get(DEBUG_ENV),
-                os.environ.get(ALL_CHECKED_ENV), os.environ.get(CPU_TARGET_ENV))
+                os.environ.get(ALL_CHECKED_ENV), os.environ.get(CPU_TARGET_ENV), os.environ.get(FP_FUSION_ENV))
 
     def threads_setting() -> Optional[str]:  # type: ignore[misc]
         """The raw ``KILN_CPU_THREADS`` value, or None when unset."""
         return os.environ.get(THREADS_ENV)
+
+
+def default_fp_fusion(environment: tuple) -> bool:
+    """Whether kernels may fuse a multiply and an add into an fma when the
+    launch does not say (``enable_fp_fusion``): ``TRITON_DEFAULT_FP_FUSION``
+    (``knobs.language.default_fp_fusion``), on when unset."""
+    raw = environment[5] if len(environment) > 5 else None
+    return True if raw is None or raw in ("", b"") else parse_flag(raw, FP_FUSION_ENV)
 
 
 def _text(value: Any) -> Any:

@@ -258,7 +258,7 @@ class _KeyTable(dict):
         layout (so a bad one never hits a key that was checked)."""
         base = value.base
         return (_DESCRIPTOR, self[base.__class__](base), self._tuple_key(value.shape),
-                self._tuple_key(value.strides), value.block_shape, value.padding, value.layout_problem())
+                self._tuple_key(value.strides), tuple(value.block_shape), value.padding, value.layout_problem())
 
     def _wrapper_key(self, value: Any) -> tuple:
         """A reinterpreted array's piece: the element type kernels see, and
@@ -301,14 +301,20 @@ def _unsupported_key(value: Any) -> tuple:
 
 def _is_compile_time_class(cls: type) -> bool:
     """Classes of values that are compile-time leaves inside tuples:
-    ``kl.constexpr`` objects, dtypes and strings."""
-    if cls.__name__ == "constexpr" or issubclass(cls, str):
+    ``kl.constexpr`` objects, dtypes, strings and jit functions."""
+    if cls.__name__ == "constexpr" or issubclass(cls, str) or _is_jit_function_class(cls):
         return True
     try:
         from kiln.language.core import dtype  # imported late: language imports the runtime
     except ImportError:
         return False
     return issubclass(cls, dtype)
+
+
+def _is_jit_function_class(cls: type) -> bool:
+    """A ``@kiln.jit`` function passed as an argument is compiled in (as a
+    Triton constexpr): the kernel calls it like a global jit function."""
+    return issubclass(cls, JITFunction)
 
 
 _SPECIALIZED = _KeyTable(
@@ -677,7 +683,8 @@ class JITFunction(KernelInterface[T]):
 
     def run(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
             warmup: bool = False, backend: Optional[str] = None, num_threads: Optional[int] = None,
-            maxnreg: Optional[int] = None, num_ctas: Optional[int] = None, **kwargs: Any) -> Any:
+            maxnreg: Optional[int] = None, num_ctas: Optional[int] = None, enable_fp_fusion: Optional[bool] = None,
+            **kwargs: Any) -> Any:
         """Binds, specializes, compiles on a cache miss and launches.
 
         Args:
@@ -696,6 +703,10 @@ class JITFunction(KernelInterface[T]):
             num_ctas: Triton's thread-block cluster size; only 1 (the
                 default) is supported, any other value is a ValueError on
                 every backend.
+            enable_fp_fusion: whether a multiply and an add may become one
+                fma, rounded once (as Triton's option; None:
+                ``knobs.language.default_fp_fusion``, on unless set). The
+                CPU backend never fuses them.
 
         Returns the compiled kernel (the compiler's CompiledKernel).
         """
@@ -709,7 +720,7 @@ class JITFunction(KernelInterface[T]):
         if num_stages is None:
             num_stages = 3
         bound = args if not kwargs and len(args) == self._num_params else self._bind(args, kwargs)
-        key = (backend, _backends.environment(), num_warps, num_stages, maxnreg,
+        key = (backend, _backends.environment(), num_warps, num_stages, maxnreg, enable_fp_fusion,
                tuple([table[value.__class__](value) for table, value in zip(self._key_tables, bound)]))
         # A new key or an unhashable constexpr take the miss path, which
         # validates and explains.
@@ -720,9 +731,9 @@ class JITFunction(KernelInterface[T]):
         if route.__class__ is _DeviceRoutes:
             loaded = route.get(route.current_device())
             if loaded is None:  # this key on another device
-                loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg)
+                loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg, enable_fp_fusion)
         elif route is None:
-            loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg)
+            loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg, enable_fp_fusion)
         else:
             loaded = route
         if grid.__class__ is tuple and len(grid) == 3:
@@ -748,10 +759,10 @@ class JITFunction(KernelInterface[T]):
 
     def warmup(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
                backend: Optional[str] = None, maxnreg: Optional[int] = None, num_ctas: Optional[int] = None,
-               **kwargs: Any) -> Any:
+               enable_fp_fusion: Optional[bool] = None, **kwargs: Any) -> Any:
         """Compiles and loads the kernel for these arguments without launching it."""
         return self.run(*args, grid=grid, num_warps=num_warps, num_stages=num_stages, warmup=True, backend=backend,
-                        maxnreg=maxnreg, num_ctas=num_ctas, **kwargs)
+                        maxnreg=maxnreg, num_ctas=num_ctas, enable_fp_fusion=enable_fp_fusion, **kwargs)
 
     def _grid3(self, grid: Any, bound: tuple) -> tuple:
         """Normalizes a grid (1-3 ints, or a callable on the named arguments)."""
@@ -796,7 +807,7 @@ class JITFunction(KernelInterface[T]):
             for index, item in enumerate(value):
                 self._describe_value(description, child_name(path, index), item, specialize, True, backend, device)
             return
-        if value is None or value.__class__.__name__ == "constexpr" or (
+        if value is None or value.__class__.__name__ == "constexpr" or _is_jit_function_class(value.__class__) or (
                 nested and _is_compile_time_class(value.__class__)):
             # Compiled in, as Triton does: the parameter list no longer holds
             # it. None is a compile-time value for any parameter (Triton
@@ -939,7 +950,7 @@ class JITFunction(KernelInterface[T]):
         return compiled
 
     def _miss(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
-              maxnreg: Optional[int]) -> LoadedKernel:
+              maxnreg: Optional[int], enable_fp_fusion: Optional[bool] = None) -> LoadedKernel:
         """The kernel for a key the hot path did not find, loaded by the
         first thread to get here; the others wait for it and find it."""
         with self._miss_lock:
@@ -951,10 +962,10 @@ class JITFunction(KernelInterface[T]):
                 route = route.get(route.current_device())
             if route is not None:
                 return route
-            return self._load(bound, key, backend_option, num_warps, num_stages, maxnreg)
+            return self._load(bound, key, backend_option, num_warps, num_stages, maxnreg, enable_fp_fusion)
 
     def _load(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
-              maxnreg: Optional[int]) -> LoadedKernel:
+              maxnreg: Optional[int], enable_fp_fusion: Optional[bool] = None) -> LoadedKernel:
         """Chooses the backend, validates, compiles (unless done before), loads and caches."""
         self._check_options(self.__name__, num_warps, num_stages)
         _backends.check_maxnreg(maxnreg, f"kernel {self.__name__}")
@@ -969,6 +980,12 @@ class JITFunction(KernelInterface[T]):
             options = {**options, "checked": True}
         if maxnreg is not None:
             options = {**options, "maxnreg": maxnreg}
+        if enable_fp_fusion is not None and not isinstance(enable_fp_fusion, bool):
+            raise TypeError(f"kernel {self.__name__}: enable_fp_fusion must be True, False or None, got "
+                            f"{enable_fp_fusion!r}")
+        if not (_backends.default_fp_fusion(environment) if enable_fp_fusion is None else enable_fp_fusion):
+            # Only when off, so that the default's cache entries keep their keys.
+            options = {**options, "enable_fp_fusion": False}
         device = backend.current_device()
         described = self._describe_arguments(bound, backend, device)
         signature, constexprs = described.signature, described.constexprs
@@ -990,6 +1007,7 @@ class JITFunction(KernelInterface[T]):
             loaded.launch = _flattening_launch(loaded.launch, self._flatten_arguments)
         # compiled[grid](...) launches again through this function.
         compiled.launched_by = (self, {"num_warps": num_warps, "num_stages": num_stages, "maxnreg": maxnreg,
+                                       "enable_fp_fusion": enable_fp_fusion,
                                        "backend": backend_option})
         # First, so that a bad setting of the backend's bound caches nothing.
         backend.keep(loaded, functools.partial(self._forget, key, device, loaded))

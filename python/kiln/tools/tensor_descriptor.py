@@ -123,8 +123,10 @@ class TensorDescriptor:
 
     def kernel_fields(self) -> tuple:
         """What the kernel parameter is made of, in the order the runtime
-        flattens it: base, shape, strides, block shape, padding."""
-        return (self.base, self.shape, self.strides, self.block_shape, self.padding)
+        flattens it: base, shape, strides, block shape, padding. The
+        sequences are tuples here even where a hook assigned lists to the
+        fields (as Triton's dataclass allows)."""
+        return (self.base, tuple(self.shape), tuple(self.strides), tuple(self.block_shape), self.padding)
 
     def __repr__(self) -> str:
         return (f"TensorDescriptor(shape={list(self.shape)}, strides={list(self.strides)}, "

@@ -86,3 +86,74 @@ def test_scalar_arguments(arrays) -> None:
     scalar_arguments_kernel[(1,)](out, a, b, c, d, e)
     as_fp32 = torch.tensor(1 + b + c, dtype=torch.int64).to(torch.float32) + torch.tensor(e, dtype=torch.float32)
     assert out.item() == as_fp32.double().item() + d
+
+
+@kiln.jit
+def countdown_kernel(out_ptr, lo, hi, STEP: kl.constexpr):
+    # Sum and count of range(lo, hi, STEP) with a constant (often negative)
+    # step and runtime bounds, plus the last value the loop saw.
+    total = 0
+    total = total.to(kl.int64)
+    count = 0
+    last = lo - lo - 12345
+    for i in range(lo, hi, STEP):
+        total += i
+        count += 1
+        last = i
+    kl.store(out_ptr, total)
+    kl.store(out_ptr + 1, count.to(kl.int64))
+    kl.store(out_ptr + 2, last.to(kl.int64))
+
+
+@pytest.mark.parametrize("lo,hi,step", [(15, -16, -1), (15, -16, -3), (-18, -22, -1), (22, 18, -2),
+                                        (5, 5, -1), (3, 9, -1), (0, 10, 3), (2**35 + 20, 2**35, -7)])
+def test_for_constant_step_either_sign(arrays, lo, hi, step) -> None:
+    out = arrays.full(3, -1, torch.int64)
+    countdown_kernel[(1,)](out, lo, hi, STEP=step)
+    values = list(range(lo, hi, step))
+    assert out.cpu().tolist() == [sum(values), len(values), values[-1] if values else -12345]
+
+
+@kiln.jit
+def scalar_attributes_kernel(out_ptr):
+    # A Python number assigned in a kernel answers the attributes of the
+    # scalar Triton makes of it: its literal type, .to(), ...
+    one = 1
+    big = 2**40
+    half = 0.5
+    huge = 1e50
+    kl.static_assert(one.dtype == kl.int32)
+    kl.static_assert(big.dtype == kl.int64)
+    kl.static_assert(half.dtype == kl.float32)
+    kl.static_assert(huge.dtype == kl.float64)
+    kl.static_assert(float("inf").dtype == kl.float32)
+    kl.static_assert(1e-40.dtype == kl.float64)  # below float32's normal range
+    kl.store(out_ptr + kl.arange(0, 4), kl.full([4], one, dtype=one.dtype).to(kl.float64) + huge.to(kl.float64))
+
+
+def test_python_numbers_have_scalar_attributes(arrays) -> None:
+    out = arrays.full(4, 0.0, torch.float64)
+    scalar_attributes_kernel[(1,)](out)
+    assert out.cpu().tolist() == [1e50 + 1] * 4
+
+
+def test_zero_step_is_an_error(arrays) -> None:
+    with pytest.raises(kiln.CompilationError, match="step of a runtime for loop"):
+        countdown_kernel[(1,)](arrays.full(3, 0, torch.int64), 0, 4, STEP=0)
+
+
+@kiln.jit
+def constexpr_type_kernel(out_ptr, strides, N: kl.constexpr):
+    # A compile-time value's .type is kl.constexpr_type(value), as Triton's.
+    kl.static_assert(N.type == kl.constexpr_type(4))
+    kl.static_assert(N.type != kl.constexpr_type(4.0))
+    kl.static_assert((1, 2).type == kl.constexpr_type((1, 2)))
+    kl.static_assert(isinstance(strides[1].type, kl.constexpr_type))  # a stride of 1 is compiled in
+    kl.store(out_ptr + kl.arange(0, N), kl.full([N], strides[0], dtype=kl.int32))
+
+
+def test_constexpr_type(arrays) -> None:
+    out = arrays.full(4, 0, torch.int32)
+    constexpr_type_kernel[(1,)](out, (7, 1), N=4)
+    assert out.cpu().tolist() == [7] * 4
+    assert kl.constexpr(5).type == kl.constexpr_type(5) != kl.constexpr_type(6)

@@ -1,4 +1,5 @@
-"""kl.randint/randint4x/rand/randn (Philox 4x32 and 4x64, 10 rounds) on
+"""kl.randint/randint4x/rand/randn (Philox 4x32) and kl.random.philox
+(4x32 and 4x64, 10 rounds) on
 every backend present, against a numpy implementation of Triton's stream:
 integers and uniform floats exactly, normals to a tight tolerance (they go
 through log, sqrt, sin and cos), plus distribution sanity checks."""
@@ -14,11 +15,12 @@ MASK32 = (1 << 32) - 1
 MASK64 = (1 << 64) - 1
 
 
-def philox32_reference(seed, c0, rounds=10):
-    """Triton's philox(seed, c0, 0, 0, 0) for uint32 counters, in numpy."""
+def philox32_reference(seed, c0, c1=None, rounds=10):
+    """Triton's philox(seed, c0, c1, 0, 0) for uint32 counters, in numpy."""
     seed &= MASK64  # an int seed is sign-extended to uint64
     c0 = c0.astype(np.uint32)
-    c1 = c2 = c3 = np.zeros_like(c0)
+    c1 = np.zeros_like(c0) if c1 is None else c1.astype(np.uint32)
+    c2 = c3 = np.zeros_like(c0)
     k0, k1 = np.uint32(seed & MASK32), np.uint32(seed >> 32)
     a, b = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
     for _ in range(rounds):
@@ -97,10 +99,31 @@ def randint64_kernel(out_ptr, seed, start, BLOCK: kl.constexpr):
     kl.store(out_ptr + kl.arange(0, BLOCK), kl.randint(seed, offs))
 
 
-def test_randint_64_bit_offsets(arrays) -> None:
+@pytest.mark.parametrize("start", [5, (1 << 40) + 3, (1 << 32) - 20])
+def test_randint_64_bit_offsets(arrays, start) -> None:
+    # An int64 offset is the Philox 4x32 counter (low word, high word, 0, 0):
+    # uint32 numbers, the int32 offsets' numbers below 2**32.
+    seed, block = 987654321, 64
+    out = arrays.full(block, -1, torch.int64)
+    randint64_kernel[(1,)](out, seed, start, BLOCK=block)
+    offsets = np.arange(start, start + block, dtype=np.uint64)
+    c0, _, _, _ = philox32_reference(seed, (offsets & np.uint64(MASK32)).astype(np.uint32),
+                                     (offsets >> np.uint64(32)).astype(np.uint32))
+    np.testing.assert_array_equal(out.cpu().numpy(), c0.astype(np.int64))
+
+
+@kiln.jit
+def philox64_kernel(out_ptr, seed, start, BLOCK: kl.constexpr):
+    offs = (start + kl.arange(0, BLOCK).to(kl.int64)).to(kl.uint64)
+    zero = offs * 0
+    c0, _, _, _ = kl.random.philox(seed, offs, zero, zero, zero)
+    kl.store(out_ptr + kl.arange(0, BLOCK), c0)
+
+
+def test_philox_64_bit_counters(arrays) -> None:
     seed, start, block = 987654321, (1 << 40) + 3, 64
     out = arrays.full(block, 0, torch.int64)
-    randint64_kernel[(1,)](out, seed, start, BLOCK=block)
+    philox64_kernel[(1,)](out, seed, start, BLOCK=block)
     expected = philox64_reference(seed, range(start, start + block))
     assert [v & MASK64 for v in out.cpu().tolist()] == expected
 

@@ -423,3 +423,21 @@ def test_shape_errors(kernel, message) -> None:
         kiln.compile(kernel, signature={"x_ptr": "*fp32"}, constexprs={"BLOCK": 16}, target="cpu")
     assert message in str(info.value)
     assert "kl." in str(info.value)  # the source line is shown
+
+
+@kiln.jit
+def scalar_expand_kernel(x_ptr, out_ptr, N: kl.constexpr):
+    x = kl.load(x_ptr + kl.arange(0, N)[:, None] * N + kl.arange(0, N)[None, :])
+    total = kl.sum(kl.sum(x, 1, keep_dims=True), 0, keep_dims=True)
+    # ':' past a block's last axis is a no-op (Triton's rule): the scalar
+    # pointer becomes a 1x1 block of pointers.
+    p = out_ptr[None, None, :]
+    kl.static_assert(p.shape == (1, 1))
+    kl.store(p, total)
+
+
+def test_trailing_colon_on_a_scalar(arrays) -> None:
+    x = arrays.randint(-50, 50, 64, torch.int32, seed=4).reshape(8, 8)
+    out = arrays.full(1, 0, torch.int32)
+    scalar_expand_kernel[(1,)](x, out, N=8)
+    assert out.item() == int(x.cpu().sum())

@@ -80,3 +80,19 @@ def test_swizzle2d(arrays) -> None:
         swizzle_kernel[(1,)](out, size_i, size_j, size_g, BLOCK_I=8, BLOCK_J=8)
         expected = torch.tensor(grouped_order(size_i, size_j, size_g), dtype=torch.int32)
         assert torch.equal(out.cpu().reshape(size_i, size_j), expected), (size_i, size_j, size_g)
+
+
+@kiln.jit
+def item_kernel(x_ptr, out_ptr, N: kl.constexpr):
+    offs = kl.arange(0, N)
+    fourth = kl.sum(kl.load(x_ptr + offs, mask=offs == 3, other=0.0), axis=0, keep_dims=True)
+    kl.static_assert(fourth.shape == [1])
+    kl.store(out_ptr + offs, kl.load(x_ptr + offs) * fourth.item() + kl.full((1, 1), 2.0, kl.float32).item())
+
+
+def test_item_turns_a_one_element_block_into_a_scalar(arrays) -> None:
+    n = 32
+    x = arrays.randn(n, seed=4)
+    out = arrays.full(n, float("nan"), torch.float32)
+    item_kernel[(1,)](x, out, N=n)
+    torch.testing.assert_close(out, x * x[3] + 2.0, rtol=1e-5, atol=1e-5)

@@ -229,3 +229,43 @@ def test_kl_tuple(arrays) -> None:
     kl_tuple_kernel[(1,)](x, out, flags, N=64)
     assert torch.allclose(out.cpu(), (x + 1.0 + (x * 2.0 + 1.0) * 3.0).cpu())
     assert flags.cpu().tolist() == [1, 0, 1, 0]
+
+
+@kiln.jit
+def _scaled(x, factor):
+    return x * factor
+
+
+@kiln.jit
+def _shifted(x, factor):
+    return x + factor
+
+
+@kiln.jit
+def jit_function_argument_kernel(out_ptr, combine, closure, BLOCK: kl.constexpr):
+    # A jit function passed as an argument (alone or in a tuple) is compiled
+    # in and called like a global one; *t spreads a tuple into arguments.
+    x = kl.load(out_ptr + kl.arange(0, BLOCK))
+    y = combine(x, *closure[1])
+    kl.store(out_ptr + kl.arange(0, BLOCK), closure[0](y, 2.0))
+
+
+def test_jit_functions_as_arguments(arrays) -> None:
+    x = arrays.randn(16, seed=8)
+    expected = (x.cpu().double() * 3.0 + 2.0)
+    out = x.clone()
+    jit_function_argument_kernel[(1,)](out, _scaled, (_shifted, (3.0,)), BLOCK=16)
+    torch.testing.assert_close(out.cpu().double(), expected)
+    out = x.clone()
+    jit_function_argument_kernel[(1,)](out, _shifted, (_scaled, (3.0,)), BLOCK=16)  # another pair: recompiled
+    torch.testing.assert_close(out.cpu().double(), (x.cpu().double() + 3.0) * 2.0)
+
+
+@kiln.jit
+def bad_spread_kernel(out_ptr):
+    kl.store(out_ptr, _scaled(*out_ptr))
+
+
+def test_spreading_a_non_tuple_is_an_error(arrays) -> None:
+    with pytest.raises(kiln.CompilationError, match=r"only a tuple can be spread into arguments with \*"):
+        bad_spread_kernel[(1,)](arrays.full(1, 0.0, torch.float32))

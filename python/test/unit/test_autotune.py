@@ -434,10 +434,42 @@ def test_user_hooks_and_config_pre_hooks():
     x, y, out = random_inputs(300, seed=15)
     tuned[grid](x, y, out, 300)
     assert torch.equal(out, reference_add(x, y))
-    assert events == [("config", 64), ("pre", 64, False), ("post", 64, None),
+    assert events == [("config", 64),  # before the compile: it may change what is compiled
+                      ("config", 64), ("pre", 64, False), ("post", 64, None),
                       ("pre", 128, False), ("post", 128, None),
                       ("pre", 64, True),  # the reset after tuning, with the chosen config
                       ("config", 64)]  # the chosen config's own hook, before the launch
+
+
+@kiln.jit
+def descriptor_copy_kernel(src_desc, dst_desc, BLOCK: kl.constexpr):
+    off = kl.program_id(0) * BLOCK
+    dst_desc.store([off, 0], src_desc.load([off, 0]) * 2.0)
+
+
+def test_config_pre_hook_sets_descriptor_block_shapes_before_the_compile():
+    # As Triton's tutorial 06 does: each config's hook gives the host
+    # descriptors the block shape of its BLOCK, which the kernel is
+    # specialized on; a shape left over from another config would not fit.
+    def set_blocks(args):
+        for name in ("src_desc", "dst_desc"):
+            args[name].block_shape = [args["BLOCK"], 16]
+
+    def one_run(fn, quantiles):
+        fn()
+        return [float(len(seen))] * len(quantiles)
+
+    seen = []
+    configs = [kiln.Config({"BLOCK": b}, pre_hook=set_blocks) for b in (32, 16, 64)]
+    tuned = kiln.autotune(configs, key=[], do_bench=lambda fn, quantiles: (seen.append(1), one_run(fn, quantiles))[1])(
+        descriptor_copy_kernel)
+    from kiln.tools.tensor_descriptor import TensorDescriptor
+    x = torch.randn(128, 16, generator=torch.Generator().manual_seed(3))
+    out = torch.full_like(x, float("nan"))
+    tuned[lambda meta: (128 // meta["BLOCK"],)](TensorDescriptor(x, [128, 16], [16, 1], [1, 1]),
+                                                TensorDescriptor(out, [128, 16], [16, 1], [1, 1]))
+    assert len(tuned.configs_errors) == 0
+    torch.testing.assert_close(out, x * 2.0, rtol=0, atol=0)
 
 
 @kiln.jit(checked=True)

@@ -301,3 +301,30 @@ def test_triton_form_with_an_ast_source(monkeypatch) -> None:
         kiln.compile(source, options={"num_threadz": 2})
     with pytest.raises(TypeError, match="no value for constexpr parameters BLOCK"):
         kiln.compile(ASTSource(fn=add_kernel, signature=signature))
+
+
+@kiln.jit
+def mul_add_kernel(data_ptr, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    kl.store(data_ptr + offs, kl.load(data_ptr + offs) * 1.5 + 1.0)
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_enable_fp_fusion_decides_whether_a_multiply_add_is_one_fma(target) -> None:
+    def compile_mul_add(**options):
+        return kiln.compile(mul_add_kernel, signature={"data_ptr": "*fp32"}, constexprs={"BLOCK": 128},
+                            target=target, **options).asm["ptx"]
+    fma = re.compile(r"\b(fma|mad)\.rn(\.ftz)?\.f32\b")
+    fused = compile_mul_add()
+    apart = compile_mul_add(enable_fp_fusion=False)
+    assert fma.search(fused)
+    assert not fma.search(apart)
+    # Explicitly rounded, so that ptxas does not fuse them either.
+    assert re.search(r"\bmul\.rn\.f32\b", apart) and re.search(r"\badd\.rn\.f32\b", apart)
+    assert compile_mul_add(enable_fp_fusion=True) == fused
+
+
+def test_enable_fp_fusion_must_be_a_bool() -> None:
+    with pytest.raises(TypeError, match="enable_fp_fusion must be True or False"):
+        kiln.compile(mul_add_kernel, signature={"data_ptr": "*fp32"}, constexprs={"BLOCK": 128},
+                     enable_fp_fusion="no")

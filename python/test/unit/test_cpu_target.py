@@ -6,6 +6,7 @@ for features this host lacks can be compiled and read but is refused at
 launch before any of its code runs.
 """
 
+import re
 import platform
 from typing import Optional
 
@@ -229,3 +230,27 @@ def test_masked_half_moves_keep_their_bits(monkeypatch, dtype, level):
     expected[:n] = x[:n]
     expected[block + idx.long()] = x[idx.long()]
     assert torch.equal(out.view(torch.int16), expected.view(torch.int16))
+
+
+@kiln.jit
+def strided_rows_flip_kernel(x_ptr, out_ptr, M: kl.constexpr, K: kl.constexpr):
+    offs = (kl.arange(0, M) * K)[:, None] + kl.arange(0, K)[None, :]
+    kl.store(out_ptr + offs, kl.flip(kl.load(x_ptr + offs), 0))
+
+
+@pytest.mark.parametrize("level", ["x86-64-v2", "x86-64-v3", "x86-64-v4"])
+def test_rows_of_a_strided_range_claim_only_their_alignment(monkeypatch, level):
+    """`arange(0, M) * K` holds no run of consecutive values, so each row of
+    2 fp16 values starts 4 bytes after the last: their loads were once
+    declared 16-byte aligned, which SSE code turned into an aligned 16-byte
+    load at a 4-byte boundary (a crash at x86-64-v2)."""
+    monkeypatch.setenv(backends.CPU_TARGET_ENV, level)
+    M, K = 32, 2
+    x = torch.randn(M, K, generator=torch.Generator().manual_seed(9)).to(torch.float16)
+    out = torch.empty_like(x)
+    llir = strided_rows_flip_kernel.warmup(x, out, M=M, K=K, grid=(1,)).asm["llir"]
+    assert re.findall(r"load <2 x i16>, ptr %\w+, align (\d+)", llir)
+    assert set(re.findall(r"load <2 x i16>, ptr %\w+, align (\d+)", llir)) <= {"2", "4"}
+    if not _C.cpu.describe_target(level)[2]:
+        strided_rows_flip_kernel[(1,)](x, out, M=M, K=K)
+        assert torch.equal(out, torch.flip(x, (0,)))

@@ -155,22 +155,65 @@ def test_accumulator_carried_in_mma_layout(acc_in_dot):
 
 
 def compile_typed_matmul(target, operand, precision, block_n=128, num_warps=4, num_stages=3,
-                         b_operand=None):
-    """typed_matmul_kernel on 128 x block_n x 32 blocks of `operand` ("fp32",
-    "i8" or an fp8 type) operands (B of `b_operand` when given), row-major
-    with 16-byte aligned rows."""
+                         b_operand=None, acc=None, block_m=128, block_k=32):
+    """typed_matmul_kernel on block_m x block_n x block_k blocks of `operand`
+    ("fp32", "i8" or an fp8 type) operands (B of `b_operand` when given),
+    row-major with 16-byte aligned rows, accumulated in `acc` (by default
+    int32 for "i8", else float32)."""
     integer = operand == "i8"
+    if acc is None:
+        acc = kl.int32 if integer else kl.float32
     signature = {"a_ptr": f"*{operand}", "b_ptr": f"*{b_operand or operand}",
-                 "c_ptr": "*i32" if integer else "*fp32"}
+                 "c_ptr": {kl.int32: "*i32", kl.float16: "*fp16"}.get(acc, "*fp32")}
     signature.update({name: "i32" for name in ("M", "N", "K", "stride_am", "stride_bk", "stride_bn",
                                                "stride_cm")})
     return kiln.compile(typed_matmul_kernel, signature=signature, target=target,
                         num_warps=num_warps, num_stages=num_stages,
                         attrs=Specialization(divisible_by_16=frozenset(signature) - {"stride_bn"},
                                              equal_to_1=frozenset({"stride_bn"})),
-                        constexprs={"BLOCK_M": 128, "BLOCK_N": block_n, "BLOCK_K": 32,
-                                    "ACC": kl.int32 if integer else kl.float32,
-                                    "PRECISION": precision})
+                        constexprs={"BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": block_k,
+                                    "ACC": acc, "PRECISION": precision})
+
+
+@pytest.mark.parametrize("target,num_stages,instruction,count", [
+    # 128x128x32 on 4 warps: 2x2 warps of 4 x 8 instruction tiles, 2 k-steps.
+    ("sm_80", 3, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16", 4 * 8 * 2),
+    # Two 64-row tiles per k-step of 16; num_stages=3 would keep f32
+    # accumulators in flight, never f16 ones.
+    ("sm_90a", 2, "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16", 2 * 2),
+    ("sm_90a", 3, "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16", 2 * 2),
+])
+def test_fp16_accumulator_stays_fp16(target, num_stages, instruction, count):
+    """An fp16 accumulator (out_dtype=float16, or an fp16 acc) accumulates in
+    fp16 on the tensor cores, as Triton's does: never extended to fp32."""
+    compiled = compile_typed_matmul(target, "fp16", "ieee", num_stages=num_stages, acc=kl.float16)
+    ptx = compiled.asm["ptx"]
+    assert ptx.count(instruction) == count
+    assert ".f32.f16.f16" not in ptx and "cvt.f32.f16" not in ptx
+    assert "wgmma.wait_group.sync.aligned 1" not in ptx
+
+
+def test_fp8_with_fp16_accumulator_on_wgmma():
+    """fp8 operands into an fp16 accumulator: wgmma's .f16 form, 128 rows
+    as two m64n128k32 per k-step of 32."""
+    ptx = compile_typed_matmul("sm_90a", "fp8e4nv", "ieee", num_stages=2, acc=kl.float16).asm["ptx"]
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k32.f16.e4m3.e4m3") == 2
+    assert "cvt.f32.f16" not in ptx
+
+
+@pytest.mark.parametrize("target,operand,precision,instruction,count", [
+    # 16x16x16 on 4 warps: two 16x8 tiles, each computed by two warps.
+    ("sm_80", "fp16", "ieee", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 1),
+    ("sm_90a", "fp16", "ieee", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 1),
+    ("sm_90a", "fp32", "tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 2),
+])
+def test_tiles_smaller_than_the_warps_use_tensor_cores(target, operand, precision, instruction, count):
+    """A block with fewer instruction tiles than warps still runs on the
+    tensor cores: the extra warps repeat tiles."""
+    ptx = compile_typed_matmul(target, operand, precision, block_m=16, block_n=16,
+                               block_k=16).asm["ptx"]
+    assert ptx.count(instruction) == count
+    assert "fma.rn.f32" not in ptx
 
 
 def test_fp32_ieee_uses_fmas():
@@ -211,10 +254,10 @@ def test_tf32x3_splits_operands_on_mma_sync(target):
 
 
 @pytest.mark.parametrize("target,block_n,instruction,count", [
-    ("sm_80", 128, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", 4 * 8),
-    ("sm_90a", 128, "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8", 2),
+    ("sm_80", 128, "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32", 4 * 8),
+    ("sm_90a", 128, "wgmma.mma_async.sync.aligned.m64n128k32.satfinite.s32.s8.s8", 2),
     # wgmma's s8 shapes stop at N = 224: 256 columns take mma.sync.
-    ("sm_90a", 256, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", 4 * 16),
+    ("sm_90a", 256, "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32", 4 * 16),
 ])
 def test_int8_on_tensor_cores(target, block_n, instruction, count):
     """int8 dots accumulate in s32 on the tensor cores (k = 32). A is copied
@@ -257,10 +300,11 @@ def test_fp8_decoded_to_f16_on_sm80(a, b):
 
 @pytest.mark.parametrize("imprecise,waits", [(None, 1), (128, 1), (64, 2), (32, 4), (0, 4)])
 def test_fp8_promotion_on_wgmma(imprecise, waits):
-    """max_num_imprecise_acc under K (128 here, four k32 instructions):
+    """max_num_imprecise_acc at most K (128 here, four k32 instructions):
     each run of that many products accumulates from zero (scale-d 0) and is
-    waited for and added into the fp32 accumulator; at least one
-    instruction per run."""
+    waited for and added into the fp32 accumulator (32 elements per thread,
+    one add.f32 each per run, as Triton counts them); at least one
+    instruction per run. Left out, nothing is added."""
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "kernels"))
     from test_dot import mixed_fp8_kernel
 
@@ -271,6 +315,7 @@ def test_fp8_promotion_on_wgmma(imprecise, waits):
     assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2") == 4
     assert ptx.count("wgmma.wait_group.sync.aligned 0;") == waits
     assert ptx.count("wgmma.commit_group.sync.aligned;") == waits
+    assert ptx.count("add.f32") == (0 if imprecise is None else 32 * waits)
 
 
 #: Row-major A and a column-major B (contiguous along K: `x @ w.T` for a
@@ -352,7 +397,7 @@ def test_shared_memory_beyond_the_target_is_out_of_resources(monkeypatch):
     # warp and k-step.
     ("fp16", kl.float32, "ieee", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 4 * 4),
     ("fp32", kl.float32, "tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 4 * 8),
-    ("i8", kl.int32, "ieee", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", 4 * 2),
+    ("i8", kl.int32, "ieee", "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32", 4 * 2),
 ])
 def test_batched_dot_on_mma_sync(operand, out, precision, instruction, count):
     """A 3-D dot runs on mma.sync batch by batch, also on sm_90a (wgmma

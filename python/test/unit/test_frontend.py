@@ -302,6 +302,39 @@ def test_nested_jit_call(jit, build_ir):
     assert text.count("call @") == 3
 
 
+
+def test_runtime_value_for_a_constexpr_parameter_of_a_called_function(jit, build_ir):
+    # As in Triton: the annotation of a called function's parameter does not
+    # make a block passed there a compile-time value; it stays an argument.
+    @jit
+    def shifted(x, offs: kl.constexpr, N: kl.constexpr):
+        return x + offs * N
+
+    @jit
+    def kernel(ptr, BLOCK: kl.constexpr):
+        offs = kl.arange(0, BLOCK)
+        kl.store(ptr + offs, shifted(kl.load(ptr + offs), offs, 2))
+
+    text = build_ir(kernel, {"ptr": "*fp32"}, {"BLOCK": 32}).str()
+    assert re.search(r"func\.func private @shifted\w*\(%arg0: tensor<32xf32>, %arg1: tensor<32xi32>\)", text), text
+
+def test_list_arguments_specialize_on_constants_and_pass_runtime_values(jit, build_ir):
+    @jit
+    def offsets(sizes):
+        return kl.arange(0, sizes[1]) + sizes[0]
+
+    @jit
+    def kernel(ptr, n):
+        kl.store(ptr + offsets([n, 16]), 1.0)
+        kl.store(ptr + offsets([n, 32]), 2.0)
+        kl.store(ptr + offsets([n, 16]), 3.0)
+
+    text = build_ir(kernel, {"ptr": "*fp32", "n": "i32"}).str()
+    helpers = re.findall(r"func\.func private @(\w+)\(%arg0: i32\) -> tensor<(\d+)xi32>", text)
+    assert sorted(size for _, size in helpers) == ["16", "32"], text
+    assert text.count("call @") == 3
+
+
 def test_nested_call_with_tuple_return(jit, build_ir):
     @jit
     def divmod_(a, b):

@@ -424,3 +424,13 @@ def test_loading_pointers_is_refused_at_the_line(target: str) -> None:
     lines, first = inspect.getsourcelines(chase.fn)
     load_line = first + next(i for i, line in enumerate(lines) if "kl.load(pp)" in line)
     assert f":{load_line}:" in message.splitlines()[0]
+
+
+def test_unary_operator_on_a_tuple(jit, build_ir):
+    @jit
+    def kernel(out):
+        flag = not (0, 0)
+        kl.store(out, flag)
+
+    err = compile_error(build_ir, kernel, {"out": "*i1"})
+    check(err, kernel, "not (0, 0)", "the unary operator not cannot be applied to a tuple of 2")

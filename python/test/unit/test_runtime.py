@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+import kiln.language as kl
 from kiln.compiler.compiler import CompiledKernel
 from kiln.compiler.specialization import Specialization
 from kiln.errors import OutOfResources
@@ -849,3 +850,37 @@ def test_too_many_registers_for_the_block_is_out_of_resources(fake, monkeypatch)
     assert raised.value.required == 255 * 512 and raised.value.limit == 65536
     assert "registers" in raised.value.name
     assert fake.launches == []
+
+
+@jit
+def _fusion_mul_add(data_ptr, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    kl.store(data_ptr + offs, kl.load(data_ptr + offs) * 3.3 + 1.7)
+
+
+def test_enable_fp_fusion_launch_option_and_knob(monkeypatch) -> None:
+    # The CPU backend never fuses: every setting gives the separately
+    # rounded multiply and add (numpy's float32 arithmetic), and each
+    # setting is its own compiled kernel.
+    import numpy as np
+    from kiln import knobs
+
+    monkeypatch.setenv("TRITON_DEFAULT_FP_FUSION", "1")  # restored (unset or as it was) afterwards
+    monkeypatch.delenv("TRITON_DEFAULT_FP_FUSION")
+    x = np.random.default_rng(3).standard_normal(64).astype(np.float32)
+    expected = x * np.float32(3.3) + np.float32(1.7)
+    compiled = set()
+    for option in (None, True, False):
+        data = x.copy()
+        kernel = _fusion_mul_add[(1,)](data, BLOCK=64, enable_fp_fusion=option, backend="cpu")
+        np.testing.assert_array_equal(data, expected)
+        compiled.add(id(kernel))
+    assert knobs.language.default_fp_fusion is True
+    knobs.language.default_fp_fusion = False
+    assert knobs.language.default_fp_fusion is False
+    data = x.copy()
+    compiled.add(id(_fusion_mul_add[(1,)](data, BLOCK=64, backend="cpu")))
+    np.testing.assert_array_equal(data, expected)
+    assert len(compiled) == 2  # fused (None, True) and apart (False, the knob's False)
+    with pytest.raises(TypeError, match="enable_fp_fusion must be True, False or None"):
+        _fusion_mul_add[(1,)](x.copy(), BLOCK=64, enable_fp_fusion=1, backend="cpu")

@@ -78,6 +78,27 @@ module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 
 
 // -----
 
+#b2 = #kiln_gpu.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>
+
+// Two f64 are one 16-byte access of two 64-bit words.
+// CHECK-LABEL: llvm.func @double_copy
+// CHECK: "mov.b64 $0, 0;{{.*}}@$3 ld.global.v2.b64 { $0, $1 }, [ $2 + 0 ];", "=l,=l,l,b"
+// CHECK: "@$3 st.global.v2.b64 [ $2 + 0 ], { $0, $1 };", "l,l,l,b"
+module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func public @double_copy(%x: !kiln.ptr<f64> {kiln.divisibility = 16 : i32}, %y: !kiln.ptr<f64> {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
+    %r = kiln.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32, #b2>
+    %xs = kiln.splat %x : !kiln.ptr<f64> -> tensor<64x!kiln.ptr<f64>, #b2>
+    %xp = kiln.addptr %xs, %r : tensor<64x!kiln.ptr<f64>, #b2>, tensor<64xi32, #b2>
+    %v = kiln.load %xp : tensor<64x!kiln.ptr<f64>, #b2> -> tensor<64xf64, #b2>
+    %ys = kiln.splat %y : !kiln.ptr<f64> -> tensor<64x!kiln.ptr<f64>, #b2>
+    %yp = kiln.addptr %ys, %r : tensor<64x!kiln.ptr<f64>, #b2>, tensor<64xi32, #b2>
+    kiln.store %yp, %v : tensor<64x!kiln.ptr<f64>, #b2>, tensor<64xf64, #b2>
+    return
+  }
+}
+
+// -----
+
 #b1 = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 
 // 32 elements over 128 threads: threads 32..127 hold replicas, and only the

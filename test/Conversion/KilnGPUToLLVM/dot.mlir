@@ -48,6 +48,92 @@ func.func @mma_sync(%a: tensor<64x16xbf16, #bA>, %b: tensor<16x64xbf16, #bA>, %c
 
 // -----
 
+// f16 accumulators stay f16 on the tensor cores: mma.sync takes a row's pair
+// of columns as one f16x2 register (two per instruction), never extended to
+// f32.
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+// CHECK-LABEL: llvm.func @mma_sync_f16_acc
+// CHECK-NOT: llvm.fpext
+// CHECK-COUNT-8: mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {$0,$1}, {$2,$3,$4,$5}, {$6,$7}, {$8,$9};", "=r,=r,r,r,r,r,r,r,0,1"
+// CHECK-NOT: llvm.fptrunc
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @mma_sync_f16_acc(%a: tensor<64x16xf16, #bA>, %b: tensor<16x64xf16, #bA>, %c: tensor<64x64xf16, #mma>) -> tensor<64x64xf16, #mma> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x16xf16, #bA> * tensor<16x64xf16, #bA> -> tensor<64x64xf16, #mma>
+  return %d : tensor<64x64xf16, #mma>
+}
+}
+
+// -----
+
+// wgmma with an f16 accumulator: n / 4 = 16 f16x2 registers per
+// instruction, waited for as such.
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-LABEL: llvm.func @wgmma_f16_acc
+// CHECK-NOT: llvm.fpext
+// CHECK-COUNT-2: wgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16 {$0,$1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15}, $16, $17, p, 1, 1, 0, 1;
+// CHECK: wgmma.wait_group.sync.aligned 0;", "=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,0,
+// CHECK-NOT: llvm.fptrunc
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @wgmma_f16_acc(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %c: tensor<64x64xf16, #wg>) -> tensor<64x64xf16, #wg> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf16, #wg>
+  return %d : tensor<64x64xf16, #wg>
+}
+}
+
+// -----
+
+// Integer products saturate at the s32 bounds, on mma.sync and on wgmma.
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 16], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+// CHECK-LABEL: llvm.func @mma_sync_s8
+// CHECK-COUNT-8: mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @mma_sync_s8(%a: tensor<64x32xi8, #bA>, %b: tensor<32x64xi8, #bA>, %c: tensor<64x64xi32, #mma>) -> tensor<64x64xi32, #mma> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xi8, #bA> * tensor<32x64xi8, #bA> -> tensor<64x64xi32, #mma>
+  return %d : tensor<64x64xi32, #mma>
+}
+}
+
+// -----
+
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 16], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-LABEL: llvm.func @wgmma_s8
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k32.satfinite.s32.s8.s8
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @wgmma_s8(%a: tensor<64x32xi8, #bA>, %b: tensor<32x64xi8, #bA>, %c: tensor<64x64xi32, #wg>) -> tensor<64x64xi32, #wg> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xi8, #bA> * tensor<32x64xi8, #bA> -> tensor<64x64xi32, #wg>
+  return %d : tensor<64x64xi32, #wg>
+}
+}
+
+// -----
+
+// Warps beyond the instruction tiles (16x16 on 4 warps, the layout's warps
+// covering 32 columns): each computes the tile whose elements it repeats,
+// one mma.sync per k-step.
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [1, 0]}>
+// CHECK-LABEL: llvm.func @mma_sync_replicated
+// CHECK-COUNT-2: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-NOT: mma.sync
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @mma_sync_replicated(%a: tensor<16x32xf16, #bA>, %b: tensor<32x16xf16, #bA>, %c: tensor<16x16xf32, #mma>) -> tensor<16x16xf32, #mma> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16x32xf16, #bA> * tensor<32x16xf16, #bA> -> tensor<16x16xf32, #mma>
+  return %d : tensor<16x16xf32, #mma>
+}
+}
+
+// -----
+
 // Any other blocked result: FMAs from shared tiles, one per element and k.
 // CHECK: // -----
 #b = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>

@@ -45,3 +45,21 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
     return %u : tensor<16x8xf32, #b2>
   }
 }
+
+// -----
+
+// A layout change of a pointer block moves the pointers through the
+// scratch as LLVM pointers (8 bytes each): runs of two as one 16-byte store,
+// then one load per element in the column-major result layout.
+#src = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#dst = #kiln_gpu.blocked<{sizePerThread = [2, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [0, 1]}>
+// CHECK-LABEL: llvm.func @convert_pointers
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<2x!llvm.ptr<1>>, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<1>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @convert_pointers(%p: tensor<32x8x!kiln.ptr<i8>, #src>) -> tensor<32x8x!kiln.ptr<i8>, #dst> {
+    %q = kiln_gpu.convert_layout %p : tensor<32x8x!kiln.ptr<i8>, #src> -> tensor<32x8x!kiln.ptr<i8>, #dst>
+    return %q : tensor<32x8x!kiln.ptr<i8>, #dst>
+  }
+}

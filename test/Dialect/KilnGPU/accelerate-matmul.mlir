@@ -102,6 +102,22 @@ func.func @eight_warps(%a: tensor<128x32xbf16, #bA>, %b: tensor<32x256xbf16, #bA
 
 // -----
 
+// A 16x16 result has two 16x8 instruction tiles for 4 warps: warps 2 and 3
+// repeat them (the layout's warps cover 32 columns and wrap around).
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK: #[[MMAR:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [1, 0]}>
+// CHECK-LABEL: func.func @replicated_warps
+// CHECK: kiln.dot {{.*}} -> tensor<16x16xf32, #[[MMAR]]>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @replicated_warps(%a: tensor<16x16xf16, #bA>, %b: tensor<16x16xf16, #bA>, %c: tensor<16x16xf32, #bA>) -> tensor<16x16xf32, #bA> {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16x16xf16, #bA> * tensor<16x16xf16, #bA> -> tensor<16x16xf32, #bA>
+  return %d : tensor<16x16xf32, #bA>
+}
+}
+
+// -----
+
 // f32 operands multiplied exactly (ieee) keep their blocked layout: FMAs.
 // CHECK: // -----
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>

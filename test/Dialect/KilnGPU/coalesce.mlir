@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file -kiln-gpu-coalesce | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-coalesce -kiln-gpu-match-shape-layouts -canonicalize | FileCheck %s --check-prefix=MATCHED
 
 #b1 = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 
@@ -98,3 +99,45 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
   }
 }
 
+
+// -----
+
+// A block loaded row-major and stored column-major (both 16-byte aligned):
+// the shape's layout runs along the rows, as the load's pointers do; the
+// store gets its own layout down the columns, its value converted and its
+// pointers recomputed there, so that it too moves 16 bytes at a time.
+// CHECK-DAG: #[[ROW:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[COL:.*]] = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]}>
+// CHECK-LABEL: func.func @transposing_copy
+// CHECK: %[[V:.*]] = kiln.load %{{.*}} : tensor<64x64x!kiln.ptr<f16>, #[[ROW]]> -> tensor<64x64xf16, #[[ROW]]>
+// CHECK: %[[C:.*]] = kiln_gpu.convert_layout %[[V]] : tensor<64x64xf16, #[[ROW]]> -> tensor<64x64xf16, #[[COL]]>
+// CHECK: kiln.store %{{.*}}, %[[C]] : tensor<64x64x!kiln.ptr<f16>, #[[COL]]>, tensor<64x64xf16, #[[COL]]>
+// The conversion stays through kiln-gpu-match-shape-layouts, which drops
+// those that do not widen a store.
+// MATCHED-LABEL: func.func @transposing_copy
+// MATCHED: %[[C:.*]] = kiln_gpu.convert_layout
+// MATCHED: kiln.store %{{.*}}, %[[C]]
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#blocked1 = #kiln_gpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @transposing_copy(%x: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %z: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
+    %0 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #blocked>
+    %c64 = arith.constant dense<64> : tensor<64x64xi32, #blocked2>
+    %rows = kiln.expand_dims %0 {axis = 1 : i32} : tensor<64xi32, #blocked> -> tensor<64x1xi32, #blocked1>
+    %cols = kiln.expand_dims %0 {axis = 0 : i32} : tensor<64xi32, #blocked> -> tensor<1x64xi32, #blocked2>
+    %r = kiln.broadcast %rows : tensor<64x1xi32, #blocked1> -> tensor<64x64xi32, #blocked2>
+    %c = kiln.broadcast %cols : tensor<1x64xi32, #blocked2> -> tensor<64x64xi32, #blocked2>
+    %rowMajor = arith.muli %r, %c64 : tensor<64x64xi32, #blocked2>
+    %xOffsets = arith.addi %rowMajor, %c : tensor<64x64xi32, #blocked2>
+    %colMajor = arith.muli %c, %c64 : tensor<64x64xi32, #blocked2>
+    %zOffsets = arith.addi %colMajor, %r : tensor<64x64xi32, #blocked2>
+    %xs = kiln.splat %x : !kiln.ptr<f16> -> tensor<64x64x!kiln.ptr<f16>, #blocked2>
+    %xp = kiln.addptr %xs, %xOffsets : tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64xi32, #blocked2>
+    %zs = kiln.splat %z : !kiln.ptr<f16> -> tensor<64x64x!kiln.ptr<f16>, #blocked2>
+    %zp = kiln.addptr %zs, %zOffsets : tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64xi32, #blocked2>
+    %v = kiln.load %xp : tensor<64x64x!kiln.ptr<f16>, #blocked2> -> tensor<64x64xf16, #blocked2>
+    kiln.store %zp, %v : tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64xf16, #blocked2>
+    return
+  }
+}

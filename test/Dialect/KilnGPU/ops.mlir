@@ -15,3 +15,18 @@ func.func @convert(%a: tensor<1024xf32, #b1>) -> (tensor<1024xf32, #b4>, tensor<
   %c = kiln_gpu.convert_layout %a : tensor<1024xf32, #b1> -> tensor<1024xf32, #b1>
   return %b, %c : tensor<1024xf32, #b4>, tensor<1024xf32, #b1>
 }
+
+#b2 = #kiln_gpu.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+
+// A conversion of a conversion converts the original block once, and not at
+// all where that is its own layout.
+// FOLD-LABEL: func.func @convert_chain
+func.func @convert_chain(%a: tensor<1024xf32, #b1>) -> (tensor<1024xf32, #b4>, tensor<1024xf32, #b1>) {
+  // FOLD: %[[C:.*]] = kiln_gpu.convert_layout %arg0 : tensor<1024xf32, #{{.*}}> -> tensor<1024xf32, #[[B4:.*]]>
+  // FOLD-NOT: kiln_gpu.convert_layout
+  // FOLD: return %[[C]], %arg0
+  %b = kiln_gpu.convert_layout %a : tensor<1024xf32, #b1> -> tensor<1024xf32, #b2>
+  %c = kiln_gpu.convert_layout %b : tensor<1024xf32, #b2> -> tensor<1024xf32, #b4>
+  %d = kiln_gpu.convert_layout %b : tensor<1024xf32, #b2> -> tensor<1024xf32, #b1>
+  return %c, %d : tensor<1024xf32, #b4>, tensor<1024xf32, #b1>
+}

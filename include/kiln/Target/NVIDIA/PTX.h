@@ -26,8 +26,12 @@ struct PTXOutput {
 bool isValidChip(StringRef chip);
 
 /// Translates `module` (LLVM + NVVM dialects), optimizes it at O3 and emits
-/// PTX for `chip`. Failures are reported as diagnostics on the module.
-FailureOr<PTXOutput> translateToPTX(ModuleOp module, StringRef chip);
+/// PTX for `chip`. With `enableFpFusion` (Triton's enable_fp_fusion, on by
+/// default) a multiply and an add may become one fma; without it they stay
+/// two separately rounded instructions (mul.rn, add.rn), which ptxas does not
+/// fuse either. Failures are reported as diagnostics on the module.
+FailureOr<PTXOutput> translateToPTX(ModuleOp module, StringRef chip,
+                                    bool enableFpFusion = true);
 
 } // namespace mlir::kiln::nvidia
 

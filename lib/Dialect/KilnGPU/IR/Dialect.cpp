@@ -170,10 +170,14 @@ BlockedEncodingAttr mlir::kiln::gpu::getMmaAccumulatorLayout(
     else if (canSplitN)
       warpsN *= 2;
     else
-      return {};
+      break;
   }
   if (m % (16 * warpsM) != 0 || n % (8 * warpsN) != 0)
     return {};
+  // More warps than instruction tiles: the others repeat the tiles along
+  // the columns (the layout's warps then cover more columns than the block
+  // has and wrap around onto the same elements).
+  warpsN *= numWarps / (warpsM * warpsN);
   if (shape.size() == 3) // each batch in turn, every warp on each
     return BlockedEncodingAttr::get(context, {1, 1, 2}, {1, 8, 4}, {1, warpsM, warpsN},
                                     {2, 1, 0});
@@ -309,6 +313,13 @@ OpFoldResult ConvertLayoutOp::fold(FoldAdaptor adaptor) {
     return getSrc();
   if (auto splat = dyn_cast_if_present<SplatElementsAttr>(adaptor.getSrc()))
     return SplatElementsAttr::get(getType(), splat.getSplatValue<Attribute>());
+  // A conversion of a conversion converts the original block once.
+  if (auto inner = getSrc().getDefiningOp<ConvertLayoutOp>()) {
+    if (inner.getSrc().getType() == getType())
+      return inner.getSrc();
+    getSrcMutable().assign(inner.getSrc());
+    return getResult();
+  }
   return {};
 }
 

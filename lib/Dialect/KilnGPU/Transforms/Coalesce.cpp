@@ -7,7 +7,10 @@
 // many elements per thread along the widest one, threads and warps next to
 // each other.
 // Consecutive threads then touch consecutive chunks: coalesced warps and
-// vector instructions. Blocks of other shapes keep their layout.
+// vector instructions. Blocks of other shapes keep their layout. A store
+// whose pointers run along another dimension than its shape's layout (a
+// column-major output of a block loaded row-major) then gets a layout of
+// its own: the value is converted, the pointers and mask are recomputed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,8 +18,12 @@
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 
+#include "Rematerializer.h"
+
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <map>
 
@@ -48,7 +55,13 @@ struct KilnGPUCoalesce : public gpu::impl::KilnGPUCoalesceBase<KilnGPUCoalesce> 
       int64_t width;
     };
     std::map<SmallVector<int64_t>, Run> runs;
-    auto visitAccess = [&](Value ptr) {
+    // Each store's own run, and its width along every dimension.
+    struct StoreRun {
+      Run run;
+      SmallVector<int64_t> widths;
+    };
+    llvm::MapVector<Operation *, StoreRun> storeRuns;
+    auto visitAccess = [&](Value ptr, Operation *store) {
       auto type = dyn_cast<RankedTensorType>(ptr.getType());
       if (!type)
         return;
@@ -71,12 +84,18 @@ struct KilnGPUCoalesce : public gpu::impl::KilnGPUCoalesceBase<KilnGPUCoalesce> 
       auto [it, inserted] = runs.try_emplace(shape, run);
       if (!inserted && run.width > it->second.width)
         it->second = run;
+      if (store) {
+        SmallVector<int64_t> widths;
+        for (unsigned dim = 0; dim < type.getRank(); ++dim)
+          widths.push_back(widthAlong(dim));
+        storeRuns[store] = {run, widths};
+      }
     };
     module.walk([&](Operation *op) {
       if (auto load = dyn_cast<LoadOp>(op))
-        visitAccess(load.getPtr());
+        visitAccess(load.getPtr(), nullptr);
       else if (auto store = dyn_cast<StoreOp>(op))
-        visitAccess(store.getPtr());
+        visitAccess(store.getPtr(), store);
     });
 
     setBlockEncodings(module, [&](RankedTensorType type) -> Attribute {
@@ -92,6 +111,42 @@ struct KilnGPUCoalesce : public gpu::impl::KilnGPUCoalesceBase<KilnGPUCoalesce> 
       return getDefaultBlockedEncoding(&getContext(), type.getShape(), order,
                                        it->second.width, numWarps, threadsPerWarp);
     });
+
+    // Stores that their shape's layout would split into narrower accesses
+    // than their own run allows store from a layout of their own.
+    Rematerializer rematerializer(/*convertWhenStuck=*/true);
+    for (auto &[op, own] : storeRuns) {
+      auto store = cast<StoreOp>(op);
+      auto type = cast<RankedTensorType>(store.getPtr().getType());
+      auto layout = dyn_cast_if_present<BlockedEncodingAttr>(type.getEncoding());
+      if (!layout)
+        continue;
+      unsigned fastest = layout.getOrder()[0];
+      if (own.run.dim == fastest || own.run.width <= own.widths[fastest])
+        continue;
+      SmallVector<unsigned> order{own.run.dim};
+      for (unsigned dim : layout.getOrder())
+        if (dim != own.run.dim)
+          order.push_back(dim);
+      BlockedEncodingAttr storeLayout = getDefaultBlockedEncoding(
+          &getContext(), type.getShape(), order, own.run.width, numWarps, threadsPerWarp);
+      FailureOr<Value> ptr = rematerializer.get(store.getPtr(), storeLayout);
+      FailureOr<Value> mask = store.getMask()
+                                  ? rematerializer.get(store.getMask(), storeLayout)
+                                  : FailureOr<Value>(Value());
+      if (failed(ptr) || failed(mask))
+        continue;
+      OpBuilder builder(store);
+      auto valueType = cast<RankedTensorType>(store.getValue().getType());
+      Value value = ConvertLayoutOp::create(
+          builder, store.getLoc(),
+          RankedTensorType::get(valueType.getShape(), valueType.getElementType(), storeLayout),
+          store.getValue());
+      store.getPtrMutable().assign(*ptr);
+      store.getValueMutable().assign(value);
+      if (*mask)
+        store.getMaskMutable().assign(*mask);
+    }
   }
 };
 

@@ -69,6 +69,10 @@ DotOp mlir::kiln::gpu::getAccumulatingDot(scf::ForOp loop, int numWarps,
     return {};
   if (getDotTensorCores(found, numWarps, threadsPerWarp) != "wgmma")
     return {};
+  // f16 accumulators leave wgmma as packed pairs, which must be unpacked
+  // once the group is done: they are not carried in flight.
+  if (found.getType().getElementType().isF16())
+    return {};
   auto acc = dyn_cast<BlockArgument>(found.getC());
   if (!acc || acc.getOwner() != loop.getBody() || acc.getArgNumber() == 0 ||
       !acc.hasOneUse())

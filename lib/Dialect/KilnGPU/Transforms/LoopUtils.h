@@ -30,8 +30,8 @@ Value andMask(OpBuilder &builder, Location loc, Value mask, Value condition,
 DotOp getOnlyDot(scf::ForOp loop);
 
 /// The one dot of `loop` if it can run asynchronously: a wgmma dot whose
-/// accumulator is a value the loop carries, used by nothing else, and whose
-/// result is only yielded back into it.
+/// accumulator (f32 or integer) is a value the loop carries, used by nothing
+/// else, and whose result is only yielded back into it.
 DotOp getAccumulatingDot(scf::ForOp loop, int numWarps, int threadsPerWarp);
 
 } // namespace mlir::kiln::gpu

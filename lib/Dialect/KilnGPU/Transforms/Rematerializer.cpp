@@ -6,6 +6,8 @@
 
 #include "Rematerializer.h"
 
+#include "kiln/Analysis/AxisInfo.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -87,12 +89,30 @@ std::optional<Attribute> Rematerializer::operandLayout(Operation *op,
   return encoding; // element-wise, and broadcast: the same layout
 }
 
+/// How many elements one access of a thread would move for `ptr` under
+/// `encoding` (ignoring the mask): 1 for anything but a blocked layout.
+static int64_t getAccessWidthUnder(AxisInfoAnalysis &axisInfo, Value ptr, Attribute encoding) {
+  auto layout = dyn_cast_if_present<BlockedEncodingAttr>(encoding);
+  if (!layout)
+    return 1;
+  unsigned fastest = layout.getOrder()[0];
+  auto type = cast<RankedTensorType>(ptr.getType());
+  return std::min<int64_t>({axisInfo.getPtrVectorWidth(ptr, fastest),
+                            layout.getSizePerThread()[fastest], type.getDimSize(fastest)});
+}
+
 void mlir::kiln::gpu::storeWithoutConversion(
     ModuleOp module, llvm::function_ref<bool(StoreOp, ConvertLayoutOp)> keepConversion) {
   Rematerializer strict(/*convertWhenStuck=*/false);
+  AxisInfoAnalysis axisInfo(module);
   module.walk([&](StoreOp store) {
     auto convert = store.getValue().getDefiningOp<ConvertLayoutOp>();
     if (!convert || (keepConversion && keepConversion(store, convert)))
+      return;
+    // A conversion to a layout that stores wider vectors (kiln-gpu-coalesce
+    // gives a store running along another dimension its own) stays.
+    if (axisInfo.getAccessWidth(store.getPtr(), store.getMask()) >
+        getAccessWidthUnder(axisInfo, store.getPtr(), convert.getSrc().getType().getEncoding()))
       return;
     Attribute encoding = convert.getSrc().getType().getEncoding();
     FailureOr<Value> ptr = strict.get(store.getPtr(), encoding);

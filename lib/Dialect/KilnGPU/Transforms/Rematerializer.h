@@ -42,7 +42,8 @@ private:
 /// A store of a converted block stores the unconverted block instead, with
 /// its pointers and mask recomputed under that block's layout, when they can
 /// be: no data moves between threads. Stores that `keepConversion` accepts
-/// are left as they are.
+/// are left as they are, and so are those whose conversion lets them store
+/// wider vectors.
 void storeWithoutConversion(
     ModuleOp module, llvm::function_ref<bool(StoreOp, ConvertLayoutOp)> keepConversion = nullptr);
 

@@ -50,9 +50,10 @@ def Kiln_DotOp : Kiln_Op<"dot", [Pure, AllTypesMatch<["c", "d"]>]> {
     tensor cores take), or split into a high and low tf32 part and
     multiplied three times (`tf32x3`, close to fp32 accuracy). Backends
     without tf32 arithmetic may compute more precisely than asked.
-    `maxNumImpreciseAcc`, when set, bounds how many products an fp8 dot
-    may accumulate at reduced precision before promoting (Triton's
-    argument of the same name); 0 or absent means full precision. A target
+    `maxNumImpreciseAcc`, when at most K, bounds how many products an fp8
+    dot may accumulate at reduced precision before promoting (Triton's
+    argument of the same name; at least one instruction's); 0 or absent
+    means full precision, more than K none asked for. A target
     that cannot promote within a dot computes it precisely instead (one
     without 8-bit float tensor cores decodes the operands to f16).
 

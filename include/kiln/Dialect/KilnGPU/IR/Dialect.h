@@ -41,6 +41,8 @@ BlockedEncodingAttr getDefaultBlockedEncoding(MLIRContext *context,
 /// on each batch in turn (the batch dimension repeats slowest). Null when
 /// the block does not tile: each warp needs whole 16-row instruction tiles
 /// (rows 8 apart in the layout's repeats pair up) and whole 8-column ones.
+/// Warps beyond the block's instruction tiles repeat them along the
+/// columns (replicated elements).
 BlockedEncodingAttr getMmaAccumulatorLayout(MLIRContext *context,
                                             ArrayRef<int64_t> shape, int numWarps,
                                             int threadsPerWarp);

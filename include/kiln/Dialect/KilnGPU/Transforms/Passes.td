@@ -20,7 +20,10 @@ def KilnGPUCoalesce : Pass<"kiln-gpu-coalesce", "mlir::ModuleOp"> {
     column-major block runs down its columns). Every block of that shape is
     given a blocked layout holding that many contiguous elements per thread
     along that dimension, so that consecutive threads access consecutive
-    16-byte chunks.
+    16-byte chunks. A store that this layout would split into narrower
+    accesses than its own pointers allow along another dimension (a
+    column-major output of a block loaded row-major) gets a layout of its
+    own: its value is converted, its pointers and mask are recomputed.
 
     Before (f32 pointers known contiguous and 16-byte aligned):
     ```mlir
