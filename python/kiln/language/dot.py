@@ -18,7 +18,8 @@ of that many products (at least one instruction's) into the fp32
 accumulator (on wgmma, as Triton does; decoded to fp16 elsewhere, which is
 precise).
 
-Every dimension must be at least 16 and a power of two, as in Triton.
+K must be at least 16 (32 for 8-bit operands), as in Triton; M and N must
+be at least 16 (Triton also takes smaller ones), all powers of two.
 """
 
 from __future__ import annotations
@@ -92,10 +93,6 @@ def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
                     f"({x.shape[-1]} != {y.shape[-2]})")
     if len(x.shape) == 3 and x.shape[0] != y.shape[0]:
         raise _fail(f"kl.dot: the batch dimensions of shapes {x.shape} and {y.shape} differ")
-    for d in (x.shape[-2], x.shape[-1], y.shape[-1]):
-        if d < 16:
-            raise _fail(f"kl.dot: every dimension must be at least 16, got {x.shape} * {y.shape}")
-
     xt, yt = x.dtype, y.dtype
     fp8_formats = ("", "")
     if xt.is_fp8() and yt.is_fp8():
@@ -112,6 +109,17 @@ def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
                     "(as Triton's tl.dot)")
     if not (elem.is_fp16() or elem.is_bf16() or elem.is_fp32() or elem.name == "int8"):
         raise _fail(f"kl.dot: unsupported operand dtype {xt} (expected fp16, bf16, fp32, int8 or fp8)")
+
+    # Triton's rule and wording for the inner dimension: K >= 16, or K >= 32
+    # for 8-bit operands.
+    min_k = 32 if x.dtype.scalar.primitive_bitwidth == 8 else 16
+    if x.shape[-1] < min_k:
+        raise _fail(f"kl.dot: Input shapes should have M >= 1, N >= 1 and K >= {min_k}, "
+                    f"got {x.shape} * {y.shape}")
+    # Triton also takes M or N below 16 (multiplied without tensor cores);
+    # Kiln does not yet.
+    if x.shape[-2] < 16 or y.shape[-1] < 16:
+        raise _fail(f"kl.dot: M and N below 16 are not supported yet, got {x.shape} * {y.shape}")
 
     out_dtype = _unwrap(out_dtype)
     if elem.name == "int8":

@@ -74,15 +74,22 @@ def test_batch_dimensions_differ(jit, build_ir):
     check_error(build_ir, kernel, {"out": "*fp32"}, "batch dimensions")
 
 
-@pytest.mark.parametrize("shape_a,shape_b", [((8, 16), (16, 16)), ((16, 8), (8, 16)), ((16, 16), (16, 8))])
-def test_dimension_below_16(jit, build_ir, shape_a, shape_b):
+@pytest.mark.parametrize("shape_a,shape_b,dtype,fragment", [
+    ((16, 8), (8, 16), "float16", "Input shapes should have M >= 1, N >= 1 and K >= 16"),
+    ((16, 16), (16, 16), "int8", "Input shapes should have M >= 1, N >= 1 and K >= 32"),
+    ((16, 16), (16, 16), "float8e5", "Input shapes should have M >= 1, N >= 1 and K >= 32"),
+    ((8, 16), (16, 16), "float16", "M and N below 16"),
+    ((16, 16), (16, 8), "float16", "M and N below 16"),
+])
+def test_dimension_too_small(jit, build_ir, shape_a, shape_b, dtype, fragment):
     @jit
-    def kernel(out, SA: kl.constexpr, SB: kl.constexpr):
-        a = kl.zeros(SA, dtype=kl.float16)
-        b = kl.zeros(SB, dtype=kl.float16)
+    def kernel(out, SA: kl.constexpr, SB: kl.constexpr, DT: kl.constexpr):
+        a = kl.zeros(SA, dtype=DT)
+        b = kl.zeros(SB, dtype=DT)
         c = kl.dot(a, b)
 
-    check_error(build_ir, kernel, {"out": "*fp32"}, "at least 16", constexprs={"SA": shape_a, "SB": shape_b})
+    check_error(build_ir, kernel, {"out": "*fp32"}, fragment,
+                constexprs={"SA": shape_a, "SB": shape_b, "DT": getattr(kl, dtype)})
 
 
 @pytest.mark.parametrize("da,db,fragments", [
