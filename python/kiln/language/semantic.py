@@ -786,6 +786,14 @@ def extern_elementwise(name: str, args: list[Any], table: dict, b: Builder) -> t
     """Calls the function ``table`` lists for the arguments' element types,
     element-wise. As in Triton, arguments whose types are not listed are
     first promoted together as arithmetic would promote them."""
+    args, symbol, result_ty = resolve_extern_call(name, args, table, b)
+    return tensor(b.extern_elementwise(symbol, [a.handle for a in args], result_ty.to_ir(b)), result_ty)
+
+
+def resolve_extern_call(name: str, args: list[Any], table: dict, b: Builder) -> tuple[list[tensor], str, dtype]:
+    """The arguments of an element-wise call of ``table``'s function,
+    promoted and broadcast to one shape, with the symbol and result type
+    that ``table`` gives for them; refuses types that ``table`` lacks."""
     if not args:
         raise _fail(f"{name} needs at least one argument")
     args = [to_tensor(a, b) if not isinstance(a, tensor) else a for a in args]
@@ -805,8 +813,7 @@ def extern_elementwise(name: str, args: list[Any], table: dict, b: Builder) -> t
     for a in args:
         shape = broadcast_shapes(shape, a.shape)
     args = [broadcast_to(a, shape, b) if shape else a for a in args]
-    result_ty = _with_shape(result, shape)
-    return tensor(b.extern_elementwise(symbol, [a.handle for a in args], result_ty.to_ir(b)), result_ty)
+    return args, symbol, _with_shape(result, shape)
 
 
 # ---------------------------------------------------------------------------

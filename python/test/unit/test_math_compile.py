@@ -143,3 +143,20 @@ def test_errors_name_the_function_and_the_line(fn, dtype, message):
     lines = open(__file__).read().splitlines()
     assert error.filename == __file__
     assert fn.split(".")[-1] + "(" in lines[error.lineno - 1]
+
+
+@kiln.jit
+def mul24_kernel(x_ptr, y_ptr, out_ptr, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    kl.store(out_ptr + offs, libdevice.mul24(kl.load(x_ptr + offs), kl.load(y_ptr + offs)).to(kl.int64))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_mul24_keeps_the_low_32_bits(target):
+    # The product of two 24-bit values needs 48 bits; mul24 keeps the low 32,
+    # so widening the result to int64 must not widen the multiply.
+    kernel = kiln.compile(mul24_kernel, signature={"x_ptr": "*i32", "y_ptr": "*i32", "out_ptr": "*i64"},
+                          constexprs={"BLOCK": 128}, target=target)
+    ptx = kernel.asm["ptx"]
+    assert re.search(r"mul\.lo\.s32\s", ptx)
+    assert not re.search(r"mul\.wide\.s32\s", ptx)

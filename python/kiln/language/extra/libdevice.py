@@ -21,7 +21,11 @@ _F32 = (float32,)
 _F64 = (float64,)
 
 
-def _define(name: str, table: dict, doc: str) -> Callable[..., Any]:
+def _define(name: str, table: dict, doc: str,
+            compose: Callable[[list, Any], Any] | None = None) -> Callable[..., Any]:
+    """A libdevice function taking the argument types in ``table``. With
+    ``compose``, the call is built from kernel arithmetic on the promoted,
+    broadcast arguments instead of calling the libdevice symbol."""
     def fn(*args: Any, _builder: Any = None) -> Any:
         from kiln.language import semantic
         arity = len(next(iter(table)))
@@ -29,6 +33,10 @@ def _define(name: str, table: dict, doc: str) -> Callable[..., Any]:
             from kiln.errors import CompilationError
             raise CompilationError(f"libdevice.{name} takes {arity} argument{'s' if arity > 1 else ''}, "
                                    f"got {len(args)}")
+        if compose is not None:
+            operands, _, _ = semantic.resolve_extern_call(f"libdevice.{name}", [_unwrap(a) for a in args], table,
+                                                          _builder)
+            return compose(operands, _builder)
         return semantic.extern_elementwise(f"libdevice.{name}", [_unwrap(a) for a in args], table, _builder)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
@@ -221,10 +229,24 @@ mulhi = _define("mulhi", {
     (int64, int64): ("__nv_mul64hi", int64),
     (uint64, uint64): ("__nv_umul64hi", uint64),
 }, "Element-wise high half of the full product (libdevice __nv_mulhi / __nv_umulhi / __nv_mul64hi / __nv_umul64hi).")
+
+
+def _mul24(operands: list, b: Any) -> Any:
+    # Built from shifts and a wrapping multiply rather than by calling
+    # __nv_mul24: LLVM rewrites that call into a multiply marked as never
+    # overflowing, and the optimizer then widens it to the full 48-bit
+    # product, where mul24 keeps its low 32 bits.
+    from kiln.language import semantic
+    low24 = [semantic.rshift(semantic.lshift(v, 8, b), 8, b) if v.dtype.is_int_signed()
+             else semantic.and_(v, 0xFFFFFF, b) for v in operands]
+    return semantic.mul(low24[0], low24[1], b)
+
+
 mul24 = _define("mul24", {
     (int32, int32): ("__nv_mul24", int32),
     (uint32, uint32): ("__nv_umul24", uint32),
-}, "Element-wise product of the low 24 bits of each (libdevice __nv_mul24 / __nv_umul24).")
+}, "Element-wise low 32 bits of the product of the low 24 bits of each, sign-extended for int32 "
+   "(libdevice __nv_mul24 / __nv_umul24).", compose=_mul24)
 hadd = _define("hadd", {
     (int32, int32): ("__nv_hadd", int32),
     (uint32, uint32): ("__nv_uhadd", uint32),
