@@ -134,7 +134,9 @@ SmallVector<Value> shareOwnerValues(ConversionPatternRewriter &rewriter,
   {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(module.getBody());
-    global = LLVM::GlobalOp::create(rewriter, loc, arrayType, /*isConstant=*/false,
+    // The module's location: see createGlobalCString.
+    global = LLVM::GlobalOp::create(rewriter, module.getLoc(), arrayType,
+                                    /*isConstant=*/false,
                                     LLVM::Linkage::Internal, name, Attribute(),
                                     /*alignment=*/8, /*addrSpace=*/3);
   }

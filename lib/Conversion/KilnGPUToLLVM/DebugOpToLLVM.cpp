@@ -165,7 +165,11 @@ struct AssertOpLowering : public ConvertOpToLLVMPattern<AssertOp> {
                                                rewriter.getBoolAttr(true));
     for (size_t e = 0; e < conds.size(); ++e) {
       Value failed = LLVM::XOrOp::create(rewriter, loc, conds[e], trueValue);
-      Value report = LLVM::AndOp::create(rewriter, loc, failed, elements.owner[e]);
+      // An assert from a combine function checks on every thread (see
+      // kPerThreadAssertAttr); otherwise the element's owner reports it.
+      Value report = op->hasAttr(kPerThreadAssertAttr)
+                         ? failed
+                         : LLVM::AndOp::create(rewriter, loc, failed, elements.owner[e]);
       emitIf(rewriter, loc, report, [&](OpBuilder &b) {
         Value line = createI32Constant(b, loc, op.getLine());
         Value charSize = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1));

@@ -125,10 +125,12 @@ SmallVector<Value> emitLinearIndices(OpBuilder &builder, Location loc,
   return unpackElements(builder, loc, linear);
 }
 
-/// Combines per-operand values with the op's combine function.
+/// Combines per-operand values with the op's combine function; `active`
+/// (if given) is where the result is used (see emitCombine).
 SmallVector<Value> combine(Operation *op, OpBuilder &builder, ValueRange a,
-                           ValueRange b, bool &failedCombine) {
-  FailureOr<SmallVector<Value>> result = emitCombine(op, builder, a, b);
+                           ValueRange b, bool &failedCombine,
+                           Value active = Value()) {
+  FailureOr<SmallVector<Value>> result = emitCombine(op, builder, a, b, active);
   if (failed(result)) {
     failedCombine = true;
     return SmallVector<Value>(a);
@@ -471,8 +473,8 @@ struct ScanOpLowering : public ConvertOpToLLVMPattern<ScanOp> {
     unsigned n = op.getSrcs().size();
     bool reverse = op.getReverse();
     bool failedCombine = false;
-    auto combineValues = [&](ValueRange a, ValueRange b) {
-      return combine(op, rewriter, a, b, failedCombine);
+    auto combineValues = [&](ValueRange a, ValueRange b, Value active = Value()) {
+      return combine(op, rewriter, a, b, failedCombine, active);
     };
     // `earlier` then `later`, either possibly absent.
     auto combineMaybe = [&](const MaybeValues &earlier,
@@ -481,7 +483,10 @@ struct ScanOpLowering : public ConvertOpToLLVMPattern<ScanOp> {
         return later;
       if (!later.present())
         return earlier;
-      SmallVector<Value> both = combineValues(earlier.values, later.values);
+      Value bothValid = earlier.valid && later.valid
+                            ? LLVM::AndOp::create(rewriter, loc, earlier.valid, later.valid)
+                            : (earlier.valid ? earlier.valid : later.valid);
+      SmallVector<Value> both = combineValues(earlier.values, later.values, bothValid);
       if (!earlier.valid && !later.valid)
         return {both, Value()};
       MaybeValues result;
@@ -607,8 +612,8 @@ struct ScanOpLowering : public ConvertOpToLLVMPattern<ScanOp> {
           SmallVector<Value> other;
           for (Value v : inclusive)
             other.push_back(emitShuffle(rewriter, loc, v, delta, shiftKind));
-          SmallVector<Value> combined = combineValues(other, inclusive);
           Value has = atLeast(lanePosition, k);
+          SmallVector<Value> combined = combineValues(other, inclusive, has);
           for (unsigned i = 0; i < n; ++i)
             inclusive[i] = LLVM::SelectOp::create(rewriter, loc, has, combined[i], inclusive[i]);
         }
@@ -677,7 +682,7 @@ struct ScanOpLowering : public ConvertOpToLLVMPattern<ScanOp> {
             SmallVector<Value> current;
             for (unsigned i = 0; i < n; ++i)
               current.push_back(elements[i][e]);
-            SmallVector<Value> combined = combineValues(prefix.values, current);
+            SmallVector<Value> combined = combineValues(prefix.values, current, prefix.valid);
             for (unsigned i = 0; i < n; ++i)
               elements[i][e] = prefix.valid ? LLVM::SelectOp::create(rewriter, loc, prefix.valid,
                                                                      combined[i], current[i])

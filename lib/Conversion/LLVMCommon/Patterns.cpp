@@ -77,7 +77,8 @@ void mlir::kiln::populateSplatAndAddPtrToLLVMPatterns(
 FailureOr<SmallVector<Value>> mlir::kiln::emitCombine(Operation *op,
                                                       OpBuilder &builder,
                                                       ValueRange accumulated,
-                                                      ValueRange next) {
+                                                      ValueRange next,
+                                                      Value active) {
   Region &region = op->getRegion(0);
   if (!region.hasOneBlock())
     return op->emitOpError("with control flow in its combine function is not "
@@ -120,6 +121,23 @@ FailureOr<SmallVector<Value>> mlir::kiln::emitCombine(Operation *op,
       for (Value result : clone->getResults())
         result.setType(VectorType::get(vectorType.getShape(), result.getType()));
     }
+    if (auto check = dyn_cast<AssertOp>(clone)) {
+      // The values a thread combines are its own, not copies of one value:
+      // every thread checks them.
+      check->setAttr(kPerThreadAssertAttr, builder.getUnitAttr());
+      // A combine computed where its result is not used (a scan step
+      // before the lane's first partner) must not report its inputs.
+      if (active && !onVectors) {
+        OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPoint(clone);
+        Value inactive = LLVM::XOrOp::create(
+            builder, loc, active,
+            LLVM::ConstantOp::create(builder, loc, builder.getI1Type(),
+                                     builder.getBoolAttr(true)));
+        check.getCondMutable().assign(
+            LLVM::OrOp::create(builder, loc, check.getCond(), inactive));
+      }
+    }
   }
   SmallVector<Value> results;
   for (Value returned : block.getTerminator()->getOperands())
@@ -159,13 +177,37 @@ void mlir::kiln::populateHintOpToLLVMPatterns(const LLVMTypeConverter &converter
 Value mlir::kiln::createGlobalCString(OpBuilder &builder, Location loc,
                                       Operation *op, StringRef text) {
   auto module = op->getParentOfType<ModuleOp>();
-  std::string name;
-  for (unsigned n = 0;; ++n) {
-    name = llvm::formatv("kiln_debug_string_{0}", n).str();
-    if (!module.lookupSymbol(name))
-      break;
-  }
   std::string value = text.str();
   value.push_back('\0');
-  return LLVM::createGlobalString(loc, builder, name, value, LLVM::Linkage::Internal);
+  // One global per distinct text: an assert in a reduction's combine
+  // function is lowered once per combining step, all with the same strings.
+  LLVM::GlobalOp global;
+  for (auto existing : module.getOps<LLVM::GlobalOp>()) {
+    auto contents = dyn_cast_or_null<StringAttr>(existing.getValueOrNull());
+    if (existing.getSymName().starts_with("kiln_debug_string_") && contents &&
+        contents.getValue() == value) {
+      global = existing;
+      break;
+    }
+  }
+  if (!global) {
+    std::string name;
+    for (unsigned n = 0;; ++n) {
+      name = llvm::formatv("kiln_debug_string_{0}", n).str();
+      if (!module.lookupSymbol(name))
+        break;
+    }
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(module.getBody());
+    auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), value.size());
+    // The global takes the module's location, not the op's: the op's may be
+    // a call site (an assert in an inlined jit function), and the
+    // debug-info pass scopes call-site locations in their enclosing
+    // function, which a module-level global does not have.
+    global = LLVM::GlobalOp::create(builder, module.getLoc(), type,
+                                    /*isConstant=*/true,
+                                    LLVM::Linkage::Internal, name,
+                                    builder.getStringAttr(value));
+  }
+  return LLVM::AddressOfOp::create(builder, loc, global);
 }

@@ -47,7 +47,15 @@ Value createGlobalCString(OpBuilder &builder, Location loc, Operation *op,
 /// `op`, if the combine function has control flow.
 FailureOr<SmallVector<Value>> emitCombine(Operation *op, OpBuilder &builder,
                                           ValueRange accumulated,
-                                          ValueRange next);
+                                          ValueRange next,
+                                          Value active = Value());
+
+/// Marks a kiln.assert cloned from a combine function: each thread checks
+/// its own values (a scalar elsewhere is one value that one thread checks).
+/// With an `active` predicate (an i1 per thread), emitCombine also makes the
+/// assert pass where `active` is false: the combine's result is discarded
+/// there, and its inputs need not be values the combine ever takes.
+inline constexpr llvm::StringLiteral kPerThreadAssertAttr = "kiln.per_thread";
 
 } // namespace mlir::kiln
 
