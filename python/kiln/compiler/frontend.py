@@ -26,6 +26,7 @@ import inspect
 import linecache
 import re
 import sys
+import warnings
 from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
@@ -33,7 +34,7 @@ from kiln import _C
 from kiln.compiler.specialization import (AGGREGATE_TYPES, TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, Specialization,
                                           child_name)
 from kiln.errors import CompilationError, CompileTimeAssertionFailure
-from kiln.language import core, debugging, semantic
+from kiln.language import core, debugging, semantic, shapes
 from kiln import language
 from kiln.language.block_pointer import block_pointer
 # (Imported from the module: the package exports the class under the module's name.)
@@ -887,9 +888,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if not _is_runtime(cond):
             self.visit_stmts(node.body if cond else node.orelse)
             return
-        if cond.shape:
-            raise self.error(f"an if condition must be a scalar, got a block of shape {cond.shape}; "
-                             f"use kl.where for element-wise choices", node.test)
+        cond = self._scalar_condition(cond, node.test, "an if")
         cond = self._run(node.test, lambda: semantic.to_bool(cond, self.builder))
         if getattr(node, "returns_early", False):
             self._returning_if(node, cond)
@@ -974,6 +973,21 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 self.lscope[name] = values[index]
         for name, rebuild, slots in aggregates:
             self.lscope[name] = rebuild(iter([values[v] if is_result else v for is_result, v in slots]))
+
+    def _scalar_condition(self, cond: tensor, node: ast.expr, what: str) -> tensor:
+        """The scalar a runtime condition tests. A block of one element
+        stands for its element (with a warning, as in Triton); a larger
+        block is an error."""
+        if not cond.shape:
+            return cond
+        if cond.numel != 1:
+            raise self.error(f"{what} condition must be a scalar, got a block of shape {cond.shape}; "
+                             f"use kl.where for element-wise choices", node)
+        line, _ = self.position(node)
+        warnings.warn(f"If conditional called with multidimensional Tensor of shape {cond.shape} "
+                      f"({self.filename}:{line}): its one element is the condition", stacklevel=2)
+        self._call_node = node
+        return self._run(node, lambda: shapes._unsplat(cond, self.builder, self))
 
     def _returning_if(self, node: ast.If, cond: tensor) -> None:
         """An if whose branches both end the function (visit_stmts moved the
@@ -1061,17 +1075,101 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         cond = _unwrap(self.visit(node.test))
         if not _is_runtime(cond):
             return self.visit(node.body if cond else node.orelse)
-        # Both sides are evaluated and one is selected, as with kl.where.
-        then_value, else_value = _unwrap(self.visit(node.body)), _unwrap(self.visit(node.orelse))
+        if cond.numel > 1:
+            # A block condition chooses element-wise, as kl.where does (both
+            # sides are evaluated).
+            then_value, else_value = _unwrap(self.visit(node.body)), _unwrap(self.visit(node.orelse))
+            try:
+                return self._run(node, lambda: semantic.where(cond, then_value, else_value, self.builder))
+            except CompilationError as e:
+                cause = e.__cause__ if isinstance(e.__cause__, CompilationError) else None
+                if cause is None or cause.filename is not None:
+                    raise
+                raise self._ternary_mismatch(then_value, else_value, cause.message, node) from cause
+        # A scalar condition evaluates one side only, as an if statement
+        # does: `tl.store(...) if c else tl.store(...)` stores once.
+        cond = self._scalar_condition(cond, node.test, "a conditional expression's")
+        cond = self._run(node.test, lambda: semantic.to_bool(cond, self.builder))
+        if_op = self.builder.create_if(cond.handle, [], True)
+        ip = self.builder.get_insertion_point()
+        sides = []
+        for expr, block in ((node.body, if_op.then_block), (node.orelse, if_op.else_block)):
+            self.builder.set_insertion_point_to_end(block)
+            self.region_depth += 1
+            try:
+                sides.append(_unwrap(self.visit(expr)))
+            finally:
+                self.region_depth -= 1
+        then_value, else_value = sides
         try:
-            return self._run(node, lambda: semantic.where(cond, then_value, else_value, self.builder))
+            pairs: list[tuple[Any, Any]] = []
+            rebuild = self._pair_leaves("the conditional expression", then_value, else_value, node, pairs)
+            slots: list[tuple[bool, Any]] = []
+            results: list[tuple[tensor, tensor]] = []
+            for t_leaf, e_leaf in pairs:
+                if not _is_runtime(t_leaf) and not _is_runtime(e_leaf) and type(t_leaf) is type(e_leaf) \
+                        and t_leaf == e_leaf:
+                    slots.append((False, t_leaf))  # the same constant either way (None for void calls)
+                    continue
+                slots.append((True, len(results)))
+                results.append(self._ternary_values(t_leaf, e_leaf, if_op, node))
         except CompilationError as e:
-            cause = e.__cause__ if isinstance(e.__cause__, CompilationError) else None
-            if cause is None or cause.filename is not None:
+            self.builder.restore_insertion_point(ip)
+            if e.filename is not None and "Ternary expression" in e.message:
                 raise
-            # Triton's words for the two sides not combining into one value.
-            raise self.error(f"Ternary expression with dynamic condition has inconsistent types: "
-                             f"{_describe(then_value)} and {_describe(else_value)}: {cause.message}", node) from cause
+            raise self._ternary_mismatch(then_value, else_value, e.message, node) from e
+        if results:
+            if_op = self.builder.set_if_results(if_op, [t.type.to_ir(self.builder) for t, _ in results])
+        for block, pick in ((if_op.then_block, 0), (if_op.else_block, 1)):
+            self.builder.set_insertion_point_to_end(block)
+            self.builder.create_yield([r[pick].handle for r in results])
+        self.builder.restore_insertion_point(ip)
+        values = [tensor(v, t.type) for (t, _), v in zip(results, if_op.results if results else [])]
+        return rebuild(iter([values[v] if is_result else v for is_result, v in slots]))
+
+    def _ternary_values(self, t: Any, e: Any, if_op: Any, node: ast.IfExp) -> tuple[tensor, tensor]:
+        """The two sides of a conditional expression with a runtime scalar
+        condition as values of one type, each converted in its own branch:
+        the type kl.where gives them (promoted and broadcast), constants
+        taking the other side's type as in an if statement."""
+        if t is None or e is None or not all(_is_runtime(v) or isinstance(v, (int, float)) for v in (t, e)):
+            raise self._ternary_mismatch(t, e, "both sides must be values", node)
+        values = []
+        for v, block, other in ((t, if_op.then_block, e), (e, if_op.else_block, t)):
+            if _is_runtime(v):
+                values.append(v)
+                continue
+            self.builder.set_insertion_point_to_end(block)
+            if isinstance(other, tensor):
+                values.append(self._run(node, lambda: semantic.cast(
+                    semantic._literal_like(v, other, self.builder), other.dtype, self.builder)))
+            else:
+                ty = semantic.computation_type(semantic._literal_dtype(v), semantic._literal_dtype(other))
+                values.append(self._run(node, lambda: semantic.constant(v, ty, self.builder)))
+        t, e = values
+        if t.type == e.type:
+            return t, e
+        if t.dtype.is_ptr() or e.dtype.is_ptr():
+            if t.dtype != e.dtype:
+                raise self._ternary_mismatch(t, e, "pointers of different types", node)
+            ty = t.dtype
+        else:
+            ty = self._run(node, lambda: semantic.computation_type(t.dtype, e.dtype))
+        shape = self._run(node, lambda: semantic.broadcast_shapes(t.shape, e.shape))
+        converted = []
+        for value, block in ((t, if_op.then_block), (e, if_op.else_block)):
+            self.builder.set_insertion_point_to_end(block)
+
+            def convert(v: tensor = value) -> tensor:
+                v = semantic.cast(v, ty, self.builder) if v.dtype != ty else v
+                return semantic.broadcast_to(v, shape, self.builder) if shape and v.shape != shape else v
+            converted.append(self._run(node, convert))
+        return converted[0], converted[1]
+
+    def _ternary_mismatch(self, then_value: Any, else_value: Any, reason: str, node: ast.AST) -> CompilationError:
+        # Triton's words for the two sides not combining into one value.
+        return self.error(f"Ternary expression with dynamic condition has inconsistent types: "
+                          f"{_describe(then_value)} and {_describe(else_value)}: {reason}", node)
 
     # -- loops -----------------------------------------------------------------------
 
@@ -1227,10 +1325,9 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             bind(while_op.before)
             self.builder.set_insertion_point_to_end(while_op.before)
             cond = _unwrap(self.visit(node.test))
+            if _is_runtime(cond):
+                cond = self._scalar_condition(cond, node.test, "a while")
             cond = self._run(node.test, lambda: semantic.to_bool(cond, self.builder))
-            if cond.shape:
-                raise self.error(f"a while condition must be a scalar, got a block of shape {cond.shape}",
-                                 node.test)
             self.builder.create_condition(cond.handle, list(while_op.before.args))
             bind(while_op.after)
             self.builder.set_insertion_point_to_end(while_op.after)
@@ -1412,7 +1509,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         axis = 0
         for item in items:
             if isinstance(item, ast.Slice):
-                if item.lower is not None or item.upper is not None or item.step is not None:
+                # `None:`, `:None` and `::None` are ':' too, as in Python.
+                bounds = [_unwrap(self.visit(part)) for part in (item.lower, item.upper, item.step)
+                          if part is not None]
+                if any(bound is not None for bound in bounds):
                     raise self.error(f"unsupported tensor index: {ast.unparse(item)}: blocks cannot be sliced; only "
                                      f"':' (a whole axis) and None (a new axis) index a block", item)
                 axis += 1
@@ -1457,7 +1557,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 # reductions and scans) call them through this generator.
                 kwargs["_generator"] = self
                 self._call_node = node
-            return self._run(node, lambda: _unwrap(func(*args, **kwargs, _builder=self.builder)))
+            result = self._run(node, lambda: _unwrap(func(*args, **kwargs, _builder=self.builder)))
+            if func in _VALUE_HINTS and args:
+                self._hint_names(_unwrap(args[0]), result)
+            return result
         if func is builtins.range or func is core.range or func is core.static_range:
             raise self.error("range objects can only be used as the iterator of a for loop", node)
         if func is builtins.print:
@@ -1508,6 +1611,18 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         raise self.error(f"'{name}' is not a @kiln.jit function or a kiln builtin and cannot be called from a "
                          f"kernel; decorate it with @kiln.jit", node)
 
+    def _hint_names(self, value: Any, hinted: Any) -> None:
+        """After `hinted = kl.multiple_of(value, ...)` (or another value
+        hint), the names bound to `value` name `hinted`: in Triton a hint
+        marks the value itself, so `tl.multiple_of(offsets, 16)` written as
+        a statement still informs the loads through `offsets`. Only outside
+        runtime branches and loops, where a new binding needs no merging."""
+        if self.region_depth or not isinstance(value, tensor) or not isinstance(hinted, tensor):
+            return
+        for name, bound in list(self.lscope.items()):
+            if bound is value:
+                self.lscope[name] = hinted
+
     def _call_argument(self, node: ast.expr) -> Any:
         """A call argument's value. A list literal written as an argument may
         hold runtime values (``desc.load([off_m, off_n])``,
@@ -1540,11 +1655,21 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 # different block shapes get different functions.
                 values[param] = tuple(value)
                 continue
-            if isinstance(value, (int, float)) and not _is_runtime(value):
-                value = self._run(node, lambda v=value: semantic.to_tensor(v, self.builder))
-            elif _is_aggregate(value):
+            # A Python number (a literal or a constexpr of the caller) stays
+            # a compile-time value, as in Triton: the callee is specialized
+            # on it, so `if flag:` on it is resolved at compile time.
+            if _is_aggregate(value):
                 value = self._materialize(value, node)
             values[param] = value
+        if getattr(callee, "noinline", False):
+            # As in Triton: a noinline function is a real call, whose
+            # arguments are scalars (blocks would need their layout agreed
+            # across the call).
+            for param, value in values.items():
+                for leaf in _leaves(value) if _is_aggregate(value) else [value]:
+                    if isinstance(leaf, tensor) and leaf.shape:
+                        raise self.error(f"Function {callee.__name__} is marked noinline, but was called with "
+                                         f"non-scalar argument {param}:{leaf.type}", node)
         name = self._mangle(callee, values)
         if name in self.functions and self.functions[name] is None:
             raise self.error(f"recursive call of {callee.__name__} with the same argument types and constexprs "
@@ -1659,4 +1784,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
 
 
 _MISSING = object()
+
+# Builtins that state facts about their first argument's value.
+_VALUE_HINTS = (language.multiple_of, language.max_contiguous, language.max_constancy)
 
