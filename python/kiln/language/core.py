@@ -16,6 +16,7 @@ import builtins
 import enum
 import functools
 import inspect
+import sys
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
 from kiln.errors import CompilationError, CompileTimeAssertionFailure, KilnError
@@ -365,8 +366,16 @@ class dtype:
     def __str__(self) -> str:
         return self.name
 
+    def codegen_name(self) -> str:
+        """This dtype's name in the language module: ``float32`` for fp32
+        (Triton's ``dtype.codegen_name``)."""
+        return _DTYPE_PUBLIC_NAMES.get(self.name, self.name)
+
     def __repr__(self) -> str:
-        return f"kl.{_DTYPE_PUBLIC_NAMES.get(self.name, self.name)}"
+        # An expression naming this dtype, as Triton's repr is: under the
+        # Triton alias programs spell the module triton.language (and the
+        # expression evaluates there), elsewhere Kiln's kl.
+        return f"{_language_module_spelling()}.{self.codegen_name()}"
 
 
 class const:
@@ -474,6 +483,13 @@ float8e4b8 = dtype("fp8e4b8")
 float8e5b16 = dtype("fp8e5b16")
 void = dtype("void")
 
+def _language_module_spelling() -> str:
+    """How programs in this process name the language module: ``kl``, or
+    ``triton.language`` while ``import triton`` resolves to Kiln."""
+    compat = sys.modules.get("kiln.compat")
+    return "triton.language" if compat is not None and compat.installed() else "kl"
+
+
 _DTYPE_PUBLIC_NAMES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
                        "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15",
                        "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16"}
@@ -535,6 +551,9 @@ def signature_name(ty: dtype) -> str:
         return ("Pk" if ty.const else "P") + signature_name(ty.element_ty)
     if isinstance(ty, block_type):
         return signature_name(ty.element_ty) + "x" + "x".join(str(d) for d in ty.shape)
+    if ty.name not in _SIGNATURE_NAMES:
+        ty.to_ir(None)  # names the fp8 formats Kiln does not compute with
+        raise CompilationError(f"values of type {ty!r} cannot be kernel arguments")
     return _SIGNATURE_NAMES[ty.name]
 
 

@@ -28,7 +28,7 @@ from typing import Any, Optional, Sequence
 
 from kiln.errors import CompilationError
 from kiln.language.core import (block_type, bfloat16, dtype, float16, float32, float64, int1, int32, int64,
-                                pointer_type, tensor, uint32, uint64, validate_block_shape)
+                                pointer_type, tensor, uint8, uint32, uint64, validate_block_shape)
 
 Builder = Any  # kiln._C.ir.Builder
 
@@ -703,7 +703,12 @@ def math_unary(op: str, name: str, x: Any, b: Builder) -> tensor:
 
 def abs(x: Any, b: Builder) -> tensor:  # noqa: A001 - Triton's name
     x = to_tensor(x, b)
-    _reject_fp8("kl.abs", x)
+    if x.dtype.scalar.is_fp8():
+        # As Triton: the sign bit cleared (NaN stays NaN, -0 becomes +0).
+        # fp8 values are bytes in the IR, so this is an and on the byte.
+        x.dtype.scalar.to_ir(b)  # refuses the fp8 formats Kiln does not compute with
+        byte_type = block_type(uint8, x.shape) if x.shape else uint8
+        return tensor(and_(tensor(x.handle, byte_type), 0x7F, b).handle, x.type)
     if x.dtype.is_floating():
         return tensor(b.unary("absf", x.handle), x.type)
     if x.dtype.is_int_unsigned() or x.dtype.is_bool():

@@ -175,6 +175,11 @@ def make_tensor_descriptor(base: Any, shape: Any, strides: Any, block_shape: Any
         raise CompilationError(f"{who}: the last stride must be the constant 1 (the last dimension is "
                                f"contiguous), got {got}")
     block = _check_block_shape(block_shape, rank, who)
+    # Triton's rule: a TMA copy moves at least 16 contiguous bytes per row.
+    element_bytes = base.dtype.element_ty.primitive_bitwidth // 8
+    if block[-1] * element_bytes < 16:
+        raise CompilationError(f"Descriptor block shape must have at least 16 bytes in the last dimension, but got "
+                               f"{block[-1]} * {element_bytes} = {block[-1] * element_bytes} bytes")
     padding = _check_padding(padding_option, base, who)
     return tensor_descriptor(
         base,
