@@ -110,6 +110,15 @@ def tensor_map_boxes(module: Any, signature: Mapping[str, str]) -> dict[str, lis
     return {params[index]: list(box) for index, box in module.kernel_arg_arrays("kiln.tensor_map_box").items()}
 
 
+
+def _is_pinned(value: Any) -> bool:
+    """Whether a CPU torch tensor is in page-locked (pinned) memory."""
+    is_pinned = getattr(value, "is_pinned", None)
+    try:
+        return bool(is_pinned()) if is_pinned is not None else False
+    except RuntimeError:  # torch without CUDA cannot tell
+        return False
+
 class TensorMapEncoder:
     """Encodes the tensor maps of a kernel's host descriptors at launch, with
     the boxes its copies use (``metadata["tensor_maps"]``); a parameter
@@ -238,7 +247,13 @@ class NvidiaBackend(Backend):
     def check_array(self, kernel_name: str, name: str, value: Any, kind: str, where: Optional[str],
                     device: Hashable) -> Optional[int]:
         if where == "cpu":
-            raise ValueError(f"kernel {kernel_name}: argument '{name}' is on the CPU; launch needs CUDA tensors")
+            if kind == _arrays.ArrayKind.TORCH and _is_pinned(value):
+                # Page-locked host memory is in the GPU's address space
+                # (unified addressing): kernels read and write it in place,
+                # as Triton's do.
+                return value.data_ptr()
+            raise ValueError(f"kernel {kernel_name}: argument '{name}' is on the CPU; launch needs CUDA tensors "
+                             f"(or pinned host memory)")
         if where == _settings.META:
             raise _settings.meta_tensor_error(kernel_name, name)
         if kind != _arrays.ArrayKind.TORCH:

@@ -16,8 +16,11 @@ conftest.py defines the option) and make their tensors there. With
 that the active driver, and with it every device query of
 ``triton._internal_testing`` (``is_cuda()``, ``get_arch()``, ...), reports
 Kiln's CPU backend even on a machine with a GPU, and kernels launched
-without arrays run there too. Other devices, or a suite without the option,
-leave the environment alone.
+without arrays run there too. ``--device cuda`` sets ``KILN_BACKEND=cuda``:
+every kernel then runs on the GPU, as Triton's run on its active driver's
+device, so a CPU tensor passed to one is a ValueError (pinned host memory is
+accepted), where Kiln alone would run that launch on the CPU. Other devices,
+or a suite without the option, leave the environment alone.
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ _saved_backend: list[Optional[str]] = []
 
 
 def pytest_configure(config: Any) -> None:
-    if config.getoption("--device", default=None) != "cpu":
+    device = config.getoption("--device", default=None)
+    if device not in ("cpu", "cuda"):
         return
     _saved_backend.append(os.environ.get(BACKEND_ENV))
-    os.environ[BACKEND_ENV] = "cpu"
+    os.environ[BACKEND_ENV] = device
 
 
 def pytest_unconfigure(config: Any) -> None:
