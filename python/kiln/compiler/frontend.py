@@ -1133,7 +1133,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         the type kl.where gives them (promoted and broadcast), constants
         taking the other side's type as in an if statement."""
         if t is None or e is None or not all(_is_runtime(v) or isinstance(v, (int, float)) for v in (t, e)):
-            raise self._ternary_mismatch(t, e, "both sides must be values", node)
+            reason = CompilationError("both sides must be values")
+            raise self._ternary_mismatch(t, e, reason.message, node) from reason
         values = []
         for v, block, other in ((t, if_op.then_block, e), (e, if_op.else_block, t)):
             if _is_runtime(v):
@@ -1151,7 +1152,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return t, e
         if t.dtype.is_ptr() or e.dtype.is_ptr():
             if t.dtype != e.dtype:
-                raise self._ternary_mismatch(t, e, "pointers of different types", node)
+                reason = CompilationError("pointers of different types")
+                raise self._ternary_mismatch(t, e, reason.message, node) from reason
             ty = t.dtype
         else:
             ty = self._run(node, lambda: semantic.computation_type(t.dtype, e.dtype))
