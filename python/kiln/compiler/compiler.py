@@ -272,6 +272,7 @@ def compile_jit_function(
         ValueError: for an unknown target or an invalid ``num_warps``.
     """
     from kiln.compiler.frontend import generate_kiln_ir
+    from kiln.language import target_info
     from kiln.runtime import disk_cache
 
     backend = _backends.backend_for_target(target)
@@ -308,8 +309,10 @@ def compile_jit_function(
             return compiled
 
     context = _C.ir.Context()
-    module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context,
-                              debug=bool(options.get("debug", False)), name=name)
+    # kl.target_info's queries answer for this target while the kernel is generated.
+    with target_info.compiling_for(target):
+        module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context,
+                                  debug=bool(options.get("debug", False)), name=name)
     asm: dict[str, Any] = {"kiln": module.str()}
     # Read from the kiln stage, before a backend lowers it: the launch
     # refuses read-only arrays for these parameters.

@@ -130,7 +130,7 @@ _UNSUPPORTED_SYNTAX = {
     "Import": "'import' statements", "ImportFrom": "'import' statements", "Raise": "'raise' statements",
     "Break": "'break' statements", "Continue": "'continue' statements", "AsyncFor": "'async for' loops",
     "Match": "'match' statements", "NamedExpr": "assignment expressions (:=)", "Starred": "starred expressions",
-    "JoinedStr": "f-strings", "Slice": "slices outside of subscripts",
+    "JoinedStr": "f-strings",
 }
 
 # Python builtins a kernel may call on compile-time values.
@@ -1227,6 +1227,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             bind(while_op.before)
             self.builder.set_insertion_point_to_end(while_op.before)
             cond = _unwrap(self.visit(node.test))
+            if isinstance(cond, core.condition):
+                # kl.condition(cond, disable_licm=...): the hint is checked
+                # and the loop runs on `cond` (see kl.condition).
+                self._check_condition_hints(cond, node.test)
+                cond = _unwrap(cond.condition)
             cond = self._run(node.test, lambda: semantic.to_bool(cond, self.builder))
             if cond.shape:
                 raise self.error(f"a while condition must be a scalar, got a block of shape {cond.shape}",
@@ -1244,6 +1249,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         results = iter(while_op.results)
         for name, init in carried:
             self.lscope[name] = _rebuild(init, results)
+
+    def _check_condition_hints(self, cond: core.condition, node: ast.AST) -> None:
+        disable_licm = _unwrap(cond.disable_licm)
+        if not isinstance(disable_licm, bool):
+            raise self.error(f"kl.condition's disable_licm must be a constexpr bool, got {disable_licm!r}", node)
 
     # -- expressions -----------------------------------------------------------------
 
@@ -1400,11 +1410,25 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         impl = semantic.logical_and if kind == "and" else semantic.logical_or
         return self._run(node, lambda: impl(lhs, rhs, self.builder))
 
+    def visit_Slice(self, node: ast.Slice) -> core.slice:
+        """``lower:upper:step`` in a subscript: a kl.slice of compile-time
+        bounds (a tuple's subscript takes it as Python's slice)."""
+        bounds = []
+        for part in (node.lower, node.upper, node.step):
+            value = None if part is None else _unwrap(self.visit(part))
+            if _is_runtime(value):
+                raise self.error("slice bounds must be compile-time values (kl.constexpr), got a runtime value",
+                                 part)
+            bounds.append(value)
+        return core.slice(*bounds)
+
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = _unwrap(self.visit(node.value))
         index_node = node.slice
         if not _is_runtime(base):
             index = _unwrap(self.visit(index_node))
+            if isinstance(index, core.slice):
+                index = index.to_python()
             return base[index]
         items = index_node.elts if isinstance(index_node, ast.Tuple) else [index_node]
         # Only `None` (a new axis) and `:` (a whole axis) index a block.
@@ -1418,6 +1442,12 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 axis += 1
                 continue
             index = _unwrap(self.visit(item))
+            if isinstance(index, core.slice):
+                if (index.start, index.stop, index.step) != (None, None, None):
+                    raise self.error(f"unsupported tensor index: {index!r}: blocks cannot be sliced; only "
+                                     f"':' (a whole axis) and None (a new axis) index a block", item)
+                axis += 1
+                continue
             if index is not None:
                 raise self.error(f"unsupported tensor index: {_describe(index)}: blocks can only be indexed with None "
                                  f"(a new axis) and ':' (a whole axis)", item)
@@ -1461,7 +1491,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if func is builtins.range or func is core.range or func is core.static_range:
             raise self.error("range objects can only be used as the iterator of a for loop", node)
         if func is builtins.print:
-            raise self.error("print() is not supported yet; use kl.static_print for compile-time values", node)
+            # As in Triton, print in a kernel is kl.device_print: a string
+            # prefix, then the values, printed at run time.
+            core.check_kernel_keywords(debugging.device_print, kwargs)
+            return self._run(node, lambda: debugging.device_print(*args, **kwargs, _builder=self.builder))
         if is_constexpr_function(func):
             return self._call_constexpr_function(func, args, kwargs, node)
         if inspect.ismethod(func) and isinstance(func.__self__, dtype):
@@ -1475,6 +1508,13 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return core.constexpr_type(*args, **kwargs)
         if isinstance(func, type) and issubclass(func, dtype):
             return func(*args, **kwargs)  # kl.pointer_type(kl.int8), kl.block_type(...)
+        if func is core.condition:
+            # A while loop's test (see visit_While); it holds a runtime value.
+            return self._run(node, lambda: core.condition(*args, **kwargs))
+        if func is core.slice:
+            if any(_is_runtime(v) for v in list(args) + list(kwargs.values())):
+                raise self.error("kl.slice bounds must be compile-time values (kl.constexpr)", node)
+            return self._run(node, lambda: core.slice(*args, **kwargs))
         if func is language.tuple:
             # Its elements may be runtime values: it only groups them.
             if kwargs or len(args) > 1:

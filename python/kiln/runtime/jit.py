@@ -73,6 +73,7 @@ from kiln.backends.base import Backend, LoadedKernel
 from kiln.compiler.specialization import TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, TUPLE_TYPE, Specialization, child_name
 from kiln.errors import LaunchOptionError
 from kiln.runtime import backends as _backends
+from kiln.runtime import _async_compile
 from kiln.runtime import cpu as _cpu
 from kiln.runtime.interface import KernelInterface, MockTensor
 from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret, type_canonicalisation_dict
@@ -563,6 +564,22 @@ def _flattening_launch(launch: Callable[..., None], flatten: Callable[[tuple], t
     return flattened
 
 
+class _CompilePlan:
+    """What compiling one miss takes: the backend, device, described
+    arguments, compile options, specialization and target."""
+
+    __slots__ = ("backend", "device", "described", "options", "attrs", "target")
+
+    def __init__(self, backend: Backend, device: Any, described: "_Description", options: dict,
+                 attrs: Specialization, target: str) -> None:
+        self.backend = backend
+        self.device = device
+        self.described = described
+        self.options = options
+        self.attrs = attrs
+        self.target = target
+
+
 class JITFunction(KernelInterface[T]):
     """A kernel: call it as ``kernel[grid](*args, num_warps=..., num_stages=..., **kwargs)``.
 
@@ -799,9 +816,9 @@ class JITFunction(KernelInterface[T]):
         if route.__class__ is _DeviceRoutes:
             loaded = route.get(route.current_device())
             if loaded is None:  # this key on another device
-                loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg, enable_fp_fusion)
+                loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg, enable_fp_fusion, warmup)
         elif route is None:
-            loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg, enable_fp_fusion)
+            loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg, enable_fp_fusion, warmup)
         else:
             loaded = route
         if grid.__class__ is tuple and len(grid) == 3:
@@ -815,7 +832,8 @@ class JITFunction(KernelInterface[T]):
         else:
             threads = _backends.parse_threads(num_threads, f"kernel {self.__name__}: num_threads")  # raises
         if warmup:
-            return loaded.kernel
+            # A kernel compiling in an AsyncCompileMode is its FutureKernel.
+            return loaded if loaded.__class__ is _async_compile.FutureKernel else loaded.kernel
         try:
             loaded.launch(grid_x, grid_y, grid_z, bound, threads)
         except (TypeError, ValueError) as error:
@@ -1029,11 +1047,16 @@ class JITFunction(KernelInterface[T]):
             _array_leaves(self.arg_names[position], bound[position], names, values)
         return _registry.get_backend(_backends.choose(self.__name__, names, values, forced))
 
+    @staticmethod
+    def _compile_key(signature: dict, constexprs: dict, attrs: Specialization, target: str, num_warps: int,
+                     num_stages: int, options: dict) -> tuple:
+        return (target, tuple(sorted(options.items())), num_warps, num_stages, tuple(signature.items()),
+                tuple((name, type(value), value) for name, value in constexprs.items()), attrs)
+
     def _compile(self, signature: dict, constexprs: dict, attrs: Specialization, target: str, num_warps: int,
                  num_stages: int, options: dict) -> Any:
         """Compiles, unless another device of the same target already did."""
-        compile_key = (target, tuple(sorted(options.items())), num_warps, num_stages, tuple(signature.items()),
-                       tuple((name, type(value), value) for name, value in constexprs.items()), attrs)
+        compile_key = self._compile_key(signature, constexprs, attrs, target, num_warps, num_stages, options)
         compiled = self._compiled.get(compile_key)
         if compiled is None:
             compiled = _compile_jit_function(self, signature, constexprs, attrs, target, num_warps, num_stages,
@@ -1042,9 +1065,20 @@ class JITFunction(KernelInterface[T]):
         return compiled
 
     def _miss(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
-              maxnreg: Optional[int], enable_fp_fusion: Optional[bool] = None) -> LoadedKernel:
+              maxnreg: Optional[int], enable_fp_fusion: Optional[bool] = None, warmup: bool = False,
+              allow_async: bool = True) -> Union[LoadedKernel, _async_compile.FutureKernel]:
         """The kernel for a key the hot path did not find, loaded by the
-        first thread to get here; the others wait for it and find it."""
+        first thread to get here; the others wait for it and find it.
+
+        In an AsyncCompileMode the compilation goes to its executor: a
+        warmup gets the FutureKernel, a launch waits for it."""
+        mode = _async_compile.active_mode.get() if allow_async else None
+        if mode is not None:
+            future = self._compile_async(mode, bound, key, backend_option, num_warps, num_stages, maxnreg,
+                                         enable_fp_fusion)
+            if warmup:
+                return future
+            future.result()
         with self._miss_lock:
             try:
                 route = self._routes.get(key)
@@ -1059,31 +1093,10 @@ class JITFunction(KernelInterface[T]):
     def _load(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
               maxnreg: Optional[int], enable_fp_fusion: Optional[bool] = None) -> LoadedKernel:
         """Chooses the backend, validates, compiles (unless done before), loads and caches."""
-        self._check_options(self.__name__, num_warps, num_stages)
-        _backends.check_maxnreg(maxnreg, f"kernel {self.__name__}")
-        environment = key[1]
-        backend = self._choose_backend(bound, backend_option, environment[0])
-        options = backend.compile_options(self, environment)
-        # Debug mode (device assertions) is every backend's option.
-        if self.debug or (len(environment) > 2 and _backends.parse_flag(environment[2], _backends.DEBUG_ENV)):
-            options = {**options, "debug": True}
-        # So is checked mode (KILN_CPU_CHECKED stays the CPU backend's alias).
-        if self.checked or _backends.parse_all_checked(environment):
-            options = {**options, "checked": True}
-        if maxnreg is not None:
-            options = {**options, "maxnreg": maxnreg}
-        if enable_fp_fusion is not None and not isinstance(enable_fp_fusion, bool):
-            raise TypeError(f"kernel {self.__name__}: enable_fp_fusion must be True, False or None, got "
-                            f"{enable_fp_fusion!r}")
-        if not (_backends.default_fp_fusion(environment) if enable_fp_fusion is None else enable_fp_fusion):
-            # Only when off, so that the default's cache entries keep their keys.
-            options = {**options, "enable_fp_fusion": False}
-        device = backend.current_device()
-        described = self._describe_arguments(bound, backend, device)
-        signature, constexprs = described.signature, described.constexprs
-        attrs = Specialization(divisible_by_16=frozenset(described.divisible_by_16),
-                               equal_to_1=frozenset(described.equal_to_1))
-        compiled = self._compile(signature, constexprs, attrs, backend.target_for(device), num_warps, num_stages,
+        plan = self._plan(bound, key, backend_option, num_warps, num_stages, maxnreg, enable_fp_fusion)
+        backend, device, described, options = plan.backend, plan.device, plan.described, plan.options
+        signature = described.signature
+        compiled = self._compile(signature, described.constexprs, plan.attrs, plan.target, num_warps, num_stages,
                                  options)
         written = [path for path in described.read_only if path in compiled.metadata["written_args"]]
         if written:
@@ -1112,6 +1125,52 @@ class JITFunction(KernelInterface[T]):
         else:
             self._routes[key] = loaded
         return loaded
+
+    def _plan(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
+              maxnreg: Optional[int], enable_fp_fusion: Optional[bool]) -> "_CompilePlan":
+        """Chooses the backend and validates: what compiling this miss takes."""
+        self._check_options(self.__name__, num_warps, num_stages)
+        _backends.check_maxnreg(maxnreg, f"kernel {self.__name__}")
+        environment = key[1]
+        backend = self._choose_backend(bound, backend_option, environment[0])
+        options = backend.compile_options(self, environment)
+        # Debug mode (device assertions) is every backend's option.
+        if self.debug or (len(environment) > 2 and _backends.parse_flag(environment[2], _backends.DEBUG_ENV)):
+            options = {**options, "debug": True}
+        # So is checked mode (KILN_CPU_CHECKED stays the CPU backend's alias).
+        if self.checked or _backends.parse_all_checked(environment):
+            options = {**options, "checked": True}
+        if maxnreg is not None:
+            options = {**options, "maxnreg": maxnreg}
+        if enable_fp_fusion is not None and not isinstance(enable_fp_fusion, bool):
+            raise TypeError(f"kernel {self.__name__}: enable_fp_fusion must be True, False or None, got "
+                            f"{enable_fp_fusion!r}")
+        if not (_backends.default_fp_fusion(environment) if enable_fp_fusion is None else enable_fp_fusion):
+            # Only when off, so that the default's cache entries keep their keys.
+            options = {**options, "enable_fp_fusion": False}
+        device = backend.current_device()
+        described = self._describe_arguments(bound, backend, device)
+        attrs = Specialization(divisible_by_16=frozenset(described.divisible_by_16),
+                               equal_to_1=frozenset(described.equal_to_1))
+        return _CompilePlan(backend, device, described, options, attrs, backend.target_for(device))
+
+    def _compile_async(self, mode: _async_compile.AsyncCompileMode, bound: tuple, key: tuple, backend_option: Any,
+                       num_warps: int, num_stages: int, maxnreg: Optional[int],
+                       enable_fp_fusion: Optional[bool]) -> _async_compile.FutureKernel:
+        """Submits this miss's compilation to ``mode``'s executor; the
+        future's result loads and caches the kernel in the thread that asks."""
+        plan = self._plan(bound, key, backend_option, num_warps, num_stages, maxnreg, enable_fp_fusion)
+        compile_args = (plan.described.signature, plan.described.constexprs, plan.attrs, plan.target, num_warps,
+                        num_stages, plan.options)
+
+        def finalize(compiled: Any) -> Any:
+            # The compiled kernel is in self._compiled now: this loads it.
+            return self._miss(bound, key, backend_option, num_warps, num_stages, maxnreg, enable_fp_fusion,
+                              allow_async=False).kernel
+
+        # One compilation per specialization while the mode lasts.
+        return mode.submit((id(self), self._compile_key(*compile_args)), lambda: self._compile(*compile_args),
+                           finalize)
 
     def _forget(self, key: tuple, device: Any, loaded: LoadedKernel) -> None:
         """Drops ``loaded`` from the caches (a backend evicting it); entries
