@@ -449,6 +449,13 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         self.result_template: Any = None
         # Values `return` gives in the branches of an if that returns early.
         self._captured_returns: Optional[list[tuple[Any, ast.AST]]] = None
+        # Element-wise mode (kl.map_elementwise's scalar function, compiled
+        # on blocks): an if on element values runs both branches and merges
+        # them element by element. `under_element_condition`: generating
+        # such a branch (or a function called from one), where memory
+        # accesses and prints would act for every element.
+        self.elementwise = False
+        self.under_element_condition = False
         self.ir_function: Any = None
 
     # -- source positions ----------------------------------------------------
@@ -887,6 +894,12 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if not _is_runtime(cond):
             self.visit_stmts(node.body if cond else node.orelse)
             return
+        if cond.shape and self.elementwise:
+            cond = self._run(node.test, lambda: semantic.to_bool(cond, self.builder))
+            if getattr(node, "returns_early", False):
+                self._element_returning_if(node, cond)
+            self._element_if(node, cond)
+            return
         if cond.shape:
             raise self.error(f"an if condition must be a scalar, got a block of shape {cond.shape}; "
                              f"use kl.where for element-wise choices", node.test)
@@ -974,6 +987,89 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 self.lscope[name] = values[index]
         for name, rebuild, slots in aggregates:
             self.lscope[name] = rebuild(iter([values[v] if is_result else v for is_result, v in slots]))
+
+    # -- element-wise mode (kl.map_elementwise) -------------------------------------
+
+    def _element_branches(self, node: ast.If, capture: bool) -> list[tuple[dict[str, Any], Any]]:
+        """Generates both branches of an if on element values, one after
+        the other, for every element; returns each branch's scope and
+        (with `capture`) the value it returned (None if it fell off the
+        end), with the return statement."""
+        before, outer_masked, outer_returns = dict(self.lscope), self.under_element_condition, self._captured_returns
+        out = []
+        for stmts in (node.body, node.orelse):
+            self.lscope = dict(before)
+            self.under_element_condition = True
+            returned: Any = None
+            try:
+                if capture:
+                    self._captured_returns = []
+                self.visit_stmts(stmts)
+                returned = (None, stmts[-1] if stmts else node)
+            except _Returned:
+                returned = self._captured_returns[-1]
+            finally:
+                self.under_element_condition, self._captured_returns = outer_masked, outer_returns
+            out.append((self.lscope, returned))
+        self.lscope = before
+        return out
+
+    def _element_select(self, what: str, cond: tensor, t: Any, e: Any, node: ast.AST) -> Any:
+        """Each element of `t` where `cond` holds, else of `e` (aggregates
+        leaf by leaf; equal constants stay constants)."""
+        pairs: list[tuple[Any, Any]] = []
+        rebuild = self._pair_leaves(what, t, e, node, pairs)
+        merged = []
+        for t_leaf, e_leaf in pairs:
+            if not _is_runtime(t_leaf) and not _is_runtime(e_leaf) and type(t_leaf) is type(e_leaf) \
+                    and t_leaf == e_leaf:
+                merged.append(t_leaf)
+                continue
+            if not all(_is_runtime(v) or isinstance(v, (int, float)) for v in (t_leaf, e_leaf)):
+                raise self.error(f"{what} is {_describe(t_leaf)} in one branch and {_describe(e_leaf)} in the other "
+                                 f"of an if on element values; both must be numbers", node)
+            if _is_runtime(t_leaf) and _is_runtime(e_leaf) and t_leaf.dtype != e_leaf.dtype:
+                raise self.error(f"Mismatched type for {what} between the then-branch ({t_leaf.dtype}) and the "
+                                 f"else-branch ({e_leaf.dtype}) of the if at line {self.position(node)[0]}; both "
+                                 f"branches must give it the same type", node)
+            merged.append(self._run(node, lambda a=t_leaf, c=e_leaf: semantic.where(cond, a, c, self.builder)))
+        return rebuild(iter(merged))
+
+    def _element_if(self, node: ast.If, cond: tensor) -> None:
+        """An if on element values (element-wise mode): both branches run,
+        and each variable they assign takes, element by element, the value
+        of the branch that element's condition chose."""
+        before = dict(self.lscope)
+        (then_scope, _), (else_scope, _) = self._element_branches(node, capture=False)
+        names = [n for n in dict.fromkeys(list(then_scope) + list(else_scope))
+                 if then_scope.get(n, _MISSING) is not before.get(n, _MISSING)
+                 or else_scope.get(n, _MISSING) is not before.get(n, _MISSING)]
+        after = dict(before)
+        for name in names:
+            t, e = then_scope.get(name, _MISSING), else_scope.get(name, _MISSING)
+            if t is _MISSING or e is _MISSING or isinstance(t, _OneBranchOnly) or isinstance(e, _OneBranchOnly):
+                after[name] = _OneBranchOnly(self.position(node)[0])
+                continue
+            try:
+                after[name] = self._element_select(f"'{name}'", cond, _unwrap(t), _unwrap(e), node)
+            except CompilationError as err:
+                if name in before:
+                    raise
+                after[name] = _OneBranchOnly(self.position(node)[0], err.message)
+        self.lscope = after
+
+    def _element_returning_if(self, node: ast.If, cond: tensor) -> None:
+        """An if on element values whose branches both end the function:
+        each element returns what its branch returns. Raises _Returned."""
+        (_, (t, t_node)), (_, (e, e_node)) = self._element_branches(node, capture=True)
+        if (t is None) != (e is None):
+            raise self.error("one branch of this if returns a value and the other does not (or falls off the end "
+                             "of the function); both must return values of the same types", node)
+        value = None if t is None else self._element_select("the return value", cond, t, e, e_node)
+        if self._captured_returns is not None:
+            self._captured_returns.append((value, node))
+            raise _Returned()
+        self._emit_return(value, node)
 
     def _returning_if(self, node: ast.If, cond: tensor) -> None:
         """An if whose branches both end the function (visit_stmts moved the
@@ -1234,8 +1330,9 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 cond = _unwrap(cond.condition)
             cond = self._run(node.test, lambda: semantic.to_bool(cond, self.builder))
             if cond.shape:
-                raise self.error(f"a while condition must be a scalar, got a block of shape {cond.shape}",
-                                 node.test)
+                raise self.error(f"a while condition must be a scalar, got a block of shape {cond.shape}"
+                                 + ("; a while loop on element values is not supported in kl.map_elementwise's "
+                                    "function" if self.elementwise else ""), node.test)
             self.builder.create_condition(cond.handle, list(while_op.before.args))
             bind(while_op.after)
             self.builder.set_insertion_point_to_end(while_op.after)
@@ -1480,6 +1577,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             if node is self._dropped_call and unused_result_message(func):
                 raise self.error(unused_result_message(func), node)
             return self._call_jit(func, args, kwargs, node)
+        if self.under_element_condition and (func in _memory_and_debug_builtins() or func is builtins.print):
+            name = getattr(func, "__name__", "print")
+            raise self.error(f"{name} cannot run under an if on element values in kl.map_elementwise's function: "
+                             f"the function runs on whole blocks there, so it would act for every element", node)
         if core.is_builtin(func):
             core.check_kernel_keywords(func, kwargs)
             if core.wants_generator(func):
@@ -1556,7 +1657,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return [_unwrap(self.visit(e)) for e in node.elts]
         return _unwrap(self.visit(node))
 
-    def _call_jit(self, callee: KernelSource, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    def _call_jit(self, callee: KernelSource, args: list[Any], kwargs: dict[str, Any], node: ast.Call,
+                  elementwise: bool = False) -> Any:
         try:
             bound = inspect.signature(callee.fn).bind(*args, **kwargs)
         except TypeError as e:
@@ -1585,7 +1687,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             elif _is_aggregate(value):
                 value = self._materialize(value, node)
             values[param] = value
-        name = self._mangle(callee, values)
+        elementwise = elementwise or self.elementwise
+        masked = elementwise and self.under_element_condition
+        # Element-wise compilations of a function are other functions.
+        name = self._mangle(callee, values, "__ewm" if masked else "__ew" if elementwise else "")
         if name in self.functions and self.functions[name] is None:
             raise self.error(f"recursive call of {callee.__name__} with the same argument types and constexprs "
                              f"is not supported: it would never end", node)
@@ -1596,6 +1701,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             try:
                 helper = CodeGenerator(callee, self.module, self.builder, self.functions)
                 helper.call_chain = self.call_chain + (callee.__name__,)
+                helper.elementwise = elementwise
+                helper.under_element_condition = masked
                 self.functions[name] = helper.generate_helper(name, values) + (getattr(helper, "result_template",
                                                                                        None),)
             except RecursionError:
@@ -1677,7 +1784,13 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         errors are located at that builtin's call."""
         return self._call_jit(callee, list(args), {}, self._call_node)
 
-    def _mangle(self, callee: KernelSource, values: dict[str, Any]) -> str:
+    def call_elementwise(self, callee: KernelSource, args: Sequence[Any]) -> Any:
+        """Calls the jit function `callee` compiled in element-wise mode on
+        the blocks `args`, for kl.map_elementwise (see CodeGenerator's
+        `elementwise`)."""
+        return self._call_jit(callee, list(args), {}, self._call_node, elementwise=True)
+
+    def _mangle(self, callee: KernelSource, values: dict[str, Any], suffix: str = "") -> str:
         parts = []
         for param, value in values.items():
             if isinstance(value, tensor):
@@ -1687,7 +1800,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             else:
                 parts.append(f"{param}{_constexpr_key(value)}")
         base = _SYMBOL_CHARS.sub("_", callee.__name__)
-        name = f"{base}__{'_'.join(parts)}" if parts else base
+        name = (f"{base}__{'_'.join(parts)}" if parts else base) + suffix
         # Two different functions with one name (from different modules) must
         # not share a symbol.
         owners = self.functions.setdefault(("owners",), {})
@@ -1699,4 +1812,12 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
 
 
 _MISSING = object()
+
+
+def _memory_and_debug_builtins() -> frozenset:
+    """Builtins that touch memory or print: refused under an if on element
+    values in element-wise mode (see CodeGenerator.under_element_condition)."""
+    from kiln.language import atomics
+    return frozenset([core.load, core.store, debugging.device_print, debugging.device_assert] +
+                     [getattr(atomics, name) for name in atomics.__all__])
 

@@ -230,5 +230,6 @@ __all__ += ["tuple"]
 # functions mapped over blocks (tl.map_elementwise).
 from kiln.language import target_info  # noqa: E402
 from kiln.language.core import condition, slice  # noqa: E402
+from kiln.language.elementwise import map_elementwise  # noqa: E402
 
-__all__ += ["condition", "slice", "target_info"]
+__all__ += ["condition", "map_elementwise", "slice", "target_info"]
