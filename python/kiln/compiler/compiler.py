@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import linecache
 import os
 import re
@@ -111,6 +112,20 @@ class CompiledKernel:
             self.metadata = KernelMetadata(self.metadata)
         if not isinstance(self.asm, StageOutputs):
             self.asm = StageOutputs(self.asm)
+
+    @property
+    def hash(self) -> str:
+        """A hex digest of the kernel's name and every stage's output: two
+        compiles of one specialization give the same hash (as Triton's
+        ``CompiledKernel.hash`` identifies a kernel)."""
+        digest = hashlib.sha256(self.name.encode())
+        for stage in sorted(self.asm):
+            content = self.asm[stage]
+            if isinstance(content, str):
+                content = content.encode()
+            if isinstance(content, bytes):
+                digest.update(b"\0" + stage.encode() + b"\0" + content)
+        return digest.hexdigest()
 
     @property
     def binary(self) -> bytes:

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Protoco
 
 from kiln import _C
 from kiln.compiler.specialization import (AGGREGATE_TYPES, TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, Specialization,
-                                          child_name)
+                                          child_name, is_named_tuple_class)
 from kiln.errors import CompilationError, CompileTimeAssertionFailure
 from kiln.language import core, debugging, semantic
 from kiln import language
@@ -294,7 +294,15 @@ def _children(value: Any) -> tuple:
 
 
 def _with_children(value: Any, children: Sequence[Any]) -> Any:
-    return value.with_runtime_fields(tuple(children)) if isinstance(value, _RECORDS) else tuple(children)
+    if isinstance(value, _RECORDS):
+        return value.with_runtime_fields(tuple(children))
+    return _tuple_like(type(value), children)
+
+
+def _tuple_like(cls: type, children: Sequence[Any]) -> tuple:
+    """A tuple of ``children`` of class ``cls``: a named tuple keeps its class
+    (and so its field names); any other tuple becomes a plain one."""
+    return cls(*children) if is_named_tuple_class(cls) else tuple(children)
 
 
 def _leaves(value: Any) -> list[tensor]:
@@ -342,7 +350,9 @@ def _aggregate_key(value: Any) -> str:
         static = "_".join(str(d) for d in value.block_shape)
         return f"D{static}_{value.padding}_{inner}_E"
     if isinstance(value, tuple):
-        return "T" + "".join(f"_{_aggregate_key(c)}" for c in value) + "_E"
+        # A named tuple's class is part of the key: its fields are read by name.
+        name = _constexpr_key(type(value)) if is_named_tuple_class(type(value)) else ""
+        return "T" + name + "".join(f"_{_aggregate_key(c)}" for c in value) + "_E"
     return _constexpr_key(value)
 
 
@@ -583,6 +593,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         """
         arg_names = self._arg_names()
         constexpr_names = set(self.fn.constexpr_names)
+        self.named_tuples = dict(attrs.named_tuples)
         for arg in self.fn_def.args.args:
             if arg.arg in constexpr_names and arg.arg in getattr(self.fn, "do_not_specialize", ()):
                 # A constexpr is always specialized on: the request cannot
@@ -670,7 +681,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                                            f"shape, strides, block shape, padding and tensor map, got "
                                            f"{len(children)} parts")
                 return from_kernel_argument(*children, self.builder)
-            return tuple(children)
+            return _tuple_like(self.named_tuples.get(template.path, tuple), children)
         return template
 
     def generate_helper(self, name: str, arg_values: dict[str, Any]) -> tuple[Any, list[dtype]]:
@@ -1616,6 +1627,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             if any(_is_runtime(v) for v in list(args) + list(kwargs.values())):
                 raise self.error("kl.slice bounds must be compile-time values (kl.constexpr)", node)
             return self._run(node, lambda: core.slice(*args, **kwargs))
+        if is_named_tuple_class(func):
+            # Building a named tuple (a NamedTuple class called in a kernel,
+            # as Triton allows): it only groups its fields' values.
+            return self._run(node, lambda: func(*args, **kwargs))
         if func is language.tuple:
             # Its elements may be runtime values: it only groups them.
             if kwargs or len(args) > 1:
