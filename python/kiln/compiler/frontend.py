@@ -1011,7 +1011,6 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         for stmts in (node.body, node.orelse):
             self.lscope = dict(before)
             self.under_element_condition = True
-            returned: Any = None
             try:
                 if capture:
                     self._captured_returns = []
