@@ -309,7 +309,8 @@ def compile_jit_function(
 
     context = _C.ir.Context()
     module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context,
-                              debug=bool(options.get("debug", False)), name=name)
+                              debug=bool(options.get("debug", False)), name=name, target=target,
+                              num_warps=num_warps)
     asm: dict[str, Any] = {"kiln": module.str()}
     # Read from the kiln stage, before a backend lowers it: the launch
     # refuses read-only arrays for these parameters.
