@@ -1033,11 +1033,11 @@ class range:
 
     def __init__(self, arg1: Any, arg2: Any = None, step: Any = None, num_stages: Any = None,
                  loop_unroll_factor: Any = None, disallow_acc_multi_buffer: Any = False, flatten: Any = False,
-                 warp_specialize: Any = False) -> None:
+                 warp_specialize: Any = False, disable_licm: Any = False) -> None:
         # num_stages sets this loop's pipelining depth (as the kernel's
         # num_stages does for every loop); Triton's other scheduling hints
         # are accepted and ignored: Kiln's pipeline makes those choices.
-        del loop_unroll_factor, disallow_acc_multi_buffer, flatten, warp_specialize
+        del loop_unroll_factor, disallow_acc_multi_buffer, flatten, warp_specialize, disable_licm
         self.num_stages = num_stages
         if arg2 is None:
             self.start, self.end = 0, arg1
@@ -1047,6 +1047,53 @@ class range:
 
     def __iter__(self):
         raise KilnError("kl.range can only be used as the iterator of a for loop inside a @kiln.jit function")
+
+
+class condition:
+    """``while kl.condition(cond, disable_licm=False):``: the condition of a
+    ``while`` loop with hints for the compiler, as Triton's ``tl.condition``.
+
+    The loop runs while ``cond`` holds, exactly as ``while cond:``.
+    ``disable_licm=True`` asks that loop-invariant code not be hoisted out
+    of the loop; Kiln accepts the hint (a constexpr bool) and does not act
+    on it yet, as it does ``kl.range``'s ``disable_licm``: the result is the
+    same either way. Only meaningful as the test of a ``while`` statement in
+    a kernel.
+    """
+
+    def __init__(self, arg: Any, disable_licm: Any = False) -> None:
+        self.condition = arg
+        self.disable_licm = disable_licm
+
+    def __bool__(self) -> bool:
+        raise KilnError("kl.condition(...) can only be the test of a while loop")
+
+
+class slice:  # noqa: A001 - Triton's name
+    """A slice written in a kernel, as Triton's ``tl.slice``: ``t[1:3]``
+    builds one (``kl.slice(1, 3, None)``), and so may a kernel itself.
+
+    Its bounds are compile-time values. It indexes tuples as Python's slice
+    does (``t[kl.slice(1, None, None)]`` is ``t[1:]``), and a block with all
+    three None, as ``:`` (a whole axis)."""
+
+    def __init__(self, start: Any, stop: Any, step: Any) -> None:
+        self.start = _unwrap(start)
+        self.stop = _unwrap(stop)
+        self.step = _unwrap(step)
+
+    def to_python(self) -> builtins.slice:
+        """The Python slice with the same bounds."""
+        return builtins.slice(self.start, self.stop, self.step)
+
+    def __repr__(self) -> str:
+        return f"slice({self.start!r}, {self.stop!r}, {self.step!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, slice) and (self.start, self.stop, self.step) == (other.start, other.stop, other.step)
+
+    def __hash__(self) -> int:
+        return hash((self.start, self.stop, self.step))
 
 
 class static_range(range):
