@@ -9,7 +9,7 @@
 // CHECK-NOT: llvm.inline_asm
 module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @shift(%x: tensor<64xi32, #b2>, %y: tensor<64xi32, #b2>, %s: tensor<64xi32, #b2>) -> tensor<64xi32, #b2> {
-    %z = kiln.elementwise_inline_asm "shf.l.wrap.b32 $0, $1, $2, $3;" "=r,r,r,r" (%x, %y, %s) {packed_element = 1 : i32, pure = true} : (tensor<64xi32, #b2>, tensor<64xi32, #b2>, tensor<64xi32, #b2>) -> tensor<64xi32, #b2>
+    %z = kiln.elementwise_inline_asm "shf.l.wrap.b32 $0, $1, $2, $3;" "=r,r,r,r"(%x, %y, %s) {packed_element = 1 : i32, pure = true} : (tensor<64xi32, #b2>, tensor<64xi32, #b2>, tensor<64xi32, #b2>) -> tensor<64xi32, #b2>
     return %z : tensor<64xi32, #b2>
   }
 }
@@ -26,7 +26,7 @@ module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 
 // CHECK-NOT: llvm.inline_asm
 module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @packed(%x: tensor<128xi8, #b4>) -> tensor<128xi8, #b4> {
-    %y = kiln.elementwise_inline_asm "and.b32 $0, $1, 0x1F1F1F1F;" "=r,r" (%x) {packed_element = 4 : i32, pure = true} : (tensor<128xi8, #b4>) -> tensor<128xi8, #b4>
+    %y = kiln.elementwise_inline_asm "and.b32 $0, $1, 0x1F1F1F1F;" "=r,r"(%x) {packed_element = 4 : i32, pure = true} : (tensor<128xi8, #b4>) -> tensor<128xi8, #b4>
     return %y : tensor<128xi8, #b4>
   }
 }
@@ -45,7 +45,7 @@ module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 
 // CHECK-NOT: llvm.inline_asm
 module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @outputs(%a: tensor<128xi8, #b4>, %b: tensor<128xf32, #b4>) -> (tensor<128xi32, #b4>, tensor<128xf32, #b4>) {
-    %c, %d = kiln.elementwise_inline_asm "max.f32 $4, $4, $9;" "=r,=r,=r,=r,=r,=r,=r,=r,r,r,r,r,r" (%a, %b) {packed_element = 4 : i32, pure = true} : (tensor<128xi8, #b4>, tensor<128xf32, #b4>) -> (tensor<128xi32, #b4>, tensor<128xf32, #b4>)
+    %c, %d = kiln.elementwise_inline_asm "max.f32 $4, $4, $9;" "=r,=r,=r,=r,=r,=r,=r,=r,r,r,r,r,r"(%a, %b) {packed_element = 4 : i32, pure = true} : (tensor<128xi8, #b4>, tensor<128xf32, #b4>) -> (tensor<128xi32, #b4>, tensor<128xf32, #b4>)
     return %c, %d : tensor<128xi32, #b4>, tensor<128xf32, #b4>
   }
 }
@@ -62,7 +62,7 @@ module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "ld.global.b8 $0, [$1];", "=r,l" %{{.*}} : (i64) -> i8
 module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @pointers(%p: tensor<64x!kiln.ptr<i8>, #b2>) -> tensor<64xi8, #b2> {
-    %y = kiln.elementwise_inline_asm "ld.global.b8 $0, [$1];" "=r,l" (%p) {packed_element = 1 : i32, pure = false} : (tensor<64x!kiln.ptr<i8>, #b2>) -> tensor<64xi8, #b2>
+    %y = kiln.elementwise_inline_asm "ld.global.b8 $0, [$1];" "=r,l"(%p) {packed_element = 1 : i32, pure = false} : (tensor<64x!kiln.ptr<i8>, #b2>) -> tensor<64xi8, #b2>
     return %y : tensor<64xi8, #b2>
   }
 }
@@ -85,7 +85,7 @@ module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 
 // CHECK-NOT: llvm.inline_asm
 module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @short_run(%x: tensor<64xi8, #b2>) -> tensor<64xi8, #b2> {
-    %y = kiln.elementwise_inline_asm "shl.b32 $0, $1, 3;" "=r,r" (%x) {packed_element = 4 : i32, pure = true} : (tensor<64xi8, #b2>) -> tensor<64xi8, #b2>
+    %y = kiln.elementwise_inline_asm "shl.b32 $0, $1, 3;" "=r,r"(%x) {packed_element = 4 : i32, pure = true} : (tensor<64xi8, #b2>) -> tensor<64xi8, #b2>
     return %y : tensor<64xi8, #b2>
   }
 }
@@ -97,7 +97,7 @@ module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 
 // CHECK: llvm.inline_asm has_side_effects asm_dialect = att "mov.u64 $0, %globaltimer;", "=l"  : () -> i64
 module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @timer() -> i64 {
-    %t = kiln.elementwise_inline_asm "mov.u64 $0, %globaltimer;" "=l" () {packed_element = 1 : i32, pure = false} : () -> i64
+    %t = kiln.elementwise_inline_asm "mov.u64 $0, %globaltimer;" "=l"() {packed_element = 1 : i32, pure = false} : () -> i64
     return %t : i64
   }
 }

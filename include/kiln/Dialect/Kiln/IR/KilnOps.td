@@ -377,8 +377,8 @@ def Kiln_ElementwiseInlineAsmOp : Kiln_Op<"elementwise_inline_asm", [
 
     Example:
     ```mlir
-    %z = kiln.elementwise_inline_asm "shf.l.wrap.b32 $0, $1, $2, $3;" "=r,r,r,r"
-        (%x, %y, %s) {packed_element = 1 : i32, pure = true}
+    %z = kiln.elementwise_inline_asm "shf.l.wrap.b32 $0, $1, $2, $3;" "=r,r,r,r"(%x, %y, %s)
+        {packed_element = 1 : i32, pure = true}
         : (tensor<128xi32>, tensor<128xi32>, tensor<128xi32>) -> tensor<128xi32>
     ```
   }];
