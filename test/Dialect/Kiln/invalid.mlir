@@ -527,6 +527,14 @@ func.func @dot_accumulator_type(%a: tensor<16x16xbf16>, %c: tensor<16x16xbf16>) 
 
 // -----
 
+func.func @dot_f64_accumulator_type(%a: tensor<16x16xf64>, %c: tensor<16x16xf32>) {
+  // expected-error @+1 {{cannot multiply 'f64' operands into a 'f32' accumulator}}
+  %d = kiln.dot %a, %a, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16x16xf64> * tensor<16x16xf64> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
 func.func @dot_precision(%a: tensor<16x16xf16>, %c: tensor<16x16xf32>) {
   // expected-error @+1 {{input precision tf32 only applies to f32 operands}}
   %d = kiln.dot %a, %a, %c {inputPrecision = #kiln.precision<tf32>} : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
