@@ -327,7 +327,8 @@ def compile_jit_function(
     # kl.target_info's queries answer for this target while the kernel is generated.
     with target_info.compiling_for(target):
         module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context,
-                                  debug=bool(options.get("debug", False)), name=name)
+                                  debug=bool(options.get("debug", False)), name=name, target=target,
+                                  num_warps=num_warps)
     asm: dict[str, Any] = {"kiln": module.str()}
     # Read from the kiln stage, before a backend lowers it: the launch
     # refuses read-only arrays for these parameters.

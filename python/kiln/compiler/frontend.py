@@ -38,7 +38,8 @@ from kiln import language
 from kiln.language.block_pointer import block_pointer
 # (Imported from the module: the package exports the class under the module's name.)
 from kiln.language.tensor_descriptor import from_kernel_argument, tensor_descriptor
-from kiln.language.compile_time import is_constexpr_function, unused_result_message
+from kiln.language.compile_time import (KernelLaunchShape, current_launch_shape, is_constexpr_function,
+                                        unused_result_message)
 from kiln.language.core import constexpr, dtype, tensor
 
 ir = _C.ir
@@ -70,7 +71,7 @@ class KernelSource(Protocol):
 
 def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs: Mapping[str, Any],
                      attrs: Optional[Specialization], context: Any, debug: bool = False,
-                     name: Optional[str] = None) -> Any:
+                     name: Optional[str] = None, target: str = "", num_warps: int = 4) -> Any:
     """Builds the kiln-dialect module of one specialization of kernel ``fn``.
 
     Args:
@@ -82,6 +83,9 @@ def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs:
         context: the ``kiln._C.ir.Context`` to build in.
         debug: emit ``kl.device_assert`` checks (otherwise they are dropped).
         name: the kernel function's symbol (default: ``fn.__name__``).
+        target: the compile target ("cpu", "sm_90a", ...), which
+            ``kl.extra.cuda`` functions may depend on.
+        num_warps: warps per program (``kl.extra.cuda.num_warps()``).
 
     Returns:
         a verified ``kiln._C.ir.Module`` holding the public kernel function
@@ -97,6 +101,7 @@ def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs:
     if name is not None:
         generator.kernel_name = name
     token = debugging.debug_mode.set(bool(debug))
+    launch_token = current_launch_shape.set(KernelLaunchShape(target=target, num_warps=num_warps))
     try:
         generator.generate_kernel(dict(signature), dict(constexprs), attrs)
     except RecursionError:
@@ -107,6 +112,7 @@ def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs:
                               None) from None
     finally:
         debugging.debug_mode.reset(token)
+        current_launch_shape.reset(launch_token)
     try:
         module.verify()
     except ir.MLIRError as error:

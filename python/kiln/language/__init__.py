@@ -99,13 +99,15 @@ from kiln.language.core import (  # noqa: E402
     div_rn,
     fdiv,
     fma,
+    inline_asm_elementwise,
     sigmoid,
     sqrt_rn,
     umulhi,
 )
 from kiln.language import extra  # noqa: E402
 
-__all__ += ["PropagateNan", "clamp", "div_rn", "extra", "fdiv", "fma", "sigmoid", "sqrt_rn", "umulhi"]
+__all__ += ["PropagateNan", "clamp", "div_rn", "extra", "fdiv", "fma", "inline_asm_elementwise", "sigmoid", "sqrt_rn",
+            "umulhi"]
 
 # Block pointers (Triton's tensor pointers).
 from kiln.language.block_pointer import advance, make_block_ptr  # noqa: E402

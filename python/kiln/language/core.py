@@ -31,7 +31,8 @@ __all__ = [
     "range", "static_range", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs",
     "floor", "ceil", "erf", "tanh", "builtin",
 ]
-__all__ += ["PropagateNan", "sqrt_rn", "fma", "fdiv", "div_rn", "umulhi", "clamp", "sigmoid", "extern_elementwise"]
+__all__ += ["PropagateNan", "sqrt_rn", "fma", "fdiv", "div_rn", "umulhi", "clamp", "sigmoid", "extern_elementwise",
+            "inline_asm_elementwise"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -974,6 +975,46 @@ def extern_elementwise(lib_name: str, lib_path: str, args: Sequence[Any], arg_ty
         raise CompilationError("extern_elementwise supports pure functions only (is_pure=True)")
     return semantic.extern_elementwise("extern_elementwise", [_unwrap(a) for a in args],
                                        _unwrap(arg_type_symbol_dict), _builder)
+
+
+@builtin
+def inline_asm_elementwise(asm: str, constraints: str, args: Sequence[Any], dtype: Any, is_pure: bool, pack: int,
+                           _builder: Any = None) -> Any:
+    """Runs inline assembly on the elements of ``args`` (Triton's
+    ``tl.inline_asm_elementwise``): a map whose function is the assembly
+    text ``asm`` (PTX on NVIDIA GPUs).
+
+    ``args`` (tensors, scalars or pointers) are broadcast to one shape
+    (without type promotion). ``dtype`` is the element type of the result,
+    or a tuple of them for several results (a tuple of tensors is
+    returned). Each run of the text handles ``pack`` elements of every
+    argument and result; which elements go together is unspecified.
+    Elements narrower than 32 bits are packed into 32-bit registers, so
+    ``pack=4`` on int8 values passes four of them in one ``r`` register.
+    ``constraints`` is LLVM's inline-asm constraint string: the output
+    registers first (``$0``, ...), then the inputs. ``is_pure`` says that the
+    text has no effect besides its results, so it may be merged with an
+    identical call or removed when its results are unused.
+
+    The CPU backend cannot run inline assembly: compiling such a kernel for
+    it is a ``CompilationError``.
+    """
+    from kiln.language import semantic
+    from kiln.language.compile_time import current_launch_shape
+    launch = current_launch_shape.get()
+    if launch is not None and launch.target == "cpu":
+        raise CompilationError("inline_asm_elementwise: inline assembly is GPU code (PTX) that the CPU backend "
+                               "cannot run")
+    asm, constraints, is_pure, pack = _unwrap(asm), _unwrap(constraints), _unwrap(is_pure), _unwrap(pack)
+    dtype = _unwrap(dtype)
+    if not isinstance(asm, str) or not isinstance(constraints, str):
+        raise CompilationError("inline_asm_elementwise needs asm and constraints as constant strings")
+    if not isinstance(is_pure, (bool, int)):
+        raise CompilationError(f"inline_asm_elementwise needs is_pure as a constant bool, got {is_pure!r}")
+    if isinstance(pack, bool) or not isinstance(pack, int) or pack < 1:
+        raise CompilationError(f"inline_asm_elementwise needs pack as a positive constant int, got {pack!r}")
+    return semantic.inline_asm_elementwise(asm, constraints, [_unwrap(a) for a in _unwrap(args)], dtype,
+                                           bool(is_pure), pack, _builder)
 
 
 # ---------------------------------------------------------------------------
