@@ -28,6 +28,7 @@ from kiln.errors import (AutotunerError, CompilationError, InterpreterError, Kil
                          OutOfResources, TritonError)
 from kiln.language.compile_time import constexpr_function, must_use_result
 from kiln.runtime._allocation import set_allocator
+from kiln.runtime._async_compile import AsyncCompileMode, FutureKernel
 from kiln.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from kiln.runtime.interface import KernelInterface, MockTensor
 from kiln.runtime.jit import JITFunction, jit
@@ -47,11 +48,13 @@ def next_power_of_2(n: int) -> int:
 
 
 __all__ = [
+    "AsyncCompileMode",
     "Autotuner",
     "AutotunerError",
     "CompilationError",
     "CompiledKernel",
     "Config",
+    "FutureKernel",
     "Heuristics",
     "InterpreterError",
     "JITFunction",

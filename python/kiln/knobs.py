@@ -191,10 +191,11 @@ class runtime_knobs(base_knobs):
     override_arch: Knob[Optional[str]] = Knob("TRITON_OVERRIDE_ARCH", None, supported=False,
                                               why="Kiln compiles for the device's own architecture "
                                               "(KILN_CPU_TARGET chooses the CPU backend's processor)")
-    jit_cache_hook: Knob[Optional[Callable[..., Any]]] = Knob("", None, object, supported=False,
-                                                              why="Kiln's JIT has no cache hooks")
-    jit_post_compile_hook: Knob[Optional[Callable[..., Any]]] = Knob("", None, object, supported=False,
-                                                                     why="Kiln's JIT has no compile hooks")
+    # Called on a compile, with Triton's keyword arguments (key, repr, fn,
+    # compile, is_manual_warmup, already_compiled); a true result from
+    # jit_cache_hook skips the compile and the launch.
+    jit_cache_hook: Knob[Optional[Callable[..., Any]]] = Knob("", None, object)
+    jit_post_compile_hook: Knob[Optional[Callable[..., Any]]] = Knob("", None, object)
     launch_enter_hook: Knob[Optional[Callable[..., Any]]] = Knob("", None, object, supported=False,
                                                                  why="Kiln's launches have no hooks")
     launch_exit_hook: Knob[Optional[Callable[..., Any]]] = Knob("", None, object, supported=False,

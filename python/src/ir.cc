@@ -735,6 +735,23 @@ public:
                                                         operands)));
   }
 
+  /// kiln.elementwise_inline_asm: `text` run on `args` (broadcast to one
+  /// shape, or scalars), `pack` elements per run, giving `resultTypes`.
+  std::vector<PyValue> elementwiseInlineAsm(const std::string &text,
+                                            const std::string &constraints, bool pure,
+                                            int32_t pack, const std::vector<PyValue> &args,
+                                            const std::vector<PyType> &resultTypes) {
+    requireInsertionPoint();
+    SmallVector<Value> operands = unwrapValues(args);
+    SmallVector<Type> results;
+    for (const PyType &type : resultTypes)
+      results.push_back(checkType(type));
+    auto op = finish(kd::ElementwiseInlineAsmOp::create(
+        builder, loc, results, builder.getStringAttr(text), builder.getStringAttr(constraints),
+        builder.getBoolAttr(pure), builder.getI32IntegerAttr(pack), operands));
+    return wrapValues(op->getResults(), owner);
+  }
+
   //--- scf ----------------------------------------------------------------//
 
   PyIfOp createIf(const PyValue &cond, const std::vector<PyType> &resultTypes,
@@ -1609,6 +1626,9 @@ void initIR(py::module_ &m) {
       .def("fma", &PyBuilder::fma, py::arg("x"), py::arg("y"), py::arg("z"))
       .def("extern_elementwise", &PyBuilder::externElementwise, py::arg("symbol"),
            py::arg("args"), py::arg("result_type"))
+      .def("elementwise_inline_asm", &PyBuilder::elementwiseInlineAsm, py::arg("asm"),
+           py::arg("constraints"), py::arg("pure"), py::arg("pack"), py::arg("args"),
+           py::arg("result_types"))
       // scf.
       .def("create_if", &PyBuilder::createIf, py::arg("cond"), py::arg("result_types"),
            py::arg("with_else"))

@@ -1134,7 +1134,8 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     Type element = op.getA().getType().getElementType();
     Type accElement = type.getElementType();
     bool isInt = isa<IntegerType>(accElement);
-    Type computeType = isInt ? accElement : b.getF32Type();
+    // f64 dots accumulate in f64, every other float dot in f32.
+    Type computeType = isInt || accElement.isF64() ? accElement : b.getF32Type();
 
     SmallVector<Value> acc = unpackElements(b, loc, adaptor.getC());
     if (accElement.isF16())

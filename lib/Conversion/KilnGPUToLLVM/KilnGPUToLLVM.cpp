@@ -242,6 +242,7 @@ struct ConvertKilnGPUToLLVM
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     populateMathToLibdevicePatterns(converter, patterns);
     populateExternElementwiseToLLVMPatterns(converter, patterns);
+    populateInlineAsmToLLVMPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
     populateFuncToLLVMConversionPatterns(converter, patterns);

@@ -248,6 +248,11 @@ SharedMemoryPlan planSharedMemory(ModuleOp module, const LaunchShape &launch);
 /// Bytes of scratch a dot needs for its operand tiles (0 for other ops).
 int64_t getDotOpScratchBytes(Operation *op);
 
+/// kiln.elementwise_inline_asm: one llvm.inline_asm per group of
+/// `packed_element` elements a thread holds (InlineAsmToLLVM.cpp).
+void populateInlineAsmToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
+                                     RewritePatternSet &patterns);
+
 /// Device prints (vprintf) and device assertions (__assertfail).
 void populateDebugOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
                                    RewritePatternSet &patterns,

@@ -108,7 +108,10 @@ struct DotLowering : public ConvertOpToLLVMPattern<DotOp> {
     if (!operand || !acc)
       return failure();
     bool integer = isa<IntegerType>(acc);
-    Type work = integer ? Type(rewriter.getI32Type()) : Type(rewriter.getF32Type());
+    // f64 dots accumulate in f64, every other float dot in f32.
+    Type work = integer        ? Type(rewriter.getI32Type())
+                : acc.isF64() ? Type(rewriter.getF64Type())
+                              : Type(rewriter.getF32Type());
     bool tf32 = op.getInputPrecision() == InputPrecision::tf32;
     auto ptrType = LLVM::LLVMPointerType::get(rewriter.getContext());
     auto rowOf = [](Type element, int64_t lanes) {

@@ -717,6 +717,17 @@ LogicalResult addGridParameters(ModuleOp module) {
   return failure(stray.wasInterrupted());
 }
 
+/// Refuses kiln.elementwise_inline_asm: its text is a GPU's assembly (PTX),
+/// which the host cannot run.
+LogicalResult refuseInlineAsm(ModuleOp module) {
+  WalkResult found = module.walk([](ElementwiseInlineAsmOp op) {
+    op.emitOpError("cannot be lowered for the CPU: inline assembly is GPU "
+                   "code (PTX) that the host cannot run");
+    return WalkResult::interrupt();
+  });
+  return failure(found.wasInterrupted());
+}
+
 /// Adds `<kernel>.kiln_entry(ptr params, i32 x 6)`, which reads each kernel
 /// parameter from its 8-byte slot (params[i] points at it) and calls the
 /// kernel: one signature for the launcher, whatever the kernel's.
@@ -767,6 +778,8 @@ struct ConvertKilnToLLVMCPU
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
+    if (failed(refuseInlineAsm(module)))
+      return signalPassFailure();
     numberAccessSites(module);
     if (failed(addGridParameters(module)))
       return signalPassFailure();

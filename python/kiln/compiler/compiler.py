@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import linecache
 import os
 import re
@@ -111,6 +112,20 @@ class CompiledKernel:
             self.metadata = KernelMetadata(self.metadata)
         if not isinstance(self.asm, StageOutputs):
             self.asm = StageOutputs(self.asm)
+
+    @property
+    def hash(self) -> str:
+        """A hex digest of the kernel's name and every stage's output: two
+        compiles of one specialization give the same hash (as Triton's
+        ``CompiledKernel.hash`` identifies a kernel)."""
+        digest = hashlib.sha256(self.name.encode())
+        for stage in sorted(self.asm):
+            content = self.asm[stage]
+            if isinstance(content, str):
+                content = content.encode()
+            if isinstance(content, bytes):
+                digest.update(b"\0" + stage.encode() + b"\0" + content)
+        return digest.hexdigest()
 
     @property
     def binary(self) -> bytes:
@@ -272,6 +287,7 @@ def compile_jit_function(
         ValueError: for an unknown target or an invalid ``num_warps``.
     """
     from kiln.compiler.frontend import generate_kiln_ir
+    from kiln.language import target_info
     from kiln.runtime import disk_cache
 
     backend = _backends.backend_for_target(target)
@@ -308,8 +324,11 @@ def compile_jit_function(
             return compiled
 
     context = _C.ir.Context()
-    module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context,
-                              debug=bool(options.get("debug", False)), name=name)
+    # kl.target_info's queries answer for this target while the kernel is generated.
+    with target_info.compiling_for(target):
+        module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context,
+                                  debug=bool(options.get("debug", False)), name=name, target=target,
+                                  num_warps=num_warps)
     asm: dict[str, Any] = {"kiln": module.str()}
     # Read from the kiln stage, before a backend lowers it: the launch
     # refuses read-only arrays for these parameters.

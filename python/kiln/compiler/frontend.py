@@ -32,14 +32,15 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Protoco
 
 from kiln import _C
 from kiln.compiler.specialization import (AGGREGATE_TYPES, TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, Specialization,
-                                          child_name)
+                                          child_name, is_named_tuple_class)
 from kiln.errors import CompilationError, CompileTimeAssertionFailure
 from kiln.language import core, debugging, semantic, shapes
 from kiln import language
 from kiln.language.block_pointer import block_pointer
 # (Imported from the module: the package exports the class under the module's name.)
 from kiln.language.tensor_descriptor import from_kernel_argument, tensor_descriptor
-from kiln.language.compile_time import is_constexpr_function, unused_result_message
+from kiln.language.compile_time import (KernelLaunchShape, current_launch_shape, is_constexpr_function,
+                                        unused_result_message)
 from kiln.language.core import constexpr, dtype, tensor
 
 ir = _C.ir
@@ -71,7 +72,7 @@ class KernelSource(Protocol):
 
 def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs: Mapping[str, Any],
                      attrs: Optional[Specialization], context: Any, debug: bool = False,
-                     name: Optional[str] = None) -> Any:
+                     name: Optional[str] = None, target: str = "", num_warps: int = 4) -> Any:
     """Builds the kiln-dialect module of one specialization of kernel ``fn``.
 
     Args:
@@ -83,6 +84,9 @@ def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs:
         context: the ``kiln._C.ir.Context`` to build in.
         debug: emit ``kl.device_assert`` checks (otherwise they are dropped).
         name: the kernel function's symbol (default: ``fn.__name__``).
+        target: the compile target ("cpu", "sm_90a", ...), which
+            ``kl.extra.cuda`` functions may depend on.
+        num_warps: warps per program (``kl.extra.cuda.num_warps()``).
 
     Returns:
         a verified ``kiln._C.ir.Module`` holding the public kernel function
@@ -98,6 +102,7 @@ def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs:
     if name is not None:
         generator.kernel_name = name
     token = debugging.debug_mode.set(bool(debug))
+    launch_token = current_launch_shape.set(KernelLaunchShape(target=target, num_warps=num_warps))
     try:
         generator.generate_kernel(dict(signature), dict(constexprs), attrs)
     except RecursionError:
@@ -108,6 +113,7 @@ def generate_kiln_ir(fn: KernelSource, signature: Mapping[str, str], constexprs:
                               None) from None
     finally:
         debugging.debug_mode.reset(token)
+        current_launch_shape.reset(launch_token)
     try:
         module.verify()
     except ir.MLIRError as error:
@@ -131,7 +137,7 @@ _UNSUPPORTED_SYNTAX = {
     "Import": "'import' statements", "ImportFrom": "'import' statements", "Raise": "'raise' statements",
     "Break": "'break' statements", "Continue": "'continue' statements", "AsyncFor": "'async for' loops",
     "Match": "'match' statements", "NamedExpr": "assignment expressions (:=)", "Starred": "starred expressions",
-    "JoinedStr": "f-strings", "Slice": "slices outside of subscripts",
+    "JoinedStr": "f-strings",
 }
 
 # Python builtins a kernel may call on compile-time values.
@@ -295,7 +301,15 @@ def _children(value: Any) -> tuple:
 
 
 def _with_children(value: Any, children: Sequence[Any]) -> Any:
-    return value.with_runtime_fields(tuple(children)) if isinstance(value, _RECORDS) else tuple(children)
+    if isinstance(value, _RECORDS):
+        return value.with_runtime_fields(tuple(children))
+    return _tuple_like(type(value), children)
+
+
+def _tuple_like(cls: type, children: Sequence[Any]) -> tuple:
+    """A tuple of ``children`` of class ``cls``: a named tuple keeps its class
+    (and so its field names); any other tuple becomes a plain one."""
+    return cls(*children) if is_named_tuple_class(cls) else tuple(children)
 
 
 def _leaves(value: Any) -> list[tensor]:
@@ -343,7 +357,9 @@ def _aggregate_key(value: Any) -> str:
         static = "_".join(str(d) for d in value.block_shape)
         return f"D{static}_{value.padding}_{inner}_E"
     if isinstance(value, tuple):
-        return "T" + "".join(f"_{_aggregate_key(c)}" for c in value) + "_E"
+        # A named tuple's class is part of the key: its fields are read by name.
+        name = _constexpr_key(type(value)) if is_named_tuple_class(type(value)) else ""
+        return "T" + name + "".join(f"_{_aggregate_key(c)}" for c in value) + "_E"
     return _constexpr_key(value)
 
 
@@ -450,6 +466,13 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         self.result_template: Any = None
         # Values `return` gives in the branches of an if that returns early.
         self._captured_returns: Optional[list[tuple[Any, ast.AST]]] = None
+        # Element-wise mode (kl.map_elementwise's scalar function, compiled
+        # on blocks): an if on element values runs both branches and merges
+        # them element by element. `under_element_condition`: generating
+        # such a branch (or a function called from one), where memory
+        # accesses and prints would act for every element.
+        self.elementwise = False
+        self.under_element_condition = False
         self.ir_function: Any = None
 
     # -- source positions ----------------------------------------------------
@@ -577,6 +600,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         """
         arg_names = self._arg_names()
         constexpr_names = set(self.fn.constexpr_names)
+        self.named_tuples = dict(attrs.named_tuples)
         for arg in self.fn_def.args.args:
             if arg.arg in constexpr_names and arg.arg in getattr(self.fn, "do_not_specialize", ()):
                 # A constexpr is always specialized on: the request cannot
@@ -664,7 +688,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                                            f"shape, strides, block shape, padding and tensor map, got "
                                            f"{len(children)} parts")
                 return from_kernel_argument(*children, self.builder)
-            return tuple(children)
+            return _tuple_like(self.named_tuples.get(template.path, tuple), children)
         return template
 
     def generate_helper(self, name: str, arg_values: dict[str, Any]) -> tuple[Any, list[dtype]]:
@@ -888,6 +912,12 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if not _is_runtime(cond):
             self.visit_stmts(node.body if cond else node.orelse)
             return
+        if cond.shape and self.elementwise:
+            cond = self._run(node.test, lambda: semantic.to_bool(cond, self.builder))
+            if getattr(node, "returns_early", False):
+                self._element_returning_if(node, cond)
+            self._element_if(node, cond)
+            return
         cond = self._scalar_condition(cond, node.test, "an if")
         cond = self._run(node.test, lambda: semantic.to_bool(cond, self.builder))
         if getattr(node, "returns_early", False):
@@ -988,6 +1018,88 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                       f"({self.filename}:{line}): its one element is the condition", stacklevel=2)
         self._call_node = node
         return self._run(node, lambda: shapes._unsplat(cond, self.builder, self))
+
+    # -- element-wise mode (kl.map_elementwise) -------------------------------------
+
+    def _element_branches(self, node: ast.If, capture: bool) -> list[tuple[dict[str, Any], Any]]:
+        """Generates both branches of an if on element values, one after
+        the other, for every element; returns each branch's scope and
+        (with `capture`) the value it returned (None if it fell off the
+        end), with the return statement."""
+        before, outer_masked, outer_returns = dict(self.lscope), self.under_element_condition, self._captured_returns
+        out = []
+        for stmts in (node.body, node.orelse):
+            self.lscope = dict(before)
+            self.under_element_condition = True
+            try:
+                if capture:
+                    self._captured_returns = []
+                self.visit_stmts(stmts)
+                returned = (None, stmts[-1] if stmts else node)
+            except _Returned:
+                returned = self._captured_returns[-1]
+            finally:
+                self.under_element_condition, self._captured_returns = outer_masked, outer_returns
+            out.append((self.lscope, returned))
+        self.lscope = before
+        return out
+
+    def _element_select(self, what: str, cond: tensor, t: Any, e: Any, node: ast.AST) -> Any:
+        """Each element of `t` where `cond` holds, else of `e` (aggregates
+        leaf by leaf; equal constants stay constants)."""
+        pairs: list[tuple[Any, Any]] = []
+        rebuild = self._pair_leaves(what, t, e, node, pairs)
+        merged = []
+        for t_leaf, e_leaf in pairs:
+            if not _is_runtime(t_leaf) and not _is_runtime(e_leaf) and type(t_leaf) is type(e_leaf) \
+                    and t_leaf == e_leaf:
+                merged.append(t_leaf)
+                continue
+            if not all(_is_runtime(v) or isinstance(v, (int, float)) for v in (t_leaf, e_leaf)):
+                raise self.error(f"{what} is {_describe(t_leaf)} in one branch and {_describe(e_leaf)} in the other "
+                                 f"of an if on element values; both must be numbers", node)
+            if _is_runtime(t_leaf) and _is_runtime(e_leaf) and t_leaf.dtype != e_leaf.dtype:
+                raise self.error(f"Mismatched type for {what} between the then-branch ({t_leaf.dtype}) and the "
+                                 f"else-branch ({e_leaf.dtype}) of the if at line {self.position(node)[0]}; both "
+                                 f"branches must give it the same type", node)
+            merged.append(self._run(node, lambda a=t_leaf, c=e_leaf: semantic.where(cond, a, c, self.builder)))
+        return rebuild(iter(merged))
+
+    def _element_if(self, node: ast.If, cond: tensor) -> None:
+        """An if on element values (element-wise mode): both branches run,
+        and each variable they assign takes, element by element, the value
+        of the branch that element's condition chose."""
+        before = dict(self.lscope)
+        (then_scope, _), (else_scope, _) = self._element_branches(node, capture=False)
+        names = [n for n in dict.fromkeys(list(then_scope) + list(else_scope))
+                 if then_scope.get(n, _MISSING) is not before.get(n, _MISSING)
+                 or else_scope.get(n, _MISSING) is not before.get(n, _MISSING)]
+        after = dict(before)
+        for name in names:
+            t, e = then_scope.get(name, _MISSING), else_scope.get(name, _MISSING)
+            if t is _MISSING or e is _MISSING or isinstance(t, _OneBranchOnly) or isinstance(e, _OneBranchOnly):
+                after[name] = _OneBranchOnly(self.position(node)[0])
+                continue
+            try:
+                after[name] = self._element_select(f"'{name}'", cond, _unwrap(t), _unwrap(e), node)
+            except CompilationError as err:
+                if name in before:
+                    raise
+                after[name] = _OneBranchOnly(self.position(node)[0], err.message)
+        self.lscope = after
+
+    def _element_returning_if(self, node: ast.If, cond: tensor) -> None:
+        """An if on element values whose branches both end the function:
+        each element returns what its branch returns. Raises _Returned."""
+        (_, (t, t_node)), (_, (e, e_node)) = self._element_branches(node, capture=True)
+        if (t is None) != (e is None):
+            raise self.error("one branch of this if returns a value and the other does not (or falls off the end "
+                             "of the function); both must return values of the same types", node)
+        value = None if t is None else self._element_select("the return value", cond, t, e, e_node)
+        if self._captured_returns is not None:
+            self._captured_returns.append((value, node))
+            raise _Returned()
+        self._emit_return(value, node)
 
     def _returning_if(self, node: ast.If, cond: tensor) -> None:
         """An if whose branches both end the function (visit_stmts moved the
@@ -1327,9 +1439,18 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             bind(while_op.before)
             self.builder.set_insertion_point_to_end(while_op.before)
             cond = _unwrap(self.visit(node.test))
-            if _is_runtime(cond):
+            if isinstance(cond, core.condition):
+                # kl.condition(cond, disable_licm=...): the hint is checked
+                # and the loop runs on `cond` (see kl.condition).
+                self._check_condition_hints(cond, node.test)
+                cond = _unwrap(cond.condition)
+            if _is_runtime(cond) and cond.shape and cond.numel == 1:
                 cond = self._scalar_condition(cond, node.test, "a while")
             cond = self._run(node.test, lambda: semantic.to_bool(cond, self.builder))
+            if cond.shape:
+                raise self.error(f"a while condition must be a scalar, got a block of shape {cond.shape}"
+                                 + ("; a while loop on element values is not supported in kl.map_elementwise's "
+                                    "function" if self.elementwise else ""), node.test)
             self.builder.create_condition(cond.handle, list(while_op.before.args))
             bind(while_op.after)
             self.builder.set_insertion_point_to_end(while_op.after)
@@ -1343,6 +1464,11 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         results = iter(while_op.results)
         for name, init in carried:
             self.lscope[name] = _rebuild(init, results)
+
+    def _check_condition_hints(self, cond: core.condition, node: ast.AST) -> None:
+        disable_licm = _unwrap(cond.disable_licm)
+        if not isinstance(disable_licm, bool):
+            raise self.error(f"kl.condition's disable_licm must be a constexpr bool, got {disable_licm!r}", node)
 
     # -- expressions -----------------------------------------------------------------
 
@@ -1499,11 +1625,25 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         impl = semantic.logical_and if kind == "and" else semantic.logical_or
         return self._run(node, lambda: impl(lhs, rhs, self.builder))
 
+    def visit_Slice(self, node: ast.Slice) -> core.slice:
+        """``lower:upper:step`` in a subscript: a kl.slice of compile-time
+        bounds (a tuple's subscript takes it as Python's slice)."""
+        bounds = []
+        for part in (node.lower, node.upper, node.step):
+            value = None if part is None else _unwrap(self.visit(part))
+            if _is_runtime(value):
+                raise self.error("slice bounds must be compile-time values (kl.constexpr), got a runtime value",
+                                 part)
+            bounds.append(value)
+        return core.slice(*bounds)
+
     def visit_Subscript(self, node: ast.Subscript) -> Any:
         base = _unwrap(self.visit(node.value))
         index_node = node.slice
         if not _is_runtime(base):
             index = _unwrap(self.visit(index_node))
+            if isinstance(index, core.slice):
+                index = index.to_python()
             return base[index]
         items = index_node.elts if isinstance(index_node, ast.Tuple) else [index_node]
         # Only `None` (a new axis) and `:` (a whole axis) index a block.
@@ -1520,6 +1660,12 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 axis += 1
                 continue
             index = _unwrap(self.visit(item))
+            if isinstance(index, core.slice):
+                if (index.start, index.stop, index.step) != (None, None, None):
+                    raise self.error(f"unsupported tensor index: {index!r}: blocks cannot be sliced; only "
+                                     f"':' (a whole axis) and None (a new axis) index a block", item)
+                axis += 1
+                continue
             if index is not None:
                 raise self.error(f"unsupported tensor index: {_describe(index)}: blocks can only be indexed with None "
                                  f"(a new axis) and ':' (a whole axis)", item)
@@ -1552,6 +1698,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             if node is self._dropped_call and unused_result_message(func):
                 raise self.error(unused_result_message(func), node)
             return self._call_jit(func, args, kwargs, node)
+        if self.under_element_condition and (func in _memory_and_debug_builtins() or func is builtins.print):
+            name = getattr(func, "__name__", "print")
+            raise self.error(f"{name} cannot run under an if on element values in kl.map_elementwise's function: "
+                             f"the function runs on whole blocks there, so it would act for every element", node)
         if core.is_builtin(func):
             core.check_kernel_keywords(func, kwargs)
             if core.wants_generator(func):
@@ -1566,7 +1716,10 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         if func is builtins.range or func is core.range or func is core.static_range:
             raise self.error("range objects can only be used as the iterator of a for loop", node)
         if func is builtins.print:
-            raise self.error("print() is not supported yet; use kl.static_print for compile-time values", node)
+            # As in Triton, print in a kernel is kl.device_print: a string
+            # prefix, then the values, printed at run time.
+            core.check_kernel_keywords(debugging.device_print, kwargs)
+            return self._run(node, lambda: debugging.device_print(*args, **kwargs, _builder=self.builder))
         if is_constexpr_function(func):
             return self._call_constexpr_function(func, args, kwargs, node)
         if inspect.ismethod(func) and isinstance(func.__self__, dtype):
@@ -1580,6 +1733,17 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return core.constexpr_type(*args, **kwargs)
         if isinstance(func, type) and issubclass(func, dtype):
             return func(*args, **kwargs)  # kl.pointer_type(kl.int8), kl.block_type(...)
+        if func is core.condition:
+            # A while loop's test (see visit_While); it holds a runtime value.
+            return self._run(node, lambda: core.condition(*args, **kwargs))
+        if func is core.slice:
+            if any(_is_runtime(v) for v in list(args) + list(kwargs.values())):
+                raise self.error("kl.slice bounds must be compile-time values (kl.constexpr)", node)
+            return self._run(node, lambda: core.slice(*args, **kwargs))
+        if is_named_tuple_class(func):
+            # Building a named tuple (a NamedTuple class called in a kernel,
+            # as Triton allows): it only groups its fields' values.
+            return self._run(node, lambda: func(*args, **kwargs))
         if func is language.tuple:
             # Its elements may be runtime values: it only groups them.
             if kwargs or len(args) > 1:
@@ -1633,7 +1797,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             return [_unwrap(self.visit(e)) for e in node.elts]
         return _unwrap(self.visit(node))
 
-    def _call_jit(self, callee: KernelSource, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+    def _call_jit(self, callee: KernelSource, args: list[Any], kwargs: dict[str, Any], node: ast.Call,
+                  elementwise: bool = False) -> Any:
         try:
             bound = inspect.signature(callee.fn).bind(*args, **kwargs)
         except TypeError as e:
@@ -1663,16 +1828,20 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             if _is_aggregate(value):
                 value = self._materialize(value, node)
             values[param] = value
-        if getattr(callee, "noinline", False):
+        elementwise = elementwise or self.elementwise
+        if getattr(callee, "noinline", False) and not elementwise:
             # As in Triton: a noinline function is a real call, whose
             # arguments are scalars (blocks would need their layout agreed
-            # across the call).
+            # across the call). In kl.map_elementwise's function, blocks
+            # stand for scalars.
             for param, value in values.items():
                 for leaf in _leaves(value) if _is_aggregate(value) else [value]:
                     if isinstance(leaf, tensor) and leaf.shape:
                         raise self.error(f"Function {callee.__name__} is marked noinline, but was called with "
                                          f"non-scalar argument {param}:{leaf.type}", node)
-        name = self._mangle(callee, values)
+        masked = elementwise and self.under_element_condition
+        # Element-wise compilations of a function are other functions.
+        name = self._mangle(callee, values, "__ewm" if masked else "__ew" if elementwise else "")
         if name in self.functions and self.functions[name] is None:
             raise self.error(f"recursive call of {callee.__name__} with the same argument types and constexprs "
                              f"is not supported: it would never end", node)
@@ -1683,6 +1852,8 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             try:
                 helper = CodeGenerator(callee, self.module, self.builder, self.functions)
                 helper.call_chain = self.call_chain + (callee.__name__,)
+                helper.elementwise = elementwise
+                helper.under_element_condition = masked
                 self.functions[name] = helper.generate_helper(name, values) + (getattr(helper, "result_template",
                                                                                        None),)
             except RecursionError:
@@ -1764,7 +1935,13 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         errors are located at that builtin's call."""
         return self._call_jit(callee, list(args), {}, self._call_node)
 
-    def _mangle(self, callee: KernelSource, values: dict[str, Any]) -> str:
+    def call_elementwise(self, callee: KernelSource, args: Sequence[Any]) -> Any:
+        """Calls the jit function `callee` compiled in element-wise mode on
+        the blocks `args`, for kl.map_elementwise (see CodeGenerator's
+        `elementwise`)."""
+        return self._call_jit(callee, list(args), {}, self._call_node, elementwise=True)
+
+    def _mangle(self, callee: KernelSource, values: dict[str, Any], suffix: str = "") -> str:
         parts = []
         for param, value in values.items():
             if isinstance(value, tensor):
@@ -1774,7 +1951,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             else:
                 parts.append(f"{param}{_constexpr_key(value)}")
         base = _SYMBOL_CHARS.sub("_", callee.__name__)
-        name = f"{base}__{'_'.join(parts)}" if parts else base
+        name = (f"{base}__{'_'.join(parts)}" if parts else base) + suffix
         # Two different functions with one name (from different modules) must
         # not share a symbol.
         owners = self.functions.setdefault(("owners",), {})
@@ -1789,4 +1966,11 @@ _MISSING = object()
 
 # Builtins that state facts about their first argument's value.
 _VALUE_HINTS = (language.multiple_of, language.max_contiguous, language.max_constancy)
+
+def _memory_and_debug_builtins() -> frozenset:
+    """Builtins that touch memory or print: refused under an if on element
+    values in element-wise mode (see CodeGenerator.under_element_condition)."""
+    from kiln.language import atomics
+    return frozenset([core.load, core.store, debugging.device_print, debugging.device_assert] +
+                     [getattr(atomics, name) for name in atomics.__all__])
 

@@ -20,10 +20,14 @@ class Specialization:
         divisible_by_16: integer parameters whose value is a multiple of 16,
             and pointer parameters whose address is 16-byte aligned.
         equal_to_1: integer parameters whose value is 1.
+        named_tuples: the class of each tuple argument (or tuple element)
+            that is a named tuple, by path: the kernel reads its fields by
+            name, so the compiled code depends on it.
     """
 
     divisible_by_16: frozenset[str] = frozenset()
     equal_to_1: frozenset[str] = frozenset()
+    named_tuples: tuple[tuple[str, type], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,13 @@ TENSOR_DESCRIPTOR_TYPE = "tensordesc"
 TENSOR_MAP_TYPE = "nvTmaDesc"
 #: The marker types, which are not types of IR values.
 AGGREGATE_TYPES = frozenset({TUPLE_TYPE, TENSOR_DESCRIPTOR_TYPE})
+
+
+def is_named_tuple_class(cls: Any) -> bool:
+    """Whether ``cls`` is a ``typing.NamedTuple`` / ``collections.namedtuple``
+    class (a tuple subclass with named fields), which kernels take apart and
+    build as Triton's do."""
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
 
 
 def child_name(path: str, index: int) -> str:

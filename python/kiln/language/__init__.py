@@ -60,7 +60,8 @@ from kiln.language.core import (
     zeros,
 )
 from kiln.language.reduction import associative_scan, reduce
-from kiln.language.standard import argmax, argmin, cumprod, cumsum, max, min, softmax, sort, sum, xor_sum
+from kiln.language.standard import (argmax, argmin, cumprod, cumsum, max, min, reduce_or, softmax, sort, sum,
+                                    xor_sum)
 from kiln.language.atomics import (
     atomic_add,
     atomic_and,
@@ -81,8 +82,8 @@ __all__ = [
     "pointer_type", "program_id", "range", "rsqrt", "sin", "sqrt", "static_assert", "static_print",
     "static_range", "store", "tanh", "tensor", "uint8", "uint16", "uint32", "uint64", "where", "zeros",
     # reductions and scans
-    "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "max", "min", "reduce", "softmax", "sort", "sum",
-    "xor_sum",
+    "argmax", "argmin", "associative_scan", "cumprod", "cumsum", "max", "min", "reduce", "reduce_or", "softmax", "sort",
+    "sum", "xor_sum",
     # Atomics.
     "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg",
     "atomic_xor",
@@ -98,13 +99,15 @@ from kiln.language.core import (  # noqa: E402
     div_rn,
     fdiv,
     fma,
+    inline_asm_elementwise,
     sigmoid,
     sqrt_rn,
     umulhi,
 )
 from kiln.language import extra  # noqa: E402
 
-__all__ += ["PropagateNan", "clamp", "div_rn", "extra", "fdiv", "fma", "sigmoid", "sqrt_rn", "umulhi"]
+__all__ += ["PropagateNan", "clamp", "div_rn", "extra", "fdiv", "fma", "inline_asm_elementwise", "sigmoid", "sqrt_rn",
+            "umulhi"]
 
 # Block pointers (Triton's tensor pointers).
 from kiln.language.block_pointer import advance, make_block_ptr  # noqa: E402
@@ -191,7 +194,7 @@ from kiln.language.core import add, const, mul, sub  # noqa: E402
 pi32_t = pointer_type(int32)
 # The builtins Triton also makes tensor methods (x.sum(axis=0), x.exp(), ...).
 for _method in (broadcast_to, abs, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, erf, sqrt_rn, fma,
-                umulhi, cdiv, sum, max, min, argmax, argmin, xor_sum, cumsum, cumprod, sort, topk, reduce,
+                umulhi, cdiv, sum, max, min, argmax, argmin, xor_sum, reduce_or, cumsum, cumprod, sort, topk, reduce,
                 associative_scan):
     setattr(tensor, _method.__name__, _method)
 del _method
@@ -222,3 +225,13 @@ class tuple(metaclass=_TupleMeta):  # noqa: A001 - Triton's name
 
 
 __all__ += ["tuple"]
+
+
+# Compile-time queries of the target (triton.language.target_info), loop
+# conditions with hints (tl.condition), slices (tl.slice), and scalar
+# functions mapped over blocks (tl.map_elementwise).
+from kiln.language import target_info  # noqa: E402
+from kiln.language.core import condition, slice  # noqa: E402
+from kiln.language.elementwise import map_elementwise  # noqa: E402
+
+__all__ += ["condition", "map_elementwise", "slice", "target_info"]

@@ -10,10 +10,29 @@ it is an ordinary call.
 
 from __future__ import annotations
 
+import contextvars
+import dataclasses
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
-__all__ = ["constexpr_function", "is_constexpr_function", "must_use_result", "unused_result_message"]
+__all__ = ["constexpr_function", "is_constexpr_function", "must_use_result", "unused_result_message",
+           "KernelLaunchShape", "current_launch_shape"]
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelLaunchShape:
+    """What the kernel being compiled knows of its launch: the target
+    ("cpu", "sm_90a", ...), its warps per program and threads per warp."""
+
+    target: str
+    num_warps: int
+    threads_per_warp: int = 32
+
+
+# Set by the compiler while it builds a kernel's IR (kl.extra.cuda.num_warps
+# reads it); None outside a compile.
+current_launch_shape: contextvars.ContextVar[Optional[KernelLaunchShape]] = contextvars.ContextVar(
+    "kiln_launch_shape", default=None)
 
 
 class constexpr_function:

@@ -32,7 +32,8 @@ __all__ = [
     "range", "static_range", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs",
     "floor", "ceil", "erf", "tanh", "builtin",
 ]
-__all__ += ["PropagateNan", "sqrt_rn", "fma", "fdiv", "div_rn", "umulhi", "clamp", "sigmoid", "extern_elementwise"]
+__all__ += ["PropagateNan", "sqrt_rn", "fma", "fdiv", "div_rn", "umulhi", "clamp", "sigmoid", "extern_elementwise",
+            "inline_asm_elementwise"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -995,6 +996,46 @@ def extern_elementwise(lib_name: str, lib_path: str, args: Sequence[Any], arg_ty
                                        _unwrap(arg_type_symbol_dict), _builder)
 
 
+@builtin
+def inline_asm_elementwise(asm: str, constraints: str, args: Sequence[Any], dtype: Any, is_pure: bool, pack: int,
+                           _builder: Any = None) -> Any:
+    """Runs inline assembly on the elements of ``args`` (Triton's
+    ``tl.inline_asm_elementwise``): a map whose function is the assembly
+    text ``asm`` (PTX on NVIDIA GPUs).
+
+    ``args`` (tensors, scalars or pointers) are broadcast to one shape
+    (without type promotion). ``dtype`` is the element type of the result,
+    or a tuple of them for several results (a tuple of tensors is
+    returned). Each run of the text handles ``pack`` elements of every
+    argument and result; which elements go together is unspecified.
+    Elements narrower than 32 bits are packed into 32-bit registers, so
+    ``pack=4`` on int8 values passes four of them in one ``r`` register.
+    ``constraints`` is LLVM's inline-asm constraint string: the output
+    registers first (``$0``, ...), then the inputs. ``is_pure`` says that the
+    text has no effect besides its results, so it may be merged with an
+    identical call or removed when its results are unused.
+
+    The CPU backend cannot run inline assembly: compiling such a kernel for
+    it is a ``CompilationError``.
+    """
+    from kiln.language import semantic
+    from kiln.language.compile_time import current_launch_shape
+    launch = current_launch_shape.get()
+    if launch is not None and launch.target == "cpu":
+        raise CompilationError("inline_asm_elementwise: inline assembly is GPU code (PTX) that the CPU backend "
+                               "cannot run")
+    asm, constraints, is_pure, pack = _unwrap(asm), _unwrap(constraints), _unwrap(is_pure), _unwrap(pack)
+    dtype = _unwrap(dtype)
+    if not isinstance(asm, str) or not isinstance(constraints, str):
+        raise CompilationError("inline_asm_elementwise needs asm and constraints as constant strings")
+    if not isinstance(is_pure, (bool, int)):
+        raise CompilationError(f"inline_asm_elementwise needs is_pure as a constant bool, got {is_pure!r}")
+    if isinstance(pack, bool) or not isinstance(pack, int) or pack < 1:
+        raise CompilationError(f"inline_asm_elementwise needs pack as a positive constant int, got {pack!r}")
+    return semantic.inline_asm_elementwise(asm, constraints, [_unwrap(a) for a in _unwrap(args)], dtype,
+                                           bool(is_pure), pack, _builder)
+
+
 # ---------------------------------------------------------------------------
 # Loop iterators (the frontend interprets them in `for` statements)
 # ---------------------------------------------------------------------------
@@ -1011,11 +1052,11 @@ class range:
 
     def __init__(self, arg1: Any, arg2: Any = None, step: Any = None, num_stages: Any = None,
                  loop_unroll_factor: Any = None, disallow_acc_multi_buffer: Any = False, flatten: Any = False,
-                 warp_specialize: Any = False) -> None:
+                 warp_specialize: Any = False, disable_licm: Any = False) -> None:
         # num_stages sets this loop's pipelining depth (as the kernel's
         # num_stages does for every loop); Triton's other scheduling hints
         # are accepted and ignored: Kiln's pipeline makes those choices.
-        del loop_unroll_factor, disallow_acc_multi_buffer, flatten, warp_specialize
+        del loop_unroll_factor, disallow_acc_multi_buffer, flatten, warp_specialize, disable_licm
         self.num_stages = num_stages
         if arg2 is None:
             self.start, self.end = 0, arg1
@@ -1025,6 +1066,53 @@ class range:
 
     def __iter__(self):
         raise KilnError("kl.range can only be used as the iterator of a for loop inside a @kiln.jit function")
+
+
+class condition:
+    """``while kl.condition(cond, disable_licm=False):``: the condition of a
+    ``while`` loop with hints for the compiler, as Triton's ``tl.condition``.
+
+    The loop runs while ``cond`` holds, exactly as ``while cond:``.
+    ``disable_licm=True`` asks that loop-invariant code not be hoisted out
+    of the loop; Kiln accepts the hint (a constexpr bool) and does not act
+    on it yet, as it does ``kl.range``'s ``disable_licm``: the result is the
+    same either way. Only meaningful as the test of a ``while`` statement in
+    a kernel.
+    """
+
+    def __init__(self, arg: Any, disable_licm: Any = False) -> None:
+        self.condition = arg
+        self.disable_licm = disable_licm
+
+    def __bool__(self) -> bool:
+        raise KilnError("kl.condition(...) can only be the test of a while loop")
+
+
+class slice:  # noqa: A001 - Triton's name
+    """A slice written in a kernel, as Triton's ``tl.slice``: ``t[1:3]``
+    builds one (``kl.slice(1, 3, None)``), and so may a kernel itself.
+
+    Its bounds are compile-time values. It indexes tuples as Python's slice
+    does (``t[kl.slice(1, None, None)]`` is ``t[1:]``), and a block with all
+    three None, as ``:`` (a whole axis)."""
+
+    def __init__(self, start: Any, stop: Any, step: Any) -> None:
+        self.start = _unwrap(start)
+        self.stop = _unwrap(stop)
+        self.step = _unwrap(step)
+
+    def to_python(self) -> builtins.slice:
+        """The Python slice with the same bounds."""
+        return builtins.slice(self.start, self.stop, self.step)
+
+    def __repr__(self) -> str:
+        return f"slice({self.start!r}, {self.stop!r}, {self.step!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, slice) and (self.start, self.stop, self.step) == (other.start, other.stop, other.step)
+
+    def __hash__(self) -> int:
+        return hash((self.start, self.stop, self.step))
 
 
 class static_range(range):

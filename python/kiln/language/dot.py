@@ -30,7 +30,7 @@ from typing import Any, Optional
 from kiln.errors import CompilationError
 from kiln.language import fp8, semantic
 from kiln.language.core import (
-    _unwrap, bfloat16, block_type, builtin, dtype, float16, float32, int32, tensor,
+    _unwrap, bfloat16, block_type, builtin, dtype, float16, float32, float64, int32, tensor,
 )
 
 Builder = Any
@@ -107,8 +107,8 @@ def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
         # Triton takes uint8 as far as its dtype check, then refuses it.
         raise _fail("kl.dot: uint8 operands are not supported: only int8 integers "
                     "(as Triton's tl.dot)")
-    if not (elem.is_fp16() or elem.is_bf16() or elem.is_fp32() or elem.name == "int8"):
-        raise _fail(f"kl.dot: unsupported operand dtype {xt} (expected fp16, bf16, fp32, int8 or fp8)")
+    if not (elem.is_fp16() or elem.is_bf16() or elem.is_fp32() or elem.is_fp64() or elem.name == "int8"):
+        raise _fail(f"kl.dot: unsupported operand dtype {xt} (expected fp16, bf16, fp32, fp64, int8 or fp8)")
 
     # Triton's rule and wording for the inner dimension: K >= 16, or K >= 32
     # for 8-bit operands.
@@ -116,14 +116,14 @@ def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
     if x.shape[-1] < min_k:
         raise _fail(f"kl.dot: Input shapes should have M >= 1, N >= 1 and K >= {min_k}, "
                     f"got {x.shape} * {y.shape}")
-    # Triton also takes M or N below 16 (multiplied without tensor cores);
-    # Kiln does not yet.
-    if x.shape[-2] < 16 or y.shape[-1] < 16:
-        raise _fail(f"kl.dot: M and N below 16 are not supported yet, got {x.shape} * {y.shape}")
+    # M or N below 16 are multiplied without tensor cores (as in Triton).
 
     out_dtype = _unwrap(out_dtype)
     if elem.name == "int8":
         out_dtype = int32
+    elif elem.is_fp64():
+        # As Triton's: fp64 operands multiply into fp64, whatever out_dtype says.
+        out_dtype = float64
     elif not isinstance(out_dtype, dtype) or not (out_dtype.is_fp32() or (out_dtype.is_fp16() and elem.is_fp16())):
         raise _fail(f"kl.dot: out_dtype {out_dtype} is not supported for {xt} operands "
                     f"(float32, or float16 for fp16 operands)")
@@ -146,7 +146,7 @@ def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
         if c.shape != shape:
             raise _fail(f"kl.dot: acc has shape {c.shape}, expected {shape}")
         if c.dtype != out_dtype:
-            if elem.name == "int8" or not (c.dtype.is_fp32() or c.dtype.is_fp16()):
+            if elem.name == "int8" or elem.is_fp64() or not (c.dtype.is_fp32() or c.dtype.is_fp16()):
                 raise _fail(f"kl.dot: acc has dtype {c.dtype}, expected {out_dtype}")
             out_dtype = c.dtype
             if out_dtype.is_fp16() and not elem.is_fp16():

@@ -795,6 +795,40 @@ def extern_elementwise(name: str, args: list[Any], table: dict, b: Builder) -> t
     return tensor(b.extern_elementwise(symbol, [a.handle for a in args], result_ty.to_ir(b)), result_ty)
 
 
+def inline_asm_elementwise(asm: str, constraints: str, args: list[Any], dtypes: Any, is_pure: bool, pack: int,
+                           b: Builder) -> Any:
+    """``kl.inline_asm_elementwise``: the arguments broadcast to one shape,
+    one result of that shape per dtype (a tuple when ``dtypes`` is one)."""
+    from kiln.language.core import _unwrap
+    several = not isinstance(dtypes, dtype)
+    if several:
+        try:
+            result_dtypes = [_unwrap(d) for d in dtypes]
+        except TypeError:
+            raise _fail(f"inline_asm_elementwise needs dtype as a dtype or a tuple of dtypes, got {dtypes!r}") from None
+    else:
+        result_dtypes = [dtypes]
+    if not result_dtypes:
+        raise _fail("inline_asm_elementwise needs at least one result dtype; return a dummy value if the "
+                    "assembly has no output")
+    for d in result_dtypes:
+        if not isinstance(d, dtype) or d.is_ptr() or d == int1:
+            raise _fail(f"inline_asm_elementwise results must have number types other than int1, got {d!r}")
+    tensors = [to_tensor(a, b) for a in args]
+    for t in tensors:
+        if t.dtype.scalar == int1:
+            raise _fail("inline_asm_elementwise cannot pass int1 values: cast them to an integer type first")
+    shape: list[int] = []
+    for t in tensors:
+        shape = broadcast_shapes(shape, t.shape)
+    tensors = [broadcast_to(t, shape, b) for t in tensors]
+    result_types = [_with_shape(d, shape) for d in result_dtypes]
+    handles = b.elementwise_inline_asm(asm, constraints, is_pure, pack, [t.handle for t in tensors],
+                                       [t.to_ir(b) for t in result_types])
+    results = [tensor(h, t) for h, t in zip(handles, result_types)]
+    return builtins.tuple(results) if several else results[0]
+
+
 def resolve_extern_call(name: str, args: list[Any], table: dict, b: Builder) -> tuple[list[tensor], str, dtype]:
     """The arguments of an element-wise call of ``table``'s function,
     promoted and broadcast to one shape, with the symbol and result type

@@ -1,5 +1,5 @@
 """The standard reductions and scans of ``kiln.language``, as Triton's:
-``sum max min argmax argmin xor_sum cumsum cumprod softmax``.
+``sum max min argmax argmin xor_sum reduce_or cumsum cumprod softmax``.
 
 Each is a builtin that promotes its input (see ``reduction.py``) and calls
 ``kl.reduce`` / ``kl.associative_scan`` with one of the ``@kiln.jit``
@@ -47,6 +47,11 @@ def _min_combine(a, b):
 @jit
 def _xor_combine(a, b):
     return a ^ b
+
+
+@jit
+def _or_combine(a, b):
+    return a | b
 
 
 @jit
@@ -158,6 +163,18 @@ def xor_sum(input: Any, axis: Any = None, keep_dims: bool = False, _builder: Bui
     if not x.dtype.is_int():
         raise CompilationError(f"kl.xor_sum needs integers, got {x.dtype}")
     return reduction.reduce_impl(x, axis, _xor_combine, bool(_unwrap(keep_dims)), _builder, _generator)
+
+
+@builtin
+def reduce_or(input: Any, axis: Any, keep_dims: bool = False, _builder: Builder = None,
+              _generator: Generator = None) -> tensor:
+    """Bitwise or of the (integer or boolean) elements of ``input`` along
+    ``axis`` (None: all of them), as Triton's ``tl.reduce_or``; the result
+    keeps the input's type."""
+    x = _block(input, "reduce_or")
+    if not x.dtype.is_int():
+        raise CompilationError(f"kl.reduce_or needs integers, got {x.dtype}")
+    return reduction.reduce_impl(x, axis, _or_combine, bool(_unwrap(keep_dims)), _builder, _generator)
 
 
 # ---------------------------------------------------------------------------

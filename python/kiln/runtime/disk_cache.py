@@ -69,7 +69,7 @@ _CALL_METADATA = ("signature", "constexprs")
 _KEY_METADATA = ("name", "target", "num_warps", "num_stages")
 
 
-class _Uncacheable(Exception):
+class Uncacheable(Exception):
     """A value the result depends on has no stable spelling for the key."""
 
 
@@ -128,22 +128,47 @@ def build_identity() -> str:
 # -- the key ---------------------------------------------------------------------
 
 
-def _encode(value: Any) -> Any:
+def encode_constant(value: Any) -> Any:
     """A JSON spelling of a constant that tells apart every value the
     frontend treats differently (1, 1.0 and True; a dtype and its name).
 
     Raises:
-        _Uncacheable: for anything else.
+        Uncacheable: for anything else.
     """
     if isinstance(value, constexpr):
-        return _encode(value.value)
+        return encode_constant(value.value)
     if value is None or type(value) in (bool, int, float, str):
         return [type(value).__name__, repr(value)]
     if isinstance(value, dtype):
         return ["dtype", type(value).__name__, str(value)]
     if type(value) is tuple:
-        return ["tuple", [_encode(item) for item in value]]
-    raise _Uncacheable(f"{type(value).__name__} value")
+        return ["tuple", [encode_constant(item) for item in value]]
+    raise Uncacheable(f"{type(value).__name__} value")
+
+
+def decode_constant(spelling: Any) -> Any:
+    """The constant that :func:`encode_constant` spelled ``spelling``.
+
+    Raises:
+        ValueError: for a spelling that function does not produce.
+    """
+    import ast as _ast
+
+    from kiln import language
+
+    kind = spelling[0] if isinstance(spelling, list) and spelling else None
+    if kind in ("NoneType", "bool", "int", "float", "str") and len(spelling) == 2:
+        value = spelling[1]
+        if kind == "float":
+            return float(value)  # repr of inf and nan is not a literal
+        return _ast.literal_eval(value)
+    if kind == "tuple" and len(spelling) == 2:
+        return tuple(decode_constant(item) for item in spelling[1])
+    if kind == "dtype" and len(spelling) == 3:
+        value = getattr(language, spelling[2], None)
+        if isinstance(value, dtype) and type(value).__name__ == spelling[1]:
+            return value
+    raise ValueError(f"not a constant's spelling: {spelling!r}")
 
 
 def _names_read(tree: ast.AST) -> list[tuple[str, ...]]:
@@ -181,7 +206,7 @@ def _function_source(fn: Any) -> str:
     try:
         return inspect.getsource(fn)
     except (OSError, TypeError):
-        raise _Uncacheable("a constexpr_function without source") from None
+        raise Uncacheable("a constexpr_function without source") from None
 
 
 def _functions(kernel: Any) -> list[dict[str, Any]]:
@@ -197,7 +222,7 @@ def _functions(kernel: Any) -> list[dict[str, Any]]:
         try:
             tree = ast.parse(fn.src)
         except SyntaxError:
-            raise _Uncacheable("unparsable source") from None  # the frontend reports it
+            raise Uncacheable("unparsable source") from None  # the frontend reports it
         scope = global_scope(fn)
         constants: dict[str, Any] = {}
         for chain in _names_read(tree):
@@ -212,14 +237,14 @@ def _functions(kernel: Any) -> list[dict[str, Any]]:
             elif isinstance(value, constexpr):
                 # The frontend reads any kl.constexpr global: one without a
                 # stable spelling makes the whole compile uncacheable.
-                constants[".".join(chain)] = _encode(value)
+                constants[".".join(chain)] = encode_constant(value)
             else:
                 # Modules, types and callables are the compiler's own (the
                 # build covers them) or rejected by the frontend when used;
                 # a constant that cannot be spelled would be rejected too.
                 try:
-                    constants[".".join(chain)] = _encode(value)
-                except _Uncacheable:
+                    constants[".".join(chain)] = encode_constant(value)
+                except Uncacheable:
                     pass
         code = fn.fn.__code__
         entries.append({
@@ -251,14 +276,16 @@ def kernel_key(fn: Any, signature: Mapping[str, str], constexprs: Mapping[str, A
             "target": target,
             "num_warps": num_warps,
             "num_stages": num_stages,
-            "options": sorted([name, _encode(value)] for name, value in options.items()),
+            "options": sorted([name, encode_constant(value)] for name, value in options.items()),
             "signature": [[name, ty] for name, ty in signature.items()],
-            "constexprs": [[name, _encode(value)] for name, value in constexprs.items()],
+            "constexprs": [[name, encode_constant(value)] for name, value in constexprs.items()],
             "divisible_by_16": sorted(attrs.divisible_by_16),
             "equal_to_1": sorted(attrs.equal_to_1),
+            "named_tuples": [[path, cls.__module__, cls.__qualname__, list(cls._fields)]
+                             for path, cls in attrs.named_tuples],
             "functions": _functions(fn),
         }
-    except _Uncacheable:
+    except Uncacheable:
         return None
     text = json.dumps(document, sort_keys=True, separators=(",", ":"))
     return CacheKey(hashlib.sha256(text.encode()).hexdigest(), json.loads(text))

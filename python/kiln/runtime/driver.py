@@ -13,6 +13,7 @@ machines with no GPU and no driver; asking for a device there raises
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
@@ -232,17 +233,33 @@ class GPUTarget:
     warp_size: int
 
 
+def cpu_device_properties() -> dict:
+    """What the CPU backend's "device" offers, under the GPU's keys: its
+    cores as multiprocessors, one lane a warp, and as ``max_shared_mem``
+    the stack of a worker thread, where a program's block temporaries
+    (dot operand tiles, for instance) live."""
+    import platform
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
+    stack = soft if soft != resource.RLIM_INFINITY and soft > 0 else 8 << 20
+    return {"name": platform.processor() or platform.machine(), "capability": None,
+            "multiprocessor_count": os.cpu_count() or 1, "max_shared_mem": stack, "warp_size": 1}
+
+
 class DriverUtils:
     """``driver.active.utils``: device queries under Triton's names."""
 
     @staticmethod
-    def get_device_properties(device: int) -> dict:
-        """:func:`get_device_properties`, with Triton's ``warpSize`` key as well.
+    def get_device_properties(device: Union[int, str]) -> dict:
+        """:func:`get_device_properties`, with Triton's ``warpSize`` key as
+        well; for ``"cpu"`` (the CPU backend's current device),
+        :func:`cpu_device_properties`.
 
         Raises:
-            RuntimeError: without a GPU.
+            RuntimeError: for a GPU index without a GPU.
         """
-        properties = dict(get_device_properties(device))
+        properties = dict(cpu_device_properties() if device == "cpu" else get_device_properties(device))
         properties["warpSize"] = properties["warp_size"]
         return properties
 
@@ -254,7 +271,7 @@ class ActiveDriver:
     not ask for the CPU; otherwise the CPU backend's, whose torch device is
     the CPU: a ported script that makes its tensors on
     ``get_active_torch_device()`` then launches its kernels on the CPU
-    backend. Device properties exist only for a GPU.
+    backend; its device properties are :func:`cpu_device_properties`.
     """
 
     utils = DriverUtils()

@@ -64,15 +64,18 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import json
 import textwrap
 import threading
-from typing import Any, Callable, Iterable, Optional, TypeVar, Union, overload
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, TypeVar, Union, overload
 
 from kiln import backends as _registry
 from kiln.backends.base import Backend, LoadedKernel
-from kiln.compiler.specialization import TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, TUPLE_TYPE, Specialization, child_name
+from kiln.compiler.specialization import (TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, TUPLE_TYPE, Specialization, child_name,
+                                          is_named_tuple_class)
 from kiln.errors import LaunchOptionError
 from kiln.runtime import backends as _backends
+from kiln.runtime import _async_compile
 from kiln.runtime import cpu as _cpu
 from kiln.runtime.interface import KernelInterface, MockTensor
 from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret, type_canonicalisation_dict
@@ -252,6 +255,11 @@ class _KeyTable(dict):
         """A tuple's piece: its elements' pieces (so its structure too)."""
         return (_TUPLE, *[self[item.__class__](item) for item in value])
 
+    def _named_tuple_key(self, value: tuple) -> tuple:
+        """A named tuple's piece: its class (the kernel reads fields by
+        name) and its elements' pieces."""
+        return (_TUPLE, value.__class__, *[self[item.__class__](item) for item in value])
+
     def _descriptor_key(self, value: Any) -> tuple:
         """A host TensorDescriptor's piece: its base's, shape's and strides'
         pieces, its block shape and padding, and what is wrong with its
@@ -275,6 +283,8 @@ class _KeyTable(dict):
         elif _is_compile_time_class(cls):
             # Compile-time leaves of tuples: their value is compiled in.
             key = _constexpr_key
+        elif is_named_tuple_class(cls):
+            key = self._named_tuple_key
         elif issubclass(cls, tuple):
             key = self._tuple_key
         elif kind == _cpu.ArrayKind.TORCH:
@@ -465,6 +475,88 @@ def _compile_jit_function(jit_fn: "JITFunction", signature: dict, constexprs: di
     return compile_jit_function(jit_fn, signature, constexprs, attrs, target, num_warps, num_stages, **options)
 
 
+class JitFunctionInfo:
+    """The kernel a JIT hook is called for (Triton's ``fn=`` argument of
+    ``knobs.runtime.jit_cache_hook``): its module, name and jit function."""
+
+    __slots__ = ("module", "name", "jit_function")
+
+    def __init__(self, module: str, name: str, jit_function: "JITFunction") -> None:
+        self.module = module
+        self.name = name
+        self.jit_function = jit_function
+
+
+def _full_name(fn: "JITFunction") -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+def serialize_specialization_data(fn: "JITFunction", signature: Mapping[str, str], constexprs: Mapping[str, Any],
+                                  attrs: Specialization, target: str, num_warps: int, num_stages: int,
+                                  options: Mapping[str, Any]) -> Optional[str]:
+    """The JSON text of one specialization of ``fn``, which
+    :meth:`JITFunction.preload` compiles again; None when a compile-time
+    value has no JSON spelling (a jit function passed as an argument, a
+    named tuple), as such a specialization cannot be rebuilt from text."""
+    from kiln.runtime import disk_cache as _disk_cache
+    if attrs.named_tuples:
+        return None
+    try:
+        return json.dumps({
+            "name": _full_name(fn),
+            "signature": [[path, ty] for path, ty in signature.items()],
+            "constexprs": [[path, _disk_cache.encode_constant(value)] for path, value in constexprs.items()],
+            "divisible_by_16": sorted(attrs.divisible_by_16),
+            "equal_to_1": sorted(attrs.equal_to_1),
+            "options": [[option, _disk_cache.encode_constant(value)] for option, value in sorted(options.items())],
+            "target": target,
+            "num_warps": num_warps,
+            "num_stages": num_stages,
+        })
+    except _disk_cache.Uncacheable:
+        return None
+
+
+class _KernelCacheView:
+    """``device_caches[device][0]``: the kernels of one jit function loaded
+    on one device, by launch key."""
+
+    def __init__(self, fn: "JITFunction", device: Any) -> None:
+        self._fn = fn
+        self._device = device
+
+    def __len__(self) -> int:
+        return len(self._fn.cache.get(self._device, {}))
+
+    def __iter__(self) -> Iterator[tuple]:
+        return iter(list(self._fn.cache.get(self._device, {})))
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._fn.cache.get(self._device, {})
+
+    def __getitem__(self, key: tuple) -> Any:
+        return self._fn.cache.get(self._device, {})[key].kernel
+
+    def clear(self) -> None:
+        fn = self._fn
+        with fn._miss_lock:
+            for key, loaded in list(fn.cache.get(self._device, {}).items()):
+                fn._forget(key, self._device, loaded)
+            fn._compiled.clear()
+
+
+class _DeviceCaches:
+    """``JITFunction.device_caches``: ``[device]`` gives a tuple whose first
+    element is that device's :class:`_KernelCacheView` (Triton's tuple holds
+    its binder's internals after it; Kiln has none to show)."""
+
+    def __init__(self, fn: "JITFunction") -> None:
+        self._fn = fn
+
+    def __getitem__(self, device: Any) -> tuple:
+        return (_KernelCacheView(self._fn, device),)
+
+
 class _DeviceRoutes(dict):
     """A multi-device backend's route for one key: {device: LoadedKernel}.
 
@@ -498,7 +590,7 @@ class _Description:
     """
 
     __slots__ = ("signature", "constexprs", "divisible_by_16", "equal_to_1", "leaves", "kinds", "aggregate",
-                 "read_only")
+                 "read_only", "named_tuples")
 
     def __init__(self) -> None:
         self.signature: dict[str, str] = {}
@@ -508,6 +600,7 @@ class _Description:
         self.leaves: list[str] = []
         self.kinds: list[Optional[str]] = []
         self.aggregate = False
+        self.named_tuples: list[tuple[str, type]] = []
         self.read_only: list[str] = []
 
 
@@ -561,6 +654,22 @@ def _flattening_launch(launch: Callable[..., None], flatten: Callable[[tuple], t
         launch(grid_x, grid_y, grid_z, flatten(bound), num_threads)
 
     return flattened
+
+
+class _CompilePlan:
+    """What compiling one miss takes: the backend, device, described
+    arguments, compile options, specialization and target."""
+
+    __slots__ = ("backend", "device", "described", "options", "attrs", "target")
+
+    def __init__(self, backend: Backend, device: Any, described: "_Description", options: dict,
+                 attrs: Specialization, target: str) -> None:
+        self.backend = backend
+        self.device = device
+        self.described = described
+        self.options = options
+        self.attrs = attrs
+        self.target = target
 
 
 class JITFunction(KernelInterface[T]):
@@ -799,11 +908,13 @@ class JITFunction(KernelInterface[T]):
         if route.__class__ is _DeviceRoutes:
             loaded = route.get(route.current_device())
             if loaded is None:  # this key on another device
-                loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg, enable_fp_fusion)
+                loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg, enable_fp_fusion, warmup)
         elif route is None:
-            loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg, enable_fp_fusion)
+            loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg, enable_fp_fusion, warmup)
         else:
             loaded = route
+        if loaded is None:
+            return None  # knobs.runtime.jit_cache_hook took over (as in Triton)
         if grid.__class__ is tuple and len(grid) == 3:
             grid_x, grid_y, grid_z = grid
         else:
@@ -815,7 +926,8 @@ class JITFunction(KernelInterface[T]):
         else:
             threads = _backends.parse_threads(num_threads, f"kernel {self.__name__}: num_threads")  # raises
         if warmup:
-            return loaded.kernel
+            # A kernel compiling in an AsyncCompileMode is its FutureKernel.
+            return loaded if loaded.__class__ is _async_compile.FutureKernel else loaded.kernel
         try:
             loaded.launch(grid_x, grid_y, grid_z, bound, threads)
         except (TypeError, ValueError) as error:
@@ -875,6 +987,8 @@ class JITFunction(KernelInterface[T]):
         if isinstance(value, tuple):
             description.aggregate = True
             signature[path] = TUPLE_TYPE
+            if is_named_tuple_class(value.__class__):
+                description.named_tuples.append((path, value.__class__))
             for index, item in enumerate(value):
                 self._describe_value(description, child_name(path, index), item, specialize, True, backend, device)
             return
@@ -1029,11 +1143,16 @@ class JITFunction(KernelInterface[T]):
             _array_leaves(self.arg_names[position], bound[position], names, values)
         return _registry.get_backend(_backends.choose(self.__name__, names, values, forced))
 
+    @staticmethod
+    def _compile_key(signature: dict, constexprs: dict, attrs: Specialization, target: str, num_warps: int,
+                     num_stages: int, options: dict) -> tuple:
+        return (target, tuple(sorted(options.items())), num_warps, num_stages, tuple(signature.items()),
+                tuple((name, type(value), value) for name, value in constexprs.items()), attrs)
+
     def _compile(self, signature: dict, constexprs: dict, attrs: Specialization, target: str, num_warps: int,
                  num_stages: int, options: dict) -> Any:
         """Compiles, unless another device of the same target already did."""
-        compile_key = (target, tuple(sorted(options.items())), num_warps, num_stages, tuple(signature.items()),
-                       tuple((name, type(value), value) for name, value in constexprs.items()), attrs)
+        compile_key = self._compile_key(signature, constexprs, attrs, target, num_warps, num_stages, options)
         compiled = self._compiled.get(compile_key)
         if compiled is None:
             compiled = _compile_jit_function(self, signature, constexprs, attrs, target, num_warps, num_stages,
@@ -1042,9 +1161,21 @@ class JITFunction(KernelInterface[T]):
         return compiled
 
     def _miss(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
-              maxnreg: Optional[int], enable_fp_fusion: Optional[bool] = None) -> LoadedKernel:
+              maxnreg: Optional[int], enable_fp_fusion: Optional[bool] = None, warmup: bool = False,
+              allow_async: bool = True) -> Union[LoadedKernel, _async_compile.FutureKernel, None]:
         """The kernel for a key the hot path did not find, loaded by the
-        first thread to get here; the others wait for it and find it."""
+        first thread to get here; the others wait for it and find it.
+
+        In an AsyncCompileMode the compilation goes to its executor: a
+        warmup gets the FutureKernel, a launch waits for it (the JIT hooks,
+        when set, run with a compilation in the calling thread instead)."""
+        mode = _async_compile.active_mode.get() if allow_async else None
+        if mode is not None and not self._jit_hooks_set():
+            future = self._compile_async(mode, bound, key, backend_option, num_warps, num_stages, maxnreg,
+                                         enable_fp_fusion, warmup)
+            if warmup:
+                return future
+            future.result()
         with self._miss_lock:
             try:
                 route = self._routes.get(key)
@@ -1054,37 +1185,29 @@ class JITFunction(KernelInterface[T]):
                 route = route.get(route.current_device())
             if route is not None:
                 return route
-            return self._load(bound, key, backend_option, num_warps, num_stages, maxnreg, enable_fp_fusion)
+            return self._load(bound, key, backend_option, num_warps, num_stages, maxnreg, enable_fp_fusion, warmup)
 
     def _load(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
-              maxnreg: Optional[int], enable_fp_fusion: Optional[bool] = None) -> LoadedKernel:
-        """Chooses the backend, validates, compiles (unless done before), loads and caches."""
-        self._check_options(self.__name__, num_warps, num_stages)
-        _backends.check_maxnreg(maxnreg, f"kernel {self.__name__}")
-        environment = key[1]
-        backend = self._choose_backend(bound, backend_option, environment[0])
-        options = backend.compile_options(self, environment)
-        # Debug mode (device assertions) is every backend's option.
-        if self.debug or (len(environment) > 2 and _backends.parse_flag(environment[2], _backends.DEBUG_ENV)):
-            options = {**options, "debug": True}
-        # So is checked mode (KILN_CPU_CHECKED stays the CPU backend's alias).
-        if self.checked or _backends.parse_all_checked(environment):
-            options = {**options, "checked": True}
-        if maxnreg is not None:
-            options = {**options, "maxnreg": maxnreg}
-        if enable_fp_fusion is not None and not isinstance(enable_fp_fusion, bool):
-            raise TypeError(f"kernel {self.__name__}: enable_fp_fusion must be True, False or None, got "
-                            f"{enable_fp_fusion!r}")
-        if not (_backends.default_fp_fusion(environment) if enable_fp_fusion is None else enable_fp_fusion):
-            # Only when off, so that the default's cache entries keep their keys.
-            options = {**options, "enable_fp_fusion": False}
-        device = backend.current_device()
-        described = self._describe_arguments(bound, backend, device)
+              maxnreg: Optional[int], enable_fp_fusion: Optional[bool] = None,
+              warmup: bool = False) -> Optional[LoadedKernel]:
+        """Chooses the backend, validates, compiles (unless done before), loads and caches.
+
+        None when ``knobs.runtime.jit_cache_hook`` returned a true value: as
+        in Triton, the hook then takes over and nothing is compiled."""
+        plan = self._plan(bound, key, backend_option, num_warps, num_stages, maxnreg, enable_fp_fusion)
+        backend, device, described, options, attrs, target = (plan.backend, plan.device, plan.described,
+                                                              plan.options, plan.attrs, plan.target)
         signature, constexprs = described.signature, described.constexprs
-        attrs = Specialization(divisible_by_16=frozenset(described.divisible_by_16),
-                               equal_to_1=frozenset(described.equal_to_1))
-        compiled = self._compile(signature, constexprs, attrs, backend.target_for(device), num_warps, num_stages,
-                                 options)
+        from kiln import knobs  # imported late: knobs imports the autotuner, which imports this module
+        cache_hook, post_compile_hook = knobs.runtime.jit_cache_hook, knobs.runtime.jit_post_compile_hook
+        if cache_hook is not None or post_compile_hook is not None:
+            hook_arguments = self._hook_arguments(key, signature, constexprs, attrs, target, device, num_warps,
+                                                  num_stages, options, warmup)
+            if cache_hook is not None and cache_hook(**hook_arguments):
+                return None
+        compiled = self._compile(signature, constexprs, attrs, target, num_warps, num_stages, options)
+        if post_compile_hook is not None:
+            post_compile_hook(**hook_arguments)
         written = [path for path in described.read_only if path in compiled.metadata["written_args"]]
         if written:
             raise ValueError(f"kernel {self.__name__}: argument '{written[0]}' is a read-only array, but the kernel "
@@ -1112,6 +1235,123 @@ class JITFunction(KernelInterface[T]):
         else:
             self._routes[key] = loaded
         return loaded
+
+    def _plan(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
+              maxnreg: Optional[int], enable_fp_fusion: Optional[bool]) -> "_CompilePlan":
+        """Chooses the backend and validates: what compiling this miss takes."""
+        self._check_options(self.__name__, num_warps, num_stages)
+        _backends.check_maxnreg(maxnreg, f"kernel {self.__name__}")
+        environment = key[1]
+        backend = self._choose_backend(bound, backend_option, environment[0])
+        options = backend.compile_options(self, environment)
+        # Debug mode (device assertions) is every backend's option.
+        if self.debug or (len(environment) > 2 and _backends.parse_flag(environment[2], _backends.DEBUG_ENV)):
+            options = {**options, "debug": True}
+        # So is checked mode (KILN_CPU_CHECKED stays the CPU backend's alias).
+        if self.checked or _backends.parse_all_checked(environment):
+            options = {**options, "checked": True}
+        if maxnreg is not None:
+            options = {**options, "maxnreg": maxnreg}
+        if enable_fp_fusion is not None and not isinstance(enable_fp_fusion, bool):
+            raise TypeError(f"kernel {self.__name__}: enable_fp_fusion must be True, False or None, got "
+                            f"{enable_fp_fusion!r}")
+        if not (_backends.default_fp_fusion(environment) if enable_fp_fusion is None else enable_fp_fusion):
+            # Only when off, so that the default's cache entries keep their keys.
+            options = {**options, "enable_fp_fusion": False}
+        device = backend.current_device()
+        described = self._describe_arguments(bound, backend, device)
+        attrs = Specialization(divisible_by_16=frozenset(described.divisible_by_16),
+                               equal_to_1=frozenset(described.equal_to_1),
+                               named_tuples=tuple(described.named_tuples))
+        return _CompilePlan(backend, device, described, options, attrs, backend.target_for(device))
+
+    @staticmethod
+    def _jit_hooks_set() -> bool:
+        from kiln import knobs
+        return knobs.runtime.jit_cache_hook is not None or knobs.runtime.jit_post_compile_hook is not None
+
+    def _compile_async(self, mode: _async_compile.AsyncCompileMode, bound: tuple, key: tuple, backend_option: Any,
+                       num_warps: int, num_stages: int, maxnreg: Optional[int], enable_fp_fusion: Optional[bool],
+                       warmup: bool) -> _async_compile.FutureKernel:
+        """Submits this miss's compilation to ``mode``'s executor; the
+        future's result loads and caches the kernel in the thread that asks."""
+        plan = self._plan(bound, key, backend_option, num_warps, num_stages, maxnreg, enable_fp_fusion)
+        compile_args = (plan.described.signature, plan.described.constexprs, plan.attrs, plan.target, num_warps,
+                        num_stages, plan.options)
+
+        def finalize(compiled: Any) -> Any:
+            # The compiled kernel is in self._compiled now: this loads it.
+            return self._miss(bound, key, backend_option, num_warps, num_stages, maxnreg, enable_fp_fusion, warmup,
+                              allow_async=False).kernel
+
+        # One compilation per specialization while the mode lasts.
+        return mode.submit((id(self), self._compile_key(*compile_args)), lambda: self._compile(*compile_args),
+                           finalize)
+
+    def _hook_arguments(self, key: tuple, signature: dict, constexprs: dict, attrs: Specialization, target: str,
+                        device: Any, num_warps: int, num_stages: int, options: dict, warmup: bool) -> dict:
+        """The keyword arguments of Triton's JIT hooks (``jit_cache_hook``,
+        ``jit_post_compile_hook``) for one compile."""
+        arguments = ", ".join(f"{path}: {ty}" for path, ty in signature.items())
+        enable_fp_fusion = options.get("enable_fp_fusion", True)
+        compile_arguments = {
+            "key": key,
+            "signature": dict(signature),
+            "device": device,
+            "constants": dict(constexprs),
+            "num_warps": num_warps,
+            "num_ctas": 1,
+            "num_stages": num_stages,
+            "enable_fp_fusion": enable_fp_fusion,
+            "launch_cooperative_grid": False,
+            "extern_libs": None,
+            "configs": [attrs],
+            "specialization_data": serialize_specialization_data(self, signature, constexprs, attrs, target,
+                                                                 num_warps, num_stages, options),
+            "is_warmup": warmup,
+        }
+        return {
+            "key": key,
+            "repr": (f"{self.__qualname__}[num_warps={num_warps}, num_ctas=1, num_stages={num_stages}, "
+                     f"enable_fp_fusion={enable_fp_fusion}, launch_cooperative_grid=False]({arguments})"),
+            "fn": JitFunctionInfo(self.__module__, self.__qualname__, self),
+            "compile": compile_arguments,
+            "is_manual_warmup": warmup,
+            "already_compiled": False,
+        }
+
+    def preload(self, specialization_data: str) -> Any:
+        """Compiles the specialization that a JIT hook's
+        ``compile["specialization_data"]`` describes (as Triton's
+        ``preload``), so that a later launch with such arguments only loads
+        it. Returns the compiled kernel.
+
+        Raises:
+            ValueError: for data of another kernel, or that is not such data.
+        """
+        from kiln.runtime import disk_cache as _disk_cache
+        try:
+            data = json.loads(specialization_data)
+            name = data["name"]
+            signature = dict(data["signature"])
+            constexprs = {path: _disk_cache.decode_constant(value) for path, value in data["constexprs"]}
+            attrs = Specialization(divisible_by_16=frozenset(data["divisible_by_16"]),
+                                   equal_to_1=frozenset(data["equal_to_1"]))
+            options = {option: _disk_cache.decode_constant(value) for option, value in data["options"]}
+            target, num_warps, num_stages = data["target"], data["num_warps"], data["num_stages"]
+        except (TypeError, ValueError, KeyError) as error:
+            raise ValueError(f"kernel {self.__name__}: not specialization data from a JIT hook ({error})") from None
+        if name != _full_name(self):
+            raise ValueError(f"kernel {self.__name__}: cannot preload the specialization data of {name}")
+        return self._compile(signature, constexprs, attrs, target, num_warps, num_stages, options)
+
+    @property
+    def device_caches(self) -> "_DeviceCaches":
+        """Triton's per-device caches: ``device_caches[device][0]`` maps the
+        launch keys of the kernels loaded on ``device`` to their compiled
+        kernels; its ``clear()`` drops them (and this function's compiled
+        binaries), so that the next launch compiles again."""
+        return _DeviceCaches(self)
 
     def _forget(self, key: tuple, device: Any, loaded: LoadedKernel) -> None:
         """Drops ``loaded`` from the caches (a backend evicting it); entries

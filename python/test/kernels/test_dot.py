@@ -17,7 +17,7 @@ import kiln.language as kl
 # product would miss 1e-4), tf32 operands (10 mantissa bits), the 16-bit
 # floats, and fp8 operands, whose products are exact in fp32 (only the sum
 # is rounded, as for fp16). int8 must be exact.
-TOLERANCE = {"ieee": 1e-5, "tf32x3": 1e-5, "bf16x3": 1e-4, "bf16x6": 1e-5, "tf32": 1e-3, "fp16": 1e-2,
+TOLERANCE = {"fp64": 1e-13, "ieee": 1e-5, "tf32x3": 1e-5, "bf16x3": 1e-4, "bf16x6": 1e-5, "tf32": 1e-3, "fp16": 1e-2,
              "bf16": 1e-2, "fp8": 1e-2}
 
 
@@ -66,6 +66,7 @@ CASES = {
     "fp16-acc-fp16": (torch.float16, "ieee", kl.float16, "none"),
     "bf16": (torch.bfloat16, "ieee", kl.float32, "none"),
     "fp32-ieee": (torch.float32, "ieee", kl.float32, "none"),
+    "fp64": (torch.float64, "ieee", kl.float64, "none"),
     "fp32-tf32": (torch.float32, "tf32", kl.float32, "none"),
     "fp32-tf32x3": (torch.float32, "tf32x3", kl.float32, "none"),
     "fp32-bf16x3": (torch.float32, "bf16x3", kl.float32, "none"),
@@ -80,6 +81,8 @@ def tolerance(case: str) -> float:
     dtype, precision, _, fp8 = CASES[case]
     if fp8 != "none":
         return TOLERANCE["fp8"]
+    if dtype == torch.float64:
+        return TOLERANCE["fp64"]
     return TOLERANCE[precision] if dtype == torch.float32 else TOLERANCE["bf16" if dtype == torch.bfloat16 else "fp16"]
 
 
@@ -120,7 +123,7 @@ def poisoned(shape, dtype, device: str) -> torch.Tensor:
 
 def output_dtype(case: str) -> torch.dtype:
     out = CASES[case][2]
-    return torch.int32 if out is kl.int32 else torch.float16 if out is kl.float16 else torch.float32
+    return {kl.int32: torch.int32, kl.float16: torch.float16, kl.float64: torch.float64}.get(out, torch.float32)
 
 
 def check(out: torch.Tensor, ref: torch.Tensor, case: str) -> None:
@@ -155,6 +158,16 @@ def test_ragged_matmul_every_dtype(arrays, case: str) -> None:
     a, a_ref = random_operand((M, K), case, 1, arrays.device)
     b, b_ref = random_operand((K, N), case, 2, arrays.device)
     check(matmul(a, b, case), a_ref @ b_ref, case)
+
+
+@pytest.mark.parametrize("case", ["fp16", "fp32-ieee", "fp64", "fp8e5", "int8"])
+@pytest.mark.parametrize("blocks", [(1, 2, 32), (2, 16, 32), (16, 4, 32)])
+def test_tiles_below_16_rows_or_columns(arrays, case: str, blocks: tuple) -> None:
+    """M or N below 16, which tensor cores cannot take: multiplied by FMAs."""
+    M, N, K = 20, 18, 64
+    a, a_ref = random_operand((M, K), case, 3, arrays.device)
+    b, b_ref = random_operand((K, N), case, 4, arrays.device)
+    check(matmul(a, b, case, blocks=blocks), a_ref @ b_ref, case)
 
 
 @pytest.mark.parametrize("case", ["fp16", "fp32-ieee", "int8"])

@@ -2,6 +2,8 @@
 constant indexing and len(), kiln.constexpr_function, and early returns in
 if statements, on every backend present, against torch."""
 
+import typing
+
 import pytest
 import torch
 
@@ -269,3 +271,46 @@ def bad_spread_kernel(out_ptr):
 def test_spreading_a_non_tuple_is_an_error(arrays) -> None:
     with pytest.raises(kiln.CompilationError, match=r"only a tuple can be spread into arguments with \*"):
         bad_spread_kernel[(1,)](arrays.full(1, 0.0, torch.float32))
+
+
+class Matrix(typing.NamedTuple):
+    ptr: typing.Any
+    rows: typing.Any
+    stride: typing.Any
+
+
+class Swapped(typing.NamedTuple):
+    # Matrix's structure and leaf types with two int fields swapped: it must
+    # not share Matrix's kernels.
+    ptr: typing.Any
+    stride: typing.Any
+    rows: typing.Any
+
+
+@kiln.jit
+def _matrix_view(ptr, rows, stride):
+    # A named tuple built in a helper and returned whole.
+    return Matrix(ptr=ptr, rows=rows, stride=stride)
+
+
+@kiln.jit
+def named_tuple_kernel(src, dst, BLOCK: kl.constexpr):
+    out = _matrix_view(dst.ptr, dst.rows, dst.stride)
+    offs = kl.arange(0, BLOCK)
+    for row in range(src.rows):
+        x = kl.load(src.ptr + row * src.stride + offs)
+        kl.store(out.ptr + row * out.stride + offs, x * 2 + row)
+
+
+def test_named_tuples(arrays) -> None:
+    """Named tuples as kernel arguments (fields read by name), built in a
+    helper with keywords and returned; two classes of one structure but
+    other field names compile apart."""
+    rows, stride, block = 3, 20, 16
+    src = arrays.randn(rows * stride, seed=5)
+    expected = src.reshape(rows, stride)[:, :block] * 2 + torch.arange(rows, device=src.device)[:, None]
+    for make in (lambda p: Matrix(p, rows, stride), lambda p: Swapped(p, stride, rows)):
+        dst = arrays.full(rows * stride, -1.0, torch.float32)
+        named_tuple_kernel[(1,)](make(src), make(dst), BLOCK=block)
+        arrays.synchronize()
+        torch.testing.assert_close(dst.reshape(rows, stride)[:, :block], expected)

@@ -185,11 +185,11 @@ def test_bool_knobs_parse_the_environment(monkeypatch):
 
 
 def test_unsupported_knobs_refuse_values_kiln_cannot_honour():
-    assert knobs.runtime.jit_cache_hook is None and knobs.language.fp32_default is None
-    knobs.runtime.jit_cache_hook = None  # the default: accepted
+    assert knobs.runtime.launch_enter_hook is None and knobs.language.fp32_default is None
+    knobs.runtime.launch_enter_hook = None  # the default: accepted
     knobs.language.fp32_default = None
-    with pytest.raises(knobs.KnobNotSupported, match=r"knobs.runtime.jit_cache_hook cannot be set .*no cache hooks"):
-        knobs.runtime.jit_cache_hook = lambda *a, **k: None
+    with pytest.raises(knobs.KnobNotSupported, match=r"knobs.runtime.launch_enter_hook cannot be set .*no hooks"):
+        knobs.runtime.launch_enter_hook = lambda *a, **k: None
     with pytest.raises(knobs.KnobNotSupported, match="knobs.runtime.override_arch cannot be set to 'sm80'"):
         knobs.runtime.override_arch = "sm80"
     assert isinstance(knobs.KnobNotSupported("x"), kiln.TritonError)

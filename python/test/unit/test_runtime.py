@@ -884,3 +884,11 @@ def test_enable_fp_fusion_launch_option_and_knob(monkeypatch) -> None:
     assert len(compiled) == 2  # fused (None, True) and apart (False, the knob's False)
     with pytest.raises(TypeError, match="enable_fp_fusion must be True, False or None"):
         _fusion_mul_add[(1,)](x.copy(), BLOCK=64, enable_fp_fusion=1, backend="cpu")
+
+
+def test_the_cpu_device_has_properties():
+    from kiln.runtime import driver
+
+    properties = driver.DriverUtils.get_device_properties("cpu")
+    assert properties["warp_size"] == properties["warpSize"] == 1
+    assert properties["multiprocessor_count"] >= 1 and properties["max_shared_mem"] >= 1 << 20

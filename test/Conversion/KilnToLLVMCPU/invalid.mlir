@@ -17,3 +17,12 @@ func.func @clash(%x: f32, %y: f64) -> (f32, f64) {
   %1 = kiln.extern_elementwise "__nv_expf"(%y) : (f64) -> f64
   return %0, %1 : f32, f64
 }
+
+// -----
+
+// Inline assembly is GPU code: the CPU refuses it, at the op.
+func.func @inline_asm(%x: i32) -> i32 attributes {kiln.kernel} {
+  // expected-error @+1 {{'kiln.elementwise_inline_asm' op cannot be lowered for the CPU: inline assembly is GPU code (PTX) that the host cannot run}}
+  %r = kiln.elementwise_inline_asm "mov.b32 $0, $1;" "=r,r"(%x) {packed_element = 1 : i32, pure = true} : (i32) -> i32
+  return %r : i32
+}

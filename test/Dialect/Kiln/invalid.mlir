@@ -527,6 +527,14 @@ func.func @dot_accumulator_type(%a: tensor<16x16xbf16>, %c: tensor<16x16xbf16>) 
 
 // -----
 
+func.func @dot_f64_accumulator_type(%a: tensor<16x16xf64>, %c: tensor<16x16xf32>) {
+  // expected-error @+1 {{cannot multiply 'f64' operands into a 'f32' accumulator}}
+  %d = kiln.dot %a, %a, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16x16xf64> * tensor<16x16xf64> -> tensor<16x16xf32>
+  return
+}
+
+// -----
+
 func.func @dot_precision(%a: tensor<16x16xf16>, %c: tensor<16x16xf32>) {
   // expected-error @+1 {{input precision tf32 only applies to f32 operands}}
   %d = kiln.dot %a, %a, %c {inputPrecision = #kiln.precision<tf32>} : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
@@ -562,5 +570,53 @@ func.func @load_coordinates_without_map(%p: tensor<16x!kiln.ptr<f32>>, %i: i32) 
 func.func @load_tensor_map_type(%p: tensor<16x!kiln.ptr<f32>>, %map: !kiln.ptr<i8>, %i: i32) {
   // expected-error @+1 {{operand #1 must be a tensor map (!kiln.ptr<i8, 0>)}}
   %x = "kiln.load"(%p, %map, %i) <{operandSegmentSizes = array<i32: 1, 0, 0, 1, 1>}> : (tensor<16x!kiln.ptr<f32>>, !kiln.ptr<i8>, i32) -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @inline_asm_pack(%x: i32) {
+  // expected-error @+1 {{expected a positive packed_element, got 0}}
+  %r = kiln.elementwise_inline_asm "mov.b32 $0, $1;" "=r,r"(%x) {packed_element = 0 : i32, pure = true} : (i32) -> i32
+  return
+}
+
+// -----
+
+func.func @inline_asm_no_result(%x: i32) {
+  // expected-error @+1 {{expected at least one result}}
+  kiln.elementwise_inline_asm "nop;" "r"(%x) {packed_element = 1 : i32, pure = false} : (i32) -> ()
+  return
+}
+
+// -----
+
+func.func @inline_asm_shapes(%x: tensor<64xi32>) {
+  // expected-error @+1 {{expected operands and results of one shape, got 'tensor<128xi32>' and 'tensor<64xi32>'}}
+  %r = kiln.elementwise_inline_asm "mov.b32 $0, $1;" "=r,r"(%x) {packed_element = 1 : i32, pure = true} : (tensor<64xi32>) -> tensor<128xi32>
+  return
+}
+
+// -----
+
+func.func @inline_asm_bool(%x: tensor<64xi1>) {
+  // expected-error @+1 {{expected operands of a type other than i1, got 'tensor<64xi1>'}}
+  %r = kiln.elementwise_inline_asm "mov.b32 $0, $1;" "=r,r"(%x) {packed_element = 1 : i32, pure = true} : (tensor<64xi1>) -> tensor<64xi32>
+  return
+}
+
+// -----
+
+func.func @inline_asm_pointer_result(%x: i64) {
+  // expected-error @+1 {{expected results of number type, got '!kiln.ptr<f32>'}}
+  %r = kiln.elementwise_inline_asm "mov.b64 $0, $1;" "=l,l"(%x) {packed_element = 1 : i32, pure = true} : (i64) -> !kiln.ptr<f32>
+  return
+}
+
+// -----
+
+func.func @inline_asm_narrow_pack(%x: tensor<64xi8>) {
+  // expected-error @+1 {{expected a power-of-two packed_element for 8-bit elements, got 3}}
+  %r = kiln.elementwise_inline_asm "mov.b32 $0, $1;" "=r,r"(%x) {packed_element = 3 : i32, pure = true} : (tensor<64xi8>) -> tensor<64xi8>
   return
 }

@@ -89,6 +89,17 @@ func.func @extern_elementwise(%x: tensor<128xf32>, %s: f64) -> (tensor<128xf32>,
   return %p, %n : tensor<128xf32>, i32
 }
 
+// CHECK-LABEL: func @elementwise_inline_asm
+// CHECK: kiln.elementwise_inline_asm "shf.l.wrap.b32 $0, $1, $2, $3;" "=r,r,r,r"(%{{.*}}, %{{.*}}, %{{.*}}) {packed_element = 1 : i32, pure = true} : (tensor<128xi32>, tensor<128xi32>, tensor<128xi32>) -> tensor<128xi32>
+// CHECK: kiln.elementwise_inline_asm "{{.*}}" "=r,=r,l"(%{{.*}}) {packed_element = 4 : i32, pure = false} : (tensor<128x!kiln.ptr<i8>>) -> (tensor<128xi8>, tensor<128xf32>)
+// CHECK: kiln.elementwise_inline_asm "mov.u64 $0, %globaltimer;" "=l"() {packed_element = 1 : i32, pure = false} : () -> i64
+func.func @elementwise_inline_asm(%x: tensor<128xi32>, %p: tensor<128x!kiln.ptr<i8>>) -> (tensor<128xi32>, tensor<128xi8>, tensor<128xf32>, i64) {
+  %z = kiln.elementwise_inline_asm "shf.l.wrap.b32 $0, $1, $2, $3;" "=r,r,r,r"(%x, %x, %x) {packed_element = 1 : i32, pure = true} : (tensor<128xi32>, tensor<128xi32>, tensor<128xi32>) -> tensor<128xi32>
+  %a, %b = kiln.elementwise_inline_asm "ld.global.b32 $0, [$2];" "=r,=r,l"(%p) {packed_element = 4 : i32, pure = false} : (tensor<128x!kiln.ptr<i8>>) -> (tensor<128xi8>, tensor<128xf32>)
+  %t = kiln.elementwise_inline_asm "mov.u64 $0, %globaltimer;" "=l"() {packed_element = 1 : i32, pure = false} : () -> i64
+  return %z, %a, %b, %t : tensor<128xi32>, tensor<128xi8>, tensor<128xf32>, i64
+}
+
 // CHECK-LABEL: func.func @reduce_and_scan
 // CHECK: kiln.reduce(%{{.*}}, %{{.*}}) {axis = 1 : i32} : (tensor<16x64xf32>, tensor<16x64xi32>) -> (tensor<16xf32>, tensor<16xi32>)
 // CHECK: kiln.reduce.return %{{.*}}, %{{.*}} : f32, i32

@@ -382,3 +382,69 @@ LogicalResult ExternElementwiseOp::verify() {
                          << getType();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// ElementwiseInlineAsmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ElementwiseInlineAsmOp::verify() {
+  int32_t pack = getPackedElement();
+  if (pack < 1)
+    return emitOpError() << "expected a positive packed_element, got " << pack;
+  if (getNumResults() == 0)
+    return emitOpError() << "expected at least one result";
+  // Every operand and result has one shape (or all are scalars): the
+  // frontend broadcasts them, and each run of the text takes the same
+  // elements of each.
+  Type first = getNumOperands() ? getArgs().front().getType()
+                                : getResult().front().getType();
+  auto shapeOf = [](Type type) -> std::optional<ArrayRef<int64_t>> {
+    if (auto block = dyn_cast<RankedTensorType>(type))
+      return block.getShape();
+    return std::nullopt;
+  };
+  // Elements narrower than a register are packed into 32-bit registers, so
+  // a run must fill whole registers or fit in one.
+  auto checkElement = [&](Type type, StringRef what) -> LogicalResult {
+    if (shapeOf(type) != shapeOf(first))
+      return emitOpError() << "expected operands and results of one shape, got "
+                           << type << " and " << first;
+    Type element = getElementTypeOrSelf(type);
+    if (element.isInteger(1))
+      return emitOpError() << "expected " << what
+                           << " of a type other than i1, got " << type;
+    if (isa<PointerType>(element))
+      return what == "results"
+                 ? emitOpError() << "expected results of number type, got "
+                                 << type
+                 : success();
+    unsigned width = element.getIntOrFloatBitWidth();
+    if (width < 32 && !llvm::isPowerOf2_32(pack))
+      return emitOpError() << "expected a power-of-two packed_element for "
+                           << width << "-bit elements, got " << pack;
+    return success();
+  };
+  for (Value arg : getArgs())
+    if (failed(checkElement(arg.getType(), "operands")))
+      return failure();
+  for (Type type : getResultTypes())
+    if (failed(checkElement(type, "results")))
+      return failure();
+  return success();
+}
+
+void ElementwiseInlineAsmOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  // Impure text may touch any memory: it is neither removed, merged nor
+  // moved across other memory accesses.
+  if (getPure())
+    return;
+  effects.emplace_back(MemoryEffects::Read::get(),
+                       SideEffects::DefaultResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(),
+                       SideEffects::DefaultResource::get());
+}
+
+Speculation::Speculatability ElementwiseInlineAsmOp::getSpeculatability() {
+  return getPure() ? Speculation::Speculatable : Speculation::NotSpeculatable;
+}

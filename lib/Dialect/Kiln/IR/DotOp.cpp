@@ -22,6 +22,8 @@ static bool isSupportedDotPair(Type operand, Type acc) {
     return acc.isF32() || acc.isF16();
   if (operand.isBF16() || operand.isF32())
     return acc.isF32();
+  if (operand.isF64())
+    return acc.isF64();
   return false;
 }
 

@@ -15,32 +15,47 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from kiln.language.core import _unwrap, builtin, float32, float64, int32, int64, uint32, uint64
+from kiln.language.core import _unwrap, builtin, dtype, float32, float64, int32, int64, tensor, uint32, uint64
 
 _F32 = (float32,)
 _F64 = (float64,)
 
 
+def _compiling_for_cpu() -> bool:
+    from kiln.language import target_info
+    return target_info._compile_target.get() == "cpu"
+
+
 def _define(name: str, table: dict, doc: str,
-            compose: Callable[[list, Any], Any] | None = None) -> Callable[..., Any]:
+            compose: Callable[[list, Any], Any] | None = None,
+            host: Callable[[list, Any, Any], Any] | None = None, gpu_only: bool = False) -> Callable[..., Any]:
     """A libdevice function taking the argument types in ``table``. With
     ``compose``, the call is built from kernel arithmetic on the promoted,
-    broadcast arguments instead of calling the libdevice symbol."""
+    broadcast arguments instead of calling the libdevice symbol. With
+    ``host``, so is the CPU backend's (``host(operands, result_type,
+    builder)``), while the GPU calls the symbol. ``gpu_only``: the CPU
+    backend has no version, and a call compiled for it is an error."""
     def fn(*args: Any, _builder: Any = None) -> Any:
+        from kiln.errors import CompilationError
         from kiln.language import semantic
         arity = len(next(iter(table)))
         if len(args) != arity:
-            from kiln.errors import CompilationError
             raise CompilationError(f"libdevice.{name} takes {arity} argument{'s' if arity > 1 else ''}, "
                                    f"got {len(args)}")
-        if compose is not None:
-            operands, _, _ = semantic.resolve_extern_call(f"libdevice.{name}", [_unwrap(a) for a in args], table,
-                                                          _builder)
-            return compose(operands, _builder)
+        if gpu_only and _compiling_for_cpu():
+            raise CompilationError(f"libdevice.{name} runs on NVIDIA GPUs only: the CPU backend has no version "
+                                   f"of {', '.join(symbol for symbol, _ in table.values())}")
+        if compose is not None or (host is not None and _compiling_for_cpu()):
+            operands, _, result = semantic.resolve_extern_call(f"libdevice.{name}", [_unwrap(a) for a in args],
+                                                               table, _builder)
+            if compose is not None:
+                return compose(operands, _builder)
+            return host(operands, result.scalar, _builder)
         return semantic.extern_elementwise(f"libdevice.{name}", [_unwrap(a) for a in args], table, _builder)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     fn.accepted_types = tuple(table)  # type: ignore[attr-defined]
+    fn.gpu_only = gpu_only  # type: ignore[attr-defined]
     return builtin(fn)
 
 
@@ -280,3 +295,223 @@ fast_cosf = _fp32_only("fast_cosf", "__nv_fast_cosf")
 fast_tanf = _fp32_only("fast_tanf", "__nv_fast_tanf")
 fast_powf = _fp32_only("fast_powf", "__nv_fast_powf", arity=2)
 fast_dividef = _fp32_only("fast_dividef", "__nv_fast_fdividef", arity=2)
+
+
+# ---------------------------------------------------------------------------
+# Conversions with a rounding mode, subtraction in each rounding mode, and
+# more reinterpretations. The GPU calls libdevice; the CPU backend computes
+# each from kernel operations and host functions above, exactly (same
+# results, saturation of out-of-range conversions and NaN to 0 included).
+# ---------------------------------------------------------------------------
+
+_MODES = ("rn", "rz", "rd", "ru")
+# The libdevice function rounding a float to an integral value in each mode.
+_INTEGRAL = {"rn": ("__nv_rintf", "__nv_rint"), "rz": ("__nv_truncf", "__nv_trunc"),
+             "rd": ("__nv_floorf", "__nv_floor"), "ru": ("__nv_ceilf", "__nv_ceil")}
+
+
+def _call(symbol32: str, symbol64: str, args: list, result: Any, b: Any) -> tensor:
+    """A host function on `args` (of one float type), as extern_elementwise."""
+    from kiln.language import semantic
+    ty = args[0].dtype.scalar
+    table = {tuple(a.dtype.scalar for a in args): (symbol32 if ty == float32 else symbol64, result or ty)}
+    return semantic.extern_elementwise("libdevice", args, table, b)
+
+
+def _step(value: tensor, toward: float, b: Any) -> tensor:
+    """The float next to each element of `value` toward `toward`."""
+    from kiln.language import semantic
+    target = semantic.constant(toward, value.dtype.scalar, b)
+    return _call("__nv_nextafterf", "__nv_nextafter", [value, semantic.broadcast_to(target, value.shape, b)], None, b)
+
+
+def _directed(mode: str, nearest: tensor, greater: tensor, less: tensor, nonnegative: Any, b: Any) -> tensor:
+    """`nearest` (a round-to-nearest result) moved one step where its mode
+    asks: `greater` / `less` say where it exceeds / falls short of the
+    exact value, `nonnegative` where that value is not negative."""
+    from kiln.language import semantic
+    if mode == "rn":
+        return nearest
+    if mode == "rd":
+        return semantic.where(greater, _step(nearest, float("-inf"), b), nearest, b)
+    if mode == "ru":
+        return semantic.where(less, _step(nearest, float("inf"), b), nearest, b)
+    away = semantic.where(nonnegative, greater, less, b) if isinstance(nonnegative, tensor) else \
+        (greater if nonnegative else less)
+    return semantic.where(away, _step(nearest, 0.0, b), nearest, b)
+
+
+def _float_to_float(mode: str) -> Callable[[list, Any, Any], tensor]:
+    def host(args: list, result: dtype, b: Any) -> tensor:
+        from kiln.language import semantic
+        x = args[0]
+        nearest = semantic.cast(x, result, b)
+        back = semantic.cast(nearest, x.dtype.scalar, b)
+        return _directed(mode, nearest, semantic.greater_than(back, x, b), semantic.less_than(back, x, b),
+                         semantic.greater_equal(x, 0.0, b), b)
+    return host
+
+
+def _saturating_to_int(value: tensor, ty: dtype, b: Any) -> tensor:
+    """Integral floats converted to the integer type `ty` as the GPU's cvt
+    does: out-of-range values saturate to its limits, NaN becomes 0."""
+    from kiln.language import semantic
+    bits = ty.int_bitwidth
+    lowest = -(2 ** (bits - 1)) if ty.is_int_signed() else 0
+    limit = 2 ** (bits - 1) if ty.is_int_signed() else 2 ** bits  # the first value too large (a power of two)
+    too_low = semantic.less_than(value, float(lowest), b)
+    too_high = semantic.greater_equal(value, float(limit), b)
+    nan = semantic.not_equal(value, value, b)
+    out = semantic.logical_or(semantic.logical_or(too_low, too_high, b), nan, b)
+    safe = semantic.where(out, semantic.constant(0.0, value.dtype.scalar, b), value, b)
+    converted = semantic.cast(safe, ty, b)
+    converted = semantic.where(too_high, semantic.constant(limit - 1, ty, b), converted, b)
+    converted = semantic.where(too_low, semantic.constant(lowest, ty, b), converted, b)
+    return semantic.where(nan, semantic.constant(0, ty, b), converted, b)
+
+
+def _float_to_int(mode: str, ty: dtype) -> Callable[[list, Any, Any], tensor]:
+    """Round in `mode`, then convert to `ty` (an integer type whose bits the
+    result type, of libdevice's declared signedness, takes)."""
+    def host(args: list, result: dtype, b: Any) -> tensor:
+        from kiln.language import semantic
+        integral = _call(*_INTEGRAL[mode], [args[0]], None, b)
+        return semantic.cast(_saturating_to_int(integral, ty, b), result, b, bitcast=True)
+    return host
+
+
+def _int_to_float(mode: str) -> Callable[[list, Any, Any], tensor]:
+    def host(args: list, result: dtype, b: Any) -> tensor:
+        from kiln.language import semantic
+        x = args[0]
+        nearest = semantic.cast(x, result, b)
+        if x.dtype.int_bitwidth <= 32:
+            # Both sides are exact in fp64.
+            exact, near = semantic.cast(x, float64, b), semantic.cast(nearest, float64, b)
+            greater, less = semantic.greater_than(near, exact, b), semantic.less_than(near, exact, b)
+        else:
+            # Compared as integers: the rounded value is integral, and only
+            # 2**63 (2**64 unsigned) is beyond the integer type.
+            limit = float(2 ** 63 if x.dtype.is_int_signed() else 2 ** 64)
+            big = semantic.greater_equal(nearest, limit, b)
+            fitted = semantic.cast(semantic.where(big, semantic.constant(0.0, result, b), nearest, b),
+                                   x.dtype.scalar, b)
+            greater = semantic.logical_or(big, semantic.greater_than(fitted, x, b), b)
+            less = semantic.logical_and(semantic.logical_not(big, b), semantic.less_than(fitted, x, b), b)
+        nonnegative = semantic.greater_equal(x, 0, b) if x.dtype.is_int_signed() else True
+        return _directed(mode, nearest, greater, less, nonnegative, b)
+    return host
+
+
+def _conversion(name: str, source: dtype, result: dtype, symbol: str, host: Callable[[list, Any, Any], Any],
+                what: str) -> Callable[..., Any]:
+    return _define(name, {(source,): (symbol, result)}, f"Element-wise {what} (libdevice {symbol}).", host=host)
+
+
+_MODE_WORDS = {"rn": "rounded to nearest even", "rz": "rounded toward zero", "rd": "rounded down",
+               "ru": "rounded up"}
+_INT_NAMES = {"int": (int32, int32), "uint": (uint32, int32), "ll": (int64, int64), "ull": (uint64, int64)}
+
+for _mode in _MODES:
+    _words = _MODE_WORDS[_mode]
+    globals()[f"double2float_{_mode}"] = _conversion(
+        f"double2float_{_mode}", float64, float32, f"__nv_double2float_{_mode}", _float_to_float(_mode),
+        f"fp64 to fp32 {_words}")
+    for _src_name, _src in (("float", float32), ("double", float64)):
+        for _int_name, (_int_type, _declared) in _INT_NAMES.items():
+            # Triton declares the unsigned conversions' results signed (the same bits).
+            globals()[f"{_src_name}2{_int_name}_{_mode}"] = _conversion(
+                f"{_src_name}2{_int_name}_{_mode}", _src, _declared, f"__nv_{_src_name}2{_int_name}_{_mode}",
+                _float_to_int(_mode, _int_type),
+                f"{_src} to {_int_type} {_words}, saturating at its limits, NaN to 0")
+    for _int_name, _int_type in (("int", int32), ("uint", uint32), ("ll", int64), ("ull", uint64)):
+        for _dst_name, _dst in (("float", float32), ("double", float64)):
+            if _dst == float64 and _int_type.int_bitwidth == 32 and _mode != "rn":
+                continue  # exact: libdevice has only the _rn form
+            globals()[f"{_int_name}2{_dst_name}_{_mode}"] = _conversion(
+                f"{_int_name}2{_dst_name}_{_mode}", _int_type, _dst, f"__nv_{_int_name}2{_dst_name}_{_mode}",
+                _int_to_float(_mode), f"{_int_type} to {_dst} {_words}")
+
+
+def _sub(mode: str) -> Callable[[list, Any, Any], tensor]:
+    def host(args: list, result: dtype, b: Any) -> tensor:
+        from kiln.language import semantic
+        x, y = args
+        if mode == "rn":
+            return semantic.sub(x, y, b)
+        # x - y is x + (-y) in every rounding mode.
+        return _call(f"__nv_fadd_{mode}", f"__nv_dadd_{mode}", [x, semantic.minus(y, b)], None, b)
+    return host
+
+
+sub_rn = _define("sub_rn", {_F32 * 2: ("__nv_fsub_rn", float32), _F64 * 2: ("__nv_dsub_rn", float64)},
+                 "Element-wise x - y rounded to nearest even (libdevice __nv_fsub_rn / __nv_dsub_rn).",
+                 host=_sub("rn"))
+sub_rz = _define("sub_rz", {_F32 * 2: ("__nv_fsub_rz", float32), _F64 * 2: ("__nv_dsub_rz", float64)},
+                 "Element-wise x - y rounded toward zero (libdevice __nv_fsub_rz / __nv_dsub_rz).", host=_sub("rz"))
+sub_rd = _define("sub_rd", {_F32 * 2: ("__nv_fsub_rd", float32), _F64 * 2: ("__nv_dsub_rd", float64)},
+                 "Element-wise x - y rounded down (libdevice __nv_fsub_rd / __nv_dsub_rd).", host=_sub("rd"))
+sub_ru = _define("sub_ru", {_F32 * 2: ("__nv_fsub_ru", float32), _F64 * 2: ("__nv_dsub_ru", float64)},
+                 "Element-wise x - y rounded up (libdevice __nv_fsub_ru / __nv_dsub_ru).", host=_sub("ru"))
+
+
+def _to_int64(rounding: tuple[str, str]) -> Callable[[list, Any, Any], tensor]:
+    def host(args: list, result: dtype, b: Any) -> tensor:
+        return _saturating_to_int(_call(*rounding, [args[0]], None, b), int64, b)
+    return host
+
+
+llrint = _define("llrint", {_F32: ("__nv_llrintf", int64), _F64: ("__nv_llrint", int64)},
+                 "Element-wise x rounded to the nearest integer (ties to even), as an int64 (libdevice "
+                 "__nv_llrintf / __nv_llrint).", host=_to_int64(("__nv_rintf", "__nv_rint")))
+llround = _define("llround", {_F32: ("__nv_llroundf", int64), _F64: ("__nv_llround", int64)},
+                  "Element-wise x rounded to the nearest integer (ties away from zero), as an int64 (libdevice "
+                  "__nv_llroundf / __nv_llround).", host=_to_int64(("__nv_roundf", "__nv_round")))
+
+
+def _hiloint2double(args: list, result: dtype, b: Any) -> tensor:
+    from kiln.language import semantic
+    hi, lo = args
+    high = semantic.lshift(semantic.cast(hi, int64, b), 32, b)
+    low = semantic.cast(semantic.cast(lo, uint32, b, bitcast=True), int64, b)  # zero-extended
+    return semantic.cast(semantic.or_(high, low, b), float64, b, bitcast=True)
+
+
+def _double_half(high: bool) -> Callable[[list, Any, Any], tensor]:
+    def host(args: list, result: dtype, b: Any) -> tensor:
+        from kiln.language import semantic
+        bits = semantic.cast(args[0], int64, b, bitcast=True)
+        return semantic.cast(semantic.rshift(bits, 32, b) if high else bits, int32, b)
+    return host
+
+
+def _bits(args: list, result: dtype, b: Any) -> tensor:
+    from kiln.language import semantic
+    return semantic.cast(args[0], result, b, bitcast=True)
+
+
+hiloint2double = _define("hiloint2double", {(int32, int32): ("__nv_hiloint2double", float64)},
+                         "Element-wise fp64 whose high and low 32 bits are hi and lo (libdevice "
+                         "__nv_hiloint2double).", host=_hiloint2double)
+double2hiint = _define("double2hiint", {_F64: ("__nv_double2hiint", int32)},
+                       "Element-wise high 32 bits of an fp64, as an int32 (libdevice __nv_double2hiint).",
+                       host=_double_half(True))
+double2loint = _define("double2loint", {_F64: ("__nv_double2loint", int32)},
+                       "Element-wise low 32 bits of an fp64, as an int32 (libdevice __nv_double2loint).",
+                       host=_double_half(False))
+uint_as_float = _define("uint_as_float", {(uint32,): ("__nv_uint_as_float", float32)},
+                        "Element-wise uint32 bits as an fp32 (libdevice __nv_uint_as_float).", host=_bits)
+float_as_uint = _define("float_as_uint", {_F32: ("__nv_float_as_uint", int32)},
+                        "Element-wise bits of an fp32, as an int32 as Triton declares it (libdevice "
+                        "__nv_float_as_uint).", host=_bits)
+
+# No CPU version: libdevice's own approximations, which the host has no
+# exact counterpart of.
+rsqrt_rn = _define("rsqrt_rn", {_F32: ("__nv_frsqrt_rn", float32)},
+                   "Element-wise 1 / sqrt(x) rounded to nearest even (libdevice __nv_frsqrt_rn); fp32 only; "
+                   "NVIDIA GPUs only.", gpu_only=True)
+rcp64h = _define("rcp64h", {_F64: ("__nv_rcp64h", float64)},
+                 "Element-wise reciprocal of the high 32 bits of an fp64, an approximation (libdevice "
+                 "__nv_rcp64h); NVIDIA GPUs only.", gpu_only=True)
+
+del _mode, _words, _src_name, _src, _int_name, _int_type, _declared, _dst_name, _dst

@@ -351,6 +351,47 @@ def Kiln_ExternElementwiseOp : Kiln_Op<"extern_elementwise", [Pure, Elementwise,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Inline assembly
+//===----------------------------------------------------------------------===//
+
+def Kiln_ElementwiseInlineAsmOp : Kiln_Op<"elementwise_inline_asm", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<ConditionallySpeculatable>]> {
+  let summary = "Element-wise inline assembly";
+  let description = [{
+    Runs the assembly text `asm_string` on the elements of its operands,
+    which are scalars or blocks of one shape (numbers or pointers), giving
+    one scalar or block of that shape per result. Each run handles
+    `packed_element` elements of every operand and result at once: `$0`,
+    `$1`, ... name first the result registers, then the operand registers,
+    as `constraints` (LLVM's inline-asm constraint string) lists them.
+    Elements narrower than 32 bits travel packed into 32-bit registers
+    (`packed_element = 4` puts four i8 in one `r` register), wider ones one
+    register each. With `pure` the text has no effect but its results, so
+    the op may be merged or removed like arithmetic; without it the op
+    reads and writes memory and stays where it is.
+
+    The text is the target's own (PTX on NVIDIA GPUs); a backend without
+    an assembly language refuses the op.
+
+    Example:
+    ```mlir
+    %z = kiln.elementwise_inline_asm "shf.l.wrap.b32 $0, $1, $2, $3;" "=r,r,r,r"(%x, %y, %s)
+        {packed_element = 1 : i32, pure = true}
+        : (tensor<128xi32>, tensor<128xi32>, tensor<128xi32>) -> tensor<128xi32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$asm_string, StrAttr:$constraints,
+                       BoolAttr:$pure, I32Attr:$packed_element,
+                       Variadic<Kiln_ScalarOrBlock>:$args);
+  let results = (outs Variadic<Kiln_ScalarOrBlock>:$result);
+  let assemblyFormat = [{
+    $asm_string $constraints `(` $args `)` attr-dict `:` functional-type($args, $result)
+  }];
+  let hasVerifier = 1;
+}
+
 include "kiln/Dialect/Kiln/IR/KilnAtomicOps.td"
 include "kiln/Dialect/Kiln/IR/KilnHintOps.td"
 include "kiln/Dialect/Kiln/IR/KilnShapeOps.td"
