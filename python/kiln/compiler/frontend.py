@@ -1561,6 +1561,15 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 raise self.error("** needs a runtime base and a non-negative constant (kl.constexpr) integer "
                                  "exponent; use kl.exp and kl.log for other powers", node)
             return self._run(node, lambda: semantic.power(lhs, rhs, self.builder))
+        if self.under_element_condition and op in (ast.FloorDiv, ast.Mod) and isinstance(rhs, tensor) \
+                and rhs.dtype.scalar.is_int():
+            # Both branches of an if on element values run for every
+            # element; an integer division by zero, even in elements whose
+            # branch is not taken, would let the compiler assume the divisor
+            # is never zero and drop the choice between the branches. Those
+            # elements divide by 1 instead (their results are discarded).
+            rhs = self._run(node, lambda: semantic.where(semantic.equal(rhs, 0, self.builder),
+                                                         semantic.to_tensor(1, self.builder), rhs, self.builder))
         return self._run(node, lambda: getattr(semantic, name)(lhs, rhs, self.builder))
 
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:

@@ -404,8 +404,19 @@ def _int_to_float(mode: str) -> Callable[[list, Any, Any], tensor]:
 
 
 def _conversion(name: str, source: dtype, result: dtype, symbol: str, host: Callable[[list, Any, Any], Any],
-                what: str) -> Callable[..., Any]:
+                what: str, everywhere: bool = False) -> Callable[..., Any]:
+    if everywhere:
+        return _define(name, {(source,): (symbol, result)}, f"Element-wise {what} (libdevice {symbol}).",
+                       compose=_on_every_target(host, result))
     return _define(name, {(source,): (symbol, result)}, f"Element-wise {what} (libdevice {symbol}).", host=host)
+
+
+def _on_every_target(host: Callable[[list, Any, Any], Any], result: dtype) -> Callable[[list, Any], Any]:
+    """``host`` as the GPU's version too. For float-to-integer conversions:
+    LLVM rewrites libdevice's conversion intrinsics into plain conversions,
+    for which NaN and out-of-range values are undefined (NaN came out as the
+    integer type's minimum), where CUDA documents saturation and NaN to 0."""
+    return lambda operands, b: host(operands, result, b)
 
 
 _MODE_WORDS = {"rn": "rounded to nearest even", "rz": "rounded toward zero", "rd": "rounded down",
@@ -423,7 +434,7 @@ for _mode in _MODES:
             globals()[f"{_src_name}2{_int_name}_{_mode}"] = _conversion(
                 f"{_src_name}2{_int_name}_{_mode}", _src, _declared, f"__nv_{_src_name}2{_int_name}_{_mode}",
                 _float_to_int(_mode, _int_type),
-                f"{_src} to {_int_type} {_words}, saturating at its limits, NaN to 0")
+                f"{_src} to {_int_type} {_words}, saturating at its limits, NaN to 0", everywhere=True)
     for _int_name, _int_type in (("int", int32), ("uint", uint32), ("ll", int64), ("ull", uint64)):
         for _dst_name, _dst in (("float", float32), ("double", float64)):
             if _dst == float64 and _int_type.int_bitwidth == 32 and _mode != "rn":
@@ -463,10 +474,12 @@ def _to_int64(rounding: tuple[str, str]) -> Callable[[list, Any, Any], tensor]:
 
 llrint = _define("llrint", {_F32: ("__nv_llrintf", int64), _F64: ("__nv_llrint", int64)},
                  "Element-wise x rounded to the nearest integer (ties to even), as an int64 (libdevice "
-                 "__nv_llrintf / __nv_llrint).", host=_to_int64(("__nv_rintf", "__nv_rint")))
+                 "__nv_llrintf / __nv_llrint).",
+                 compose=_on_every_target(_to_int64(("__nv_rintf", "__nv_rint")), int64))
 llround = _define("llround", {_F32: ("__nv_llroundf", int64), _F64: ("__nv_llround", int64)},
                   "Element-wise x rounded to the nearest integer (ties away from zero), as an int64 (libdevice "
-                  "__nv_llroundf / __nv_llround).", host=_to_int64(("__nv_roundf", "__nv_round")))
+                  "__nv_llroundf / __nv_llround).",
+                  compose=_on_every_target(_to_int64(("__nv_roundf", "__nv_round")), int64))
 
 
 def _hiloint2double(args: list, result: dtype, b: Any) -> tensor:
