@@ -331,6 +331,12 @@ def _rebuild(template: Any, handles: Iterator[Any]) -> Any:
     return template
 
 
+def _same_constant(a: Any, b: Any) -> bool:
+    """Whether two branches' values are one compile-time value (of one
+    type), which then needs no if result."""
+    return not _is_runtime(a) and not _is_runtime(b) and type(a) is type(b) and a == b
+
+
 def _describe(value: Any) -> str:
     if isinstance(value, block_pointer):
         return f"a block pointer with block shape {list(value.block_shape)}"
@@ -961,8 +967,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                     slots: list[tuple[bool, Any]] = []
                     leaf_results = []
                     for index, (t_leaf, e_leaf) in enumerate(pairs):
-                        if not _is_runtime(t_leaf) and not _is_runtime(e_leaf) and type(t_leaf) is type(e_leaf) \
-                                and t_leaf == e_leaf:
+                        if _same_constant(t_leaf, e_leaf):
                             slots.append((False, t_leaf))
                             continue
                         t_val, e_val = self._branch_values(f"{name}[{index}]", t_leaf, e_leaf, if_op, node)
@@ -976,7 +981,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
                 results.extend(leaf_results)
                 aggregates.append((name, rebuild, slots))
                 continue
-            if not _is_runtime(t) and not _is_runtime(e) and type(t) is type(e) and t == e:
+            if _same_constant(t, e):
                 after[name] = t  # the same constant either way
                 continue
             try:
@@ -990,19 +995,25 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             results.append((name, t_val, e_val))
 
         self.lscope = after
-        if results:
-            if_op = self.builder.set_if_results(if_op, [t.type.to_ir(self.builder) for _, t, _ in results])
-        for block, pick in ((if_op.then_block, 1), (if_op.else_block, 2)):
-            self.builder.set_insertion_point_to_end(block)
-            self.builder.create_yield([r[pick].handle for r in results])
-        self.builder.restore_insertion_point(ip)
-        values = [tensor(value, t_val.type) for (_, t_val, _), value in zip(results, if_op.results if results else [])]
+        values = self._if_results(if_op, ip, [(t_val, e_val) for _, t_val, e_val in results])
         aggregate_leaves = {index for _, _, slots in aggregates for is_result, index in slots if is_result}
         for index, (name, _, _) in enumerate(results):
             if index not in aggregate_leaves:
                 self.lscope[name] = values[index]
         for name, rebuild, slots in aggregates:
             self.lscope[name] = rebuild(iter([values[v] if is_result else v for is_result, v in slots]))
+
+    def _if_results(self, if_op: Any, ip: Any, results: Sequence[tuple[tensor, tensor]]) -> list[tensor]:
+        """Gives ``if_op`` one result per (then, else) pair of ``results``,
+        each branch yielding its side, and returns to ``ip``; the results as
+        tensors, in order."""
+        if results:
+            if_op = self.builder.set_if_results(if_op, [t.type.to_ir(self.builder) for t, _ in results])
+        for block, pick in ((if_op.then_block, 0), (if_op.else_block, 1)):
+            self.builder.set_insertion_point_to_end(block)
+            self.builder.create_yield([r[pick].handle for r in results])
+        self.builder.restore_insertion_point(ip)
+        return [tensor(v, t.type) for (t, _), v in zip(results, if_op.results if results else [])]
 
     def _scalar_condition(self, cond: tensor, node: ast.expr, what: str) -> tensor:
         """The scalar a runtime condition tests. A block of one element
@@ -1051,8 +1062,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         rebuild = self._pair_leaves(what, t, e, node, pairs)
         merged = []
         for t_leaf, e_leaf in pairs:
-            if not _is_runtime(t_leaf) and not _is_runtime(e_leaf) and type(t_leaf) is type(e_leaf) \
-                    and t_leaf == e_leaf:
+            if _same_constant(t_leaf, e_leaf):
                 merged.append(t_leaf)
                 continue
             if not all(_is_runtime(v) or isinstance(v, (int, float)) for v in (t_leaf, e_leaf)):
@@ -1130,21 +1140,14 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
         slots: list[tuple[bool, Any]] = []
         results: list[tuple[tensor, tensor]] = []
         for index, (t_leaf, e_leaf) in enumerate(pairs):
-            if not _is_runtime(t_leaf) and not _is_runtime(e_leaf) and type(t_leaf) is type(e_leaf) \
-                    and t_leaf == e_leaf:
+            if _same_constant(t_leaf, e_leaf):
                 slots.append((False, t_leaf))
                 continue
             slots.append((True, len(results)))
             what = "the return value" if len(pairs) == 1 else f"leaf {index} of the return value"
             results.append(self._branch_values(what, t_leaf, e_leaf, if_op, node, returns=(t_node, e_node)))
-        if results:
-            if_op = self.builder.set_if_results(if_op, [t.type.to_ir(self.builder) for t, _ in results])
-        for block, pick in ((if_op.then_block, 0), (if_op.else_block, 1)):
-            self.builder.set_insertion_point_to_end(block)
-            self.builder.create_yield([r[pick].handle for r in results])
-        self.builder.restore_insertion_point(ip)
+        values = self._if_results(if_op, ip, results)
         self.lscope = before
-        values = [tensor(v, t.type) for (t, _), v in zip(results, if_op.results if results else [])]
         value = rebuild(iter([values[v] if is_result else v for is_result, v in slots])) if t is not None else None
         if outer is not None:
             outer.append((value, node))
@@ -1219,8 +1222,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             slots: list[tuple[bool, Any]] = []
             results: list[tuple[tensor, tensor]] = []
             for t_leaf, e_leaf in pairs:
-                if not _is_runtime(t_leaf) and not _is_runtime(e_leaf) and type(t_leaf) is type(e_leaf) \
-                        and t_leaf == e_leaf:
+                if _same_constant(t_leaf, e_leaf):
                     slots.append((False, t_leaf))  # the same constant either way (None for void calls)
                     continue
                 slots.append((True, len(results)))
@@ -1230,13 +1232,7 @@ class CodeGenerator(_AggregateMixin, ast.NodeVisitor):
             if e.filename is not None and "Ternary expression" in e.message:
                 raise
             raise self._ternary_mismatch(then_value, else_value, e.message, node) from e
-        if results:
-            if_op = self.builder.set_if_results(if_op, [t.type.to_ir(self.builder) for t, _ in results])
-        for block, pick in ((if_op.then_block, 0), (if_op.else_block, 1)):
-            self.builder.set_insertion_point_to_end(block)
-            self.builder.create_yield([r[pick].handle for r in results])
-        self.builder.restore_insertion_point(ip)
-        values = [tensor(v, t.type) for (t, _), v in zip(results, if_op.results if results else [])]
+        values = self._if_results(if_op, ip, results)
         return rebuild(iter([values[v] if is_result else v for is_result, v in slots]))
 
     def _ternary_values(self, t: Any, e: Any, if_op: Any, node: ast.IfExp) -> tuple[tensor, tensor]:

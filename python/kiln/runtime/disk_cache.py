@@ -152,8 +152,6 @@ def decode_constant(spelling: Any) -> Any:
     Raises:
         ValueError: for a spelling that function does not produce.
     """
-    import ast as _ast
-
     from kiln import language
 
     kind = spelling[0] if isinstance(spelling, list) and spelling else None
@@ -161,7 +159,7 @@ def decode_constant(spelling: Any) -> Any:
         value = spelling[1]
         if kind == "float":
             return float(value)  # repr of inf and nan is not a literal
-        return _ast.literal_eval(value)
+        return ast.literal_eval(value)
     if kind == "tuple" and len(spelling) == 2:
         return tuple(decode_constant(item) for item in spelling[1])
     if kind == "dtype" and len(spelling) == 3:
