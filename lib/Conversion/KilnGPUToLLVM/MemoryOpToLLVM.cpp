@@ -131,10 +131,6 @@ struct LoadOpLowering : public ConvertOpToLLVMPattern<LoadOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *context = getContext();
-    if (op.getCache() == CacheModifier::wb || op.getCache() == CacheModifier::wt)
-      return op.emitOpError() << "cache modifier '"
-                              << stringifyCacheModifier(op.getCache())
-                              << "' is only valid for stores";
     Type resultType = getTypeConverter()->convertType(op.getType());
     Type element = getTypeConverter()->convertType(getPointeeType(op.getPtr().getType()));
     Type memElement = getMemoryElementType(element);
@@ -238,10 +234,6 @@ struct StoreOpLowering : public ConvertOpToLLVMPattern<StoreOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *context = getContext();
-    if (op.getCache() == CacheModifier::ca || op.getCache() == CacheModifier::cv)
-      return op.emitOpError() << "cache modifier '"
-                              << stringifyCacheModifier(op.getCache())
-                              << "' is only valid for loads";
     Type element = getTypeConverter()->convertType(getPointeeType(op.getPtr().getType()));
     Type memElement = getMemoryElementType(element);
     int64_t width = widths.lookup(op);

@@ -575,7 +575,11 @@ def full(shape: list[int], value: Any, ty: dtype, b: Builder) -> tensor:
     return constant(value, _with_shape(ty, shape), b)
 
 
-def _memory_hint(value: Any, allowed: tuple[str, ...], what: str) -> str:
+def _memory_hint(value: Any, allowed: Optional[tuple[str, ...]], what: str) -> str:
+    """The name of a cache modifier or eviction policy as the IR spells it
+    (no leading dot; empty for the default). With `allowed` None the op's
+    verifier decides which names the access takes (the cache modifiers: a
+    load's differ from a store's), and its error is reported at the call."""
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -583,9 +587,8 @@ def _memory_hint(value: Any, allowed: tuple[str, ...], what: str) -> str:
     name = value[1:] if value.startswith(".") else value
     if name in ("", "normal", "evict_normal"):
         name = ""
-    if name and name not in allowed:
-        raise _fail(f"unsupported {what} '{value}'; expected one of "
-                    f"{', '.join(repr('.' + a if what.startswith('cache') else a) for a in allowed)}")
+    if name and allowed is not None and name not in allowed:
+        raise _fail(f"unsupported {what} '{value}'; expected one of {', '.join(repr(a) for a in allowed)}")
     return name
 
 
@@ -608,7 +611,7 @@ def load(pointer: Any, mask: Any, other: Any, cache_modifier: str, eviction_poli
     """A masked load; ``tensor_map`` and ``tensor_coords`` name the same
     block for the TMA unit (a host tensor descriptor's load, see kiln.load)."""
     ptr = _pointer_operand(pointer, "load")
-    cache = _memory_hint(cache_modifier, ("ca", "cg", "cv"), "cache_modifier")
+    cache = _memory_hint(cache_modifier, None, "cache_modifier")
     evict = _memory_hint(eviction_policy, ("evict_first", "evict_last"), "eviction_policy")
     if other is not None and mask is None:
         raise _fail("load: `other` needs a `mask`")
@@ -637,7 +640,7 @@ def store(pointer: Any, value: Any, mask: Any, cache_modifier: str, eviction_pol
     ptr = _pointer_operand(pointer, "store")
     if ptr.dtype.const:
         raise _fail("Cannot store to a constant pointer (a kl.const parameter, or a pointer derived from one)")
-    cache = _memory_hint(cache_modifier, ("wb", "cg", "cs", "wt"), "cache_modifier")
+    cache = _memory_hint(cache_modifier, None, "cache_modifier")
     evict = _memory_hint(eviction_policy, ("evict_first", "evict_last"), "eviction_policy")
     elem = ptr.dtype.element_ty
     val = value if isinstance(value, tensor) else _literal_like(value, tensor(None, elem), b)

@@ -420,6 +420,26 @@ def test_load_store_hints_and_other(jit, build_ir):
     assert "dense<1.000000e+00> : tensor<16xf16>" in text or "kiln.splat" in text
 
 
+def test_cache_modifier_checked_by_the_op_verifier(jit, build_ir):
+    """A cache modifier the access does not take is the kiln op verifier's
+    error (the same for every backend), reported at the call's line."""
+    @jit
+    def load_wb(p):
+        x = kl.load(p, cache_modifier=".wb")
+        kl.store(p, x)
+
+    @jit
+    def store_ca(p):
+        x = kl.load(p, cache_modifier=".cv")
+        kl.store(p, x, cache_modifier=".ca")
+
+    with pytest.raises(CompilationError, match="cache modifier 'wb' is not valid for a load") as load_error:
+        build_ir(load_wb, {"p": "*fp32"})
+    assert 'cache_modifier=".wb"' in load_error.value.source_line
+    with pytest.raises(CompilationError, match="cache modifier 'ca' is not valid for a store"):
+        build_ir(store_ca, {"p": "*fp32"})
+
+
 def test_num_programs_and_cdiv(jit, build_ir):
     @jit
     def kernel(out, n, BLOCK: kl.constexpr):

@@ -104,6 +104,32 @@ func.func @store_value(%p: tensor<16x!kiln.ptr<f32>>, %v: tensor<16xf16>) {
 
 // -----
 
+// Cache modifiers follow the access on every target: a load takes ca, cg or
+// cv, a store wb, cg, cs or wt.
+func.func @load_store_cache_modifier(%p: tensor<16x!kiln.ptr<f32>>) {
+  // expected-error @+1 {{cache modifier 'wb' is not valid for a load; expected one of 'ca', 'cg', 'cv'}}
+  %x = kiln.load %p {cache = #kiln.cache<wb>} : tensor<16x!kiln.ptr<f32>> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @load_cache_modifier_cs(%p: tensor<16x!kiln.ptr<f32>>) {
+  // expected-error @+1 {{cache modifier 'cs' is not valid for a load}}
+  %x = kiln.load %p {cache = #kiln.cache<cs>} : tensor<16x!kiln.ptr<f32>> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @store_cache_modifier(%p: tensor<16x!kiln.ptr<f32>>, %v: tensor<16xf32>) {
+  // expected-error @+1 {{cache modifier 'cv' is not valid for a store; expected one of 'wb', 'cg', 'cs', 'wt'}}
+  kiln.store %p, %v {cache = #kiln.cache<cv>} : tensor<16x!kiln.ptr<f32>>, tensor<16xf32>
+  return
+}
+
+// -----
+
 func.func @load_other_type(%p: tensor<16x!kiln.ptr<f32>>, %o: tensor<16xf16>) {
   // expected-error @+1 {{failed to verify that other has the type of result}}
   %x = "kiln.load"(%p, %o) <{operandSegmentSizes = array<i32: 1, 0, 1, 0, 0>}> : (tensor<16x!kiln.ptr<f32>>, tensor<16xf16>) -> tensor<16xf32>

@@ -211,8 +211,28 @@ static LogicalResult verifyNumericPointee(Operation *op, Type ptrType) {
   return success();
 }
 
+/// Checks that `op`'s cache modifier is one of `allowed` (or none): a load
+/// takes ca, cg or cv, a store wb, cg, cs or wt, on every target (PTX's
+/// ld and st qualifiers, which the CPU backend accepts and ignores).
+static LogicalResult verifyCacheModifier(Operation *op, CacheModifier cache,
+                                         ArrayRef<CacheModifier> allowed, StringRef access) {
+  if (cache == CacheModifier::none || llvm::is_contained(allowed, cache))
+    return success();
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "cache modifier '" << stringifyCacheModifier(cache)
+                            << "' is not valid for a " << access << "; expected one of ";
+  llvm::interleaveComma(allowed, diag, [&](CacheModifier c) {
+    diag << "'" << stringifyCacheModifier(c) << "'";
+  });
+  return diag;
+}
+
 LogicalResult LoadOp::verify() {
   if (failed(verifyNumericPointee(*this, getPtr().getType())))
+    return failure();
+  if (failed(verifyCacheModifier(*this, getCache(),
+                                 {CacheModifier::ca, CacheModifier::cg, CacheModifier::cv},
+                                 "load")))
     return failure();
   Type expected = getTypeWithElement(getPtr().getType(),
                                      getPointeeType(getPtr().getType()));
@@ -246,6 +266,10 @@ void LoadOp::getEffects(
 
 LogicalResult StoreOp::verify() {
   if (failed(verifyNumericPointee(*this, getPtr().getType())))
+    return failure();
+  if (failed(verifyCacheModifier(
+          *this, getCache(),
+          {CacheModifier::wb, CacheModifier::cg, CacheModifier::cs, CacheModifier::wt}, "store")))
     return failure();
   Type expected = getTypeWithElement(getPtr().getType(),
                                      getPointeeType(getPtr().getType()));

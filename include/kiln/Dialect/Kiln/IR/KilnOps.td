@@ -183,7 +183,8 @@ def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
     Loads the element each pointer points to. Where `mask` is false the
     memory is not accessed and the result holds `other` (or an unspecified
     value when `other` is absent). `mask` and `other` have the shape of
-    `ptr`; `other` has its pointee type.
+    `ptr`; `other` has its pointee type. The cache modifier, if any, is one
+    a load takes: `ca`, `cg` or `cv`.
 
     A load through a host tensor descriptor may also name the descriptor's
     TMA tensor map (a kernel parameter, `!kiln.ptr<i8, 0>`) and the
@@ -226,7 +227,8 @@ def Kiln_StoreOp : Kiln_Op<"store", [
   let summary = "Masked store of a block (or scalar) to global memory";
   let description = [{
     Stores each element of `value` where its pointer points, skipping the
-    elements whose `mask` is false.
+    elements whose `mask` is false. The cache modifier, if any, is one a
+    store takes: `wb`, `cg`, `cs` or `wt`.
 
     Example:
     ```mlir
