@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Analysis/AxisInfo.h"
-#include "kiln/Dialect/KilnGPU/IR/Dialect.h"
+#include "kiln/Dialect/Kiln/IR/Dialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -136,8 +136,9 @@ static bool mayBeNegative(Value value, unsigned depth = 0) {
     return range.getStart() < 0;
   if (isa<arith::ExtUIOp, arith::RemUIOp>(op))
     return false;
-  if (isa<SplatOp, BroadcastOp, ExpandDimsOp, gpu::ConvertLayoutOp, arith::ExtSIOp,
-          arith::IndexCastOp, AxisHintOp, arith::RemSIOp>(op))
+  if (op->hasTrait<OpTrait::kiln::SameElementValues>() ||
+      isa<SplatOp, BroadcastOp, ExpandDimsOp, arith::ExtSIOp, arith::IndexCastOp, AxisHintOp,
+          arith::RemSIOp>(op))
     return mayBe(op->getOperand(0));
   if (isa<arith::AddIOp, arith::MulIOp, arith::DivSIOp, arith::MinSIOp>(op))
     return mayBe(op->getOperand(0)) || mayBe(op->getOperand(1));
@@ -252,8 +253,8 @@ AxisInfo AxisInfoAnalysis::computeFromDefinition(Value value) {
     info.constancy.insert(info.constancy.begin() + axis, 1);
     return info;
   }
-  if (isa<gpu::ConvertLayoutOp, arith::ExtSIOp, arith::ExtUIOp,
-          arith::TruncIOp, arith::IndexCastOp>(op))
+  if (op->hasTrait<OpTrait::kiln::SameElementValues>() ||
+      isa<arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp, arith::IndexCastOp>(op))
     return operandInfo(0);
 
   // Arithmetic. Operands of these ops have the result's shape.
@@ -440,26 +441,14 @@ int64_t AxisInfoAnalysis::getMaskConstancy(Value mask, int64_t dim) {
   return getAxisInfo(mask).constancy[dim];
 }
 
-int64_t AxisInfoAnalysis::getAccessWidth(Value ptr, Value mask) {
+int64_t AxisInfoAnalysis::getAccessWidth(Value ptr, Value mask, int64_t dim,
+                                         int64_t elementsPerThread) {
   auto tensor = dyn_cast<RankedTensorType>(ptr.getType());
   if (!tensor)
     return 1;
-  std::optional<gpu::ThreadLayout> layout = gpu::getThreadLayout(tensor);
-  if (!layout)
-    return 1;
-  // The layout's fastest dimension, as a dimension of the block itself (a
-  // slice's removed dimension holds one element: no run to widen).
-  int64_t fastest = layout->blocked.getOrder()[0];
-  if (fastest == layout->slicedDim)
-    return 1;
-  int64_t blockDim = layout->slicedDim >= 0 && fastest > layout->slicedDim
-                         ? fastest - 1
-                         : fastest;
   int64_t width = std::min<int64_t>(
-      getPtrVectorWidth(ptr, blockDim),
-      std::min<int64_t>(layout->blocked.getSizePerThread()[fastest],
-                        tensor.getDimSize(blockDim)));
+      getPtrVectorWidth(ptr, dim), std::min<int64_t>(elementsPerThread, tensor.getDimSize(dim)));
   if (mask)
-    width = std::min(width, getMaskConstancy(mask, blockDim));
+    width = std::min(width, getMaskConstancy(mask, dim));
   return int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(1, width))));
 }

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Analysis/AxisInfo.h"
-#include "kiln/Dialect/KilnGPU/IR/Dialect.h"
+#include "kiln/Dialect/Kiln/IR/Dialect.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/MLIRContext.h"

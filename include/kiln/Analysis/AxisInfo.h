@@ -60,10 +60,11 @@ public:
   int64_t getMaskConstancy(Value mask, int64_t dim);
 
   /// Widest run of elements one access of a thread may move for `ptr` (a
-  /// block with a kiln_gpu layout) and `mask` (may be null): as many as are
-  /// proven contiguous, aligned and uniformly masked, within the run each
-  /// thread holds along its layout's fastest dimension.
-  int64_t getAccessWidth(Value ptr, Value mask);
+  /// block) and `mask` (may be null) along dimension `dim`, where each thread
+  /// holds runs of `elementsPerThread` consecutive elements: as many as are
+  /// proven contiguous, aligned and uniformly masked, within that run. (The
+  /// run comes from a target's layout: gpu::getAccessWidth reads it.)
+  int64_t getAccessWidth(Value ptr, Value mask, int64_t dim, int64_t elementsPerThread);
 
 private:
   AxisInfo compute(Value value);

@@ -27,7 +27,7 @@ def ConvertKilnToKilnGPU : Pass<"convert-kiln-to-kiln-gpu", "mlir::ModuleOp"> {
     ```mlir
     #blocked = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
     module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32,
-                       kiln_gpu.target = "sm_90a"} {
+                       kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
       %r = kiln.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #blocked>
     }
     ```

@@ -17,6 +17,7 @@
 #include "Utility.h"
 
 #include "kiln/Conversion/LLVMCommon/Patterns.h"
+#include "kiln/Target/NVIDIA/TensorCores.h"
 
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -25,6 +26,7 @@
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
+using namespace mlir::kiln::nvidia;
 
 namespace {
 

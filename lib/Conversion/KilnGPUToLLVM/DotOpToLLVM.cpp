@@ -20,6 +20,7 @@
 #include "Utility.h"
 
 #include "kiln/Conversion/LLVMCommon/Patterns.h"
+#include "kiln/Target/NVIDIA/TensorCores.h"
 
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "llvm/ADT/MapVector.h"
@@ -29,6 +30,7 @@
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
+using namespace mlir::kiln::nvidia;
 
 namespace {
 
@@ -631,8 +633,9 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     int64_t k = aType.getDimSize(rank - 1);
     Type element = aType.getElementType();
     int64_t bytes = getSharedElementBytes(element);
-    StringRef tensorCores = getDotTensorCores(op, launch.numWarps, launch.threadsPerWarp);
-    bool wgmma = tensorCores == "wgmma", mma = tensorCores == "mma";
+    std::optional<TensorCores> tensorCores =
+        getDotTensorCores(op, launch.numWarps, launch.threadsPerWarp);
+    bool wgmma = tensorCores == TensorCores::wgmma, mma = tensorCores == TensorCores::mma;
     if (op.hasFloat8Operands() && !wgmma)
       return op.emitOpError("expected 8-bit float operands only on wgmma "
                             "(kiln-gpu-accelerate-matmul decodes the others)");

@@ -11,6 +11,7 @@
 #include "Utility.h"
 
 #include "kiln/Analysis/AxisInfo.h"
+#include "kiln/Dialect/KilnGPU/Analysis/AccessWidth.h"
 #include "kiln/Conversion/LLVMCommon/ElementwiseCall.h"
 #include "kiln/Conversion/LLVMCommon/Patterns.h"
 #include "kiln/Conversion/Passes.h"
@@ -206,11 +207,11 @@ struct ConvertKilnGPUToLLVM
           compare && isa<RankedTensorType>(compare.getType()))
         constancy[op] = axisInfo.getAxisInfo(compare.getResult()).constancy;
       if (auto load = dyn_cast<LoadOp>(op))
-        widths[op] = axisInfo.getAccessWidth(load.getPtr(), load.getMask());
+        widths[op] = getAccessWidth(axisInfo, load.getPtr(), load.getMask());
       else if (auto store = dyn_cast<StoreOp>(op))
-        widths[op] = axisInfo.getAccessWidth(store.getPtr(), store.getMask());
+        widths[op] = getAccessWidth(axisInfo, store.getPtr(), store.getMask());
       else if (auto copy = dyn_cast<AsyncCopyOp>(op))
-        widths[op] = axisInfo.getAccessWidth(copy.getPtr(), copy.getMask());
+        widths[op] = getAccessWidth(axisInfo, copy.getPtr(), copy.getMask());
     });
 
     // Shared memory by liveness, while loops still delimit where the

@@ -41,6 +41,12 @@ struct ConvertKilnToKilnGPU
                          << int(threadsPerWarp);
       return signalPassFailure();
     }
+    auto targetAttr = gpu::TargetAttr::getFromName(context, target);
+    if (!targetAttr) {
+      module.emitError() << "expected an NVIDIA chip such as sm_80 or sm_90a, got '" << target
+                         << "'";
+      return signalPassFailure();
+    }
     bool alreadyLaidOut = false;
     gpu::setBlockEncodings(module, [&](RankedTensorType type) -> Attribute {
       if (type.getEncoding()) {
@@ -65,8 +71,7 @@ struct ConvertKilnToKilnGPU
                     builder.getI32IntegerAttr(numWarps));
     module->setAttr(gpu::KilnGPUDialect::getThreadsPerWarpAttrName(),
                     builder.getI32IntegerAttr(threadsPerWarp));
-    module->setAttr(gpu::KilnGPUDialect::getTargetAttrName(),
-                    builder.getStringAttr(target));
+    module->setAttr(gpu::KilnGPUDialect::getTargetAttrName(), targetAttr);
   }
 };
 

@@ -20,7 +20,7 @@
 // CHECK: ^[[JOIN]]:
 // CHECK: nvvm.barrier0
 // CHECK: llvm.load %{{.*}} : !llvm.ptr<3> -> i64
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
   func.func public @replicated(%bins: !kiln.ptr<i32>, %out: !kiln.ptr<i32>) attributes {kiln.kernel} {
     %r = kiln.make_range {start = 0 : i32, end = 32 : i32} : tensor<32xi32, #b1>
     %c = arith.constant dense<7> : tensor<32xi32, #b1>
@@ -51,7 +51,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
 // CHECK: nvvm.barrier0
 // CHECK: "mov.b16 $0, 0;\0A\09@$4 atom.global.acquire.sys.cas.b16 $0, [ $1 + 0 ], $2, $3;", "=h,l,h,h,b"
 // CHECK: nvvm.barrier0
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
   func.func public @scalar(%f: !kiln.ptr<f32>, %h: !kiln.ptr<i16>, %v: f32, %c: i16) attributes {kiln.kernel} {
     %old = kiln.atomic_rmw fmax, %f, %v : !kiln.ptr<f32>, f32
     kiln.store %f, %old : !kiln.ptr<f32>, f32
@@ -87,7 +87,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
 // CHECK: st.global.b32
 // CHECK-NEXT: nvvm.barrier0
 // CHECK-NEXT: llvm.return
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
   func.func public @release(%lock: !kiln.ptr<i32>, %zero: i32) attributes {kiln.kernel} {
     kiln.debug_barrier
     %old = kiln.atomic_rmw xchg, %lock, %zero : !kiln.ptr<i32>, i32

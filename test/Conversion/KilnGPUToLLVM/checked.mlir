@@ -58,7 +58,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
 // CHECK: llvm.icmp "sle" %{{.*}}, %{{.*}} : i64
 // CHECK: llvm.cmpxchg
 // CHECK: atom.global.gpu.relaxed.add.u32
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
   func.func public @histogram(%bins: !kiln.ptr<i32>) attributes {kiln.kernel} {
     %r = kiln.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32, #b1>
     %bs = kiln.splat %bins : !kiln.ptr<i32> -> tensor<128x!kiln.ptr<i32>, #b1>

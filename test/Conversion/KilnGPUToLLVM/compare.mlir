@@ -8,7 +8,7 @@
 // CHECK-LABEL: llvm.func @mask_runs
 // CHECK: %[[CMP:.*]] = llvm.icmp "slt" %{{.*}}, %{{.*}} : vector<16xi32>
 // CHECK: llvm.shufflevector %[[CMP]], %[[CMP]] [0, 0, 0, 0, 0, 0, 0, 0, 8, 8, 8, 8, 8, 8, 8, 8] : vector<16xi1>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
   func.func public @mask_runs(%out: !kiln.ptr<i32> {kiln.divisibility = 16 : i32}, %n: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
     %r = kiln.make_range {start = 0 : i32, end = 2048 : i32} : tensor<2048xi32, #b>
     %ns = kiln.splat %n : i32 -> tensor<2048xi32, #b>
@@ -29,7 +29,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
 // CHECK: %[[CMP:.*]] = llvm.icmp "slt" %{{.*}}, %{{.*}} : vector<16xi32>
 // CHECK-NOT: llvm.shufflevector %[[CMP]]
 // CHECK: llvm.return
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
   func.func public @unknown_bound(%out: !kiln.ptr<i32> {kiln.divisibility = 16 : i32}, %n: i32) attributes {kiln.kernel} {
     %r = kiln.make_range {start = 0 : i32, end = 2048 : i32} : tensor<2048xi32, #b>
     %ns = kiln.splat %n : i32 -> tensor<2048xi32, #b>

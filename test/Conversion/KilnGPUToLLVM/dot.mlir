@@ -21,7 +21,7 @@
 // CHECK: wgmma.commit_group.sync.aligned;
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // CHECK-NOT: wgmma.mma_async
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
 func.func @wgmma(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %c: tensor<64x64xf32, #wg>) -> tensor<64x64xf32, #wg> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #wg>
   return %d : tensor<64x64xf32, #wg>
@@ -39,7 +39,7 @@ func.func @wgmma(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %c: ten
 // CHECK: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32
 // CHECK: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
 // CHECK-COUNT-8: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @mma_sync(%a: tensor<64x16xbf16, #bA>, %b: tensor<16x64xbf16, #bA>, %c: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #mma> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x16xbf16, #bA> * tensor<16x64xbf16, #bA> -> tensor<64x64xf32, #mma>
   return %d : tensor<64x64xf32, #mma>
@@ -58,7 +58,7 @@ func.func @mma_sync(%a: tensor<64x16xbf16, #bA>, %b: tensor<16x64xbf16, #bA>, %c
 // CHECK-NOT: llvm.fpext
 // CHECK-COUNT-8: mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {$0,$1}, {$2,$3,$4,$5}, {$6,$7}, {$8,$9};", "=r,=r,r,r,r,r,r,r,0,1"
 // CHECK-NOT: llvm.fptrunc
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @mma_sync_f16_acc(%a: tensor<64x16xf16, #bA>, %b: tensor<16x64xf16, #bA>, %c: tensor<64x64xf16, #mma>) -> tensor<64x64xf16, #mma> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x16xf16, #bA> * tensor<16x64xf16, #bA> -> tensor<64x64xf16, #mma>
   return %d : tensor<64x64xf16, #mma>
@@ -78,7 +78,7 @@ func.func @mma_sync_f16_acc(%a: tensor<64x16xf16, #bA>, %b: tensor<16x64xf16, #b
 // CHECK-COUNT-2: wgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16 {$0,$1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15}, $16, $17, p, 1, 1, 0, 1;
 // CHECK: wgmma.wait_group.sync.aligned 0;", "=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,=r,0,
 // CHECK-NOT: llvm.fptrunc
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
 func.func @wgmma_f16_acc(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %c: tensor<64x64xf16, #wg>) -> tensor<64x64xf16, #wg> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf16, #wg>
   return %d : tensor<64x64xf16, #wg>
@@ -93,7 +93,7 @@ func.func @wgmma_f16_acc(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>,
 #mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
 // CHECK-LABEL: llvm.func @mma_sync_s8
 // CHECK-COUNT-8: mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @mma_sync_s8(%a: tensor<64x32xi8, #bA>, %b: tensor<32x64xi8, #bA>, %c: tensor<64x64xi32, #mma>) -> tensor<64x64xi32, #mma> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xi8, #bA> * tensor<32x64xi8, #bA> -> tensor<64x64xi32, #mma>
   return %d : tensor<64x64xi32, #mma>
@@ -107,7 +107,7 @@ func.func @mma_sync_s8(%a: tensor<64x32xi8, #bA>, %b: tensor<32x64xi8, #bA>, %c:
 #wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 // CHECK-LABEL: llvm.func @wgmma_s8
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k32.satfinite.s32.s8.s8
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
 func.func @wgmma_s8(%a: tensor<64x32xi8, #bA>, %b: tensor<32x64xi8, #bA>, %c: tensor<64x64xi32, #wg>) -> tensor<64x64xi32, #wg> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xi8, #bA> * tensor<32x64xi8, #bA> -> tensor<64x64xi32, #wg>
   return %d : tensor<64x64xi32, #wg>
@@ -125,7 +125,7 @@ func.func @wgmma_s8(%a: tensor<64x32xi8, #bA>, %b: tensor<32x64xi8, #bA>, %c: te
 // CHECK-LABEL: llvm.func @mma_sync_replicated
 // CHECK-COUNT-2: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK-NOT: mma.sync
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @mma_sync_replicated(%a: tensor<16x32xf16, #bA>, %b: tensor<32x16xf16, #bA>, %c: tensor<16x16xf32, #mma>) -> tensor<16x16xf32, #mma> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16x32xf16, #bA> * tensor<32x16xf16, #bA> -> tensor<16x16xf32, #mma>
   return %d : tensor<16x16xf32, #mma>
@@ -140,7 +140,7 @@ func.func @mma_sync_replicated(%a: tensor<16x32xf16, #bA>, %b: tensor<32x16xf16,
 // CHECK-LABEL: llvm.func @fma
 // CHECK-NOT: mma
 // CHECK-COUNT-64: llvm.intr.fma
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
 func.func @fma(%a: tensor<32x16xf32, #b>, %b: tensor<16x16xf32, #b>, %c: tensor<32x16xf32, #b>) -> tensor<32x16xf32, #b> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<32x16xf32, #b> * tensor<16x16xf32, #b> -> tensor<32x16xf32, #b>
   return %d : tensor<32x16xf32, #b>

@@ -4,7 +4,7 @@
 // The module records the launch shape; 1-D blocks get one element per
 // thread, threads then warps along the block.
 // CHECK: #[[B:.*]] = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
-// CHECK: module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_80", kiln_gpu.threads_per_warp = 32 : i32}
+// CHECK: module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>, kiln_gpu.threads_per_warp = 32 : i32}
 // W8: #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>
 // CHECK-LABEL: func.func @range
 func.func @range(%p: !kiln.ptr<f32>) -> tensor<256xi32> {

@@ -16,7 +16,7 @@
 // CHECK: scf.yield %[[D]] : tensor<64x64xf32, #[[MMA]]>
 // CHECK-NOT: kiln_gpu.convert_layout
 // CHECK: kiln.store %{{.*}}, %[[R]] : tensor<64x64x!kiln.ptr<f32>, #[[MMA]]>, tensor<64x64xf32, #[[MMA]]>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
 func.func @loop(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %p: !kiln.ptr<f32>, %n: i32) {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
@@ -47,7 +47,7 @@ func.func @loop(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %p: !kil
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
 #bC = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
 func.func @epilogue(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %p: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}) {
   %zero = arith.constant dense<0.0> : tensor<64x64xf32, #bC>
   %d = kiln.dot %a, %b, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #bC>
@@ -77,7 +77,7 @@ func.func @epilogue(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %p: 
 // CHECK: #[[MMA2:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
 // CHECK-LABEL: func.func @sm80
 // CHECK: kiln.dot {{.*}} -> tensor<64x64xf32, #[[MMA2]]>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @sm80(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bA>, %c: tensor<64x64xf32, #bC>) -> tensor<64x64xf32, #bC> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bA> -> tensor<64x64xf32, #bC>
   return %d : tensor<64x64xf32, #bC>
@@ -93,7 +93,7 @@ func.func @sm80(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bA>, %c: tens
 // CHECK: #[[MMA8:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 4], order = [1, 0]}>
 // CHECK-LABEL: func.func @eight_warps
 // CHECK: kiln.dot {{.*}} -> tensor<128x256xf32, #[[MMA8]]>
-module attributes {kiln_gpu.num_warps = 8 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+module attributes {kiln_gpu.num_warps = 8 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @eight_warps(%a: tensor<128x32xbf16, #bA>, %b: tensor<32x256xbf16, #bA>, %c: tensor<128x256xf32, #bC>) -> tensor<128x256xf32, #bC> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<128x32xbf16, #bA> * tensor<32x256xbf16, #bA> -> tensor<128x256xf32, #bC>
   return %d : tensor<128x256xf32, #bC>
@@ -109,7 +109,7 @@ func.func @eight_warps(%a: tensor<128x32xbf16, #bA>, %b: tensor<32x256xbf16, #bA
 // CHECK: #[[MMAR:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [1, 0]}>
 // CHECK-LABEL: func.func @replicated_warps
 // CHECK: kiln.dot {{.*}} -> tensor<16x16xf32, #[[MMAR]]>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @replicated_warps(%a: tensor<16x16xf16, #bA>, %b: tensor<16x16xf16, #bA>, %c: tensor<16x16xf32, #bA>) -> tensor<16x16xf32, #bA> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16x16xf16, #bA> * tensor<16x16xf16, #bA> -> tensor<16x16xf32, #bA>
   return %d : tensor<16x16xf32, #bA>
@@ -124,7 +124,7 @@ func.func @replicated_warps(%a: tensor<16x16xf16, #bA>, %b: tensor<16x16xf16, #b
 // CHECK-LABEL: func.func @fp32_ieee
 // CHECK-NOT: kiln_gpu.convert_layout
 // CHECK: kiln.dot {{.*}} -> tensor<32x32xf32, #{{.*}}>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
 func.func @fp32_ieee(%a: tensor<32x32xf32, #bA>, %c: tensor<32x32xf32, #bA>) -> tensor<32x32xf32, #bA> {
   %d = kiln.dot %a, %a, %c {inputPrecision = #kiln.precision<ieee>} : tensor<32x32xf32, #bA> * tensor<32x32xf32, #bA> -> tensor<32x32xf32, #bA>
   return %d : tensor<32x32xf32, #bA>
@@ -147,7 +147,7 @@ func.func @fp32_ieee(%a: tensor<32x32xf32, #bA>, %c: tensor<32x32xf32, #bA>) -> 
 // CHECK: kiln.dot {{.*}} -> tensor<128x128xi32, #[[WG]]>
 // CHECK-LABEL: func.func @int8_wide
 // CHECK: kiln.dot {{.*}} -> tensor<128x256xi32, #[[MMA]]>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
 func.func @tf32(%a: tensor<128x32xf32, #bA>, %b: tensor<32x128xf32, #bA>, %c: tensor<128x128xf32, #bA>) -> tensor<128x128xf32, #bA> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<tf32>} : tensor<128x32xf32, #bA> * tensor<32x128xf32, #bA> -> tensor<128x128xf32, #bA>
   return %d : tensor<128x128xf32, #bA>
@@ -182,7 +182,7 @@ func.func @int8_wide(%a: tensor<128x32xi8, #bA>, %b: tensor<32x256xi8, #bA>, %c:
 // CHECK-LABEL: func.func @fp8_narrow
 // CHECK: arith.truncf
 // CHECK: kiln.dot {{.*}} : tensor<128x32xf16, #{{.*}}> * tensor<32x32xf16, #{{.*}}> -> tensor<128x32xf32, #{{.*}}>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
 func.func @fp8(%a: tensor<128x32xi8, #bA>, %b: tensor<32x128xi8, #bA>, %c: tensor<128x128xf32, #bA>) -> tensor<128x128xf32, #bA> {
   %d = kiln.dot %a, %b, %c {aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e5m2>, inputPrecision = #kiln.precision<ieee>, maxNumImpreciseAcc = 32 : i32} : tensor<128x32xi8, #bA> * tensor<32x128xi8, #bA> -> tensor<128x128xf32, #bA>
   return %d : tensor<128x128xf32, #bA>
@@ -204,7 +204,7 @@ func.func @fp8_narrow(%a: tensor<128x32xi8, #bA>, %b: tensor<32x32xi8, #bA>, %c:
 // CHECK: arith.truncf
 // CHECK: kiln.dot {{.*}} : tensor<128x32xf16, #{{.*}}> * tensor<32x128xf16, #{{.*}}> -> tensor<128x128xf32, #{{.*}}>
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @fp8_sm80(%a: tensor<128x32xi8, #bA>, %b: tensor<32x128xi8, #bA>, %c: tensor<128x128xf32, #bA>) -> tensor<128x128xf32, #bA> {
   %d = kiln.dot %a, %b, %c {aFloat8 = #kiln.float8<e5m2>, bFloat8 = #kiln.float8<e5m2>, inputPrecision = #kiln.precision<ieee>, maxNumImpreciseAcc = 32 : i32} : tensor<128x32xi8, #bA> * tensor<32x128xi8, #bA> -> tensor<128x128xf32, #bA>
   return %d : tensor<128x128xf32, #bA>
@@ -219,7 +219,7 @@ func.func @fp8_sm80(%a: tensor<128x32xi8, #bA>, %b: tensor<32x128xi8, #bA>, %c: 
 // CHECK: #[[MMA3:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 1, 2], threadsPerWarp = [1, 8, 4], warpsPerCTA = [1, 2, 2], order = [2, 1, 0]}>
 // CHECK-LABEL: func.func @batched
 // CHECK: kiln.dot {{.*}} -> tensor<4x32x16xf32, #[[MMA3]]>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
 func.func @batched(%a: tensor<4x32x64xf16, #b3>, %b: tensor<4x64x16xf16, #b3>, %c: tensor<4x32x16xf32, #b3>) -> tensor<4x32x16xf32, #b3> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<4x32x64xf16, #b3> * tensor<4x64x16xf16, #b3> -> tensor<4x32x16xf32, #b3>
   return %d : tensor<4x32x16xf32, #b3>

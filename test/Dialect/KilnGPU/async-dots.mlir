@@ -19,7 +19,7 @@
 // TWO-LABEL: func.func @accumulate
 // TWO-NOT: wgmma_buffer
 // TWO-NOT: async_dot_wait
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
 func.func @accumulate(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bA>, %n: i32) -> tensor<64x64xf32, #wg> {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
@@ -40,7 +40,7 @@ func.func @accumulate(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bA>, %n
 #wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 // CHECK-LABEL: func.func @read_inside
 // CHECK-NOT: wgmma_buffer
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
 func.func @read_inside(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bA>, %n: i32) -> tensor<64x64xf32, #wg> {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32

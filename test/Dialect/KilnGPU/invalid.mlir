@@ -22,28 +22,30 @@ func.func @power_of_two(%a: tensor<64xf32, #kiln_gpu.blocked<{sizePerThread = [3
 // -----
 
 // expected-error @+1 {{expected operand 0 (A) or 1 (B), got 2}}
-func.func @buffer_operand() attributes {buffer = #kiln_gpu.operand_buffer<operand = 2, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 3>} {
+func.func @buffer_operand() attributes {buffer = #kiln_gpu.operand_buffer<operand = 2, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 4096, slots = 3>} {
   return
 }
 
 // -----
 
-// expected-error @+1 {{expected tensorCores "wgmma" or "mma", got "fma"}}
-func.func @buffer_kind() attributes {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "fma", offset = 0, slotBytes = 4096, slots = 3>} {
+// The tensor cores are an enum: mma or wgmma.
+// expected-error @+2 {{expected ::mlir::kiln::gpu::TensorCores to be one of: mma, wgmma}}
+// expected-error @+1 {{failed to parse KilnGPU_TensorCoresAttr parameter 'value'}}
+func.func @buffer_kind() attributes {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<fma>, offset = 0, slotBytes = 4096, slots = 3>} {
   return
 }
 
 // -----
 
 // expected-error @+1 {{expected offset and slotBytes to be multiples of 1024, got 512 and 4096}}
-func.func @buffer_alignment() attributes {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 512, slotBytes = 4096, slots = 3>} {
+func.func @buffer_alignment() attributes {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 512, slotBytes = 4096, slots = 3>} {
   return
 }
 
 // -----
 
 // expected-error @+1 {{expected at least one slot}}
-func.func @buffer_slots() attributes {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 0>} {
+func.func @buffer_slots() attributes {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 4096, slots = 0>} {
   return
 }
 
@@ -52,7 +54,7 @@ func.func @buffer_slots() attributes {buffer = #kiln_gpu.operand_buffer<operand 
 #b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 func.func @copy_mask(%p: tensor<64x32x!kiln.ptr<f16>, #b>, %m: tensor<32x32xi1, #b>, %s: i32) {
   // expected-error @+1 {{expected the mask to have the pointers' shape}}
-  kiln_gpu.async_copy %p, %s, %m {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #b>, tensor<32x32xi1, #b>
+  kiln_gpu.async_copy %p, %s, %m {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #b>, tensor<32x32xi1, #b>
   return
 }
 
@@ -61,7 +63,7 @@ func.func @copy_mask(%p: tensor<64x32x!kiln.ptr<f16>, #b>, %m: tensor<32x32xi1, 
 #b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 func.func @copy_type(%p: tensor<64x32x!kiln.ptr<f64>, #b>, %s: i32) {
   // expected-error @+1 {{expected f16, bf16 or i8 elements, got 'f64'}}
-  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 16384, slots = 2>} : tensor<64x32x!kiln.ptr<f64>, #b>
+  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 16384, slots = 2>} : tensor<64x32x!kiln.ptr<f64>, #b>
   return
 }
 
@@ -70,7 +72,7 @@ func.func @copy_type(%p: tensor<64x32x!kiln.ptr<f64>, #b>, %s: i32) {
 #b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 func.func @copy_n_major_i8_b(%p: tensor<32x64x!kiln.ptr<i8>, #b>, %s: i32) {
   // expected-error @+1 {{expected f16 or bf16 elements for an N-major operand B, got 'i8'}}
-  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = "mma", offset = 0, slotBytes = 2048, slots = 2>} : tensor<32x64x!kiln.ptr<i8>, #b>
+  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 2048, slots = 2>} : tensor<32x64x!kiln.ptr<i8>, #b>
   return
 }
 
@@ -79,7 +81,7 @@ func.func @copy_n_major_i8_b(%p: tensor<32x64x!kiln.ptr<i8>, #b>, %s: i32) {
 #b = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
 func.func @copy_k_major_a(%p: tensor<32x64x!kiln.ptr<i8>, #b>, %s: i32) {
   // expected-error @+1 {{expected a K-major slot for operand B only}}
-  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 2048, slots = 2, kMajor = true>} : tensor<32x64x!kiln.ptr<i8>, #b>
+  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 2048, slots = 2, kMajor = true>} : tensor<32x64x!kiln.ptr<i8>, #b>
   return
 }
 
@@ -88,7 +90,7 @@ func.func @copy_k_major_a(%p: tensor<32x64x!kiln.ptr<i8>, #b>, %s: i32) {
 #b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 func.func @copy_rank(%p: tensor<2x64x32x!kiln.ptr<f16>, #kiln_gpu.blocked<{sizePerThread = [1, 1, 8], threadsPerWarp = [1, 8, 4], warpsPerCTA = [1, 4, 1], order = [2, 1, 0]}>>, %s: i32) {
   // expected-error @+1 {{expected a 2-D block, got rank 3}}
-  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 8192, slots = 2>} : tensor<2x64x32x!kiln.ptr<f16>, #kiln_gpu.blocked<{sizePerThread = [1, 1, 8], threadsPerWarp = [1, 8, 4], warpsPerCTA = [1, 4, 1], order = [2, 1, 0]}>>
+  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 8192, slots = 2>} : tensor<2x64x32x!kiln.ptr<f16>, #kiln_gpu.blocked<{sizePerThread = [1, 1, 8], threadsPerWarp = [1, 8, 4], warpsPerCTA = [1, 4, 1], order = [2, 1, 0]}>>
   return
 }
 
@@ -97,7 +99,7 @@ func.func @copy_rank(%p: tensor<2x64x32x!kiln.ptr<f16>, #kiln_gpu.blocked<{sizeP
 #b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 func.func @copy_fits(%p: tensor<64x32x!kiln.ptr<f16>, #b>, %s: i32) {
   // expected-error @+1 {{expected the 4096-byte tile to fit in a slot of 2048 bytes}}
-  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 2048, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #b>
+  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 2048, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #b>
   return
 }
 
@@ -106,7 +108,7 @@ func.func @copy_fits(%p: tensor<64x32x!kiln.ptr<f16>, #b>, %s: i32) {
 #b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 func.func @shared_user(%s: i32) -> tensor<64x32xf16, #b> {
   // expected-error @+1 {{expected every user to be a kiln.dot reading the block as operand A}}
-  %a = kiln_gpu.shared_operand %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32xf16, #b>
+  %a = kiln_gpu.shared_operand %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32xf16, #b>
   return %a : tensor<64x32xf16, #b>
 }
 
@@ -115,7 +117,7 @@ func.func @shared_user(%s: i32) -> tensor<64x32xf16, #b> {
 #b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 func.func @shared_type(%s: i32) {
   // expected-error @+1 {{expected f16, bf16 or i8 elements, got 'f32'}}
-  %a = kiln_gpu.shared_operand %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 8192, slots = 2>} : tensor<64x32xf32, #b>
+  %a = kiln_gpu.shared_operand %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 8192, slots = 2>} : tensor<64x32xf32, #b>
   return
 }
 
@@ -131,7 +133,7 @@ func.func @tma_barriers_offset() {
 
 func.func @tma_copy_coordinates(%map: !kiln.ptr<i8, 0>, %i: i32, %s: i32, %p: i1) {
   // expected-error @+1 {{expected a 2-D tile and two coordinates}}
-  kiln_gpu.async_tma_copy %map[%i], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
+  kiln_gpu.async_tma_copy %map[%i], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
   return
 }
 
@@ -139,7 +141,7 @@ func.func @tma_copy_coordinates(%map: !kiln.ptr<i8, 0>, %i: i32, %s: i32, %p: i1
 
 func.func @tma_copy_barriers(%map: !kiln.ptr<i8, 0>, %i: i32, %s: i32, %p: i1) {
   // expected-error @+1 {{expected 8-byte aligned barriers, got offset 8196}}
-  kiln_gpu.async_tma_copy %map[%i, %i], %s, %p {barriers = 8196 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
+  kiln_gpu.async_tma_copy %map[%i, %i], %s, %p {barriers = 8196 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
   return
 }
 
@@ -147,7 +149,7 @@ func.func @tma_copy_barriers(%map: !kiln.ptr<i8, 0>, %i: i32, %s: i32, %p: i1) {
 
 func.func @tma_copy_mma_slot(%map: !kiln.ptr<i8, 0>, %i: i32, %s: i32, %p: i1) {
   // expected-error @+1 {{expected a wgmma slot whose rows the TMA unit can write (rows of 32, 64 or 128 bytes per block, at most 256 rows a box), got 'tensor<64x32xf16>'}}
-  kiln_gpu.async_tma_copy %map[%i, %i], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
+  kiln_gpu.async_tma_copy %map[%i, %i], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
   return
 }
 
@@ -155,6 +157,19 @@ func.func @tma_copy_mma_slot(%map: !kiln.ptr<i8, 0>, %i: i32, %s: i32, %p: i1) {
 
 func.func @tma_copy_slot_size(%map: !kiln.ptr<i8, 0>, %i: i32, %s: i32, %p: i1) {
   // expected-error @+1 {{expected the 4096-byte tile to fit in a slot of 2048 bytes}}
-  kiln_gpu.async_tma_copy %map[%i, %i], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 2048, slots = 2>, tile = tensor<64x32xf16>}
+  kiln_gpu.async_tma_copy %map[%i, %i], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 2048, slots = 2>, tile = tensor<64x32xf16>}
   return
+}
+
+// -----
+
+// The target is a typed attribute naming an NVIDIA chip.
+// expected-error @+1 {{expected an NVIDIA chip such as sm_80 or sm_90a, got 'gfx90a'}}
+module attributes {kiln_gpu.target = #kiln_gpu.target<gfx90a>} {
+}
+
+// -----
+
+// expected-error @+1 {{expected kiln_gpu.target to be a #kiln_gpu.target<...>, got "sm_90a"}}
+module attributes {kiln_gpu.target = "sm_90a"} {
 }

@@ -30,3 +30,16 @@ func.func @convert_chain(%a: tensor<1024xf32, #b1>) -> (tensor<1024xf32, #b4>, t
   %d = kiln_gpu.convert_layout %b : tensor<1024xf32, #b2> -> tensor<1024xf32, #b1>
   return %c, %d : tensor<1024xf32, #b4>, tensor<1024xf32, #b1>
 }
+
+// -----
+
+// The target and the tensor cores are typed attributes that print as they
+// parse.
+// CHECK: module attributes {kiln_gpu.target = #kiln_gpu.target<sm_90a>}
+// CHECK: func.func @typed_attributes() attributes {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 4096, slots = 2>, target = #kiln_gpu.target<sm_80>}
+// FOLD-LABEL: func.func @typed_attributes
+module attributes {kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
+  func.func @typed_attributes() attributes {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 4096, slots = 2>, target = #kiln_gpu.target<sm_80>} {
+    return
+  }
+}

@@ -10,8 +10,8 @@
 // (masked off unless the loop runs that far), one commit group each; the
 // sums start two iterations ahead.
 // CHECK-LABEL: func.func @pipelined
-// CHECK: kiln_gpu.async_copy %{{.*}}, %[[S0:.*]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 3>}
-// CHECK: kiln_gpu.async_copy %{{.*}}, %[[S0]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = "wgmma", offset = 12288, slotBytes = 4096, slots = 3>}
+// CHECK: kiln_gpu.async_copy %{{.*}}, %[[S0:.*]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 4096, slots = 3>}
+// CHECK: kiln_gpu.async_copy %{{.*}}, %[[S0]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 12288, slotBytes = 4096, slots = 3>}
 // CHECK-NEXT: kiln_gpu.async_commit_group
 // CHECK: kiln_gpu.async_copy %{{.*}}, %[[S1:.*]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0
 // CHECK: kiln_gpu.async_copy %{{.*}}, %[[S1]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 1
@@ -53,7 +53,7 @@
 #slice3 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
 #slice4 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
 #slice5 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @pipelined(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
     %cst = arith.constant dense<64> : tensor<64x1xi32, #blocked>
     %cst_0 = arith.constant dense<2048> : tensor<32x64xi32, #blocked1>
@@ -131,7 +131,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kil
 #slice3 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
 #slice4 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
 #slice5 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @stores(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
     %cst = arith.constant dense<64> : tensor<64x1xi32, #blocked>
     %cst_0 = arith.constant dense<2048> : tensor<32x64xi32, #blocked1>
@@ -217,7 +217,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kil
 #slice3 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
 #slice4 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
 #slice5 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @pointer_used_after(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
     %cst = arith.constant dense<64> : tensor<64x1xi32, #blocked>
     %cst_0 = arith.constant dense<2048> : tensor<32x64xi32, #blocked1>
@@ -294,7 +294,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kil
 #slice3 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
 #slice4 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
 #slice5 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_75", kiln_gpu.threads_per_warp = 32 : i32} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_75>, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @before_sm80(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
     %cst = arith.constant dense<64> : tensor<64x1xi32, #blocked>
     %cst_0 = arith.constant dense<2048> : tensor<32x64xi32, #blocked1>
@@ -371,7 +371,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_75", kiln
 #slice3 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
 #slice4 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
 #slice5 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @loop_stages(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
     %cst = arith.constant dense<64> : tensor<64x1xi32, #blocked>
     %cst_0 = arith.constant dense<2048> : tensor<32x64xi32, #blocked1>
@@ -439,8 +439,8 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kil
 // copied, B into a K-major slot that holds its [N][K] transpose, which
 // wgmma reads as it needs an 8-bit B.
 // CHECK-LABEL: func.func @k_major_b
-// CHECK: kiln_gpu.async_copy {{.*}}operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 2048, slots = 3>
-// CHECK: kiln_gpu.async_copy {{.*}}operand = 1, tensorCores = "wgmma", offset = 6144, slotBytes = 2048, slots = 3, kMajor = true>} : tensor<32x64x!kiln.ptr<i8>
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 2048, slots = 3>
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 1, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 6144, slotBytes = 2048, slots = 3, kMajor = true>} : tensor<32x64x!kiln.ptr<i8>
 // CHECK: scf.for
 // CHECK: kiln_gpu.shared_operand {{.*}}operand = 0
 // CHECK: %[[B:.*]] = kiln_gpu.shared_operand {{.*}}kMajor = true>} : tensor<32x64xi8
@@ -454,7 +454,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kil
 #slice3 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
 #slice4 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
 #slice5 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @k_major_b(%arg0: !kiln.ptr<i8> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<i8> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}, %arg4: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
     %cst = arith.constant dense<64> : tensor<64x1xi32, #blocked>
     %cst_0 = arith.constant dense<32> : tensor<32x64xi32, #blocked1>
@@ -523,8 +523,8 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kil
 // CHECK-SAME: %[[MAPA:[^:]*]]: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32, kiln.tensor_map_box = array<i64: 8, 32, 64>}
 // CHECK-SAME: %[[MAPB:[^:]*]]: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32, kiln.tensor_map_box = array<i64: 64, 32, 64>}
 // CHECK: kiln_gpu.init_tma_barriers {arrivals = 2 : i32, count = 3 : i32, offset = 24576 : i64}
-// CHECK: kiln_gpu.async_tma_copy %[[MAPA]][%{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} {barriers = 24576 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 3>, tile = tensor<64x32xf16>}
-// CHECK: kiln_gpu.async_tma_copy %[[MAPB]][%{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} {barriers = 24576 : i64, buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = "wgmma", offset = 12288, slotBytes = 4096, slots = 3, kMajor = true>, tile = tensor<64x32xf16>}
+// CHECK: kiln_gpu.async_tma_copy %[[MAPA]][%{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} {barriers = 24576 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 4096, slots = 3>, tile = tensor<64x32xf16>}
+// CHECK: kiln_gpu.async_tma_copy %[[MAPB]][%{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} {barriers = 24576 : i64, buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 12288, slotBytes = 4096, slots = 3, kMajor = true>, tile = tensor<64x32xf16>}
 // CHECK: scf.for {{.*}} iter_args({{.*}}, %[[SLOT:.*]] = %{{.*}}, %[[PHASE:.*]] = %{{.*}})
 // CHECK-NEXT: kiln_gpu.wait_tma_barrier %[[SLOT]], %[[PHASE]] {barriers = 24576 : i64}
 // CHECK-NOT: kiln.trans
@@ -539,7 +539,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kil
 #blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blockedT = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @tma(%a: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapA: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapB: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %out: !kiln.ptr<f32>, %n: i32, %row: i32, %col: i32) attributes {kiln.kernel} {
     %c0 = arith.constant 0 : i32
     %c1 = arith.constant 1 : i32
@@ -573,7 +573,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kil
 #blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blockedT = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32} {
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
   func.func @helper_map(%a: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapA: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapB: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %out: !kiln.ptr<f32>, %n: i32, %row: i32, %col: i32) {
     %c0 = arith.constant 0 : i32
     %c1 = arith.constant 1 : i32

@@ -5,7 +5,7 @@
 
 // The helper is inlined and removed; accessed blocks get 16-byte runs.
 // GPU: #[[B:.*]] = #kiln_gpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
-// GPU: module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32}
+// GPU: module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32}
 // GPU-NOT: func.func private @offsets
 // GPU-LABEL: func.func public @scale
 // GPU: kiln.load %{{.*}}, %{{.*}} : tensor<1024x!kiln.ptr<f32>, #[[B]]> -> tensor<1024xf32, #[[B]]>
@@ -16,7 +16,7 @@
 // LLVM: ld.global.v4.b32
 // LLVM: st.global.v4.b32
 
-// W2: kiln_gpu.num_warps = 2 : i32, kiln_gpu.target = "sm_80"
+// W2: kiln_gpu.num_warps = 2 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>
 
 func.func private @offsets(%pid: i32) -> tensor<1024xi32> {
   %c1024 = arith.constant 1024 : i32

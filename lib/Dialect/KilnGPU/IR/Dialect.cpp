@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -18,6 +19,7 @@ using namespace mlir;
 using namespace mlir::kiln::gpu;
 
 #include "kiln/Dialect/KilnGPU/IR/KilnGPUDialect.cpp.inc"
+#include "kiln/Dialect/KilnGPU/IR/KilnGPUEnums.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/KilnGPU/IR/KilnGPUAttrs.cpp.inc"
@@ -205,91 +207,6 @@ bool mlir::kiln::gpu::hasMmaAccumulatorLayout(RankedTensorType type,
   return layout && type.getEncoding() == layout;
 }
 
-int mlir::kiln::gpu::getComputeCapability(StringRef target) {
-  if (!target.consume_front("sm_"))
-    return 0;
-  int capability = 0;
-  for (char c : target) {
-    if (c < '0' || c > '9')
-      break;
-    capability = capability * 10 + (c - '0');
-  }
-  return capability;
-}
-
-int mlir::kiln::gpu::getComputeCapability(ModuleOp module) {
-  auto target = module ? module->getAttrOfType<StringAttr>(KilnGPUDialect::getTargetAttrName())
-                       : StringAttr();
-  return target ? getComputeCapability(target.getValue()) : 0;
-}
-
-bool mlir::kiln::gpu::hasWarpgroupMma(ModuleOp module) {
-  auto target = module->getAttrOfType<StringAttr>(KilnGPUDialect::getTargetAttrName());
-  return target && target.getValue() == "sm_90a";
-}
-
-bool mlir::kiln::gpu::hasAsyncCopy(ModuleOp module) {
-  return getComputeCapability(module) >= 80;
-}
-
-std::optional<TensorCoreOperands> mlir::kiln::gpu::getTensorCoreOperands(DotOp dot) {
-  RankedTensorType aType = dot.getA().getType();
-  if (aType.getRank() != 2 && aType.getRank() != 3)
-    return std::nullopt;
-  Type element = aType.getElementType();
-  TensorCoreOperands operands;
-  if (element.isF16()) {
-    operands.ptxType = "f16";
-  } else if (element.isBF16()) {
-    operands.ptxType = "bf16";
-  } else if (element.isF32()) {
-    InputPrecision precision = dot.getInputPrecision();
-    if (precision == InputPrecision::ieee)
-      return std::nullopt;
-    operands.ptxType = "tf32";
-    operands.elementBytes = 4;
-    operands.split = precision == InputPrecision::tf32x3;
-  } else if (dot.hasFloat8Operands()) {
-    operands.ptxType = stringifyFloat8Format(*dot.getAFloat8());
-    operands.bPtxType = stringifyFloat8Format(*dot.getBFloat8());
-    operands.elementBytes = 1;
-  } else if (element.isInteger(8) && dot.getType().getElementType().isInteger(32)) {
-    operands.ptxType = "s8";
-    operands.elementBytes = 1;
-    operands.integer = true;
-  } else {
-    return std::nullopt;
-  }
-  if (aType.getShape().back() % operands.instructionK() != 0)
-    return std::nullopt;
-  if (operands.bPtxType.empty())
-    operands.bPtxType = operands.ptxType;
-  operands.kMajorB = operands.needsKMajorB();
-  return operands;
-}
-
-bool mlir::kiln::gpu::canUseWarpgroupMma(DotOp dot) {
-  std::optional<TensorCoreOperands> operands = getTensorCoreOperands(dot);
-  if (!operands || dot.getType().getRank() != 2 || operands->split)
-    return false;
-  return !(operands->integer && dot.getType().getDimSize(1) > 224);
-}
-
-StringRef mlir::kiln::gpu::getDotTensorCores(DotOp dot, int numWarps, int threadsPerWarp) {
-  RankedTensorType type = dot.getType();
-  if (!getTensorCoreOperands(dot))
-    return {};
-  if (hasWarpgroupMma(dot->getParentOfType<ModuleOp>()) && canUseWarpgroupMma(dot) &&
-      type.getEncoding() ==
-          getWgmmaAccumulatorLayout(dot.getContext(), type.getShape(), numWarps, threadsPerWarp))
-    return "wgmma";
-  // mma.sync takes 8-bit floats from sm_89 (PTX 8.4) only: those dots are
-  // decoded to f16 unless wgmma computes them.
-  if (hasMmaAccumulatorLayout(type, numWarps, threadsPerWarp) && !dot.hasFloat8Operands())
-    return "mma";
-  return {};
-}
-
 int mlir::kiln::gpu::getNumWarps(ModuleOp module) {
   if (auto attr = module->getAttrOfType<IntegerAttr>(
           KilnGPUDialect::getNumWarpsAttrName()))
@@ -302,6 +219,55 @@ int mlir::kiln::gpu::getThreadsPerWarp(ModuleOp module) {
           KilnGPUDialect::getThreadsPerWarpAttrName()))
     return attr.getInt();
   return 32;
+}
+
+//===----------------------------------------------------------------------===//
+// Target
+//===----------------------------------------------------------------------===//
+
+TargetAttr TargetAttr::getFromName(MLIRContext *context, StringRef name) {
+  if (!name.consume_front("sm_"))
+    return {};
+  bool archSpecific = name.consume_back("a");
+  unsigned capability = 0;
+  // Two or three digits: sm_80, sm_90a, sm_100a.
+  if (name.size() < 2 || name.size() > 3 || name.getAsInteger(10, capability) ||
+      !llvm::all_of(name, llvm::isDigit) || capability < 10)
+    return {};
+  return TargetAttr::get(context, capability, archSpecific);
+}
+
+std::string TargetAttr::getName() const {
+  return "sm_" + std::to_string(getCapability()) + (getArchSpecific() ? "a" : "");
+}
+
+Attribute TargetAttr::parse(AsmParser &parser, Type) {
+  StringRef name;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseLess() || parser.parseKeyword(&name) || parser.parseGreater())
+    return {};
+  TargetAttr target = getFromName(parser.getContext(), name);
+  if (!target)
+    parser.emitError(loc) << "expected an NVIDIA chip such as sm_80 or sm_90a, got '"
+                          << name << "'";
+  return target;
+}
+
+void TargetAttr::print(AsmPrinter &printer) const { printer << "<" << getName() << ">"; }
+
+LogicalResult TargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 unsigned capability, bool archSpecific) {
+  if (capability < 10 || capability > 999)
+    return emitError() << "expected a compute capability of two or three digits, got "
+                       << capability;
+  return success();
+}
+
+LogicalResult KilnGPUDialect::verifyOperationAttribute(Operation *op, NamedAttribute attribute) {
+  if (attribute.getName() == getTargetAttrName() && !isa<TargetAttr>(attribute.getValue()))
+    return op->emitError() << "expected " << getTargetAttrName()
+                           << " to be a #kiln_gpu.target<...>, got " << attribute.getValue();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -374,15 +340,14 @@ void mlir::kiln::gpu::setBlockEncodings(
 
 LogicalResult
 OperandBufferAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                          unsigned operand, StringRef tensorCores, int64_t offset,
+                          unsigned operand, TensorCoresAttr tensorCores, int64_t offset,
                           int64_t slotBytes, unsigned slots, bool kMajor) {
   if (operand > 1)
     return emitError() << "expected operand 0 (A) or 1 (B), got " << operand;
   if (kMajor && operand != 1)
     return emitError() << "expected a K-major slot for operand B only";
-  if (tensorCores != "wgmma" && tensorCores != "mma")
-    return emitError() << "expected tensorCores \"wgmma\" or \"mma\", got \""
-                       << tensorCores << "\"";
+  if (!tensorCores)
+    return emitError() << "expected tensorCores";
   // wgmma's swizzle phase comes from the address bits above 128 bytes.
   if (offset < 0 || slotBytes <= 0 || offset % 1024 || slotBytes % 1024)
     return emitError() << "expected offset and slotBytes to be multiples of 1024, got "

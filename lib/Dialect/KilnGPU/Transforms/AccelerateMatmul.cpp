@@ -12,8 +12,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Analysis/AxisInfo.h"
+#include "kiln/Dialect/KilnGPU/Analysis/AccessWidth.h"
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
+#include "kiln/Target/NVIDIA/TensorCores.h"
 
 #include "Rematerializer.h"
 
@@ -32,6 +34,7 @@ namespace mlir::kiln::gpu {
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
+using namespace mlir::kiln::nvidia;
 
 namespace {
 
@@ -240,7 +243,7 @@ struct KilnGPUAccelerateMatmul
         return false;
       auto layout = cast<BlockedEncodingAttr>(from.getEncoding());
       int64_t pairs = layout.getSizePerThread().back();
-      return axisInfo.getAccessWidth(store.getPtr(), store.getMask()) > pairs;
+      return getAccessWidth(axisInfo, store.getPtr(), store.getMask()) > pairs;
     });
   }
 };

@@ -11,6 +11,7 @@
 
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
+#include "kiln/Target/NVIDIA/TensorCores.h"
 
 #include "LoopUtils.h"
 
@@ -28,6 +29,7 @@ namespace mlir::kiln::gpu {
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
+using namespace mlir::kiln::nvidia;
 
 namespace {
 

@@ -2,6 +2,8 @@
 
 #include "LoopUtils.h"
 
+#include "kiln/Target/NVIDIA/TensorCores.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -9,6 +11,7 @@
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
+using namespace mlir::kiln::nvidia;
 
 bool mlir::kiln::gpu::writesMemory(scf::ForOp loop) {
   bool writes = false;
@@ -67,7 +70,7 @@ DotOp mlir::kiln::gpu::getAccumulatingDot(scf::ForOp loop, int numWarps,
   DotOp found = getOnlyDot(loop);
   if (!found)
     return {};
-  if (getDotTensorCores(found, numWarps, threadsPerWarp) != "wgmma")
+  if (getDotTensorCores(found, numWarps, threadsPerWarp) != TensorCores::wgmma)
     return {};
   // f16 accumulators leave wgmma as packed pairs, which must be unpacked
   // once the group is done: they are not carried in flight.

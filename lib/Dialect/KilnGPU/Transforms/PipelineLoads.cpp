@@ -10,8 +10,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Analysis/AxisInfo.h"
+#include "kiln/Dialect/KilnGPU/Analysis/AccessWidth.h"
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
+#include "kiln/Target/NVIDIA/TensorCores.h"
 
 #include "LoopUtils.h"
 
@@ -33,6 +35,7 @@ namespace mlir::kiln::gpu {
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
+using namespace mlir::kiln::nvidia;
 
 namespace {
 
@@ -91,16 +94,18 @@ BlockArgument getTensorMapParameter(LoadOp load) {
 /// The box a TMA copy of operand `index`'s load into a wgmma slot uses
 /// (the tile as loaded; K-major for a transposed B), or nullopt.
 std::optional<TmaBox> getOperandTmaBox(LoadOp load, unsigned index, bool kMajor,
-                                       StringRef tensorCores,
+                                       TensorCores tensorCores,
                                        const TensorCoreOperands &tensorCore) {
-  if (tensorCores != "wgmma" || !getTensorMapParameter(load) || tensorCore.elementBytes == 4)
+  if (tensorCores != TensorCores::wgmma || !getTensorMapParameter(load) || tensorCore.elementBytes == 4)
     return std::nullopt;
   // Only 16-bit B is read N-major.
   if (index == 1 && !kMajor && tensorCore.needsKMajorB())
     return std::nullopt;
   auto type = cast<RankedTensorType>(load.getType());
   // The box depends on the buffer's operand and tensor cores only.
-  auto buffer = OperandBufferAttr::get(load.getContext(), index, tensorCores, 0, 0, 1, kMajor);
+  auto buffer = OperandBufferAttr::get(load.getContext(), index,
+                                       TensorCoresAttr::get(load.getContext(), tensorCores),
+                                       0, 0, 1, kMajor);
   return getTmaBox(buffer, type.getShape(), tensorCore.elementBytes);
 }
 
@@ -114,7 +119,7 @@ std::optional<TmaBox> getOperandTmaBox(LoadOp load, unsigned index, bool kMajor,
 /// [N, K] descriptor's block) is an operand only for the TMA unit, which
 /// copies the block as it lies into a K-major slot.
 SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, DotOp dot,
-                                                   StringRef tensorCores,
+                                                   TensorCores tensorCores,
                                                    const TensorCoreOperands &tensorCore,
                                                    AxisInfoAnalysis &axisInfo) {
   SmallVector<PipelinedOperand> operands;
@@ -152,7 +157,7 @@ SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, DotOp dot,
         bool alongK = fastest == kDim;
         kMajor = index == 1 && alongK;
         copyable = tensorCore.canCopyAsync(index, alongK) &&
-                   axisInfo.getAccessWidth(load.getPtr(), load.getMask()) *
+                   getAccessWidth(axisInfo, load.getPtr(), load.getMask()) *
                            tensorCore.elementBytes >= 4;
       }
     }
@@ -442,9 +447,10 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   DotOp dot = getOnlyDot(loop);
   if (!dot)
     return failure();
-  StringRef tensorCores = getDotTensorCores(dot, numWarps, threadsPerWarp);
-  if (tensorCores.empty())
+  std::optional<TensorCores> dotTensorCores = getDotTensorCores(dot, numWarps, threadsPerWarp);
+  if (!dotTensorCores)
     return failure();
+  TensorCores tensorCores = *dotTensorCores;
   TensorCoreOperands tensorCore = *getTensorCoreOperands(dot);
   SmallVector<PipelinedOperand> operands =
       getPipelinedOperands(loop, dot, tensorCores, tensorCore, axisInfo);
@@ -465,7 +471,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // A wgmma dot that only accumulates, both operands in slots, also runs
   // asynchronously. (An operand in registers goes through the one
   // scratch, which the next iteration overwrites.)
-  bool asyncDot = numStages >= 3 && tensorCores == "wgmma" && operands.size() == 2 &&
+  bool asyncDot = numStages >= 3 && tensorCores == TensorCores::wgmma && operands.size() == 2 &&
                   getAccumulatingDot(loop, numWarps, threadsPerWarp) == dot;
   // Copies run num_stages - 1 iterations ahead. An asynchronous dot only
   // waits for the group before it, so when a warpgroup copies, another
@@ -481,7 +487,8 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     int64_t tileBytes = cast<RankedTensorType>(operand.load.getType()).getNumElements() *
                         tensorCore.elementBytes;
     int64_t slotBytes = (tileBytes + 1023) / 1024 * 1024;
-    buffers.push_back(OperandBufferAttr::get(context, operand.index, tensorCores, offset,
+    buffers.push_back(OperandBufferAttr::get(context, operand.index,
+                                             TensorCoresAttr::get(context, tensorCores), offset,
                                              slotBytes, slots, operand.kMajor));
     offset += slotBytes * slots;
   }

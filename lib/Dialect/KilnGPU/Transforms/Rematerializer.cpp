@@ -7,6 +7,7 @@
 #include "Rematerializer.h"
 
 #include "kiln/Analysis/AxisInfo.h"
+#include "kiln/Dialect/KilnGPU/Analysis/AccessWidth.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -111,7 +112,7 @@ void mlir::kiln::gpu::storeWithoutConversion(
       return;
     // A conversion to a layout that stores wider vectors (kiln-gpu-coalesce
     // gives a store running along another dimension its own) stays.
-    if (axisInfo.getAccessWidth(store.getPtr(), store.getMask()) >
+    if (getAccessWidth(axisInfo, store.getPtr(), store.getMask()) >
         getAccessWidthUnder(axisInfo, store.getPtr(), convert.getSrc().getType().getEncoding()))
       return;
     Attribute encoding = convert.getSrc().getType().getEncoding();

@@ -20,6 +20,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "kiln/Dialect/Kiln/IR/Traits.h"
+
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h.inc"
 #include "kiln/Dialect/Kiln/IR/KilnEnums.h.inc"
 

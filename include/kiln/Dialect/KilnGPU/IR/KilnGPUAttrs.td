@@ -9,6 +9,7 @@
 
 include "kiln/Dialect/KilnGPU/IR/KilnGPUDialect.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
 
 def KilnGPU_BlockedEncodingAttr : AttrDef<KilnGPU_Dialect, "BlockedEncoding"> {
   let mnemonic = "blocked";
@@ -69,6 +70,45 @@ def KilnGPU_SliceEncodingAttr : AttrDef<KilnGPU_Dialect, "SliceEncoding"> {
   let genVerifyDecl = 1;
 }
 
+def KilnGPU_TargetAttr : AttrDef<KilnGPU_Dialect, "Target"> {
+  let mnemonic = "target";
+  let summary = "The NVIDIA chip a kernel is compiled for";
+  let description = [{
+    The module attribute `kiln_gpu.target`: an NVIDIA chip by its name,
+    `sm_` and the compute capability (major and minor digit), with an `a`
+    suffix for the architecture-specific features (sm_90a's wgmma and
+    setmaxnreg). What each chip offers is the NVIDIA target's to say
+    (kiln/Target/NVIDIA/TensorCores.h).
+
+    Example:
+    ```mlir
+    module attributes {kiln_gpu.target = #kiln_gpu.target<sm_90a>} {}
+    ```
+  }];
+  let parameters = (ins "unsigned":$capability, "bool":$archSpecific);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The target a chip name such as "sm_80" or "sm_90a" names, or null
+    /// for anything else.
+    static TargetAttr getFromName(::mlir::MLIRContext *context, ::llvm::StringRef name);
+    /// The chip's name, e.g. "sm_90a".
+    std::string getName() const;
+  }];
+}
+
+def KilnGPU_TensorCores : I32EnumAttr<"TensorCores",
+    "the tensor-core instruction family a dot lowers to", [
+    I32EnumAttrCase<"mma", 0>, I32EnumAttrCase<"wgmma", 1>]> {
+  let cppNamespace = "::mlir::kiln::gpu";
+  let genSpecializedAttr = 0;
+}
+// `mma`: mma.sync (with ldmatrix from shared memory), sm_80 and later;
+// `wgmma`: the warpgroup's wgmma.mma_async, sm_90a.
+def KilnGPU_TensorCoresAttr : EnumAttr<KilnGPU_Dialect, KilnGPU_TensorCores, "tensor_cores"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def KilnGPU_OperandBufferAttr : AttrDef<KilnGPU_Dialect, "OperandBuffer"> {
   let mnemonic = "operand_buffer";
   let summary = "Where a pipelined dot operand lies in shared memory";
@@ -76,8 +116,8 @@ def KilnGPU_OperandBufferAttr : AttrDef<KilnGPU_Dialect, "OperandBuffer"> {
     A ring of `slots` copies of one operand tile of a tensor-core dot
     (`operand` 0 for A, 1 for B), each `slotBytes` long, starting `offset`
     bytes into the kernel's pipeline buffers. Inside a slot the tile is laid
-    out as the dot's instruction family reads it (`tensorCores`: "wgmma" or
-    "mma"): rows of 16-byte chunks XOR-swizzled by row, A's rows permuted
+    out as the dot's instruction family reads it (`tensorCores`: wgmma or
+    mma): rows of 16-byte chunks XOR-swizzled by row, A's rows permuted
     for wgmma. kiln_gpu.async_copy writes a slot and
     kiln_gpu.shared_operand reads it. Tiles are f16, bf16 or i8 (8-bit
     floats are i8). A `kMajor` slot of B holds its tile transposed,
@@ -88,16 +128,16 @@ def KilnGPU_OperandBufferAttr : AttrDef<KilnGPU_Dialect, "OperandBuffer"> {
 
     Example: three 16 KiB slots of a wgmma A tile.
     ```mlir
-    #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 16384, slots = 3>
+    #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 16384, slots = 3>
     ```
   }];
-  let parameters = (ins "unsigned":$operand, StringRefParameter<>:$tensorCores,
+  let parameters = (ins "unsigned":$operand, "TensorCoresAttr":$tensorCores,
                         "int64_t":$offset, "int64_t":$slotBytes, "unsigned":$slots,
                         DefaultValuedParameter<"bool", "false">:$kMajor);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    bool isWgmma() const { return getTensorCores() == "wgmma"; }
+    bool isWgmma() const { return getTensorCores().getValue() == TensorCores::wgmma; }
     /// Bytes from the start of the pipeline buffers to the end of this one.
     int64_t getEnd() const { return getOffset() + getSlotBytes() * getSlots(); }
   }];

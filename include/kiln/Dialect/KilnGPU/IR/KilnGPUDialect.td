@@ -19,12 +19,13 @@ def KilnGPU_Dialect : Dialect {
   let description = [{
     A kernel in kiln_gpu form runs as one cooperative thread array (CTA) of
     `kiln_gpu.num_warps` warps of `kiln_gpu.threads_per_warp` threads (module
-    attributes). Each block-typed value carries a layout encoding that maps
+    attributes), on the chip `kiln_gpu.target` names (a `#kiln_gpu.target`). Each block-typed value carries a layout encoding that maps
     its elements onto those threads.
   }];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
   let hasConstantMaterializer = 1;
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Module attribute names.
     static constexpr ::llvm::StringLiteral getNumWarpsAttrName() { return "kiln_gpu.num_warps"; }

@@ -8,11 +8,13 @@
 #define KILN_GPU_OPS
 
 include "kiln/Dialect/KilnGPU/IR/KilnGPUAttrs.td"
+include "kiln/Dialect/Kiln/IR/KilnTraits.td"
 include "kiln/Dialect/Kiln/IR/KilnTypes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def KilnGPU_ConvertLayoutOp : Op<KilnGPU_Dialect, "convert_layout",
-    [Pure, SameOperandsAndResultShape, SameOperandsAndResultElementType]> {
+    [Pure, SameOperandsAndResultShape, SameOperandsAndResultElementType,
+     Kiln_SameElementValues]> {
   let summary = "Move a block's elements to another layout";
   let description = [{
     Returns the same block under another layout encoding. Lowering may need
@@ -66,7 +68,7 @@ def KilnGPU_AsyncCopyOp : Op<KilnGPU_Dialect, "async_copy",
 
     Example:
     ```mlir
-    kiln_gpu.async_copy %ptrs, %slot, %mask {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 16384, slots = 3>} : tensor<128x64x!kiln.ptr<f16>, #blocked>, tensor<128x64xi1, #blocked>
+    kiln_gpu.async_copy %ptrs, %slot, %mask {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 16384, slots = 3>} : tensor<128x64x!kiln.ptr<f16>, #blocked>, tensor<128x64xi1, #blocked>
     ```
   }];
   let arguments = (ins RankedTensorOf<[Kiln_PointerType]>:$ptr, I32:$slot,
@@ -150,7 +152,7 @@ def KilnGPU_AsyncTmaCopyOp : Op<KilnGPU_Dialect, "async_tma_copy",
 
     Example:
     ```mlir
-    kiln_gpu.async_tma_copy %map[%m, %k], %slot, %runs {barriers = 98304 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 16384, slots = 3>, tile = tensor<128x64xf16>}
+    kiln_gpu.async_tma_copy %map[%m, %k], %slot, %runs {barriers = 98304 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 16384, slots = 3>, tile = tensor<128x64xf16>}
     ```
   }];
   let arguments = (ins Kiln_TensorMapPtr:$tensorMap, Variadic<I32>:$coords, I32:$slot, I1:$pred,
@@ -211,7 +213,7 @@ def KilnGPU_SharedOperandOp : Op<KilnGPU_Dialect, "shared_operand",
 
     Example:
     ```mlir
-    %a = kiln_gpu.shared_operand %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 16384, slots = 3>} : tensor<128x64xf16, #blocked>
+    %a = kiln_gpu.shared_operand %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 16384, slots = 3>} : tensor<128x64xf16, #blocked>
     %d = kiln.dot %a, %b, %acc : ...
     ```
   }];

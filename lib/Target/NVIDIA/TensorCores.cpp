@@ -1,0 +1,95 @@
+//===- TensorCores.cpp - NVIDIA tensor-core and target choices -------------===//
+//
+// Reads the chip's capabilities from the module's target (#kiln_gpu.target: sm_XY, with
+// an `a` suffix for the architecture-specific features: wgmma is sm_90a's)
+// and decides what the tensor cores compute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Target/NVIDIA/TensorCores.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::gpu;
+using namespace mlir::kiln::nvidia;
+
+/// The module's target, or null when it has none (or `module` is null).
+static TargetAttr getTarget(ModuleOp module) {
+  return module ? module->getAttrOfType<TargetAttr>(KilnGPUDialect::getTargetAttrName())
+                : TargetAttr();
+}
+
+int mlir::kiln::nvidia::getComputeCapability(ModuleOp module) {
+  TargetAttr target = getTarget(module);
+  return target ? int(target.getCapability()) : 0;
+}
+
+bool mlir::kiln::nvidia::hasWarpgroupMma(ModuleOp module) {
+  TargetAttr target = getTarget(module);
+  return target && target.getCapability() == 90 && target.getArchSpecific();
+}
+
+bool mlir::kiln::nvidia::hasAsyncCopy(ModuleOp module) {
+  return getComputeCapability(module) >= 80;
+}
+
+std::optional<TensorCoreOperands> mlir::kiln::nvidia::getTensorCoreOperands(DotOp dot) {
+  RankedTensorType aType = dot.getA().getType();
+  if (aType.getRank() != 2 && aType.getRank() != 3)
+    return std::nullopt;
+  Type element = aType.getElementType();
+  TensorCoreOperands operands;
+  if (element.isF16()) {
+    operands.ptxType = "f16";
+  } else if (element.isBF16()) {
+    operands.ptxType = "bf16";
+  } else if (element.isF32()) {
+    InputPrecision precision = dot.getInputPrecision();
+    if (precision == InputPrecision::ieee)
+      return std::nullopt;
+    operands.ptxType = "tf32";
+    operands.elementBytes = 4;
+    operands.split = precision == InputPrecision::tf32x3;
+  } else if (dot.hasFloat8Operands()) {
+    operands.ptxType = stringifyFloat8Format(*dot.getAFloat8());
+    operands.bPtxType = stringifyFloat8Format(*dot.getBFloat8());
+    operands.elementBytes = 1;
+  } else if (element.isInteger(8) && dot.getType().getElementType().isInteger(32)) {
+    operands.ptxType = "s8";
+    operands.elementBytes = 1;
+    operands.integer = true;
+  } else {
+    return std::nullopt;
+  }
+  if (aType.getShape().back() % operands.instructionK() != 0)
+    return std::nullopt;
+  if (operands.bPtxType.empty())
+    operands.bPtxType = operands.ptxType;
+  operands.kMajorB = operands.needsKMajorB();
+  return operands;
+}
+
+bool mlir::kiln::nvidia::canUseWarpgroupMma(DotOp dot) {
+  std::optional<TensorCoreOperands> operands = getTensorCoreOperands(dot);
+  if (!operands || dot.getType().getRank() != 2 || operands->split)
+    return false;
+  return !(operands->integer && dot.getType().getDimSize(1) > 224);
+}
+
+std::optional<TensorCores> mlir::kiln::nvidia::getDotTensorCores(DotOp dot, int numWarps,
+                                                              int threadsPerWarp) {
+  RankedTensorType type = dot.getType();
+  if (!getTensorCoreOperands(dot))
+    return std::nullopt;
+  if (hasWarpgroupMma(dot->getParentOfType<ModuleOp>()) && canUseWarpgroupMma(dot) &&
+      type.getEncoding() ==
+          getWgmmaAccumulatorLayout(dot.getContext(), type.getShape(), numWarps, threadsPerWarp))
+    return TensorCores::wgmma;
+  // mma.sync takes 8-bit floats from sm_89 (PTX 8.4) only: those dots are
+  // decoded to f16 unless wgmma computes them.
+  if (hasMmaAccumulatorLayout(type, numWarps, threadsPerWarp) && !dot.hasFloat8Operands())
+    return TensorCores::mma;
+  return std::nullopt;
+}
