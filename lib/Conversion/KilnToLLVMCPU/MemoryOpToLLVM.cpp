@@ -13,6 +13,7 @@
 #include "AtomicOpToLLVM.h"
 #include "CountedLoop.h"
 
+#include "kiln/Conversion/LLVMCommon/Patterns.h"
 #include "kiln/Conversion/LLVMCommon/VectorUtils.h"
 #include "kiln/Dialect/Kiln/IR/Dialect.h"
 

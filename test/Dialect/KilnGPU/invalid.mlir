@@ -29,8 +29,9 @@ func.func @buffer_operand() attributes {buffer = #kiln_gpu.operand_buffer<operan
 // -----
 
 // The tensor cores are an enum: mma or wgmma.
-// expected-error @+2 {{expected ::mlir::kiln::gpu::TensorCores to be one of: mma, wgmma}}
-// expected-error @+1 {{failed to parse KilnGPU_TensorCoresAttr parameter 'value'}}
+// expected-error @+3 {{expected ::mlir::kiln::gpu::TensorCores to be one of: mma, wgmma}}
+// expected-error @+2 {{failed to parse KilnGPU_TensorCoresAttr parameter 'value'}}
+// expected-error @+1 {{failed to parse KilnGPU_OperandBufferAttr parameter 'tensorCores'}}
 func.func @buffer_kind() attributes {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<fma>, offset = 0, slotBytes = 4096, slots = 3>} {
   return
 }

@@ -109,6 +109,12 @@ def KilnGPU_TensorCoresAttr : EnumAttr<KilnGPU_Dialect, KilnGPU_TensorCores, "te
   let assemblyFormat = "`<` $value `>`";
 }
 
+// The tensor cores as a parameter of another attribute, printed in full
+// (#kiln_gpu.tensor_cores<wgmma>) rather than stripped of its dialect.
+def KilnGPU_TensorCoresParameter : AttrParameter<"TensorCoresAttr", ""> {
+  let printer = "$_printer.printAttribute($_self)";
+}
+
 def KilnGPU_OperandBufferAttr : AttrDef<KilnGPU_Dialect, "OperandBuffer"> {
   let mnemonic = "operand_buffer";
   let summary = "Where a pipelined dot operand lies in shared memory";
@@ -131,7 +137,7 @@ def KilnGPU_OperandBufferAttr : AttrDef<KilnGPU_Dialect, "OperandBuffer"> {
     #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 16384, slots = 3>
     ```
   }];
-  let parameters = (ins "unsigned":$operand, "TensorCoresAttr":$tensorCores,
+  let parameters = (ins "unsigned":$operand, KilnGPU_TensorCoresParameter:$tensorCores,
                         "int64_t":$offset, "int64_t":$slotBytes, "unsigned":$slots,
                         DefaultValuedParameter<"bool", "false">:$kMajor);
   let assemblyFormat = "`<` struct(params) `>`";
