@@ -68,11 +68,17 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
 
 void nvidia::buildKilnGPUToLLVMPipeline(OpPassManager &pm,
                                         const PipelineOptions &options) {
+  // Shared memory by liveness, while loops still delimit where the
+  // pipeline slots are live...
+  pm.addPass(createKilnGPUAllocateSharedMemory());
+  // ...then every op per thread...
   ConvertKilnGPUToLLVMOptions llvmOptions;
   llvmOptions.target = options.target;
   llvmOptions.maxnreg = options.maxnreg;
   llvmOptions.checked = options.checked;
   pm.addPass(createConvertKilnGPUToLLVM(llvmOptions));
+  // ...and the barriers that the code around them makes needless go.
+  pm.addPass(createKilnNVVMEraseNeedlessBarriers());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
