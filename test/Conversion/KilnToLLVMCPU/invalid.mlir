@@ -1,5 +1,10 @@
 // RUN: kiln-opt %s -split-input-file -convert-kiln-to-llvm-cpu -verify-diagnostics
 
+// One case per diagnostic of the CPU lowering and of the LLVM patterns it
+// shares with the NVIDIA lowering (element-wise calls, combine functions).
+// notifyMatchFailure reasons never reach the user, who sees "failed to
+// legalize".
+
 // Grid queries outside a kernel cannot be lowered.
 func.func private @helper() -> i32 {
   // expected-error @+1 {{'kiln.program_id' op outside a kernel cannot be lowered for the CPU}}
