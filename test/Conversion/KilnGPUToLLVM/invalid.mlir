@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file -convert-kiln-gpu-to-llvm -verify-diagnostics
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-allocate-shared-memory -convert-kiln-gpu-to-llvm -verify-diagnostics
 
 // One case per diagnostic of the NVIDIA lowering that IR passing the
 // verifiers can reach. Not here:
