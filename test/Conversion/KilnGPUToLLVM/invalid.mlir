@@ -10,10 +10,6 @@
 // - "cannot find a thread's source element" (broadcast): within one blocked
 //   layout, which the check before it ensures, every thread holds the source
 //   of each of its result elements.
-// - "expected a splat constant block": reachable (a non-splat constant block
-//   with a layout), but MLIR's arith lowering then builds an invalid
-//   llvm.mlir.constant and its verifier adds a second error, so the case
-//   would pin that; to be fixed in the lowering first.
 // - notifyMatchFailure reasons ("expected thread layouts", "result type does
 //   not convert", ...) never reach the user, who sees "failed to legalize".
 
@@ -206,5 +202,17 @@ func.func @scan_layouts(%x: tensor<512xf32, #b1>, %y: tensor<512xf32, #b4>) -> (
     kiln.scan.return %s, %s2 : f32, f32
   }
   return %r#0, %r#1 : tensor<512xf32, #b1>, tensor<512xf32, #b4>
+}
+}
+
+// -----
+
+// A constant block whose elements differ has no per-thread lowering.
+#b = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @constant_not_splat() -> tensor<128xi32, #b> {
+  // expected-error @+1 {{expected a splat constant block; other constant blocks are not supported by this lowering}}
+  %c = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127]> : tensor<128xi32, #b>
+  return %c : tensor<128xi32, #b>
 }
 }
