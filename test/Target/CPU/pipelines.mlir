@@ -6,7 +6,8 @@
 // The memory accesses are recorded as sites, in source order, for the
 // runtime's error messages.
 // CHECK: module attributes {kiln_cpu.sites = [{element_bytes = 4 : i32, loc = "{{.*}}", param = 0 : i32, store = false}, {element_bytes = 4 : i32, loc = "{{.*}}", param = 0 : i32, store = true}]}
-// The helper is inlined and removed: one program function and its entry.
+// The called function is inlined and removed: one program function and its
+// entry.
 // CHECK-NOT: @offsets
 // CHECK-LABEL: llvm.func @scale(
 // The 1024-element kernel is strip-mined into chunks of 128 lanes, each an
