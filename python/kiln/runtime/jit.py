@@ -13,7 +13,7 @@ compile options, loading, the launch call) is asked of the chosen
 dispatches.
 
 Which backend runs a launch is decided once per key (see
-:mod:`kiln.runtime.backends`): the ``backend=`` launch option, then
+:mod:`kiln.runtime.launch_settings`): the ``backend=`` launch option, then
 ``kiln.jit(backend=...)``, then ``$KILN_BACKEND``, then the arrays (CPU arrays
 run on the CPU, CUDA tensors on the GPU). The launch option and the raw
 values of ``$KILN_BACKEND``, ``$KILN_CPU_CHECKED``, ``$KILN_DEBUG`` and
@@ -57,7 +57,7 @@ from kiln import backends as _registry
 from kiln.backends.base import Backend, LoadedKernel
 from kiln.compiler.specialization import Specialization
 from kiln.errors import LaunchOptionError
-from kiln.runtime import backends as _backends
+from kiln.runtime import launch_settings as _settings
 from kiln.runtime import _async_compile
 from kiln.runtime.interface import KernelInterface, MockTensor
 from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret, type_canonicalisation_dict
@@ -117,7 +117,7 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         if repr is not None and not callable(repr):
             raise TypeError(f"kiln.jit: repr must be a function of the specialization, got {type(repr).__name__}")
         self.repr = repr
-        self.backend = _backends.normalize(backend, f"kiln.jit({fn.__name__}): backend")
+        self.backend = _settings.normalize(backend, f"kiln.jit({fn.__name__}): backend")
         self.checked = checked
         self.fn = fn
         self.__name__ = fn.__name__
@@ -307,13 +307,13 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
             kwargs = self._with_option_arguments(args, kwargs, {"num_warps": num_warps, "num_stages": num_stages,
                                                                 "num_ctas": num_ctas, "maxnreg": maxnreg})
         if num_ctas is not None:
-            _backends.check_num_ctas(num_ctas, f"kernel {self.__name__}")
+            _settings.check_num_ctas(num_ctas, f"kernel {self.__name__}")
         if num_warps is None:
             num_warps = 4
         if num_stages is None:
             num_stages = 3
         bound = args if not kwargs and len(args) == self._num_params else self._bind(args, kwargs)
-        key = (backend, _backends.environment(), num_warps, num_stages, maxnreg, enable_fp_fusion,
+        key = (backend, _settings.environment(), num_warps, num_stages, maxnreg, enable_fp_fusion,
                tuple([table[value.__class__](value) for table, value in zip(self._key_tables, bound)]))
         # A new key or an unhashable constexpr take the miss path, which
         # validates and explains.
@@ -336,11 +336,11 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         else:
             grid_x, grid_y, grid_z = self._grid3(grid, bound)
         if num_threads is None:
-            threads = _backends.parse_threads(_backends.threads_setting(), _backends.THREADS_ENV)
+            threads = _settings.parse_threads(_settings.threads_setting(), _settings.THREADS_ENV)
         elif num_threads.__class__ is int and num_threads >= 0:
             threads = num_threads
         else:
-            threads = _backends.parse_threads(num_threads, f"kernel {self.__name__}: num_threads")  # raises
+            threads = _settings.parse_threads(num_threads, f"kernel {self.__name__}: num_threads")  # raises
         if warmup:
             # A kernel compiling in an AsyncCompileMode is its FutureKernel.
             return loaded if loaded.__class__ is _async_compile.FutureKernel else loaded.kernel
@@ -382,14 +382,14 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         """The backend of a launch: the options in precedence order, else the arrays."""
         if backend_option is not None and not isinstance(backend_option, str):
             raise TypeError(f"kernel {self.__name__}: backend must be a str, got {type(backend_option).__name__}")
-        option = _backends.normalize(backend_option, f"kernel {self.__name__}: backend")
-        from_env = _backends.normalize(env_backend, _backends.BACKEND_ENV)
+        option = _settings.normalize(backend_option, f"kernel {self.__name__}: backend")
+        from_env = _settings.normalize(env_backend, _settings.BACKEND_ENV)
         forced = option or self.backend or from_env
         names: list[str] = []
         values: list[Any] = []
         for position in self.runtime_positions:
             _array_leaves(self.arg_names[position], bound[position], names, values)
-        return _registry.get_backend(_backends.choose(self.__name__, names, values, forced))
+        return _registry.get_backend(_settings.choose(self.__name__, names, values, forced))
 
     @staticmethod
     def _compile_key(signature: dict, constexprs: dict, attrs: Specialization, target: str, num_warps: int,
@@ -488,22 +488,22 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
               maxnreg: Optional[int], enable_fp_fusion: Optional[bool]) -> "_CompilePlan":
         """Chooses the backend and validates: what compiling this miss takes."""
         self._check_options(self.__name__, num_warps, num_stages)
-        _backends.check_maxnreg(maxnreg, f"kernel {self.__name__}")
+        _settings.check_maxnreg(maxnreg, f"kernel {self.__name__}")
         environment = key[1]
         backend = self._choose_backend(bound, backend_option, environment[0])
         options = backend.compile_options(self, environment)
         # Debug mode (device assertions) is every backend's option.
-        if self.debug or (len(environment) > 2 and _backends.parse_flag(environment[2], _backends.DEBUG_ENV)):
+        if self.debug or (len(environment) > 2 and _settings.parse_flag(environment[2], _settings.DEBUG_ENV)):
             options = {**options, "debug": True}
         # So is checked mode (KILN_CPU_CHECKED stays the CPU backend's alias).
-        if self.checked or _backends.parse_all_checked(environment):
+        if self.checked or _settings.parse_all_checked(environment):
             options = {**options, "checked": True}
         if maxnreg is not None:
             options = {**options, "maxnreg": maxnreg}
         if enable_fp_fusion is not None and not isinstance(enable_fp_fusion, bool):
             raise TypeError(f"kernel {self.__name__}: enable_fp_fusion must be True, False or None, got "
                             f"{enable_fp_fusion!r}")
-        if not (_backends.default_fp_fusion(environment) if enable_fp_fusion is None else enable_fp_fusion):
+        if not (_settings.default_fp_fusion(environment) if enable_fp_fusion is None else enable_fp_fusion):
             # Only when off, so that the default's cache entries keep their keys.
             options = {**options, "enable_fp_fusion": False}
         device = backend.current_device()
@@ -646,7 +646,7 @@ def jit(fn: Optional[T] = None, *, do_not_specialize: Iterable[Union[str, int]] 
         backend: "cpu", "cuda" or "nvidia" (or another registered backend's
             name) runs every launch on that backend (a launch's ``backend=``
             option still wins); None lets the arrays decide (see
-            :mod:`kiln.runtime.backends`).
+            :mod:`kiln.runtime.launch_settings`).
         checked: bounds-check every load, store and atomic of every launch
             (CPU and GPU) and raise :class:`kiln.errors.OutOfBoundsError`
             naming the faulting source line, parameter and index (as

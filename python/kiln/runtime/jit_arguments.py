@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Un
 from kiln.backends.base import Backend
 from kiln.compiler.specialization import (TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, TUPLE_TYPE, Specialization, child_name,
                                           is_named_tuple_class)
-from kiln.runtime import backends as _backends
-from kiln.runtime import cpu as _cpu
+from kiln.runtime import launch_settings as _settings
+from kiln.runtime import arrays as _arrays
 
 from kiln.runtime.jit_keys import (_DTYPE_CODES, _int_code, _is_compile_time_class, _is_jit_function_class,
                                    _constexpr_value, _annotated_range)
@@ -276,15 +276,15 @@ class ArgumentDescriber:
             description.constexprs[path] = value
             description.leaves.append(path)
             return
-        kind = _cpu.array_kind(value.__class__)
-        if kind == _cpu.ArrayKind.TORCH and not hasattr(value, "dtype"):
+        kind = _arrays.array_kind(value.__class__)
+        if kind == _arrays.ArrayKind.TORCH and not hasattr(value, "dtype"):
             kind = None  # data_ptr() without a dtype: not an array Kiln understands
         if kind is not None:
             signature[path] = ("*k" if path in self.const_names else "*") + self._pointer_element(path, value, kind)
-            address = backend.check_array(self.__name__, path, value, kind, _backends.array_device(value), device)
+            address = backend.check_array(self.__name__, path, value, kind, _settings.array_device(value), device)
             if specialize and address is not None and address % 16 == 0:
                 description.divisible_by_16.append(path)
-            if _cpu.read_only(value, kind):
+            if _arrays.read_only(value, kind):
                 description.read_only.append(path)
         elif isinstance(value, bool):
             signature[path] = "i1"
@@ -349,15 +349,15 @@ class ArgumentDescriber:
         if problem is not None:
             raise ValueError(f"{where}: {problem}")
         base, shape, strides, block_shape, padding = value.kernel_fields()
-        kind = _cpu.array_kind(base.__class__)
-        if kind is None or (kind == _cpu.ArrayKind.TORCH and not hasattr(base, "dtype")):
+        kind = _arrays.array_kind(base.__class__)
+        if kind is None or (kind == _arrays.ArrayKind.TORCH and not hasattr(base, "dtype")):
             raise TypeError(f"{where}: its base must be a tensor or array, got {type(base).__name__}")
         description.aggregate = True
         description.signature[path] = TENSOR_DESCRIPTOR_TYPE
         self._describe_value(description, child_name(path, 0), base, specialize, True, backend, device)
-        if _cpu.address_of(base, kind) % 16:
+        if _arrays.address_of(base, kind) % 16:
             raise ValueError(f"{where}: its base address must be a multiple of 16 bytes (as for the TMA unit), "
-                             f"got {_cpu.address_of(base, kind):#x}")
+                             f"got {_arrays.address_of(base, kind):#x}")
         self._describe_value(description, child_name(path, 1), tuple(shape), specialize, True, backend, device)
         self._describe_value(description, child_name(path, 2), tuple(strides), specialize, True, backend, device)
         block_path = child_name(path, 3)
@@ -375,12 +375,12 @@ class ArgumentDescriber:
             description.constexprs[map_path] = None
         description.leaves.append(map_path)
 
-    def _pointer_element(self, name: str, value: Any, kind: str = _cpu.ArrayKind.TORCH) -> str:
+    def _pointer_element(self, name: str, value: Any, kind: str = _arrays.ArrayKind.TORCH) -> str:
         if getattr(value.__class__, "__kiln_tensor_wrapper__", False):
             from kiln.language.core import signature_name  # imported late: language imports the runtime
             return signature_name(value.dtype)
         try:
-            dtype_name = _cpu.element_name(value, kind)
+            dtype_name = _arrays.element_name(value, kind)
         except TypeError as error:
             raise TypeError(f"kernel {self.__name__}: argument '{name}': {error}") from None
         code = _DTYPE_CODES.get(dtype_name)

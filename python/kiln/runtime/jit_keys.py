@@ -27,8 +27,8 @@ import inspect
 from typing import Any, Callable, Optional
 
 from kiln.compiler.specialization import is_named_tuple_class
-from kiln.runtime import backends as _backends
-from kiln.runtime import cpu as _cpu
+from kiln.runtime import launch_settings as _settings
+from kiln.runtime import arrays as _arrays
 
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
@@ -141,13 +141,13 @@ def _numpy_key_plain(value: Any) -> tuple:
 def _array_key(value: Any) -> tuple:
     """Other array protocols: slow, but their users are not benchmarks."""
     cls = value.__class__
-    kind = _cpu.array_kind(cls)
+    kind = _arrays.array_kind(cls)
     try:
-        device = _backends.array_device(value)
-        if device != _backends.CPU:
+        device = _settings.array_device(value)
+        if device != _settings.CPU:
             return (cls, device)
-        return (cls, _cpu.element_name(value, kind), not _cpu.address_of(value, kind) & 15,
-                _cpu.read_only(value, kind))
+        return (cls, _arrays.element_name(value, kind), not _arrays.address_of(value, kind) & 15,
+                _arrays.read_only(value, kind))
     except Exception:  # noqa: BLE001 - the miss path re-examines it and explains
         return (_UNSUPPORTED, cls)
 
@@ -221,7 +221,7 @@ class _KeyTable(dict):
         return (_WRAPPER, value.dtype, self[base.__class__](base))
 
     def __missing__(self, cls: type) -> Callable[[Any], Any]:
-        kind = _cpu.array_kind(cls)
+        kind = _arrays.array_kind(cls)
         if getattr(cls, "__kiln_tensor_descriptor__", False):
             key = self._descriptor_key
         elif getattr(cls, "__kiln_tensor_wrapper__", False):
@@ -233,9 +233,9 @@ class _KeyTable(dict):
             key = self._named_tuple_key
         elif issubclass(cls, tuple):
             key = self._tuple_key
-        elif kind == _cpu.ArrayKind.TORCH:
+        elif kind == _arrays.ArrayKind.TORCH:
             key = self._tensor_key if hasattr(cls, "get_device") else self._pointer_key
-        elif kind == _cpu.ArrayKind.NUMPY:
+        elif kind == _arrays.ArrayKind.NUMPY:
             key = self._numpy_key
         elif kind is not None:
             key = self._array_key
