@@ -41,6 +41,13 @@ def _with_shape(scalar_ty: dtype, shape: list[int]) -> dtype:
     return block_type(scalar_ty, shape) if shape else scalar_ty
 
 
+def block_result(handle: Any, element: dtype) -> tensor:
+    """The block a builder call returned, its shape read from the IR value
+    (which the op's verifier checked); ``element`` is its element dtype,
+    whose signedness the signless IR type does not hold."""
+    return tensor(handle, block_type(element, list(handle.type.shape)))
+
+
 # ---------------------------------------------------------------------------
 # Constants
 # ---------------------------------------------------------------------------
@@ -245,7 +252,7 @@ def cast(x: tensor, dst: dtype, b: Builder, bitcast: bool = False) -> tensor:
 
 
 def splat(x: tensor, shape: list[int], b: Builder) -> tensor:
-    return tensor(b.splat(x.handle, shape), block_type(x.dtype, shape))
+    return block_result(b.splat(x.handle, shape), x.dtype)
 
 
 def expand_dims(x: tensor, axis: int, b: Builder) -> tensor:
@@ -256,8 +263,7 @@ def expand_dims(x: tensor, axis: int, b: Builder) -> tensor:
         raise _fail(f"expand_dims axis {axis} is out of range for a value of rank {rank}")
     if not x.shape:
         return splat(x, [1], b)
-    shape = x.shape[:axis] + [1] + x.shape[axis:]
-    return tensor(b.expand_dims(x.handle, axis), block_type(x.dtype, shape))
+    return block_result(b.expand_dims(x.handle, axis), x.dtype)
 
 
 def broadcast_shapes(a: list[int], c: list[int]) -> list[int]:
@@ -293,7 +299,7 @@ def broadcast_to(x: tensor, shape: list[int], b: Builder) -> tensor:
         x = expand_dims(x, 0, b)
     if x.shape == shape:
         return x
-    return tensor(b.broadcast(x.handle, shape), block_type(x.dtype, shape))
+    return block_result(b.broadcast(x.handle, shape), x.dtype)
 
 
 def broadcast_pair(x: tensor, y: tensor, b: Builder) -> tuple[tensor, tensor]:
@@ -559,7 +565,7 @@ def arange(start: int, end: int, b: Builder) -> tensor:
         # located error quotes the call with its bounds.
         raise _fail("arange's range must be a power of 2")
     validate_block_shape([length])
-    return tensor(b.make_range(start, end), block_type(int32, [length]))
+    return block_result(b.make_range(start, end), int32)
 
 
 def full(shape: list[int], value: Any, ty: dtype, b: Builder) -> tensor:
