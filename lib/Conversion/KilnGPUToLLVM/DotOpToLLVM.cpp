@@ -87,8 +87,8 @@ void mlir::kiln::gpu::storeOperandTile(OpBuilder &b, Location loc, Value convert
     for (Value &v : values)
       v = LLVM::BitcastOp::create(
           b, loc, b.getF32Type(),
-          createInlineAsm(b, loc, /*hasSideEffects=*/false, b.getI32Type(), {v},
-                          "cvt.rna.tf32.f32 $0, $1;", "=r,f"));
+          NVVM::ConvertFloatToTF32Op::create(b, loc, b.getI32Type(), v,
+                                             NVVM::FPRoundingMode::RNA));
   SmallVector<Value> coords = emitBlockCoordinates(b, loc, type, launch);
   unsigned rank = type.getRank();
   SmallVector<SmallVector<Value>> coordOf(rank);

@@ -17,24 +17,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
 
-namespace {
-
-/// Inline-asm constraints for `count` registers (f32 for `kind` 'f', i32
-/// for 'r') that an instruction updates in place: `count` outputs, the
-/// operands in `between` (each with its leading comma), then the inputs
-/// tied to the outputs.
-std::string getTiedConstraints(int64_t count, StringRef between, char kind) {
-  std::string constraints;
-  for (int64_t i = 0; i < count; ++i)
-    constraints += std::string(i ? ",=" : "=") + kind;
-  constraints += between;
-  for (int64_t i = 0; i < count; ++i)
-    constraints += "," + std::to_string(i);
-  return constraints;
-}
-
-} // namespace
-
 /// mma.sync (m16n8k16 for f16 and bf16, m16n8k8 for tf32, m16n8k32 for
 /// s8) over the warp's tiles, operands through ldmatrix: each 8x8 matrix
 /// of 16-bit elements it loads is 8 rows of 16 bytes, whichever the
@@ -99,32 +81,42 @@ Value mlir::kiln::gpu::lowerDotWithMma(DotOp op, DotOp::Adaptor adaptor, Convers
     return regs;
   };
 
-  // Integer products saturate at the s32 bounds (.satfinite).
-  std::string accKind = tensorCore.integer ? "s32" : f16Acc ? "f16" : "f32";
+  // Integer products saturate at the s32 bounds (.satfinite). f16
+  // operands and accumulators are f16x2 vectors to the instruction, the
+  // other operands i32 registers.
+  std::optional<NVVM::MMATypes> aPtxType = NVVM::symbolizeMMATypes(tensorCore.ptxType);
+  std::optional<NVVM::MMATypes> bPtxType = NVVM::symbolizeMMATypes(tensorCore.bPtxType);
+  if (!aPtxType || !bPtxType) {
+    op.emitOpError("expected mma.sync operand types, got ")
+        << tensorCore.ptxType << " and " << tensorCore.bPtxType;
+    return {};
+  }
+  auto halves = VectorType::get({2}, b.getF16Type());
   int accRegs = f16Acc ? 2 : 4;
-  std::string text = "mma.sync.aligned.m16n8k" + std::to_string(tensorCore.instructionK()) +
-                     ".row.col." + (tensorCore.integer ? "satfinite." : "") + accKind + "." +
-                     tensorCore.ptxType.str() + "." + tensorCore.bPtxType.str() + "." + accKind +
-                     (f16Acc ? " {$0,$1}, {$2,$3,$4,$5}, {$6,$7}, {$8,$9};"
-                             : " {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};");
-  Type accType = tensorCore.integer || f16Acc ? i32 : f32;
+  Type accType = tensorCore.integer ? i32 : f16Acc ? Type(halves) : f32;
   Type mmaResult = LLVM::LLVMStructType::getLiteral(b.getContext(),
                                                     SmallVector<Type>(accRegs, accType));
-  std::string constraints = getTiedConstraints(accRegs, ",r,r,r,r,r,r",
-                                               tensorCore.integer || f16Acc ? 'r' : 'f');
+  auto asOperand = [&](Value reg, NVVM::MMATypes ptxType) -> Value {
+    return ptxType == NVVM::MMATypes::f16 ? Value(LLVM::BitcastOp::create(b, loc, halves, reg))
+                                          : reg;
+  };
+  std::optional<NVVM::MMAIntOverflow> overflow;
+  if (tensorCore.integer)
+    overflow = NVVM::MMAIntOverflow::satfinite;
   // tf32x3: each fragment register as its tf32 high part and the tf32
   // rounding of what is left.
   auto split = [&](ArrayRef<Value> regs) {
     std::pair<SmallVector<Value>, SmallVector<Value>> parts;
-    Type pair = LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32});
     for (Value reg : regs) {
-      Value both = createInlineAsm(
-          b, loc, /*hasSideEffects=*/false, pair, {reg},
-          "{\n.reg .f32 rest;\ncvt.rna.tf32.f32 $0, $2;\nsub.f32 rest, $2, $0;\n"
-          "cvt.rna.tf32.f32 $1, rest;\n}",
-          "=r,=r,r");
-      parts.first.push_back(LLVM::ExtractValueOp::create(b, loc, both, 0));
-      parts.second.push_back(LLVM::ExtractValueOp::create(b, loc, both, 1));
+      // cvt.rna.tf32.f32 of the value, then of what it leaves.
+      Value value = LLVM::BitcastOp::create(b, loc, f32, reg);
+      Value high = NVVM::ConvertFloatToTF32Op::create(b, loc, i32, value,
+                                                      NVVM::FPRoundingMode::RNA);
+      Value rest =
+          LLVM::FSubOp::create(b, loc, value, LLVM::BitcastOp::create(b, loc, f32, high));
+      parts.first.push_back(high);
+      parts.second.push_back(
+          NVVM::ConvertFloatToTF32Op::create(b, loc, i32, rest, NVVM::FPRoundingMode::RNA));
     }
     return parts;
   };
@@ -181,21 +173,31 @@ Value mlir::kiln::gpu::lowerDotWithMma(DotOp op, DotOp::Adaptor adaptor, Convers
     auto issue = [&](int64_t i, int64_t rep, ArrayRef<Value> aRegs, ArrayRef<Value> bRegs) {
       int64_t top = 2 * (rep + repsN * (2 * i + repsM * batch));
       int64_t bottom = 2 * (rep + repsN * (2 * i + 1 + repsM * batch));
-      SmallVector<Value> operands(aRegs);
-      llvm::append_range(operands, bRegs);
+      SmallVector<Value> aOperands, bOperands, cOperands;
+      for (Value reg : aRegs)
+        aOperands.push_back(asOperand(reg, *aPtxType));
+      for (Value reg : bRegs)
+        bOperands.push_back(asOperand(reg, *bPtxType));
       if (f16Acc) {
-        operands.append({packHalves(b, loc, acc[top], acc[top + 1]),
-                         packHalves(b, loc, acc[bottom], acc[bottom + 1])});
+        cOperands = {LLVM::BitcastOp::create(b, loc, halves,
+                                             packHalves(b, loc, acc[top], acc[top + 1])),
+                     LLVM::BitcastOp::create(b, loc, halves,
+                                             packHalves(b, loc, acc[bottom], acc[bottom + 1]))};
       } else {
-        operands.append({acc[top], acc[top + 1], acc[bottom], acc[bottom + 1]});
+        cOperands = {acc[top], acc[top + 1], acc[bottom], acc[bottom + 1]};
       }
-      Value d = createInlineAsm(b, loc, /*hasSideEffects=*/false, mmaResult, operands, text,
-                                constraints);
+      Value d = NVVM::MmaOp::create(
+          b, loc, mmaResult, aOperands, bOperands, cOperands,
+          {16, 8, tensorCore.instructionK()}, /*b1Op=*/std::nullopt, overflow,
+          std::array<NVVM::MMATypes, 2>{*aPtxType, *bPtxType},
+          std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
       if (f16Acc) {
         std::tie(acc[top], acc[top + 1]) =
-            unpackHalves(b, loc, LLVM::ExtractValueOp::create(b, loc, d, 0));
+            unpackHalves(b, loc, LLVM::BitcastOp::create(
+                                     b, loc, i32, LLVM::ExtractValueOp::create(b, loc, d, 0)));
         std::tie(acc[bottom], acc[bottom + 1]) =
-            unpackHalves(b, loc, LLVM::ExtractValueOp::create(b, loc, d, 1));
+            unpackHalves(b, loc, LLVM::BitcastOp::create(
+                                     b, loc, i32, LLVM::ExtractValueOp::create(b, loc, d, 1)));
         return;
       }
       acc[top] = LLVM::ExtractValueOp::create(b, loc, d, 0);

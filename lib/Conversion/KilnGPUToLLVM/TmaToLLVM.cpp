@@ -59,6 +59,8 @@ void emitOnEachBarrier(OpBuilder &b, Location loc, int64_t pipelineStart, int64_
   if (!after.empty())
     text += "@p " + after.str() + ";\n";
   text += "}";
+  // A string: NVVM's mbarrier ops take a predicate only in the form MLIR
+  // itself lowers to inline PTX; the intrinsic form would need a branch.
   createInlineAsm(b, loc, /*hasSideEffects=*/true, LLVM::LLVMVoidType::get(b.getContext()),
                   operands, text, constraints);
 }
@@ -122,6 +124,8 @@ struct AsyncTmaCopyOpLowering : public ConvertOpToLLVMPattern<AsyncTmaCopyOp> {
     Value pred = adaptor.getPred();
     Value arrives = LLVM::AndOp::create(
         b, loc, pred, LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, tid, c(0)));
+    // Strings here: the predicated forms of NVVM's arrive and bulk tensor
+    // copy lower only to inline PTX (MLIR's own); intrinsics would need a branch.
     createInlineAsm(b, loc, /*hasSideEffects=*/true, voidType,
                     {predicateOperand(b, loc, arrives), barrier, c(tileType.getNumElements() * elementBytes)},
                     "{\n.reg .pred p;\n.reg .b64 state;\nsetp.ne.b32 p, $0, 0;\n"
@@ -179,6 +183,8 @@ struct WaitTmaBarrierOpLowering : public ConvertOpToLLVMPattern<WaitTmaBarrierOp
     Location loc = op.getLoc();
     Value barrier =
         getPipelineAddress(b, loc, pipelineStart, op.getBarriers(), adaptor.getSlot(), 8);
+    // A string: NVVM's try_wait.parity loop is MLIR's own inline PTX; its
+    // intrinsic form would need the loop built of blocks.
     // The label is local to the braces, so the asm may appear many times.
     createInlineAsm(b, loc, /*hasSideEffects=*/true, LLVM::LLVMVoidType::get(b.getContext()),
                     {barrier, adaptor.getPhase()},

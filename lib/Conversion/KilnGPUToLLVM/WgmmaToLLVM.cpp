@@ -41,13 +41,14 @@ char getRegisterKind(Type type) { return type.isInteger(32) ? 'r' : 'f'; }
 /// accumulators): nothing can read them before the wait.
 SmallVector<Value> emitWaitAll(OpBuilder &b, Location loc, ArrayRef<Value> values) {
   if (values.empty()) {
-    createInlineAsm(b, loc, true, LLVM::LLVMVoidType::get(b.getContext()), {},
-                    "wgmma.wait_group.sync.aligned 0;", "");
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
     return {};
   }
   SmallVector<Type> types;
   for (Value v : values)
     types.push_back(v.getType());
+  // A string: NVVM's wait takes no operands, so nothing would keep LLVM
+  // from reading the accumulators before it.
   Value waited = createInlineAsm(b, loc, /*hasSideEffects=*/true,
                                  LLVM::LLVMStructType::getLiteral(b.getContext(), types),
                                  values, "wgmma.wait_group.sync.aligned 0;",
@@ -134,8 +135,9 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
       storeOperandTile(b, loc, adaptor.getB(), op.getB().getType(), bTile, launch,
                        /*rowMap=*/nullptr, tensorCore.isKMajorB(), tensorCore.roundsToTf32());
     // The stores are the generic proxy's; wgmma reads through the async one.
-    createInlineAsm(b, loc, /*hasSideEffects=*/true, LLVM::LLVMVoidType::get(b.getContext()),
-                    {}, "fence.proxy.async.shared::cta;", "");
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
     emitBarrier(b, loc);
   }
 
@@ -146,8 +148,7 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
   Value bBase = LLVM::PtrToIntOp::create(b, loc, i32, bTile.base);
   Value tid = NVVM::ThreadIdXOp::create(b, loc, i32);
   Value group = LLVM::UDivOp::create(b, loc, tid, constant(128));
-  auto voidType = LLVM::LLVMVoidType::get(b.getContext());
-  createInlineAsm(b, loc, true, voidType, {}, "wgmma.fence.sync.aligned;", "");
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
 
   // Accumulator registers per thread per instruction: f16 ones hold a
   // row's pair of columns each (f16x2). Integer products saturate at the
@@ -243,6 +244,8 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
         for (int64_t h = 0; h < 2; ++h)
           for (int64_t j = 0; j < perHalf; ++j)
             operands.push_back(sums[sumIndex(i, h, j)]);
+      // A string: NVVM's WgmmaMmaAsyncOp has no intrinsic (MLIR lowers it
+      // to inline PTX itself) and takes scale-d as an attribute.
       Value d = createInlineAsm(b, loc, /*hasSideEffects=*/true, resultType, operands,
                                 text, constraints);
       int64_t r = 0;
@@ -252,7 +255,7 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
             sums[sumIndex(i, h, j)] = LLVM::ExtractValueOp::create(b, loc, d, r++);
     }
     if (promotes && (step % promoteSteps == promoteSteps - 1 || step == steps - 1)) {
-      createInlineAsm(b, loc, true, voidType, {}, "wgmma.commit_group.sync.aligned;", "");
+      NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
       sums = emitWaitAll(b, loc, sums);
       for (auto [total, part] : llvm::zip(acc, sums))
         total = LLVM::FAddOp::create(b, loc, total, part);
@@ -260,14 +263,14 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
   }
   // Promoting, every group is complete and `acc` holds the sums.
   if (!promotes) {
-    createInlineAsm(b, loc, true, voidType, {}, "wgmma.commit_group.sync.aligned;", "");
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
     // (f16 accumulators are never in flight: see getAccumulatingDot.)
     if (getWgmmaBuffer(op) && !f16Acc) {
       // Asynchronous: only the previous dot's group, which read the
       // other half of the scratch, must be done. The accumulators are in
       // flight: the next wgmma chains on them, kiln_gpu.async_dot_wait
       // reads them.
-      createInlineAsm(b, loc, true, voidType, {}, "wgmma.wait_group.sync.aligned 1;", "");
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
       acc = sums;
     } else {
       // The wait returns the accumulators, so that nothing reads them

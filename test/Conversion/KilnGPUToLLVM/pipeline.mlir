@@ -15,12 +15,12 @@
 // CHECK-LABEL: llvm.func @slots
 // CHECK: @p ld.global.b16
 // CHECK: llvm.store %{{.*}}, %{{.*}} : i16, !llvm.ptr<3>
-// CHECK: cp.async.commit_group;
-// CHECK: cp.async.wait_group 1;
-// CHECK-NEXT: fence.proxy.async.shared::cta;
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: nvvm.barrier0
 // CHECK-NOT: nvvm.barrier0
-// CHECK: wgmma.fence.sync.aligned;
+// CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-2: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 // CHECK: wgmma.wait_group.sync.aligned 0;
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
@@ -47,13 +47,13 @@ func.func @slots(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %pb: tensor<32x64x!kiln
 #mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
 // CHECK: module attributes {{{.*}}kiln_gpu.shared = 16384 : i32
 // CHECK-LABEL: llvm.func @mixed
-// CHECK: cp.async.wait_group 0;
+// CHECK: nvvm.cp.async.wait.group 0
 // CHECK-NOT: fence.proxy
 // CHECK: nvvm.barrier0
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
 // CHECK: nvvm.ldmatrix
-// CHECK: mma.sync.aligned.m16n8k16
+// CHECK: nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
 func.func @mixed(%b: tensor<32x64xf16, #bB>, %slot: i32, %c: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #mma> {
   kiln_gpu.async_wait {pending = 0 : i32}
@@ -82,7 +82,7 @@ func.func @mixed(%b: tensor<32x64xf16, #bB>, %slot: i32, %c: tensor<64x64xf32, #
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
 // CHECK: nvvm.barrier0
 // CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<3>
-// CHECK: cp.async.wait_group 0;
+// CHECK: nvvm.cp.async.wait.group 0
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
 func.func @reuse(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %slot: i32, %x: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #bA> {
   %y = kiln_gpu.convert_layout %x : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #bA>
