@@ -67,10 +67,14 @@ struct AsyncCopyOpLowering : public ConvertOpToLLVMPattern<AsyncCopyOp> {
         Value size = createI32Constant(b, loc, bytes);
         if (!masks.empty())
           size = LLVM::SelectOp::create(b, loc, masks[e], size, createI32Constant(b, loc, 0));
-        NVVM::CpAsyncOp::create(b, loc, address, ptrs[e], uint32_t(bytes),
-                                bytes == 16 ? NVVM::LoadCacheModifierKind::CG
-                                            : NVVM::LoadCacheModifierKind::CA,
-                                size);
+        // A string: NVVM's CpAsyncOp takes the destination as a 64-bit
+        // shared pointer, which grew the registers of matmul kernels; the
+        // string takes the 32-bit shared address.
+        std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") +
+                           ".shared.global [$0], [$1], " + std::to_string(bytes) + ", $2;";
+        createInlineAsm(b, loc, /*hasSideEffects=*/true, LLVM::LLVMVoidType::get(b.getContext()),
+                        {LLVM::PtrToIntOp::create(b, loc, i32, address), ptrs[e], size}, text,
+                        "r,l,r");
         continue;
       }
       Value mask = masks.empty() ? Value(LLVM::ConstantOp::create(b, loc, b.getI1Type(),
