@@ -10,6 +10,7 @@
 
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Dialect/Kiln/Transforms/Pipeline.h"
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 #include "kiln/Target/CPU/Pipeline.h"
@@ -43,6 +44,7 @@ void mlir::kiln::registerAllPasses() {
   // Registered from its factory: its generated registration lives in the
   // heavy all-conversions header.
   registerPass([] { return createReconcileUnrealizedCastsPass(); });
+  registerTargetNeutralPipeline();
   nvidia::registerPipelines();
   cpu::registerPipelines();
 }

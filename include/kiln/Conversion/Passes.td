@@ -1,7 +1,9 @@
 //===- Passes.td - Conversion passes of Kiln ---------------*- tablegen -*-===//
 //
 // The passes that move a kernel from one dialect level to the next:
-// kiln -> kiln_gpu (layouts) -> LLVM + NVVM.
+// kiln -> kiln_gpu (layouts) -> LLVM + NVVM, and the two that frame the
+// NVIDIA lowering: shared memory is placed on kiln_gpu before it, needless
+// barriers are erased on LLVM + NVVM after it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +42,46 @@ def ConvertKilnToKilnGPU : Pass<"convert-kiln-to-kiln-gpu", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::kiln::gpu::KilnGPUDialect"];
 }
 
+def KilnGPUAllocateSharedMemory
+    : Pass<"kiln-gpu-allocate-shared-memory", "mlir::ModuleOp"> {
+  let summary = "Place the scratch and the pipeline slots in shared memory by liveness";
+  let description = [{
+    Runs on kiln_gpu, before `convert-kiln-gpu-to-llvm`, while loops still
+    delimit where the pipeline slots are live. A kernel's dynamic shared
+    memory holds the scratch (layout conversions, reductions and scans
+    across warps, shape ops, dots with operands in registers: one op at a
+    time, all from offset 0, each as large as its lowering needs) and the
+    pipeline slots that `kiln_gpu.async_copy` and TMA copies fill (from the
+    first copy to the `kiln_gpu.async_wait {pending = 0}` or
+    `kiln_gpu.inval_tma_barriers` that drains them). The slots follow the
+    largest scratch used while they are live, rounded up to 1024 bytes
+    (wgmma's swizzle phase comes from the address); scratch used only
+    outside those spans reuses the slots' bytes, and then a
+    `kiln.debug_barrier` before each span's first copy makes every thread
+    finish reading the scratch before the copies overwrite it.
+
+    Records, as module attributes, the bytes needed in all
+    (`kiln_gpu.shared`, also what the launcher allocates) and, when the
+    kernel has slots, where they start (`kiln_gpu.pipeline_offset`).
+
+    Before (`num-warps = 4`: 17 KiB of scratch for the conversion, two
+    4 KiB slots):
+    ```mlir
+    %y = kiln_gpu.convert_layout %x : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #bA>
+    kiln_gpu.async_copy %pa, %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #bA>
+    kiln_gpu.async_wait {pending = 0 : i32}
+    ```
+    After:
+    ```mlir
+    module attributes {kiln_gpu.pipeline_offset = 0 : i32, kiln_gpu.shared = 17408 : i32, ...} {
+      %y = kiln_gpu.convert_layout %x : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #bA>
+      kiln.debug_barrier
+      kiln_gpu.async_copy %pa, %slot {buffer = ...} : tensor<64x32x!kiln.ptr<f16>, #bA>
+      kiln_gpu.async_wait {pending = 0 : i32}
+    ```
+  }];
+}
+
 def ConvertKilnGPUToLLVM : Pass<"convert-kiln-gpu-to-llvm", "mlir::ModuleOp"> {
   let summary = "Lower kiln_gpu kernels to per-thread LLVM and NVVM operations";
   let description = [{
@@ -48,10 +90,16 @@ def ConvertKilnGPUToLLVM : Pass<"convert-kiln-gpu-to-llvm", "mlir::ModuleOp"> {
     `make_range` from the thread and warp index, element-wise arith and math
     on vectors, and loads and stores as predicated PTX accesses as wide as
     the layout's contiguous run (up to 16 bytes). Kernels become `llvm.func`
-    with the `nvvm.kernel` attribute and a required CTA size. Last, CTA
-    barriers that order nothing are erased: one right after another with
-    no memory access between, and a shared-memory-only barrier with no
-    shared access before it in the entry block.
+    with the `nvvm.kernel` attribute and a required CTA size.
+
+    Shared memory must already be placed: the pass reads
+    `kiln_gpu.shared` (declaring the dynamic shared memory when it is not
+    0) and `kiln_gpu.pipeline_offset`, which
+    `kiln-gpu-allocate-shared-memory` records, and reports a module
+    without the former. Each lowering that touches shared memory puts a
+    barrier (`nvvm.barrier0`) where its own accesses need one, marking those
+    that order shared memory only with `kiln.shared_only`;
+    `kiln-nvvm-erase-needless-barriers` then drops the needless ones.
 
     With `checked`, each kernel gains one (i64 base, i64 bytes) pair per
     pointer parameter and a pointer to an error record; every load, store
@@ -78,6 +126,43 @@ def ConvertKilnGPUToLLVM : Pass<"convert-kiln-gpu-to-llvm", "mlir::ModuleOp"> {
            "memory (extra kernel parameters and an error record)">,
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect"];
+}
+
+def KilnNVVMEraseNeedlessBarriers
+    : Pass<"kiln-nvvm-erase-needless-barriers", "mlir::ModuleOp"> {
+  let summary = "Erase CTA barriers that order nothing";
+  let description = [{
+    Runs on the LLVM + NVVM module after `convert-kiln-gpu-to-llvm`, whose
+    lowerings each put a barrier wherever their own shared-memory accesses
+    need one. Erases an `nvvm.barrier0`
+    - that follows another in the same block with no memory access or side
+      effect between them: it orders nothing the first did not (a
+      `debug_barrier` right before a scalar atomic's own barrier, as in the
+      layer-norm tutorial's lock release);
+    - that orders shared memory only (marked `kiln.shared_only`) and that no
+      shared access can precede: none lies before it in the entry block of
+      its function. Loads and stores through global pointers, shuffles and
+      special registers do not count; inline PTX counts unless it names
+      global memory only.
+    Then removes the `kiln.shared_only` marks.
+
+    Before:
+    ```mlir
+    %v = llvm.load %p : !llvm.ptr<1> -> f32
+    nvvm.barrier0 {kiln.shared_only}
+    llvm.store %v, %s : f32, !llvm.ptr<3>
+    nvvm.barrier0 {kiln.shared_only}
+    nvvm.barrier0
+    %w = llvm.load %s : !llvm.ptr<3> -> f32
+    ```
+    After:
+    ```mlir
+    %v = llvm.load %p : !llvm.ptr<1> -> f32
+    llvm.store %v, %s : f32, !llvm.ptr<3>
+    nvvm.barrier0
+    %w = llvm.load %s : !llvm.ptr<3> -> f32
+    ```
+  }];
 }
 
 def ConvertKilnToLLVMCPU : Pass<"convert-kiln-to-llvm-cpu", "mlir::ModuleOp"> {

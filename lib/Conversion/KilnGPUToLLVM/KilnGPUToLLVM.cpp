@@ -5,6 +5,8 @@
 // holds, element-wise arith and math apply to those vectors unchanged (via
 // the upstream lowerings), and kiln ops lower per thread from their layouts.
 // Kernels become `llvm.func` with `nvvm.kernel` and their required CTA size.
+// Shared memory is placed before (kiln-gpu-allocate-shared-memory), and
+// needless barriers are erased after (kiln-nvvm-erase-needless-barriers).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +24,6 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Transforms/DialectConversion.h"
-#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/bit.h"
 
 namespace mlir::kiln {
@@ -78,78 +79,6 @@ static void markKernels(ModuleOp module, int threadsPerCTA, int maxnreg) {
   });
 }
 
-/// Whether `op`, met before any shared-memory access of its function, may
-/// itself access shared memory. Conservative: what is not known to touch
-/// only registers or global memory counts as a shared access.
-static bool mayAccessShared(Operation *op) {
-  // Shuffles and special registers exchange and read registers only, but
-  // NVVM does not declare them free of memory effects.
-  if (isMemoryEffectFree(op) || isa<NVVM::Barrier0Op, NVVM::ShflOp>(op) ||
-      op->getName().getStringRef().starts_with("nvvm.read.ptx.sreg."))
-    return false;
-  auto inGlobal = [](Value address) {
-    auto pointer = dyn_cast<LLVM::LLVMPointerType>(address.getType());
-    return pointer && pointer.getAddressSpace() == 1;
-  };
-  if (auto load = dyn_cast<LLVM::LoadOp>(op))
-    return !inGlobal(load.getAddr());
-  if (auto store = dyn_cast<LLVM::StoreOp>(op))
-    return !inGlobal(store.getAddr());
-  // The instructions that read or write shared memory asynchronously or
-  // order it (cp.async and its groups, ldmatrix, mma, wgmma fences and
-  // groups, proxy fences) are NVVM ops with memory effects: shared accesses
-  // below. Inline PTX counts unless it names only the global state space
-  // (the predicated global loads, stores and atomics).
-  if (auto inlineAsm = dyn_cast<LLVM::InlineAsmOp>(op)) {
-    StringRef text = inlineAsm.getAsmString();
-    return !text.contains(".global") || text.contains("shared") || text.contains("bar.");
-  }
-  return true;
-}
-
-/// Removes CTA barriers that order nothing:
-/// - one that follows another in the same block with no memory access or
-///   side effect between them: the second orders nothing the first did
-///   not. Several lowerings each need one (the layer-norm tutorial's lock
-///   release is a `debug_barrier` right before a scalar atomic's own), and
-///   inside a critical section every extra one is paid by every program
-///   waiting for the lock;
-/// - one that orders shared memory only (a reduction's, before it writes
-///   the scratch) with no shared access before it in the function's entry
-///   block: there is no earlier access to order. A row softmax's first
-///   reduction is such a case, and each of its programs is short enough
-///   for one barrier to show.
-static void eraseNeedlessBarriers(ModuleOp module) {
-  llvm::SetVector<Operation *> needless;
-  module.walk([&](Block *block) {
-    bool afterBarrier = false;
-    for (Operation &op : *block) {
-      if (isa<NVVM::Barrier0Op>(op)) {
-        if (afterBarrier)
-          needless.insert(&op);
-        afterBarrier = true;
-      } else if (!isMemoryEffectFree(&op)) {
-        afterBarrier = false;
-      }
-    }
-  });
-  module.walk([&](LLVM::LLVMFuncOp function) {
-    if (function.isExternal())
-      return;
-    for (Operation &op : function.getBody().front()) {
-      if (isa<NVVM::Barrier0Op>(op) && op.hasAttr(kSharedOnlyBarrierAttr))
-        needless.insert(&op);
-      else if (mayAccessShared(&op))
-        break;
-    }
-  });
-  for (Operation *op : needless)
-    op->erase();
-  module.walk([](NVVM::Barrier0Op barrier) {
-    barrier->removeAttr(kSharedOnlyBarrierAttr);
-  });
-}
-
 /// The first file:line:col inside `loc` (through fused, named and call-site
 /// locations), or null.
 static FileLineColLoc findFilePosition(Location loc) {
@@ -197,6 +126,22 @@ struct ConvertKilnGPUToLLVM
     MLIRContext *context = &getContext();
     LaunchShape launch{getNumWarps(module), getThreadsPerWarp(module)};
 
+    // Where the scratch and the pipeline slots lie in shared memory
+    // (kiln-gpu-allocate-shared-memory decided it, by liveness, while
+    // loops still delimited where the slots are live).
+    auto shared = module->getAttrOfType<IntegerAttr>(KilnGPUDialect::getSharedAttrName());
+    if (!shared) {
+      module.emitError() << "expects the module attribute '"
+                         << KilnGPUDialect::getSharedAttrName()
+                         << "' (bytes of shared memory): run "
+                            "kiln-gpu-allocate-shared-memory first";
+      return signalPassFailure();
+    }
+    int64_t pipelineStart = 0;
+    if (auto offset = module->getAttrOfType<IntegerAttr>(
+            KilnGPUDialect::getPipelineOffsetAttrName()))
+      pipelineStart = offset.getInt();
+
     // Decide access widths on the unconverted IR, where the analysis can
     // still see block types, kiln ops and loops (a loop's induction
     // variable is only known to be a multiple of its step while it is an
@@ -216,16 +161,12 @@ struct ConvertKilnGPUToLLVM
         widths[op] = axisInfo.getAccessWidth(copy.getPtr(), copy.getMask());
     });
 
-    // Shared memory by liveness, while loops still delimit where the
-    // pipeline slots are live.
     // Checked mode finds each access's parameter on the structured IR too.
     AccessChecks checks;
     if (checked && failed(addCheckedParameters(module, checks)))
       return signalPassFailure();
 
-    SharedMemoryPlan sharedMemory = planSharedMemory(module, launch);
-    declareScratch(module, sharedMemory.total);
-    int64_t pipelineStart = sharedMemory.pipelineStart;
+    declareScratch(module, shared.getInt());
 
     // Then structured control flow to branches: the type conversion below
     // only sees block arguments and branch operands.
@@ -255,7 +196,6 @@ struct ConvertKilnGPUToLLVM
     if (failed(applyFullConversion(module, target, std::move(patterns))))
       return signalPassFailure();
 
-    eraseNeedlessBarriers(module);
     markKernels(module, launch.numWarps * launch.threadsPerWarp, maxnreg);
     normalizeLocations(module);
   }

@@ -157,8 +157,6 @@ static constexpr StringLiteral kScratchName = "kiln_scratch";
 void mlir::kiln::gpu::declareScratch(ModuleOp module, int64_t bytes) {
   MLIRContext *context = module.getContext();
   OpBuilder builder(context);
-  module->setAttr(KilnGPUDialect::getSharedAttrName(),
-                  builder.getI32IntegerAttr(int32_t(bytes)));
   if (bytes == 0 || module.lookupSymbol(kScratchName))
     return;
   builder.setInsertionPointToStart(module.getBody());

@@ -80,8 +80,9 @@ ThreadCoordinates emitThreadCoordinates(OpBuilder &builder, Location loc,
 // Ops that move elements between threads (reductions across warps, scans,
 // layout conversions) use the start of the kernel's dynamic shared memory
 // as scratch, one op at a time: each use starts with a barrier (earlier
-// readers are done) and puts one between its writes and its reads. The
-// pass sizes the buffer for the largest use before conversion.
+// readers are done) and puts one between its writes and its reads.
+// kiln-gpu-allocate-shared-memory sizes the buffer for the largest use
+// before conversion (AllocateSharedMemory.cpp).
 //===----------------------------------------------------------------------===//
 
 /// Bytes of scratch `op` needs (0 for none), from its unconverted types.
@@ -117,15 +118,16 @@ void emitIf(ConversionPatternRewriter &rewriter, Location loc, Value condition,
 
 /// Marks a barrier that orders shared-memory accesses only (scratch and
 /// pipeline slots), not global ones: one that no shared access can precede
-/// is dropped after the conversion.
+/// is dropped after the conversion (kiln-nvvm-erase-needless-barriers,
+/// which also removes the mark).
 inline constexpr StringLiteral kSharedOnlyBarrierAttr = "kiln.shared_only";
 
 /// bar.sync 0, ordering shared-memory accesses only
 /// (`kSharedOnlyBarrierAttr`).
 void emitBarrier(OpBuilder &builder, Location loc);
 
-/// Declares the scratch global (once) in `module`, records its size in the
-/// module attribute `kiln_gpu.shared`.
+/// Declares the scratch global (once) in `module` when the kernel needs
+/// `bytes` > 0 of shared memory.
 void declareScratch(ModuleOp module, int64_t bytes);
 
 /// `value` (a scalar of any type) from the lane that a shfl.sync of `kind`
@@ -234,18 +236,6 @@ void populateDotOpToLLVMPatterns(KilnGPUToLLVMTypeConverter &converter,
 
 /// Bytes of shared memory the pipeline slots of `module` take.
 int64_t getPipelineBytes(ModuleOp module);
-
-/// Where the pipeline slots start in shared memory, and how many bytes the
-/// kernel needs in all.
-struct SharedMemoryPlan {
-  int64_t pipelineStart = 0;
-  int64_t total = 0;
-};
-
-/// Places the scratch and the pipeline slots of `module` (structured
-/// control flow still in place) by liveness, inserting the barriers that
-/// reusing the slots' bytes needs (SharedMemory.cpp).
-SharedMemoryPlan planSharedMemory(ModuleOp module, const LaunchShape &launch);
 
 /// Bytes of scratch a dot needs for its operand tiles (0 for other ops).
 int64_t getDotOpScratchBytes(Operation *op);

@@ -9,6 +9,7 @@
 
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Dialect/Kiln/Transforms/Pipeline.h"
 
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -19,14 +20,9 @@ using namespace mlir::kiln;
 
 void cpu::buildKilnToLLVMPipeline(OpPassManager &pm,
                                   const PipelineOptions &options) {
-  // The same target-neutral clean-up as the GPU pipeline starts with.
-  pm.addPass(createInlinerPass());
-  pm.addPass(createSymbolDCEPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  // As on the GPU, so that both backends run the same program: a branch's
-  // loads start before it where that is harmless.
-  pm.addPass(createKilnHoistBranchLoads());
+  // Inline, simplify and hoist branch loads, as the GPU does, so that both
+  // backends run the same program.
+  buildTargetNeutralPipeline(pm);
   // No 8-bit float arithmetic: fp8 dots multiply f16 operands.
   pm.addPass(createKilnDecodeFloat8Dots());
   // Element-wise kernels run chunk by chunk, so that a chunk's vectors fit

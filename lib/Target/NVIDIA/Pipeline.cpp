@@ -9,7 +9,7 @@
 #include "kiln/Target/NVIDIA/Pipeline.h"
 
 #include "kiln/Conversion/Passes.h"
-#include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Dialect/Kiln/Transforms/Pipeline.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
@@ -22,15 +22,8 @@ using namespace mlir::kiln;
 
 void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
                                         const PipelineOptions &options) {
-  // Calls to other jit functions are inlined: kernels are small and layouts
-  // are assigned over the whole kernel.
-  pm.addPass(createInlinerPass());
-  pm.addPass(createSymbolDCEPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  // A branch's loads start before it where that is harmless, so that
-  // their latency overlaps the condition's.
-  pm.addPass(createKilnHoistBranchLoads());
+  // Inline, simplify and hoist branch loads, as every target does.
+  buildTargetNeutralPipeline(pm);
   // Every block gets a layout over the CTA's threads...
   ConvertKilnToKilnGPUOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;
@@ -68,11 +61,17 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
 
 void nvidia::buildKilnGPUToLLVMPipeline(OpPassManager &pm,
                                         const PipelineOptions &options) {
+  // Shared memory by liveness, while loops still delimit where the
+  // pipeline slots are live...
+  pm.addPass(createKilnGPUAllocateSharedMemory());
+  // ...then every op per thread...
   ConvertKilnGPUToLLVMOptions llvmOptions;
   llvmOptions.target = options.target;
   llvmOptions.maxnreg = options.maxnreg;
   llvmOptions.checked = options.checked;
   pm.addPass(createConvertKilnGPUToLLVM(llvmOptions));
+  // ...and the barriers that the code around them makes needless go.
+  pm.addPass(createKilnNVVMEraseNeedlessBarriers());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -10,6 +10,7 @@ import pytest
 
 import kiln
 import kiln.language as kl
+from kiln import _C
 from kiln.backends.nvidia import find_ptxas
 from kiln.compiler.specialization import Specialization
 
@@ -91,6 +92,47 @@ def test_pipelines_are_recorded_for_kiln_opt() -> None:
     pipelines = compile_add(target="sm_80").metadata["pipelines"]
     assert pipelines[0] == "builtin.module(kiln-nvidia-to-kiln-gpu{target=sm_80 num-warps=4 num-stages=3})"
     assert pipelines[1].startswith("builtin.module(kiln-nvidia-to-llvm{")
+
+
+@kiln.jit
+def block_sum_kernel(x_ptr, out_ptr, BLOCK: kl.constexpr):
+    kl.store(out_ptr, kl.sum(kl.load(x_ptr + kl.arange(0, BLOCK)), axis=0))
+
+
+def with_numbered_arguments(module_text: str) -> str:
+    """``module_text`` with each function's named parameters (``%x_ptr``, as
+    the frontend names them) renamed ``%arg0``, ``%arg1``..., as a module
+    parsed back from text prints them."""
+    for signature in re.findall(r"func\.func [^\n]*", module_text):
+        for index, name in enumerate(re.findall(r"%([A-Za-z_]\w*):", signature)):
+            module_text = re.sub(rf"%{name}\b", f"%arg{index}", module_text)
+    return module_text
+
+
+def ptx_code(ptx: str) -> list[str]:
+    """The lines of ``ptx`` without source positions (a module parsed back
+    from text has none) and without the debug sections that hold them."""
+    code = ptx.split(".section\t.debug")[0]
+    return [line for line in code.splitlines() if not line.lstrip().startswith((".loc", ".file"))]
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90a"])
+def test_recorded_pipelines_reproduce_every_stage(target: str) -> None:
+    """The recorded pipeline strings hold every pass the compile ran:
+    replayed on the ``kiln`` stage (as ``kiln-opt --pass-pipeline`` would)
+    they give the ``kiln_gpu`` stage, then a module with the kernel's shared
+    memory and the same PTX."""
+    kernel = kiln.compile(block_sum_kernel, signature={"x_ptr": "*fp32", "out_ptr": "*fp32"},
+                          constexprs={"BLOCK": 4096}, target=target)
+    first, second = kernel.metadata["pipelines"]
+    module = _C.ir.Module.parse(_C.ir.Context(), kernel.asm["kiln"])
+    _C.compiler.run_pass_pipeline(module, first)
+    assert module.str() == with_numbered_arguments(kernel.asm["kiln_gpu"])
+    _C.compiler.run_pass_pipeline(module, second)
+    # The partial of each of the 4 warps goes through shared memory.
+    assert module.int_attr("kiln_gpu.shared") == kernel.metadata["shared"] == 16
+    _, ptx = _C.compiler.translate_to_ptx(module, target, enable_fp_fusion=True)
+    assert ptx_code(ptx) == ptx_code(kernel.asm["ptx"])
 
 
 @pytest.mark.skipif(find_ptxas() is None, reason="needs ptxas (CUDA toolkit) to assemble")

@@ -1,5 +1,5 @@
-// RUN: kiln-opt %s -split-input-file -convert-kiln-gpu-to-llvm=checked=true | FileCheck %s
-// RUN: kiln-opt %s -split-input-file -convert-kiln-gpu-to-llvm | FileCheck %s --check-prefix=PLAIN
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-allocate-shared-memory -convert-kiln-gpu-to-llvm=checked=true -kiln-nvvm-erase-needless-barriers | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-allocate-shared-memory -convert-kiln-gpu-to-llvm -kiln-nvvm-erase-needless-barriers | FileCheck %s --check-prefix=PLAIN
 
 #b4 = #kiln_gpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 

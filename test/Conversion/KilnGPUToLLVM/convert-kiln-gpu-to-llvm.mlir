@@ -1,5 +1,5 @@
-// RUN: kiln-opt %s -split-input-file -convert-kiln-gpu-to-llvm | FileCheck %s
-// RUN: kiln-opt %s -split-input-file -convert-kiln-gpu-to-llvm=maxnreg=40 | FileCheck %s --check-prefix=MAXNREG
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-allocate-shared-memory -convert-kiln-gpu-to-llvm -kiln-nvvm-erase-needless-barriers | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-allocate-shared-memory -convert-kiln-gpu-to-llvm=maxnreg=40 -kiln-nvvm-erase-needless-barriers | FileCheck %s --check-prefix=MAXNREG
 
 #b4 = #kiln_gpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file -convert-kiln-gpu-to-llvm | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-allocate-shared-memory -convert-kiln-gpu-to-llvm -kiln-nvvm-erase-needless-barriers | FileCheck %s
 
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file -convert-kiln-gpu-to-llvm | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-allocate-shared-memory -convert-kiln-gpu-to-llvm -kiln-nvvm-erase-needless-barriers | FileCheck %s
 
 #b2 = #kiln_gpu.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>
 

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file -convert-kiln-gpu-to-llvm -verify-diagnostics
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-allocate-shared-memory -convert-kiln-gpu-to-llvm -verify-diagnostics
 
 // 8-bit float bytes reach the lowering only on wgmma: elsewhere
 // kiln-gpu-accelerate-matmul decodes them to f16 first.

@@ -30,8 +30,12 @@ def KilnGPU_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getNumWarpsAttrName() { return "kiln_gpu.num_warps"; }
     static constexpr ::llvm::StringLiteral getThreadsPerWarpAttrName() { return "kiln_gpu.threads_per_warp"; }
     static constexpr ::llvm::StringLiteral getTargetAttrName() { return "kiln_gpu.target"; }
-    /// Bytes of dynamic shared memory the lowered kernel needs (scratch).
+    /// Bytes of dynamic shared memory the lowered kernel needs (scratch and
+    /// pipeline slots), set by kiln-gpu-allocate-shared-memory.
     static constexpr ::llvm::StringLiteral getSharedAttrName() { return "kiln_gpu.shared"; }
+    /// Where the pipeline slots start in shared memory (bytes), set by
+    /// kiln-gpu-allocate-shared-memory when the kernel has slots.
+    static constexpr ::llvm::StringLiteral getPipelineOffsetAttrName() { return "kiln_gpu.pipeline_offset"; }
   }];
 }
 

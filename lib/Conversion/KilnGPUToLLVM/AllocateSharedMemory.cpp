@@ -1,6 +1,6 @@
-//===- SharedMemory.cpp - Placing the scratch and the pipeline slots -------===//
+//===- AllocateSharedMemory.cpp - Placing the scratch and pipeline slots --===//
 //
-// A kernel's shared memory holds two kinds of buffers. The scratch serves
+// Implements kiln-gpu-allocate-shared-memory. A kernel's shared memory holds two kinds of buffers. The scratch serves
 // the ops that need one (layout conversions, reductions across warps, dots
 // with operands in registers...), one op at a time: each use starts with a
 // barrier, so they all share offset 0. The pipeline slots of a loop
@@ -9,13 +9,23 @@
 // the loop use the scratch as well. Placement by liveness: the slots follow
 // the largest scratch used while they are live, and scratch users outside
 // every such span (an epilogue's layout conversion, a reduction before the
-// loop) may reuse the slots' bytes.
+// loop) may reuse the slots' bytes. The pass records the result as module
+// attributes, which convert-kiln-gpu-to-llvm reads: `kiln_gpu.shared` (bytes
+// in all) and, when there are slots, `kiln_gpu.pipeline_offset` (where they
+// start).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Utility.h"
 
+#include "kiln/Conversion/Passes.h"
+
 #include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_KILNGPUALLOCATESHAREDMEMORY
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace mlir::kiln
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -66,9 +76,18 @@ SlotSpans findSlotSpans(ModuleOp module) {
   return spans;
 }
 
-} // namespace
+/// Where the pipeline slots start in shared memory, and how many bytes the
+/// kernel needs in all.
+struct SharedMemoryPlan {
+  bool hasSlots = false;
+  int64_t pipelineStart = 0;
+  int64_t total = 0;
+};
 
-SharedMemoryPlan mlir::kiln::gpu::planSharedMemory(ModuleOp module, const LaunchShape &launch) {
+/// Places the scratch and the pipeline slots of `module` (structured
+/// control flow still in place) by liveness, inserting the barriers that
+/// reusing the slots' bytes needs.
+SharedMemoryPlan planSharedMemory(ModuleOp module, const LaunchShape &launch) {
   SlotSpans spans = findSlotSpans(module);
   // An op reading a slot is inside a span, whatever the IR around it says.
   auto readsSlot = [](Operation *op) {
@@ -89,6 +108,7 @@ SharedMemoryPlan mlir::kiln::gpu::planSharedMemory(ModuleOp module, const Launch
     plan.total = std::max(scratchWithSlots, scratchAlone);
     return plan;
   }
+  plan.hasSlots = true;
   // 1024-byte aligned: wgmma's swizzle phase comes from the address.
   plan.pipelineStart = (scratchWithSlots + 1023) / 1024 * 1024;
   plan.total = std::max(plan.pipelineStart + pipelineBytes, scratchAlone);
@@ -102,3 +122,22 @@ SharedMemoryPlan mlir::kiln::gpu::planSharedMemory(ModuleOp module, const Launch
     }
   return plan;
 }
+
+struct KilnGPUAllocateSharedMemory
+    : public kiln::impl::KilnGPUAllocateSharedMemoryBase<KilnGPUAllocateSharedMemory> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    LaunchShape launch{getNumWarps(module), getThreadsPerWarp(module)};
+    SharedMemoryPlan plan = planSharedMemory(module, launch);
+    Builder builder(&getContext());
+    module->setAttr(KilnGPUDialect::getSharedAttrName(),
+                    builder.getI32IntegerAttr(int32_t(plan.total)));
+    if (plan.hasSlots)
+      module->setAttr(KilnGPUDialect::getPipelineOffsetAttrName(),
+                      builder.getI32IntegerAttr(int32_t(plan.pipelineStart)));
+  }
+};
+
+} // namespace

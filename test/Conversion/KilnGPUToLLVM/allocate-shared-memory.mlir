@@ -1,0 +1,97 @@
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-allocate-shared-memory | FileCheck %s
+
+// No op needs shared memory: 0 bytes, no slots.
+// CHECK: module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.shared = 0 : i32, kiln_gpu.target = "sm_80", kiln_gpu.threads_per_warp = 32 : i32}
+// CHECK-LABEL: func.func @none
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @none(%x: tensor<64x64xf32, #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>>) {
+  return
+}
+}
+
+// -----
+
+// A layout conversion alone: its scratch, 64 rows of 64 f32 padded by 16
+// bytes.
+// CHECK: // -----
+// CHECK: module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.shared = 17408 : i32, kiln_gpu.target = "sm_80", kiln_gpu.threads_per_warp = 32 : i32}
+// CHECK-LABEL: func.func @conversion
+// CHECK-NOT: kiln.debug_barrier
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @conversion(%x: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #bA> {
+  %y = kiln_gpu.convert_layout %x : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #bA>
+  return %y : tensor<64x64xf32, #bA>
+}
+}
+
+// -----
+
+// Slots and no scratch: the slots start at 0, three 4 KiB slots for A then
+// three for B.
+// CHECK: // -----
+// CHECK: module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.pipeline_offset = 0 : i32, kiln_gpu.shared = 24576 : i32, kiln_gpu.target = "sm_90a", kiln_gpu.threads_per_warp = 32 : i32}
+// CHECK-LABEL: func.func @slots
+// CHECK-NOT: kiln.debug_barrier
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_90a"} {
+func.func @slots(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %pb: tensor<32x64x!kiln.ptr<f16>, #bB>, %slot: i32, %c: tensor<64x64xf32, #wg>) -> tensor<64x64xf32, #wg> {
+  kiln_gpu.async_copy %pa, %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 3>} : tensor<64x32x!kiln.ptr<f16>, #bA>
+  kiln_gpu.async_copy %pb, %slot {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = "wgmma", offset = 12288, slotBytes = 4096, slots = 3>} : tensor<32x64x!kiln.ptr<f16>, #bB>
+  kiln_gpu.async_commit_group
+  kiln_gpu.async_wait {pending = 1 : i32}
+  %a = kiln_gpu.shared_operand %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 3>} : tensor<64x32xf16, #bA>
+  %b = kiln_gpu.shared_operand %slot {buffer = #kiln_gpu.operand_buffer<operand = 1, tensorCores = "wgmma", offset = 12288, slotBytes = 4096, slots = 3>} : tensor<32x64xf16, #bB>
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #wg>
+  return %d : tensor<64x64xf32, #wg>
+}
+}
+
+// -----
+
+// A dot that reads a slot uses the scratch while the slots are live (for
+// B, in registers): the slots follow it, rounded up to 1024 bytes.
+// CHECK: // -----
+// CHECK: module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.pipeline_offset = 8192 : i32, kiln_gpu.shared = 16384 : i32, kiln_gpu.target = "sm_80", kiln_gpu.threads_per_warp = 32 : i32}
+// CHECK-LABEL: func.func @after_scratch
+// CHECK-NOT: kiln.debug_barrier
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @after_scratch(%b: tensor<32x64xf16, #bB>, %slot: i32, %c: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #mma> {
+  kiln_gpu.async_wait {pending = 0 : i32}
+  %a = kiln_gpu.shared_operand %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32xf16, #bA>
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #mma>
+  return %d : tensor<64x64xf32, #mma>
+}
+}
+
+// -----
+
+// A layout conversion before the slots' span reuses their bytes: the
+// kernel needs the larger of the two, and every thread finishes reading
+// the scratch before the span's first copy overwrites it. The conversion
+// after the span needs no barrier of its own: the drained wait has one.
+// CHECK: // -----
+// CHECK: module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.pipeline_offset = 0 : i32, kiln_gpu.shared = 17408 : i32, kiln_gpu.target = "sm_80", kiln_gpu.threads_per_warp = 32 : i32}
+// CHECK-LABEL: func.func @reuse
+// CHECK: kiln_gpu.convert_layout
+// CHECK-NEXT: kiln.debug_barrier
+// CHECK-NEXT: kiln_gpu.async_copy
+// CHECK-NEXT: kiln_gpu.async_wait
+// CHECK-NEXT: kiln_gpu.convert_layout
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = "sm_80"} {
+func.func @reuse(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %slot: i32, %x: tensor<64x64xf32, #mma>) -> (tensor<64x64xf32, #bA>, tensor<64x64xf32, #mma>) {
+  %y = kiln_gpu.convert_layout %x : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #bA>
+  kiln_gpu.async_copy %pa, %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #bA>
+  kiln_gpu.async_wait {pending = 0 : i32}
+  %z = kiln_gpu.convert_layout %y : tensor<64x64xf32, #bA> -> tensor<64x64xf32, #mma>
+  return %y, %z : tensor<64x64xf32, #bA>, tensor<64x64xf32, #mma>
+}
+}
