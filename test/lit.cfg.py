@@ -12,7 +12,7 @@ config.name = "Kiln"
 # External shell: RUN lines are plain `kiln-opt %s | FileCheck %s` pipelines.
 config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "lib"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")

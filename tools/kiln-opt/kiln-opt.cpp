@@ -10,10 +10,16 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+namespace mlir::kiln::test {
+// Passes that only test the compiler (test/lib), registered here alone.
+void registerTestAxisInfoPass();
+} // namespace mlir::kiln::test
+
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::kiln::registerAllDialects(registry);
   mlir::kiln::registerAllPasses();
+  mlir::kiln::test::registerTestAxisInfoPass();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
 }

@@ -92,9 +92,8 @@ struct SplatConstantLowering : public ConvertOpToLLVMPattern<arith::ConstantOp> 
     if (!tensor || !getThreadLayout(tensor))
       return failure();
     auto splat = dyn_cast<SplatElementsAttr>(op.getValue());
-    if (!splat)
-      return op.emitError("expected a splat constant block; other constant "
-                          "blocks are not supported by this lowering");
+    if (!splat) // refused before the conversion (KilnGPUToLLVM.cpp)
+      return rewriter.notifyMatchFailure(op, "expected a splat constant block");
     auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
     auto value = SplatElementsAttr::get(type, splat.getSplatValue<Attribute>());
     rewriter.replaceOpWithNewOp<LLVM::ConstantOp>(op, type, value);

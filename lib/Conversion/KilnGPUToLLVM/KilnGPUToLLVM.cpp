@@ -137,6 +137,19 @@ struct ConvertKilnGPUToLLVM
                             "kiln-gpu-allocate-shared-memory first";
       return signalPassFailure();
     }
+    // A constant block whose elements differ has no per-thread lowering.
+    // Refused before converting: MLIR's arith lowering, tried after the
+    // splat pattern, would build an llvm.mlir.constant of the wrong length.
+    WalkResult constants = module.walk([](arith::ConstantOp op) {
+      auto tensor = dyn_cast<RankedTensorType>(op.getType());
+      if (!tensor || !getThreadLayout(tensor) || isa<SplatElementsAttr>(op.getValue()))
+        return WalkResult::advance();
+      op.emitError("expected a splat constant block; other constant blocks "
+                   "are not supported by this lowering");
+      return WalkResult::interrupt();
+    });
+    if (constants.wasInterrupted())
+      return signalPassFailure();
     int64_t pipelineStart = 0;
     if (auto offset = module->getAttrOfType<IntegerAttr>(
             KilnGPUDialect::getPipelineOffsetAttrName()))

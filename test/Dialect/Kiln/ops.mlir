@@ -137,3 +137,20 @@ func.func @dot(%a: tensor<32x16xf16>, %b: tensor<16x64xf16>, %c: tensor<32x64xf3
   %l = kiln.dot %i, %j, %k {inputPrecision = #kiln.precision<ieee>} : tensor<16x32xi8> * tensor<32x16xi8> -> tensor<16x16xi32>
   return
 }
+
+// A user's guarantee survives printing and parsing, as a scalar or a block of
+// conditions.
+// CHECK-LABEL: func.func @assume
+// CHECK: %[[R:.*]] = arith.remsi %arg0, %{{.*}} : i32
+// CHECK: %[[C:.*]] = arith.cmpi eq, %[[R]], %{{.*}} : i32
+// CHECK: kiln.assume %[[C]] : i1
+// CHECK: kiln.assume %arg1 : tensor<16xi1>
+func.func @assume(%n: i32, %conds: tensor<16xi1>) {
+  %c16 = arith.constant 16 : i32
+  %c0 = arith.constant 0 : i32
+  %r = arith.remsi %n, %c16 : i32
+  %ok = arith.cmpi eq, %r, %c0 : i32
+  kiln.assume %ok : i1
+  kiln.assume %conds : tensor<16xi1>
+  return
+}

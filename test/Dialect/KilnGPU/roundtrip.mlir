@@ -1,0 +1,56 @@
+// Every kiln_gpu op printed and parsed back: the second parse must read what
+// the first print wrote, and the checks hold on the reprinted text.
+// RUN: kiln-opt %s -split-input-file | kiln-opt -split-input-file | FileCheck %s
+
+#b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#b4 = #kiln_gpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+#b1 = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+
+// CHECK-LABEL: func.func @convert_layout
+// CHECK: kiln_gpu.convert_layout %arg0 : tensor<1024xf32, #{{.*}}> -> tensor<1024xf32, #{{.*}}>
+func.func @convert_layout(%a: tensor<1024xf32, #b1>) -> tensor<1024xf32, #b4> {
+  %b = kiln_gpu.convert_layout %a : tensor<1024xf32, #b1> -> tensor<1024xf32, #b4>
+  return %b : tensor<1024xf32, #b4>
+}
+
+// CHECK-LABEL: func.func @async_dot_wait
+// CHECK: %[[W:.*]] = kiln_gpu.async_dot_wait %arg0 : tensor<64x64xf32, #{{.*}}>
+// CHECK: return %[[W]]
+func.func @async_dot_wait(%acc: tensor<64x64xf32, #b>) -> tensor<64x64xf32, #b> {
+  %d = kiln_gpu.async_dot_wait %acc : tensor<64x64xf32, #b>
+  return %d : tensor<64x64xf32, #b>
+}
+
+// CHECK-LABEL: func.func @async_copies
+// CHECK: kiln_gpu.async_copy %arg0, %arg1, %arg2 {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #{{.*}}>, tensor<64x32xi1, #{{.*}}>
+// CHECK: kiln_gpu.async_copy %arg0, %arg1 {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 8192, slotBytes = 4096, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #{{.*}}>
+// CHECK-NEXT: kiln_gpu.async_commit_group
+// CHECK-NEXT: kiln_gpu.async_wait {pending = 1 : i32}
+// CHECK-NEXT: %[[A:.*]] = kiln_gpu.shared_operand %arg1 {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32xf16, #{{.*}}>
+// CHECK-NEXT: kiln.dot %[[A]], %arg3, %arg4
+func.func @async_copies(%p: tensor<64x32x!kiln.ptr<f16>, #b>, %s: i32, %m: tensor<64x32xi1, #b>, %bv: tensor<32x64xf16, #b>, %c: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #mma> {
+  kiln_gpu.async_copy %p, %s, %m {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #b>, tensor<64x32xi1, #b>
+  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 8192, slotBytes = 4096, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #b>
+  kiln_gpu.async_commit_group
+  kiln_gpu.async_wait {pending = 1 : i32}
+  %a = kiln_gpu.shared_operand %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "mma", offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32xf16, #b>
+  %d = kiln.dot %a, %bv, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #b> * tensor<32x64xf16, #b> -> tensor<64x64xf32, #mma>
+  return %d : tensor<64x64xf32, #mma>
+}
+
+// -----
+
+// The TMA family: initialize the slots' barriers, copy, wait, invalidate.
+// CHECK-LABEL: func.func @tma
+// CHECK: kiln_gpu.init_tma_barriers {arrivals = 1 : i32, count = 2 : i32, offset = 8192 : i64}
+// CHECK-NEXT: kiln_gpu.async_tma_copy %arg0[%arg1, %arg2], %arg3, %arg4 {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
+// CHECK-NEXT: kiln_gpu.wait_tma_barrier %arg3, %arg5 {barriers = 8192 : i64}
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 2 : i32, offset = 8192 : i64}
+func.func @tma(%map: !kiln.ptr<i8, 0>, %i: i32, %j: i32, %s: i32, %p: i1, %phase: i32) {
+  kiln_gpu.init_tma_barriers {offset = 8192 : i64, count = 2 : i32, arrivals = 1 : i32}
+  kiln_gpu.async_tma_copy %map[%i, %j], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = "wgmma", offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
+  kiln_gpu.wait_tma_barrier %s, %phase {barriers = 8192 : i64}
+  kiln_gpu.inval_tma_barriers {offset = 8192 : i64, count = 2 : i32}
+  return
+}
