@@ -37,32 +37,21 @@ Value predicateOperand(OpBuilder &b, Location loc, Value condition) {
   return LLVM::ZExtOp::create(b, loc, b.getI32Type(), condition);
 }
 
-/// Thread 0 issues `instruction` (PTX naming an mbarrier's address as
-/// `$ADDR`) for each of the `count` mbarriers `offset` bytes into the
-/// pipeline buffers, then `after` (if any), all in one inline asm.
-void emitOnEachBarrier(OpBuilder &b, Location loc, int64_t pipelineStart, int64_t offset,
-                       int32_t count, StringRef instruction, StringRef after = "") {
-  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
-  Value isFirst = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, tid,
-                                       createI32Constant(b, loc, 0));
-  SmallVector<Value> operands{predicateOperand(b, loc, isFirst)};
-  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $0, 0;\n";
-  std::string constraints = "r";
-  Value zero = createI32Constant(b, loc, 0);
-  for (int32_t i = 0; i < count; ++i) {
-    operands.push_back(getPipelineAddress(b, loc, pipelineStart, offset + 8 * i, zero, 0));
-    std::string address = "$" + std::to_string(i + 1);
-    text += "@p " + StringRef(instruction).str() + ";\n";
-    text.replace(text.rfind("$ADDR"), 5, address);
-    constraints += ",r";
-  }
-  if (!after.empty())
-    text += "@p " + after.str() + ";\n";
-  text += "}";
-  // A string: NVVM's mbarrier ops take a predicate only in the form MLIR
-  // itself lowers to inline PTX; the intrinsic form would need a branch.
-  createInlineAsm(b, loc, /*hasSideEffects=*/true, LLVM::LLVMVoidType::get(b.getContext()),
-                  operands, text, constraints);
+/// Thread 0, under a branch, calls `emit` with the shared-memory address
+/// of each of the `count` mbarriers `offset` bytes into the pipeline
+/// buffers (which start `pipelineStart` bytes into shared memory), then
+/// `after` (if any). They run once per kernel, before and after the loop.
+void emitOnEachBarrier(ConversionPatternRewriter &b, Location loc, int64_t pipelineStart,
+                       int64_t offset, int32_t count,
+                       function_ref<void(OpBuilder &, Value)> emit,
+                       function_ref<void(OpBuilder &)> after = nullptr) {
+  emitIf(b, loc, emitIsFirstThread(b, loc), [&](OpBuilder &then) {
+    for (int32_t i = 0; i < count; ++i)
+      emit(then, getSharedAddress(then, loc, getScratchBase(then, loc),
+                                  createI32Constant(then, loc, pipelineStart + offset + 8 * i)));
+    if (after)
+      after(then);
+  });
 }
 
 /// kiln_gpu.init_tma_barriers: thread 0 initializes the mbarriers and
@@ -75,10 +64,14 @@ struct InitTmaBarriersOpLowering : public ConvertOpToLLVMPattern<InitTmaBarriers
   matchAndRewrite(InitTmaBarriersOp op, OpAdaptor,
                   ConversionPatternRewriter &b) const override {
     Location loc = op.getLoc();
-    emitOnEachBarrier(b, loc, pipelineStart, op.getOffset(), op.getCount(),
-                      "mbarrier.init.shared::cta.b64 [$ADDR], " +
-                          std::to_string(op.getArrivals()),
-                      "fence.mbarrier_init.release.cluster");
+    emitOnEachBarrier(
+        b, loc, pipelineStart, op.getOffset(), op.getCount(),
+        [&](OpBuilder &then, Value address) {
+          NVVM::MBarrierInitOp::create(then, loc, address,
+                                       createI32Constant(then, loc, op.getArrivals()),
+                                       /*predicate=*/Value());
+        },
+        [&](OpBuilder &then) { NVVM::FenceMbarrierInitOp::create(then, loc); });
     emitBarrier(b, loc);
     b.eraseOp(op);
     return success();
@@ -212,7 +205,9 @@ struct InvalTmaBarriersOpLowering : public ConvertOpToLLVMPattern<InvalTmaBarrie
     Location loc = op.getLoc();
     emitBarrier(b, loc);
     emitOnEachBarrier(b, loc, pipelineStart, op.getOffset(), op.getCount(),
-                      "mbarrier.inval.shared::cta.b64 [$ADDR]");
+                      [&](OpBuilder &then, Value address) {
+                        NVVM::MBarrierInvalOp::create(then, loc, address);
+                      });
     b.eraseOp(op);
     return success();
   }

@@ -463,7 +463,9 @@ def test_sm90a_descriptor_operands_are_copied_by_the_tma_unit(b_transposed):
     assert ptx.count("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") == 6
     assert ptx.count("mbarrier.arrive.expect_tx.shared::cta.b64") == 6
     assert ptx.count("mbarrier.try_wait.parity.shared::cta.b64") == 1
-    assert ptx.count("mbarrier.init.shared::cta.b64") == 3 and ptx.count("mbarrier.inval.shared::cta.b64") == 3
+    # (.shared is .shared::cta.)
+    assert len(re.findall(r"mbarrier\.init\.shared(::cta)?\.b64", ptx)) == 3
+    assert len(re.findall(r"mbarrier\.inval\.shared(::cta)?\.b64", ptx)) == 3
     assert "cp.async.cg" not in ptx and "cp.async.commit_group" not in ptx
     # The tensor maps are parameters read where they lie.
     assert len(re.findall(r"\.param \.align 64 \.b8 \w+\[128\]", ptx)) == 3

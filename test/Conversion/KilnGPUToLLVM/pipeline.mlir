@@ -95,18 +95,20 @@ func.func @reuse(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %slot: i32, %x: tensor<
 // -----
 
 // TMA copies (sm_90a): the tensor map parameter is passed by value, 128
-// bytes aligned to 64, and read in the parameter space. Thread 0
-// initializes the three mbarriers after the slots (two arrivals each) and
+// bytes aligned to 64, and read in the parameter space. Thread 0 (under a
+// branch) initializes the three mbarriers after the slots (two arrivals each) and
 // fences them; a barrier. A copy: thread 0 arrives expecting the 4 KiB tile;
 // the 8 boxes of A (8 rows of 64 bytes) are one predicated instruction for
 // the lanes of the first warp. The wait spins on the phase parity, then a
-// barrier; after the loop, a barrier and thread 0 invalidates the
+// barrier; after the loop, a barrier and thread 0 (under a branch) invalidates the
 // mbarriers. Shared memory: the dot's scratch (8 KiB, for B in registers),
 // then the slots (24 KiB) and the mbarriers (24 bytes).
 // CHECK: module attributes {{{.*}}kiln_gpu.shared = 32792 : i32
 // CHECK-LABEL: llvm.func @tma
 // CHECK-SAME: %{{[^:]*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
-// CHECK: @p mbarrier.init.shared::cta.b64 [$1], 2;\0A@p mbarrier.init.shared::cta.b64 [$2], 2;\0A@p mbarrier.init.shared::cta.b64 [$3], 2;\0A@p fence.mbarrier_init.release.cluster;
+// CHECK: llvm.cond_br
+// CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.fence.mbarrier.init
 // CHECK: nvvm.barrier0
 // CHECK: @p mbarrier.arrive.expect_tx.shared::cta.b64 state, [$1], $2;
 // CHECK: @p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$1], [$2, {$3, $4}], [$5];
@@ -115,7 +117,8 @@ func.func @reuse(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %slot: i32, %x: tensor<
 // CHECK: nvvm.barrier0
 // CHECK: wgmma.mma_async
 // CHECK: nvvm.barrier0
-// CHECK: @p mbarrier.inval.shared::cta.b64 [$1];\0A@p mbarrier.inval.shared::cta.b64 [$2];\0A@p mbarrier.inval.shared::cta.b64 [$3];
+// CHECK: llvm.cond_br
+// CHECK-COUNT-3: nvvm.mbarrier.inval %{{.*}} : !llvm.ptr<3>
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
