@@ -28,7 +28,7 @@ from typing import Any, Callable, ClassVar, Generic, Iterator, Optional, TypeVar
 from kiln.errors import KilnError
 from kiln.runtime.autotuner import CACHE_ENV as AUTOTUNING_CACHE_ENV
 from kiln.runtime.autotuner import PRINT_ENV as AUTOTUNING_PRINT_ENV
-from kiln.runtime.backends import DEBUG_ENV, FP_FUSION_ENV, parse_flag
+from kiln.runtime.launch_settings import DEBUG_ENV, FP_FUSION_ENV, parse_flag
 from kiln.runtime.disk_cache import CACHE_DIR_ENV, DISABLE_ENV, default_cache_dir
 
 __all__ = ["KnobNotSupported", "Knob", "base_knobs", "cache_knobs", "runtime_knobs", "language_knobs",

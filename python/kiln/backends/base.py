@@ -81,7 +81,7 @@ class LoadedKernel:
         arg_codes: the argument packing codes the launch uses.
         shared: dynamic shared memory bytes; num_warps: warps per program.
         n_regs / n_spills: registers per thread and spilled bytes per thread.
-        launcher: the :class:`kiln.runtime.cpu.CpuLauncher` of a CPU kernel, else None.
+        launcher: the :class:`kiln.runtime.cpu_launcher.CpuLauncher` of a CPU kernel, else None.
     """
 
     __slots__ = ("kernel", "launch", "backend", "module", "function", "arg_codes", "shared", "num_warps", "n_regs",
@@ -165,8 +165,8 @@ class Backend(abc.ABC):
         """Raises unless array argument ``name`` can be passed to a launch on ``device``.
 
         Args:
-            kind: the argument's :class:`kiln.runtime.cpu.ArrayKind`.
-            where: :func:`kiln.runtime.backends.array_device` of the value
+            kind: the argument's :class:`kiln.runtime.arrays.ArrayKind`.
+            where: :func:`kiln.runtime.launch_settings.array_device` of the value
                 ("cpu", "cuda:0", ...).
 
         Returns:
@@ -181,7 +181,7 @@ class Backend(abc.ABC):
         """Backend-specific keyword options for ``compile_jit_function``.
 
         ``kernel`` is the JITFunction, ``environment`` the raw values of
-        :func:`kiln.runtime.backends.environment`. The options are part of
+        :func:`kiln.runtime.launch_settings.environment`. The options are part of
         the JIT's compile cache key. None by default.
         """
         return {}
@@ -226,7 +226,7 @@ class Backend(abc.ABC):
     def keep(self, loaded: LoadedKernel, forget: Callable[[], None]) -> None:
         """Called when the JIT caches ``loaded``; a backend that bounds the
         code it keeps calls ``forget`` later to drop the kernel from the JIT's
-        caches (the CPU backend: :class:`kiln.runtime.cpu.CodeCache`). By
+        caches (the CPU backend: :class:`kiln.runtime.cpu_launcher.CodeCache`). By
         default every loaded kernel is kept."""
 
     def init_handles(self, compiled: "CompiledKernel") -> None:

@@ -5,8 +5,8 @@ LLVM IR) and keeps the ``kiln._C.cpu.Kernel`` on ``CompiledKernel.cpu``.
 ``num_warps`` and ``num_stages`` are recorded, not used. The processor it
 compiles for is ``$KILN_CPU_TARGET`` (default: the host); a kernel compiled
 for one the host cannot run is refused at launch. Host arrays are
-recognized by :mod:`kiln.runtime.cpu`, whose :class:`CpuLauncher` is the
-launch callable. See docs/design/cpu_backend.md.
+recognized by :mod:`kiln.runtime.arrays`; :class:`kiln.runtime.cpu_launcher.CpuLauncher`
+is the launch callable. See docs/design/cpu_backend.md.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from typing import Any, Callable, Hashable, Mapping, Optional, Sequence
 from kiln import _C
 from kiln.backends.base import Backend, LoadedKernel, launch_codes
 from kiln.compiler.compiler import CompiledKernel, located_error, pipeline_text, run_pipeline
-from kiln.runtime import backends as _settings
-from kiln.runtime import cpu as _arrays
+from kiln.runtime import launch_settings as _settings
+from kiln.runtime import arrays as _arrays
+from kiln.runtime import cpu_launcher as _launcher
 
 __all__ = ["CpuBackend"]
 
@@ -111,7 +112,7 @@ class CpuBackend(Backend):
         checked = bool(options.get("checked", False))
         # Only the runtime parameters reach the host kernel: constexprs are compiled in.
         codes = launch_codes(signature, kernel.runtime_names)
-        launcher: Any = _arrays.CpuLauncher(host, kernel.__name__, kernel.runtime_positions, kernel.runtime_names,
+        launcher: Any = _launcher.CpuLauncher(host, kernel.__name__, kernel.runtime_positions, kernel.runtime_names,
                                             codes, kinds, checked)
         missing = list(host.missing_features)
         if missing:
@@ -124,7 +125,7 @@ class CpuBackend(Backend):
     def keep(self, loaded: LoadedKernel, forget: Callable[[], None]) -> None:
         """At most ``KILN_CPU_CODE_CACHE_SIZE`` kernels stay loaded, the least
         recently launched evicted first."""
-        _arrays.CODE_CACHE.add(loaded.launcher, forget)
+        _launcher.CODE_CACHE.add(loaded.launcher, forget)
 
 class _UnrunnableLauncher:
     """The launch of a kernel compiled for a processor the host is not: a
@@ -135,7 +136,7 @@ class _UnrunnableLauncher:
 
     def __init__(self, kernel_name: str, target: str, missing: Sequence[str]) -> None:
         # Never launched: the code cache evicts it by its compile time.
-        self.last_launch = _arrays.launch_stamp()
+        self.last_launch = _launcher.launch_stamp()
         self.message = (f"kernel {kernel_name}: {_settings.CPU_TARGET_ENV}={target!r} needs CPU features this host "
                         f"lacks ({', '.join(missing)}); such a kernel can be compiled (warmup=True) and its "
                         f"asm read, but not launched here")

@@ -24,8 +24,8 @@ from kiln.compiler.compiler import (CompiledKernel, error_at, error_at_kernel, l
 from kiln.compiler.ptx_lines import first_error_location
 from kiln.compiler.specialization import AGGREGATE_TYPES, TENSOR_MAP_TYPE
 from kiln.errors import OutOfResources
-from kiln.runtime import backends as _settings
-from kiln.runtime import cpu as _arrays
+from kiln.runtime import launch_settings as _settings
+from kiln.runtime import arrays as _arrays
 from kiln.runtime import driver as _driver
 
 __all__ = ["CheckedLaunch", "NvidiaBackend", "STAGES", "find_ptxas"]

@@ -29,7 +29,7 @@ import os
 from typing import Any, Optional
 
 import kiln.compat
-from kiln.runtime.backends import BACKEND_ENV
+from kiln.runtime.launch_settings import BACKEND_ENV
 
 kiln.compat.install()
 

@@ -458,7 +458,7 @@ def compile(
             divisible_by_16=frozenset(name for name, ty in signature.items() if ty.startswith("*")),
             equal_to_1=frozenset(),
         )
-    from kiln.runtime.backends import check_maxnreg, check_num_ctas
+    from kiln.runtime.launch_settings import check_maxnreg, check_num_ctas
 
     check_maxnreg(maxnreg, "kiln.compile")
     check_num_ctas(num_ctas, f"kiln.compile({fn.__name__})")

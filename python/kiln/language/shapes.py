@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 from kiln.errors import CompilationError
 from kiln.language import reduction, semantic
-from kiln.language.core import _unwrap, block_type, builtin, expand_dims, int32, tensor
+from kiln.language.core import _unwrap, builtin, expand_dims, int32, tensor
 from kiln.runtime.jit import jit
 
 Builder = Any
@@ -91,7 +91,7 @@ def reshape_impl(x: tensor, shape: list[int], b: Builder) -> tensor:
         return semantic.splat(x, shape, b)
     if x.shape == shape:
         return x
-    return tensor(b.reshape(x.handle, shape), block_type(x.dtype, shape))
+    return semantic.block_result(b.reshape(x.handle, shape), x.dtype)
 
 
 def permute_impl(x: tensor, dims: list[int], b: Builder) -> tensor:
@@ -104,8 +104,7 @@ def permute_impl(x: tensor, dims: list[int], b: Builder) -> tensor:
                     f"(block of shape {x.shape})")
     if dims == list(range(rank)):
         return x
-    shape = [x.shape[d] for d in dims]
-    return tensor(b.trans(x.handle, dims), block_type(x.dtype, shape))
+    return semantic.block_result(b.trans(x.handle, dims), x.dtype)
 
 
 def _same_dtype(x: tensor, y: tensor, what: str) -> None:
@@ -120,9 +119,9 @@ def join_impl(a: Any, c: Any, b: Builder) -> tensor:
     if not x.shape:
         # Two scalars: a block of two elements.
         x, y = semantic.splat(x, [1], b), semantic.splat(y, [1], b)
-        joined = tensor(b.join(x.handle, y.handle), block_type(x.dtype, [1, 2]))
+        joined = semantic.block_result(b.join(x.handle, y.handle), x.dtype)
         return reshape_impl(joined, [2], b)
-    return tensor(b.join(x.handle, y.handle), block_type(x.dtype, x.shape + [2]))
+    return semantic.block_result(b.join(x.handle, y.handle), x.dtype)
 
 
 def split_impl(a: Any, b: Builder, generator: Generator) -> tuple[tensor, tensor]:
@@ -133,8 +132,7 @@ def split_impl(a: Any, b: Builder, generator: Generator) -> tuple[tensor, tensor
     if was_rank_1:
         x = semantic.expand_dims(x, 0, b)
     lhs, rhs = b.split(x.handle)
-    ty = block_type(x.dtype, x.shape[:-1])
-    out = tensor(lhs, ty), tensor(rhs, ty)
+    out = semantic.block_result(lhs, x.dtype), semantic.block_result(rhs, x.dtype)
     if was_rank_1:
         return _unsplat(out[0], b, generator), _unsplat(out[1], b, generator)
     return out
@@ -242,7 +240,7 @@ def cat(input: Any, other: Any, can_reorder: bool = False, _builder: Builder = N
     if len(x.shape) != 1 or x.shape != y.shape:
         raise _fail(f"kl.cat takes two 1-D blocks of one shape, got shapes {x.shape} and {y.shape}")
     _same_dtype(x, y, "cat")
-    return tensor(_builder.cat(x.handle, y.handle), block_type(x.dtype, [2 * x.shape[0]]))
+    return semantic.block_result(_builder.cat(x.handle, y.handle), x.dtype)
 
 
 @builtin
@@ -279,7 +277,7 @@ def gather(src: Any, index: Any, axis: Any, _builder: Builder = None) -> tensor:
         if d != a and x.shape[d] != idx.shape[d]:
             raise _fail(f"kl.gather index dim {d} must match the source (all dims but axis {a}), got shapes "
                         f"{x.shape} and {idx.shape}")
-    return tensor(_builder.gather(x.handle, idx.handle, a), block_type(x.dtype, idx.shape))
+    return semantic.block_result(_builder.gather(x.handle, idx.handle, a), x.dtype)
 
 
 @builtin

@@ -41,7 +41,7 @@ import warnings
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from kiln.errors import AutotunerError, CompilationError, LaunchOptionError, OutOfResources
-from kiln.runtime import backends as _backends
+from kiln.runtime import launch_settings as _settings
 from kiln.runtime.jit import JITFunction, KernelInterface
 
 __all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CACHE_ENV", "PRINT_ENV"]
@@ -85,7 +85,7 @@ class Config:
             raise LaunchOptionError(f"kiln.Config: num_stages must be a positive int, got {num_stages!r}")
         if not isinstance(num_ctas, int) or isinstance(num_ctas, bool) or num_ctas < 1:
             raise ValueError(f"kiln.Config: num_ctas must be a positive int, got {num_ctas!r}")
-        _backends.check_maxnreg(maxnreg, "kiln.Config")
+        _settings.check_maxnreg(maxnreg, "kiln.Config")
         if pre_hook is not None and not callable(pre_hook):
             raise TypeError(f"kiln.Config: pre_hook must be callable, got {type(pre_hook).__name__}")
         self.kwargs = dict(kwargs)
@@ -180,7 +180,7 @@ def _check_names(kernel: JITFunction, names: Iterable[str], what: str) -> list[s
 
 
 def _print_enabled() -> bool:
-    return _backends.parse_flag(os.environ.get(PRINT_ENV), PRINT_ENV)
+    return _settings.parse_flag(os.environ.get(PRINT_ENV), PRINT_ENV)
 
 
 def _first_line(error: BaseException) -> str:
@@ -412,10 +412,10 @@ class Autotuner(_KernelWrapper):
             value = named.get(name)
             if hasattr(value, "dtype"):
                 key.append(str(value.dtype))
-                device = _backends.array_device(value)
+                device = _settings.array_device(value)
                 if device is not None and device not in devices:
                     devices.append(device)
-        from_env = _backends.environment()[0]
+        from_env = _settings.environment()[0]
         if isinstance(from_env, bytes):
             from_env = from_env.decode(errors="replace")
         forced = kwargs.get("backend") or self.kernel.backend or from_env
@@ -457,7 +457,7 @@ class Autotuner(_KernelWrapper):
     def _tune(self, key: tuple, args: tuple, kwargs: dict[str, Any], named: dict[str, Any]) -> bool:
         """Fills ``cache[key]``; returns True when the timings came from the disk cache."""
         configs = self.prune_configs(kwargs, named)
-        use_disk = ((self.cache_results or _backends.parse_flag(os.environ.get(CACHE_ENV), CACHE_ENV))
+        use_disk = ((self.cache_results or _settings.parse_flag(os.environ.get(CACHE_ENV), CACHE_ENV))
                     and not any(config.pre_hook is not None for config in configs))
         path = self._disk_cache_path(key, configs) if use_disk else None
         timings = _read_timings(path, configs) if path is not None else None
@@ -526,7 +526,7 @@ class Autotuner(_KernelWrapper):
         from kiln.testing import do_bench
 
         metadata = getattr(compiled, "metadata", None) or {}
-        device = "cpu" if metadata.get("backend") == _backends.CPU else "cuda"
+        device = "cpu" if metadata.get("backend") == _settings.CPU else "cuda"
         return do_bench(kernel_call, warmup=self.num_warmups if self.num_warmups is not None else 25,
                         rep=self.num_reps if self.num_reps is not None else 100, quantiles=_QUANTILES, device=device)
 

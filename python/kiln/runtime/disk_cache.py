@@ -50,7 +50,7 @@ from kiln.compiler.frontend import global_scope, is_kernel_source
 from kiln.compiler.specialization import Specialization
 from kiln.language.compile_time import is_constexpr_function
 from kiln.language.core import constexpr, dtype
-from kiln.runtime.backends import parse_flag
+from kiln.runtime.launch_settings import parse_flag
 
 __all__ = ["CACHE_DIR_ENV", "DISABLE_ENV", "CacheKey", "build_identity", "cache_dir", "default_cache_dir", "kernel_key", "read", "write"]
 

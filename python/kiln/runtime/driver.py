@@ -279,7 +279,7 @@ class ActiveDriver:
     @staticmethod
     def uses_gpu() -> bool:
         """Whether kernels launched on this driver's tensors run on a GPU."""
-        from kiln.runtime import backends as _settings
+        from kiln.runtime import launch_settings as _settings
 
         return _settings.normalize(_settings.environment()[0], _settings.BACKEND_ENV) != _settings.CPU and \
             is_available()

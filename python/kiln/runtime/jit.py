@@ -13,31 +13,15 @@ compile options, loading, the launch call) is asked of the chosen
 dispatches.
 
 Which backend runs a launch is decided once per key (see
-:mod:`kiln.runtime.backends`): the ``backend=`` launch option, then
+:mod:`kiln.runtime.launch_settings`): the ``backend=`` launch option, then
 ``kiln.jit(backend=...)``, then ``$KILN_BACKEND``, then the arrays (CPU arrays
 run on the CPU, CUDA tensors on the GPU). The launch option and the raw
 values of ``$KILN_BACKEND``, ``$KILN_CPU_CHECKED``, ``$KILN_DEBUG`` and
 ``$KILN_CHECKED`` are part of the key.
 
-The key. Every launch computes one key piece per parameter through a
-per-parameter dispatch table indexed by the argument's exact class, so the
-hot path is one dict lookup and one small function call per argument:
-
-* tensors (anything with ``data_ptr()`` and ``dtype``): (dtype, address
-  divisible by 16, device index, -1 on the CPU); numpy arrays: (dtype,
-  aligned, -1); other ``__array_interface__`` / ``__dlpack__`` objects:
-  (class, element type, aligned, device); reinterpreted arrays
-  (``kiln.reinterpret``'s TensorWrapper): (marker, the element type kernels
-  see, the base's piece);
-* ``int``: its type code ("i32", "i64", "u64"), suffixed ":1" when it equals 1
-  and ":16" when it is divisible by 16; ``bool``: "i1"; ``float``: "fp32";
-* constexpr parameters: (class, value); None for any parameter: a None
-  marker (it is compiled in as the constexpr None, as Triton does);
-* tuples: a marker followed by each element's piece, computed the same way
-  (so the key covers the tuple's structure); ``kl.constexpr`` objects, dtypes
-  and strings: (class, value), since they are compiled in;
-* parameters in ``do_not_specialize`` drop the alignment/divisibility flags
-  (of every element, for a tuple).
+The key (see :mod:`kiln.runtime.jit_keys`) is computed per launch; the miss
+path (see :mod:`kiln.runtime.jit_arguments`) validates and describes the
+arguments.
 
 Tuple arguments (Triton 3.x): a tuple (possibly nested) is flattened into one
 kernel parameter per leaf, named by its index path (``t[0]``, ``t[1][0]``;
@@ -67,399 +51,27 @@ import inspect
 import json
 import textwrap
 import threading
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, TypeVar, Union, overload
+from typing import Any, Callable, Iterable, Optional, TypeVar, Union, overload
 
 from kiln import backends as _registry
 from kiln.backends.base import Backend, LoadedKernel
-from kiln.compiler.specialization import (TENSOR_DESCRIPTOR_TYPE, TENSOR_MAP_TYPE, TUPLE_TYPE, Specialization, child_name,
-                                          is_named_tuple_class)
+from kiln.compiler.specialization import Specialization
 from kiln.errors import LaunchOptionError
-from kiln.runtime import backends as _backends
+from kiln.runtime import launch_settings as _settings
 from kiln.runtime import _async_compile
-from kiln.runtime import cpu as _cpu
 from kiln.runtime.interface import KernelInterface, MockTensor
 from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret, type_canonicalisation_dict
+
+from kiln.runtime.jit_keys import (_SPECIALIZED, _PLAIN, _CONSTEXPR, _is_constexpr_annotation, _annotated_scalar_type,
+                                   _AnnotatedTable, _is_const_annotation)
+from kiln.runtime.jit_arguments import (JitFunctionInfo, _full_name, serialize_specialization_data, _DeviceCaches,
+                                        _DeviceRoutes, _EMPTY, _FlatKernel, _array_leaves, _flattening_launch,
+                                        _CompilePlan, ArgumentDescriber)
 
 __all__ = ["JITFunction", "KernelInterface", "LoadedKernel", "MockTensor", "TensorWrapper", "jit", "reinterpret",
            "type_canonicalisation_dict"]
 
 T = TypeVar("T")
-
-_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-_UINT64_MAX = 2**64 - 1
-
-# Key pieces for arguments the miss path must reject with a clear error.
-_UNSUPPORTED = "<unsupported>"
-_OVERFLOW = "<overflow>"
-# The key piece of None (compiled in as the constexpr None).
-_NONE = "<None>"
-# The first item of a tuple argument's key piece.
-_TUPLE = "<tuple>"
-# The first item of a host tensor descriptor's key piece.
-_DESCRIPTOR = "<tensordesc>"
-# The first item of a reinterpreted array's (TensorWrapper's) key piece.
-_WRAPPER = "<reinterpret>"
-
-# Pointer element types by the dtype's name (the part after "torch.").
-_DTYPE_CODES = {
-    "bool": "i1",
-    "int8": "i8",
-    "int16": "i16",
-    "int32": "i32",
-    "int64": "i64",
-    "uint8": "u8",
-    "uint16": "u16",
-    "uint32": "u32",
-    "uint64": "u64",
-    "float16": "fp16",
-    "bfloat16": "bf16",
-    "float32": "fp32",
-    "float64": "fp64",
-    "float8_e4m3fn": "fp8e4nv",
-    "float8_e5m2": "fp8e5",
-    "float8_e4m3fnuz": "fp8e4b8",
-    "float8_e5m2fnuz": "fp8e5b16",
-}
-
-def _int_code(value: int) -> Optional[str]:
-    """The narrowest of i32, i64, u64 that holds ``value``, else None."""
-    if _INT32_MIN <= value <= _INT32_MAX:
-        return "i32"
-    if _INT64_MIN <= value <= _INT64_MAX:
-        return "i64"
-    if 0 <= value <= _UINT64_MAX:
-        return "u64"
-    return None
-
-
-# -- key pieces: specialized parameters --------------------------------------
-
-
-def _int_key(value: int) -> str:
-    if _INT32_MIN <= value <= _INT32_MAX:
-        if value == 1:
-            return "i32:1"
-        return "i32" if value & 15 else "i32:16"
-    code = _int_code(value)
-    if code is None:
-        return _OVERFLOW
-    return code if value & 15 else code + ":16"
-
-
-def _tensor_key(value: Any) -> tuple:
-    address = value.data_ptr()
-    # A null address (a meta tensor, or an empty one) gets its own key: the
-    # miss path refuses meta tensors, which would launch on address 0.
-    return (value.dtype, not address & 15 if address else None, value.get_device())
-
-
-def _pointer_key(value: Any) -> tuple:
-    """Duck-typed arrays: data_ptr() and dtype, maybe no get_device()."""
-    dtype = getattr(value, "dtype", None)
-    if dtype is None:
-        return (_UNSUPPORTED, value.__class__)
-    address = value.data_ptr()
-    return (dtype, not address & 15 if address else None, _device_index(value))
-
-
-# -- key pieces: do_not_specialize parameters ---------------------------------
-
-
-def _int_key_plain(value: int) -> str:
-    code = _int_code(value)
-    return _OVERFLOW if code is None else code
-
-
-def _tensor_key_plain(value: Any) -> tuple:
-    return (value.dtype, value.get_device(), not value.data_ptr())
-
-
-def _pointer_key_plain(value: Any) -> tuple:
-    dtype = getattr(value, "dtype", None)
-    if dtype is None:
-        return (_UNSUPPORTED, value.__class__)
-    return (dtype, _device_index(value), not value.data_ptr())
-
-
-# Read-only arrays get their own keys: the miss path refuses them for
-# parameters the kernel writes.
-def _numpy_key(value: Any) -> tuple:
-    return (value.dtype, not value.ctypes.data & 15, -1, value.flags.writeable)
-
-
-def _numpy_key_plain(value: Any) -> tuple:
-    return (value.dtype, -1, value.flags.writeable)
-
-
-def _array_key(value: Any) -> tuple:
-    """Other array protocols: slow, but their users are not benchmarks."""
-    cls = value.__class__
-    kind = _cpu.array_kind(cls)
-    try:
-        device = _backends.array_device(value)
-        if device != _backends.CPU:
-            return (cls, device)
-        return (cls, _cpu.element_name(value, kind), not _cpu.address_of(value, kind) & 15,
-                _cpu.read_only(value, kind))
-    except Exception:  # noqa: BLE001 - the miss path re-examines it and explains
-        return (_UNSUPPORTED, cls)
-
-
-def _array_key_plain(value: Any) -> tuple:
-    key = _array_key(value)
-    return key[:2] + key[3:]
-
-
-def _bool_key(value: bool) -> str:
-    return "i1"
-
-
-def _float_key(value: float) -> str:
-    return "fp32"
-
-
-def _none_key(value: None) -> str:
-    return _NONE
-
-
-def _device_index(value: Any) -> Optional[int]:
-    """A duck-typed array's CUDA device index, -1 on the CPU, None if unknown."""
-    get_device = getattr(value, "get_device", None)
-    if get_device is not None:
-        return get_device()
-    device = getattr(value, "device", None)
-    if device is None:
-        return None
-    if getattr(device, "type", None) == "cpu" or device == "cpu":
-        return -1
-    return getattr(device, "index", None)
-
-
-class _KeyTable(dict):
-    """Maps an argument's class to the function computing its key piece.
-
-    Classes are added on first sight (``__missing__``), so each later lookup
-    is a plain dict hit.
-    """
-
-    def __init__(self, entries: dict, tensor_key: Callable, pointer_key: Callable, numpy_key: Callable,
-                 array_key: Callable):
-        super().__init__(entries)
-        self._tensor_key = tensor_key
-        self._pointer_key = pointer_key
-        self._numpy_key = numpy_key
-        self._array_key = array_key
-
-    def _tuple_key(self, value: tuple) -> tuple:
-        """A tuple's piece: its elements' pieces (so its structure too)."""
-        return (_TUPLE, *[self[item.__class__](item) for item in value])
-
-    def _named_tuple_key(self, value: tuple) -> tuple:
-        """A named tuple's piece: its class (the kernel reads fields by
-        name) and its elements' pieces."""
-        return (_TUPLE, value.__class__, *[self[item.__class__](item) for item in value])
-
-    def _descriptor_key(self, value: Any) -> tuple:
-        """A host TensorDescriptor's piece: its base's, shape's and strides'
-        pieces, its block shape and padding, and what is wrong with its
-        layout (so a bad one never hits a key that was checked)."""
-        base = value.base
-        return (_DESCRIPTOR, self[base.__class__](base), self._tuple_key(value.shape),
-                self._tuple_key(value.strides), tuple(value.block_shape), value.padding, value.layout_problem())
-
-    def _wrapper_key(self, value: Any) -> tuple:
-        """A reinterpreted array's piece: the element type kernels see, and
-        its base's piece (address alignment, device, read-only)."""
-        base = value.base
-        return (_WRAPPER, value.dtype, self[base.__class__](base))
-
-    def __missing__(self, cls: type) -> Callable[[Any], Any]:
-        kind = _cpu.array_kind(cls)
-        if getattr(cls, "__kiln_tensor_descriptor__", False):
-            key = self._descriptor_key
-        elif getattr(cls, "__kiln_tensor_wrapper__", False):
-            key = self._wrapper_key
-        elif _is_compile_time_class(cls):
-            # Compile-time leaves of tuples: their value is compiled in.
-            key = _constexpr_key
-        elif is_named_tuple_class(cls):
-            key = self._named_tuple_key
-        elif issubclass(cls, tuple):
-            key = self._tuple_key
-        elif kind == _cpu.ArrayKind.TORCH:
-            key = self._tensor_key if hasattr(cls, "get_device") else self._pointer_key
-        elif kind == _cpu.ArrayKind.NUMPY:
-            key = self._numpy_key
-        elif kind is not None:
-            key = self._array_key
-        elif issubclass(cls, bool):
-            key = _bool_key
-        elif issubclass(cls, int):
-            key = self[int]
-        elif issubclass(cls, float):
-            key = _float_key
-        else:
-            return _unsupported_key  # not cached: unsupported classes stay rare
-        self[cls] = key
-        return key
-
-
-def _unsupported_key(value: Any) -> tuple:
-    return (_UNSUPPORTED, value.__class__)
-
-
-def _is_compile_time_class(cls: type) -> bool:
-    """Classes of values that are compile-time leaves inside tuples:
-    ``kl.constexpr`` objects, dtypes, strings and jit functions."""
-    if cls.__name__ == "constexpr" or issubclass(cls, str) or _is_jit_function_class(cls):
-        return True
-    try:
-        from kiln.language.core import dtype  # imported late: language imports the runtime
-    except ImportError:
-        return False
-    return issubclass(cls, dtype)
-
-
-def _is_jit_function_class(cls: type) -> bool:
-    """A ``@kiln.jit`` function passed as an argument is compiled in (as a
-    Triton constexpr): the kernel calls it like a global jit function."""
-    return issubclass(cls, JITFunction)
-
-
-_SPECIALIZED = _KeyTable(
-    {int: _int_key, bool: _bool_key, float: _float_key, type(None): _none_key},
-    _tensor_key,
-    _pointer_key,
-    _numpy_key,
-    _array_key,
-)
-_PLAIN = _KeyTable(
-    {int: _int_key_plain, bool: _bool_key, float: _float_key, type(None): _none_key},
-    _tensor_key_plain,
-    _pointer_key_plain,
-    _numpy_key_plain,
-    _array_key_plain,
-)
-
-# Constexpr values whose class alone makes (class, value) a faithful key.
-_PLAIN_CONSTEXPR_CLASSES = frozenset({int, bool, float, str, type(None)})
-
-
-def _constexpr_value(value: Any) -> Any:
-    """Unwraps ``kl.constexpr(v)`` objects passed as arguments."""
-    if value.__class__.__name__ == "constexpr" and hasattr(value, "value"):
-        return value.value
-    return value
-
-
-def _constexpr_key(value: Any) -> tuple:
-    cls = value.__class__
-    if cls in _PLAIN_CONSTEXPR_CLASSES:
-        return (cls, value)
-    value = _constexpr_value(value)
-    return (value.__class__, value)
-
-
-class _ConstexprTable(dict):
-    """Every class maps to the constexpr key function."""
-
-    def __missing__(self, cls: type) -> Callable[[Any], Any]:
-        return _constexpr_key
-
-
-_CONSTEXPR = _ConstexprTable()
-
-
-def _is_constexpr_annotation(annotation: Any) -> bool:
-    """True for ``kl.constexpr`` or its spelling as a string annotation."""
-    if annotation is inspect.Parameter.empty:
-        return False
-    if isinstance(annotation, str):
-        return annotation.strip().rsplit(".", 1)[-1] == "constexpr"
-    try:
-        from kiln.language import constexpr  # imported late: language imports the runtime
-    except ImportError:
-        constexpr = None
-    if constexpr is not None and (annotation is constexpr or isinstance(annotation, constexpr)):
-        return True
-    return getattr(annotation, "__name__", None) == "constexpr"
-
-
-# Scalar dtype annotations by the name a kernel spells (``v: kl.uint8`` or
-# the string ``"tl.uint8"``): the parameter's signature type, as Triton's
-# annotated parameters. Other annotations (``torch.Tensor``, ``int``) are
-# ignored, as in Triton.
-_ANNOTATION_TYPES = {
-    "int1": "i1", "uint1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
-    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
-}
-_ANNOTATED = "<annotated>"
-
-
-def _annotated_scalar_type(annotation: Any) -> Optional[str]:
-    """The signature type a scalar dtype annotation gives its parameter, or
-    None for any other annotation."""
-    if annotation is inspect.Parameter.empty:
-        return None
-    if isinstance(annotation, str):
-        return _ANNOTATION_TYPES.get(annotation.strip().rsplit(".", 1)[-1])
-    try:
-        import kiln.language as language  # imported late: language imports the runtime
-    except ImportError:
-        return None
-    for name, code in _ANNOTATION_TYPES.items():
-        if getattr(language, name, None) is annotation:
-            return code
-    return None
-
-
-def _annotated_range(code: str) -> Optional[tuple[int, int]]:
-    """The values an integer signature type holds (None for a float type
-    and for i1, which takes any int's truth value)."""
-    if code == "i1":
-        return None  # any int: the launcher takes its truth value, as for a bool
-    if code.startswith("i"):
-        width = int(code[1:])
-        return (-(1 << (width - 1)), (1 << (width - 1)) - 1)
-    if code.startswith("u"):
-        return (0, (1 << int(code[1:])) - 1)
-    return None
-
-
-class _AnnotatedTable(dict):
-    """Key pieces of a parameter with a scalar dtype annotation: a Python
-    scalar's piece is the annotated type alone (the launcher converts the
-    value to it); any other value keeps the usual piece."""
-
-    def __init__(self, code: str, other: _KeyTable):
-        super().__init__()
-        self._piece = (_ANNOTATED, code)
-        self._other = other
-
-    def __missing__(self, cls: type) -> Callable[[Any], Any]:
-        if issubclass(cls, (int, float)):
-            piece = self._piece
-            key = lambda value: piece  # noqa: E731 - one constant per parameter
-        else:
-            key = self._other[cls]
-        self[cls] = key
-        return key
-
-
-def _is_const_annotation(annotation: Any) -> bool:
-    """True for ``kl.const`` (a pointer to constant data) or its spelling as
-    a string annotation."""
-    if annotation is inspect.Parameter.empty:
-        return False
-    if isinstance(annotation, str):
-        return annotation.strip().rsplit(".", 1)[-1] == "const"
-    try:
-        from kiln.language import const  # imported late: language imports the runtime
-    except ImportError:
-        return False
-    return annotation is const
 
 
 def _compile_jit_function(jit_fn: "JITFunction", signature: dict, constexprs: dict, attrs: Specialization,
@@ -475,204 +87,8 @@ def _compile_jit_function(jit_fn: "JITFunction", signature: dict, constexprs: di
     return compile_jit_function(jit_fn, signature, constexprs, attrs, target, num_warps, num_stages, **options)
 
 
-class JitFunctionInfo:
-    """The kernel a JIT hook is called for (Triton's ``fn=`` argument of
-    ``knobs.runtime.jit_cache_hook``): its module, name and jit function."""
 
-    __slots__ = ("module", "name", "jit_function")
-
-    def __init__(self, module: str, name: str, jit_function: "JITFunction") -> None:
-        self.module = module
-        self.name = name
-        self.jit_function = jit_function
-
-
-def _full_name(fn: "JITFunction") -> str:
-    return f"{fn.__module__}.{fn.__qualname__}"
-
-
-def serialize_specialization_data(fn: "JITFunction", signature: Mapping[str, str], constexprs: Mapping[str, Any],
-                                  attrs: Specialization, target: str, num_warps: int, num_stages: int,
-                                  options: Mapping[str, Any]) -> Optional[str]:
-    """The JSON text of one specialization of ``fn``, which
-    :meth:`JITFunction.preload` compiles again; None when a compile-time
-    value has no JSON spelling (a jit function passed as an argument, a
-    named tuple), as such a specialization cannot be rebuilt from text."""
-    from kiln.runtime import disk_cache as _disk_cache
-    if attrs.named_tuples:
-        return None
-    try:
-        return json.dumps({
-            "name": _full_name(fn),
-            "signature": [[path, ty] for path, ty in signature.items()],
-            "constexprs": [[path, _disk_cache.encode_constant(value)] for path, value in constexprs.items()],
-            "divisible_by_16": sorted(attrs.divisible_by_16),
-            "equal_to_1": sorted(attrs.equal_to_1),
-            "options": [[option, _disk_cache.encode_constant(value)] for option, value in sorted(options.items())],
-            "target": target,
-            "num_warps": num_warps,
-            "num_stages": num_stages,
-        })
-    except _disk_cache.Uncacheable:
-        return None
-
-
-class _KernelCacheView:
-    """``device_caches[device][0]``: the kernels of one jit function loaded
-    on one device, by launch key."""
-
-    def __init__(self, fn: "JITFunction", device: Any) -> None:
-        self._fn = fn
-        self._device = device
-
-    def __len__(self) -> int:
-        return len(self._fn.cache.get(self._device, {}))
-
-    def __iter__(self) -> Iterator[tuple]:
-        return iter(list(self._fn.cache.get(self._device, {})))
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._fn.cache.get(self._device, {})
-
-    def __getitem__(self, key: tuple) -> Any:
-        return self._fn.cache.get(self._device, {})[key].kernel
-
-    def clear(self) -> None:
-        fn = self._fn
-        with fn._miss_lock:
-            for key, loaded in list(fn.cache.get(self._device, {}).items()):
-                fn._forget(key, self._device, loaded)
-            fn._compiled.clear()
-
-
-class _DeviceCaches:
-    """``JITFunction.device_caches``: ``[device]`` gives a tuple whose first
-    element is that device's :class:`_KernelCacheView` (Triton's tuple holds
-    its binder's internals after it; Kiln has none to show)."""
-
-    def __init__(self, fn: "JITFunction") -> None:
-        self._fn = fn
-
-    def __getitem__(self, device: Any) -> tuple:
-        return (_KernelCacheView(self._fn, device),)
-
-
-class _DeviceRoutes(dict):
-    """A multi-device backend's route for one key: {device: LoadedKernel}.
-
-    ``current_device`` is the backend's, so the hot path picks the current
-    device's kernel without knowing which backend it is.
-    """
-
-    __slots__ = ("current_device",)
-
-    def __init__(self, backend: Backend):
-        super().__init__()
-        self.current_device = backend.current_device
-
-
-_EMPTY = inspect.Parameter.empty
-
-
-class _Description:
-    """What the miss path learns of a launch's arguments.
-
-    Attributes:
-        signature: the type of every runtime leaf, and the marker type of
-            every aggregate, by path.
-        constexprs: the constexpr parameters' values, and those of
-            compile-time leaves of aggregates, by path.
-        divisible_by_16, equal_to_1: the specialized leaves' paths.
-        leaves: every leaf path (constexprs included), in launch order.
-        kinds: each runtime leaf's ArrayKind (None for scalars), in order.
-        aggregate: whether any argument was flattened (or compiled in).
-        read_only: the paths of the read-only array leaves.
-    """
-
-    __slots__ = ("signature", "constexprs", "divisible_by_16", "equal_to_1", "leaves", "kinds", "aggregate",
-                 "read_only", "named_tuples")
-
-    def __init__(self) -> None:
-        self.signature: dict[str, str] = {}
-        self.constexprs: dict[str, Any] = {}
-        self.divisible_by_16: list[str] = []
-        self.equal_to_1: list[str] = []
-        self.leaves: list[str] = []
-        self.kinds: list[Optional[str]] = []
-        self.aggregate = False
-        self.named_tuples: list[tuple[str, type]] = []
-        self.read_only: list[str] = []
-
-
-class _FlatKernel:
-    """A JITFunction seen by a backend's loader with its tuple arguments
-    flattened: ``arg_names`` are the leaf paths, ``runtime_positions`` and
-    ``runtime_names`` the runtime leaves; everything else is the kernel's."""
-
-    def __init__(self, kernel: "JITFunction", leaves: list[str], signature: dict[str, str]) -> None:
-        self._kernel = kernel
-        self.__name__ = kernel.__name__
-        self.arg_names = list(leaves)
-        self.runtime_positions = tuple(i for i, name in enumerate(leaves) if name in signature)
-        self.runtime_names = tuple(leaves[i] for i in self.runtime_positions)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._kernel, name)
-
-
-def _flatten_into(value: Any, out: list) -> None:
-    """Appends the leaves of an argument, depth first (the order of
-    :meth:`JITFunction._describe_value`)."""
-    if isinstance(value, tuple):
-        for item in value:
-            _flatten_into(item, out)
-    elif getattr(value.__class__, "__kiln_tensor_descriptor__", False):
-        _flatten_into(value.kernel_fields(), out)
-        # The tensor map's leaf: the backend's launcher encodes it from the
-        # descriptor (or skips it, where the target has no TMA unit).
-        out.append(value)
-    else:
-        out.append(value)
-
-
-def _array_leaves(path: str, value: Any, names: list[str], values: list[Any]) -> None:
-    """The leaves of an argument with their paths (for choosing the backend)."""
-    if isinstance(value, tuple):
-        for index, item in enumerate(value):
-            _array_leaves(child_name(path, index), item, names, values)
-    elif getattr(value.__class__, "__kiln_tensor_descriptor__", False):
-        _array_leaves(child_name(path, 0), value.base, names, values)
-    else:
-        names.append(path)
-        values.append(value)
-
-
-def _flattening_launch(launch: Callable[..., None], flatten: Callable[[tuple], tuple]) -> Callable[..., None]:
-    """``launch`` taking the kernel's bound arguments instead of the leaves."""
-
-    def flattened(grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
-        launch(grid_x, grid_y, grid_z, flatten(bound), num_threads)
-
-    return flattened
-
-
-class _CompilePlan:
-    """What compiling one miss takes: the backend, device, described
-    arguments, compile options, specialization and target."""
-
-    __slots__ = ("backend", "device", "described", "options", "attrs", "target")
-
-    def __init__(self, backend: Backend, device: Any, described: "_Description", options: dict,
-                 attrs: Specialization, target: str) -> None:
-        self.backend = backend
-        self.device = device
-        self.described = described
-        self.options = options
-        self.attrs = attrs
-        self.target = target
-
-
-class JITFunction(KernelInterface[T]):
+class JITFunction(ArgumentDescriber, KernelInterface[T]):
     """A kernel: call it as ``kernel[grid](*args, num_warps=..., num_stages=..., **kwargs)``.
 
     Attributes used by the compiler's frontend: ``fn``, ``src``, ``__name__``,
@@ -701,7 +117,7 @@ class JITFunction(KernelInterface[T]):
         if repr is not None and not callable(repr):
             raise TypeError(f"kiln.jit: repr must be a function of the specialization, got {type(repr).__name__}")
         self.repr = repr
-        self.backend = _backends.normalize(backend, f"kiln.jit({fn.__name__}): backend")
+        self.backend = _settings.normalize(backend, f"kiln.jit({fn.__name__}): backend")
         self.checked = checked
         self.fn = fn
         self.__name__ = fn.__name__
@@ -891,13 +307,13 @@ class JITFunction(KernelInterface[T]):
             kwargs = self._with_option_arguments(args, kwargs, {"num_warps": num_warps, "num_stages": num_stages,
                                                                 "num_ctas": num_ctas, "maxnreg": maxnreg})
         if num_ctas is not None:
-            _backends.check_num_ctas(num_ctas, f"kernel {self.__name__}")
+            _settings.check_num_ctas(num_ctas, f"kernel {self.__name__}")
         if num_warps is None:
             num_warps = 4
         if num_stages is None:
             num_stages = 3
         bound = args if not kwargs and len(args) == self._num_params else self._bind(args, kwargs)
-        key = (backend, _backends.environment(), num_warps, num_stages, maxnreg, enable_fp_fusion,
+        key = (backend, _settings.environment(), num_warps, num_stages, maxnreg, enable_fp_fusion,
                tuple([table[value.__class__](value) for table, value in zip(self._key_tables, bound)]))
         # A new key or an unhashable constexpr take the miss path, which
         # validates and explains.
@@ -920,11 +336,11 @@ class JITFunction(KernelInterface[T]):
         else:
             grid_x, grid_y, grid_z = self._grid3(grid, bound)
         if num_threads is None:
-            threads = _backends.parse_threads(_backends.threads_setting(), _backends.THREADS_ENV)
+            threads = _settings.parse_threads(_settings.threads_setting(), _settings.THREADS_ENV)
         elif num_threads.__class__ is int and num_threads >= 0:
             threads = num_threads
         else:
-            threads = _backends.parse_threads(num_threads, f"kernel {self.__name__}: num_threads")  # raises
+            threads = _settings.parse_threads(num_threads, f"kernel {self.__name__}: num_threads")  # raises
         if warmup:
             # A kernel compiling in an AsyncCompileMode is its FutureKernel.
             return loaded if loaded.__class__ is _async_compile.FutureKernel else loaded.kernel
@@ -953,174 +369,6 @@ class JITFunction(KernelInterface[T]):
                             f"returning one; got {grid!r}")
         return (grid[0], grid[1] if len(grid) > 1 else 1, grid[2] if len(grid) > 2 else 1)
 
-    # -- the miss path -----------------------------------------------------------
-
-    def _describe_arguments(self, bound: tuple, backend: Backend, device: Any) -> "_Description":
-        """Validates the arguments for a launch of ``backend`` on ``device``
-        and describes them to the compiler and the loader (tuples flattened)."""
-        description = _Description()
-        for name, value in zip(self.arg_names, bound):
-            if name in self.constexpr_names:
-                value = _constexpr_value(value)
-                try:
-                    hash(value)
-                except TypeError:
-                    raise TypeError(f"kernel {self.__name__}: constexpr argument '{name}' must be hashable, got "
-                                    f"{type(value).__name__}") from None
-                description.constexprs[name] = value
-                description.leaves.append(name)
-                continue
-            self._describe_value(description, name, value, name not in self.do_not_specialize, False, backend,
-                                 device)
-        return description
-
-    def _describe_value(self, description: "_Description", path: str, value: Any, specialize: bool, nested: bool,
-                        backend: Backend, device: Any) -> None:
-        """Adds the argument (or tuple element) at ``path`` to ``description``."""
-        signature = description.signature
-        if getattr(value.__class__, "__kiln_tensor_descriptor__", False):
-            self._describe_descriptor(description, path, value, specialize, backend, device)
-            return
-        if not nested and path in self.annotated_types and isinstance(value, (int, float)):
-            self._describe_annotated(description, path, value)
-            return
-        if isinstance(value, tuple):
-            description.aggregate = True
-            signature[path] = TUPLE_TYPE
-            if is_named_tuple_class(value.__class__):
-                description.named_tuples.append((path, value.__class__))
-            for index, item in enumerate(value):
-                self._describe_value(description, child_name(path, index), item, specialize, True, backend, device)
-            return
-        if value is None or value.__class__.__name__ == "constexpr" or _is_jit_function_class(value.__class__) or (
-                nested and _is_compile_time_class(value.__class__)):
-            # Compiled in, as Triton does: the parameter list no longer holds
-            # it. None is a compile-time value for any parameter (Triton
-            # specializes it as the constexpr None), so a kernel can test
-            # ``if scale is None:`` and the branch not taken is never built.
-            value = _constexpr_value(value)
-            try:
-                hash(value)
-            except TypeError:
-                raise TypeError(f"kernel {self.__name__}: constexpr argument '{path}' must be hashable, got "
-                                f"{type(value).__name__}") from None
-            description.aggregate = True
-            description.constexprs[path] = value
-            description.leaves.append(path)
-            return
-        kind = _cpu.array_kind(value.__class__)
-        if kind == _cpu.ArrayKind.TORCH and not hasattr(value, "dtype"):
-            kind = None  # data_ptr() without a dtype: not an array Kiln understands
-        if kind is not None:
-            signature[path] = ("*k" if path in self.const_names else "*") + self._pointer_element(path, value, kind)
-            address = backend.check_array(self.__name__, path, value, kind, _backends.array_device(value), device)
-            if specialize and address is not None and address % 16 == 0:
-                description.divisible_by_16.append(path)
-            if _cpu.read_only(value, kind):
-                description.read_only.append(path)
-        elif isinstance(value, bool):
-            signature[path] = "i1"
-        elif isinstance(value, int):
-            code = _int_code(value)
-            if code is None:
-                raise OverflowError(f"kernel {self.__name__}: integer argument '{path}' = {value} does not fit "
-                                    f"in 64 bits")
-            signature[path] = code
-            if specialize and value == 1:
-                description.equal_to_1.append(path)
-            elif specialize and value % 16 == 0:
-                description.divisible_by_16.append(path)
-        elif isinstance(value, float):
-            signature[path] = "fp32"
-        else:
-            raise TypeError(f"kernel {self.__name__}: argument '{path}' has unsupported type "
-                            f"{type(value).__name__}; expected a tensor or array, int, float, bool or tuple")
-        description.leaves.append(path)
-        description.kinds.append(kind)
-
-    def _describe_annotated(self, description: "_Description", path: str, value: Union[int, float]) -> None:
-        """Adds a Python scalar passed for a parameter with a dtype annotation:
-        it has the annotated type (not specialized on its value); an integer
-        type takes only integers it holds, a float type any int or float
-        (rounded to nearest even; out-of-range values become infinities)."""
-        code = self.annotated_types[path]
-        limits = _annotated_range(code)
-        if code == "i1" and isinstance(value, float):
-            raise TypeError(f"kernel {self.__name__}: argument '{path}' is annotated {code} but got the float "
-                            f"{value!r}")
-        if limits is not None:
-            if isinstance(value, float):
-                raise TypeError(f"kernel {self.__name__}: argument '{path}' is annotated {code} but got the float "
-                                f"{value!r}")
-            if not limits[0] <= value <= limits[1]:
-                raise OverflowError(f"kernel {self.__name__}: argument '{path}' = {value} does not fit in its "
-                                    f"annotated type {code} ({limits[0]} to {limits[1]})")
-        description.signature[path] = code
-        description.leaves.append(path)
-        description.kinds.append(None)
-
-    def _flatten_arguments(self, bound: tuple) -> tuple:
-        """The launch's leaves of the bound arguments, for a key with tuples
-        (the key fixes every tuple's structure, so the leaves match what the
-        kernel was compiled for). Constexpr parameters stay whole."""
-        out: list[Any] = []
-        for value, flatten in zip(bound, self._flattened_params):
-            if flatten:
-                _flatten_into(value, out)
-            else:
-                out.append(value)
-        return tuple(out)
-
-    def _describe_descriptor(self, description: "_Description", path: str, value: Any, specialize: bool,
-                             backend: Backend, device: Any) -> None:
-        """Adds a host TensorDescriptor argument: base, shape and strides as
-        runtime leaves, block shape and padding compiled in (the order of
-        ``TensorDescriptor.kernel_fields``)."""
-        where = f"kernel {self.__name__}: TensorDescriptor argument '{path}'"
-        problem = value.layout_problem()
-        if problem is not None:
-            raise ValueError(f"{where}: {problem}")
-        base, shape, strides, block_shape, padding = value.kernel_fields()
-        kind = _cpu.array_kind(base.__class__)
-        if kind is None or (kind == _cpu.ArrayKind.TORCH and not hasattr(base, "dtype")):
-            raise TypeError(f"{where}: its base must be a tensor or array, got {type(base).__name__}")
-        description.aggregate = True
-        description.signature[path] = TENSOR_DESCRIPTOR_TYPE
-        self._describe_value(description, child_name(path, 0), base, specialize, True, backend, device)
-        if _cpu.address_of(base, kind) % 16:
-            raise ValueError(f"{where}: its base address must be a multiple of 16 bytes (as for the TMA unit), "
-                             f"got {_cpu.address_of(base, kind):#x}")
-        self._describe_value(description, child_name(path, 1), tuple(shape), specialize, True, backend, device)
-        self._describe_value(description, child_name(path, 2), tuple(strides), specialize, True, backend, device)
-        block_path = child_name(path, 3)
-        description.signature[block_path] = TUPLE_TYPE
-        for index, size in enumerate(block_shape):
-            description.constexprs[child_name(block_path, index)] = size
-            description.leaves.append(child_name(block_path, index))
-        description.constexprs[child_name(path, 4)] = padding
-        description.leaves.append(child_name(path, 4))
-        map_path = child_name(path, 5)
-        if backend.has_tensor_maps(device):
-            description.signature[map_path] = TENSOR_MAP_TYPE
-            description.kinds.append(None)
-        else:
-            description.constexprs[map_path] = None
-        description.leaves.append(map_path)
-
-    def _pointer_element(self, name: str, value: Any, kind: str = _cpu.ArrayKind.TORCH) -> str:
-        if getattr(value.__class__, "__kiln_tensor_wrapper__", False):
-            from kiln.language.core import signature_name  # imported late: language imports the runtime
-            return signature_name(value.dtype)
-        try:
-            dtype_name = _cpu.element_name(value, kind)
-        except TypeError as error:
-            raise TypeError(f"kernel {self.__name__}: argument '{name}': {error}") from None
-        code = _DTYPE_CODES.get(dtype_name)
-        if code is None:
-            dtype = getattr(value, "dtype", dtype_name)
-            raise TypeError(f"kernel {self.__name__}: argument '{name}' has unsupported element type {dtype}")
-        return code
-
     @staticmethod
     def _check_options(name: str, num_warps: Any, num_stages: Any) -> None:
         if (not isinstance(num_warps, int) or isinstance(num_warps, bool) or num_warps < 1 or num_warps > 32
@@ -1134,14 +382,14 @@ class JITFunction(KernelInterface[T]):
         """The backend of a launch: the options in precedence order, else the arrays."""
         if backend_option is not None and not isinstance(backend_option, str):
             raise TypeError(f"kernel {self.__name__}: backend must be a str, got {type(backend_option).__name__}")
-        option = _backends.normalize(backend_option, f"kernel {self.__name__}: backend")
-        from_env = _backends.normalize(env_backend, _backends.BACKEND_ENV)
+        option = _settings.normalize(backend_option, f"kernel {self.__name__}: backend")
+        from_env = _settings.normalize(env_backend, _settings.BACKEND_ENV)
         forced = option or self.backend or from_env
         names: list[str] = []
         values: list[Any] = []
         for position in self.runtime_positions:
             _array_leaves(self.arg_names[position], bound[position], names, values)
-        return _registry.get_backend(_backends.choose(self.__name__, names, values, forced))
+        return _registry.get_backend(_settings.choose(self.__name__, names, values, forced))
 
     @staticmethod
     def _compile_key(signature: dict, constexprs: dict, attrs: Specialization, target: str, num_warps: int,
@@ -1240,22 +488,22 @@ class JITFunction(KernelInterface[T]):
               maxnreg: Optional[int], enable_fp_fusion: Optional[bool]) -> "_CompilePlan":
         """Chooses the backend and validates: what compiling this miss takes."""
         self._check_options(self.__name__, num_warps, num_stages)
-        _backends.check_maxnreg(maxnreg, f"kernel {self.__name__}")
+        _settings.check_maxnreg(maxnreg, f"kernel {self.__name__}")
         environment = key[1]
         backend = self._choose_backend(bound, backend_option, environment[0])
         options = backend.compile_options(self, environment)
         # Debug mode (device assertions) is every backend's option.
-        if self.debug or (len(environment) > 2 and _backends.parse_flag(environment[2], _backends.DEBUG_ENV)):
+        if self.debug or (len(environment) > 2 and _settings.parse_flag(environment[2], _settings.DEBUG_ENV)):
             options = {**options, "debug": True}
         # So is checked mode (KILN_CPU_CHECKED stays the CPU backend's alias).
-        if self.checked or _backends.parse_all_checked(environment):
+        if self.checked or _settings.parse_all_checked(environment):
             options = {**options, "checked": True}
         if maxnreg is not None:
             options = {**options, "maxnreg": maxnreg}
         if enable_fp_fusion is not None and not isinstance(enable_fp_fusion, bool):
             raise TypeError(f"kernel {self.__name__}: enable_fp_fusion must be True, False or None, got "
                             f"{enable_fp_fusion!r}")
-        if not (_backends.default_fp_fusion(environment) if enable_fp_fusion is None else enable_fp_fusion):
+        if not (_settings.default_fp_fusion(environment) if enable_fp_fusion is None else enable_fp_fusion):
             # Only when off, so that the default's cache entries keep their keys.
             options = {**options, "enable_fp_fusion": False}
         device = backend.current_device()
@@ -1398,7 +646,7 @@ def jit(fn: Optional[T] = None, *, do_not_specialize: Iterable[Union[str, int]] 
         backend: "cpu", "cuda" or "nvidia" (or another registered backend's
             name) runs every launch on that backend (a launch's ``backend=``
             option still wins); None lets the arrays decide (see
-            :mod:`kiln.runtime.backends`).
+            :mod:`kiln.runtime.launch_settings`).
         checked: bounds-check every load, store and atomic of every launch
             (CPU and GPU) and raise :class:`kiln.errors.OutOfBoundsError`
             naming the faulting source line, parameter and index (as

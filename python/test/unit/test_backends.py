@@ -12,7 +12,7 @@ import kiln.language as kl
 from kiln import backends
 from kiln.backends.base import Backend, LoadedKernel, launch_codes
 from kiln.compiler.compiler import CompiledKernel, pipeline_text, run_pipeline
-from kiln.runtime import backends as settings
+from kiln.runtime import launch_settings as settings
 
 
 @kiln.jit

@@ -19,13 +19,13 @@ import torch
 import kiln
 import kiln.language as kl
 from kiln.errors import KilnError, OutOfBoundsError
-from kiln.runtime import backends
+from kiln.runtime import launch_settings
 
 
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch):
     """The environment variables under test start unset in every test."""
-    for name in (backends.BACKEND_ENV, backends.CHECKED_ENV, backends.THREADS_ENV):
+    for name in (launch_settings.BACKEND_ENV, launch_settings.CHECKED_ENV, launch_settings.THREADS_ENV):
         monkeypatch.delenv(name, raising=False)
 
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from kiln.errors import KilnError, OutOfBoundsError
-from kiln.runtime import backends, cpu, driver
+from kiln.runtime import arrays, driver, launch_settings
 from kiln.runtime import jit as jit_module
 from kiln.runtime.jit import jit
 
@@ -57,8 +57,8 @@ class FakeCompiler:
             monkeypatch.setattr(kernel, "cache", {})
             monkeypatch.setattr(kernel, "_compiled", {})
             monkeypatch.setattr(kernel, "_routes", {})
-        for name in (backends.BACKEND_ENV, backends.CHECKED_ENV, backends.ALL_CHECKED_ENV, backends.THREADS_ENV,
-                     backends.CPU_TARGET_ENV):
+        for name in (launch_settings.BACKEND_ENV, launch_settings.CHECKED_ENV, launch_settings.ALL_CHECKED_ENV, launch_settings.THREADS_ENV,
+                     launch_settings.CPU_TARGET_ENV):
             monkeypatch.delenv(name, raising=False)
 
     def compile(self, jit_fn, signature, constexprs, attrs, target, num_warps, num_stages, **options):
@@ -334,13 +334,13 @@ def test_out_of_bounds_report_names_the_parameter(fake):
 
 def test_extents_of_strided_arrays():
     a = np.zeros((4, 6), dtype=np.float64)
-    assert cpu.extent_of(a, cpu.ArrayKind.NUMPY) == (a.ctypes.data, 192)
+    assert arrays.extent_of(a, arrays.ArrayKind.NUMPY) == (a.ctypes.data, 192)
     reversed_rows = a[::-1]
-    assert cpu.extent_of(reversed_rows, cpu.ArrayKind.NUMPY) == (a.ctypes.data, 192)
-    assert cpu.extent_of(a[:, ::2], cpu.ArrayKind.NUMPY) == (a.ctypes.data, (3 * 6 + 4) * 8 + 8)
-    assert cpu.extent_of(a[:0], cpu.ArrayKind.NUMPY)[1] == 0
-    assert cpu.extent_of(InterfaceArray(a), cpu.ArrayKind.INTERFACE) == (a.ctypes.data, 192)
+    assert arrays.extent_of(reversed_rows, arrays.ArrayKind.NUMPY) == (a.ctypes.data, 192)
+    assert arrays.extent_of(a[:, ::2], arrays.ArrayKind.NUMPY) == (a.ctypes.data, (3 * 6 + 4) * 8 + 8)
+    assert arrays.extent_of(a[:0], arrays.ArrayKind.NUMPY)[1] == 0
+    assert arrays.extent_of(InterfaceArray(a), arrays.ArrayKind.INTERFACE) == (a.ctypes.data, 192)
     t = torch.zeros(3, 5, dtype=torch.float16).t()
-    assert cpu.extent_of(t, cpu.ArrayKind.TORCH) == (t.data_ptr(), 30)
+    assert arrays.extent_of(t, arrays.ArrayKind.TORCH) == (t.data_ptr(), 30)
     d = torch.zeros(7, dtype=torch.int64)
-    assert cpu.extent_of(DLPackArray(d), cpu.ArrayKind.DLPACK) == (d.data_ptr(), 56)
+    assert arrays.extent_of(DLPackArray(d), arrays.ArrayKind.DLPACK) == (d.data_ptr(), 56)

@@ -16,8 +16,8 @@ import torch
 import kiln
 import kiln.language as kl
 from kiln import _C
-from kiln.runtime import backends
-from kiln.runtime import cpu as arrays
+from kiln.runtime import launch_settings
+from kiln.runtime import cpu_launcher
 
 pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
                                 reason="x86-64 processor names")
@@ -26,9 +26,9 @@ pytestmark = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"),
 @pytest.fixture(autouse=True)
 def clean_environment(monkeypatch):
     """The CPU backend is forced; the target starts unset in every test."""
-    for name in (backends.CHECKED_ENV, backends.THREADS_ENV, backends.CPU_TARGET_ENV):
+    for name in (launch_settings.CHECKED_ENV, launch_settings.THREADS_ENV, launch_settings.CPU_TARGET_ENV):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv(backends.BACKEND_ENV, "cpu")
+    monkeypatch.setenv(launch_settings.BACKEND_ENV, "cpu")
 
 
 @kiln.jit
@@ -59,7 +59,7 @@ def test_levels_compile_for_their_processor_and_agree_with_the_host(monkeypatch,
     if _C.cpu.describe_target(level)[2]:
         pytest.skip(f"this host cannot run {level}")
     _, x, host_out = run_scale()
-    monkeypatch.setenv(backends.CPU_TARGET_ENV, level)
+    monkeypatch.setenv(launch_settings.CPU_TARGET_ENV, level)
     compiled, _, out = run_scale()
     assert compiled.metadata["cpu_target"] == level
     assert torch.equal(out, x * 3.0 + 1.0)
@@ -69,18 +69,18 @@ def test_levels_compile_for_their_processor_and_agree_with_the_host(monkeypatch,
 def test_the_target_is_part_of_the_cache_key(monkeypatch):
     host, _, _ = run_scale()
     assert host.metadata["cpu_target"] == "host"
-    monkeypatch.setenv(backends.CPU_TARGET_ENV, "x86-64")
+    monkeypatch.setenv(launch_settings.CPU_TARGET_ENV, "x86-64")
     baseline, _, _ = run_scale()
     assert baseline is not host and baseline.metadata["cpu_target"] == "x86-64"
     # Spaces around the words do not make another compile.
-    monkeypatch.setenv(backends.CPU_TARGET_ENV, " x86-64 ")
+    monkeypatch.setenv(launch_settings.CPU_TARGET_ENV, " x86-64 ")
     assert run_scale()[0] is baseline
-    monkeypatch.delenv(backends.CPU_TARGET_ENV)
+    monkeypatch.delenv(launch_settings.CPU_TARGET_ENV)
     assert run_scale()[0] is host
 
 
 def test_unknown_processor_lists_the_valid_names(monkeypatch):
-    monkeypatch.setenv(backends.CPU_TARGET_ENV, "pentium-9000")
+    monkeypatch.setenv(launch_settings.CPU_TARGET_ENV, "pentium-9000")
     with pytest.raises(ValueError) as info:
         run_scale()
     message = str(info.value)
@@ -94,7 +94,7 @@ def test_unknown_processor_lists_the_valid_names(monkeypatch):
     ("x86-64-v3,avx2", "'avx2' is not a feature change"),
 ])
 def test_bad_feature_changes(monkeypatch, spec, expected):
-    monkeypatch.setenv(backends.CPU_TARGET_ENV, spec)
+    monkeypatch.setenv(launch_settings.CPU_TARGET_ENV, spec)
     with pytest.raises(ValueError, match=expected):
         run_scale()
 
@@ -104,7 +104,7 @@ def test_features_the_host_lacks_compile_but_do_not_launch(monkeypatch):
     if feature is None:
         pytest.skip("this host has every candidate feature")
     spec = f"x86-64-v2,+{feature}"
-    monkeypatch.setenv(backends.CPU_TARGET_ENV, spec)
+    monkeypatch.setenv(launch_settings.CPU_TARGET_ENV, spec)
     x = torch.randn(100)
     out = torch.full((100,), float("nan"))
     # Compile only: the optimized IR of the other processor can be read.
@@ -131,12 +131,12 @@ def test_code_cache_evicts_a_kernel_the_host_cannot_run(monkeypatch):
     feature = feature_the_host_lacks()
     if feature is None:
         pytest.skip("this host has every candidate feature")
-    monkeypatch.setenv(arrays.CODE_CACHE_ENV, "1")
-    monkeypatch.setenv(backends.CPU_TARGET_ENV, f"x86-64-v2,+{feature}")
+    monkeypatch.setenv(cpu_launcher.CODE_CACHE_ENV, "1")
+    monkeypatch.setenv(launch_settings.CPU_TARGET_ENV, f"x86-64-v2,+{feature}")
     x = torch.randn(100)
     out = torch.full((100,), float("nan"))
     scale_kernel.warmup(x, out, 100, BLOCK=64, grid=(1,))
-    monkeypatch.delenv(backends.CPU_TARGET_ENV)
+    monkeypatch.delenv(launch_settings.CPU_TARGET_ENV)
     scale_kernel[(1,)](x, out, 100, BLOCK=128)  # compiles: the one above is evicted
     torch.testing.assert_close(out, x * 3.0 + 1.0)
 
@@ -163,7 +163,7 @@ def clipped_double_kernel(x_ptr, out_ptr, M, N, BM: kl.constexpr, BN: kl.constex
 def test_two_d_tile_with_clipped_rows(monkeypatch, level):
     if _C.cpu.describe_target(level)[2]:
         pytest.skip(f"this host cannot run {level}")
-    monkeypatch.setenv(backends.CPU_TARGET_ENV, level)
+    monkeypatch.setenv(launch_settings.CPU_TARGET_ENV, level)
     M, N = 3, 11
     x = torch.randn(M, N, generator=torch.Generator().manual_seed(3))
     out = torch.full((M + 4, N), -1.0)
@@ -186,7 +186,7 @@ def bf16_tile_dot_kernel(a_ptr, b_ptr, c_ptr, M: kl.constexpr, N: kl.constexpr, 
 def test_bf16_vectors_move_as_integers(monkeypatch):
     """Without AVX512-BF16 (x86-64-v4 has none), X86 instruction selection
     took minutes over wide bfloat shuffles; the JIT moves the bits as i16."""
-    monkeypatch.setenv(backends.CPU_TARGET_ENV, "x86-64-v4")
+    monkeypatch.setenv(launch_settings.CPU_TARGET_ENV, "x86-64-v4")
     M, N, K = 32, 16, 64
     gen = torch.Generator().manual_seed(5)
     a = torch.randn(M, K, generator=gen).to(torch.bfloat16)
@@ -219,7 +219,7 @@ def half_moves_kernel(x_ptr, idx_ptr, out_ptr, n, BLOCK: kl.constexpr):
 def test_masked_half_moves_keep_their_bits(monkeypatch, dtype, level):
     if _C.cpu.describe_target(level)[2]:
         pytest.skip(f"this host cannot run {level}")
-    monkeypatch.setenv(backends.CPU_TARGET_ENV, level)
+    monkeypatch.setenv(launch_settings.CPU_TARGET_ENV, level)
     n, block = 45, 64
     gen = torch.Generator().manual_seed(7)
     x = torch.randn(block, generator=gen).to(dtype)
@@ -244,7 +244,7 @@ def test_rows_of_a_strided_range_claim_only_their_alignment(monkeypatch, level):
     2 fp16 values starts 4 bytes after the last: their loads were once
     declared 16-byte aligned, which SSE code turned into an aligned 16-byte
     load at a 4-byte boundary (a crash at x86-64-v2)."""
-    monkeypatch.setenv(backends.CPU_TARGET_ENV, level)
+    monkeypatch.setenv(launch_settings.CPU_TARGET_ENV, level)
     M, K = 32, 2
     x = torch.randn(M, K, generator=torch.Generator().manual_seed(9)).to(torch.float16)
     out = torch.empty_like(x)

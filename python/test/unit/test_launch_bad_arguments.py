@@ -14,7 +14,7 @@ import torch
 import kiln
 import kiln.language as kl
 from kiln.backends.nvidia import NvidiaBackend
-from kiln.runtime import backends, cpu
+from kiln.runtime import arrays, launch_settings
 
 
 @kiln.jit
@@ -92,11 +92,11 @@ def test_array_interface_read_only_flag():
 
 def test_read_only_flags_by_kind():
     array = np.zeros(4, np.float32)
-    assert not cpu.read_only(array, cpu.ArrayKind.NUMPY)
-    assert cpu.read_only(read_only(array), cpu.ArrayKind.NUMPY)
-    assert cpu.read_only(Interface(array, True), cpu.ArrayKind.INTERFACE)
-    assert not cpu.read_only(Interface(array, False), cpu.ArrayKind.INTERFACE)
-    assert not cpu.read_only(torch.zeros(4), cpu.ArrayKind.TORCH)
+    assert not arrays.read_only(array, arrays.ArrayKind.NUMPY)
+    assert arrays.read_only(read_only(array), arrays.ArrayKind.NUMPY)
+    assert arrays.read_only(Interface(array, True), arrays.ArrayKind.INTERFACE)
+    assert not arrays.read_only(Interface(array, False), arrays.ArrayKind.INTERFACE)
+    assert not arrays.read_only(torch.zeros(4), arrays.ArrayKind.TORCH)
 
 
 def test_a_dlpack_producer_that_refuses_to_export_is_named():
@@ -219,9 +219,9 @@ def test_a_meta_tensor_is_refused(which):
 
 def test_a_meta_tensor_is_refused_by_the_gpu_backend_too():
     meta = torch.empty(8, device="meta")
-    assert backends.array_device(meta) == backends.META
+    assert launch_settings.array_device(meta) == launch_settings.META
     with pytest.raises(ValueError, match=META.format("x")):
-        NvidiaBackend().check_array("copy_kernel", "x", meta, cpu.ArrayKind.TORCH, backends.array_device(meta), 0)
+        NvidiaBackend().check_array("copy_kernel", "x", meta, arrays.ArrayKind.TORCH, launch_settings.array_device(meta), 0)
 
 
 @pytest.mark.parametrize("grid, error, message", [

@@ -5,12 +5,6 @@ replaced by recording fakes, so these tests check the Python launch path up
 to the point where a device is needed, on any machine.
 """
 
-import os
-import subprocess
-import sys
-import textwrap
-import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -23,7 +17,6 @@ from kiln.errors import OutOfResources
 from kiln.runtime import driver
 from kiln.runtime import jit as jit_module
 from kiln.runtime.jit import JITFunction, jit
-from kiln import testing
 
 
 @jit
@@ -561,143 +554,6 @@ def test_launch_without_a_device_real_driver():
         add_kernel[(1,)](*[torch.empty(4) for _ in range(3)], 4, BLOCK=16, backend="cuda")
     assert driver.device_count() == 0
     assert driver.unavailable_reason()
-
-
-# -- the C++ launch packer (kiln._C), without a device --------------------------------
-
-cdriver = driver._cdriver
-
-
-@pytest.mark.skipif(cdriver is None, reason="kiln._C is not built")
-def test_launch_packing_errors():
-    with pytest.raises(OverflowError, match="kernel argument 1 does not fit in i32"):
-        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "pi", (0, 2**31))
-    with pytest.raises(OverflowError, match="kernel argument 0 does not fit in u32"):
-        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "I", (-1,))
-    with pytest.raises(TypeError, match="kernel argument 0 must be a tensor or an int address, got object"):
-        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "p", (object(),))
-    with pytest.raises(TypeError, match="kernel argument 1 must be a float, got str"):
-        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "if", (1, "x"))
-    with pytest.raises(TypeError, match="kernel takes 2 arguments, got 1"):
-        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "pi", (0,))
-    with pytest.raises(ValueError, match="unknown argument code 'z'"):
-        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "z", (0,))
-    with pytest.raises(ValueError, match="grid y is 65536"):
-        cdriver.launch(1, 65536, 1, 4, 0, 0, 1, "", ())
-    with pytest.raises(ValueError, match="num_warps must be an int between 1 and 32"):
-        cdriver.launch(1, 1, 1, 64, 0, 0, 1, "", ())
-    with pytest.raises(TypeError, match="takes 9 arguments"):
-        cdriver.launch(1, 1, 1)
-
-
-@pytest.mark.skipif(cdriver is None or cdriver.is_available(), reason="needs kiln._C on a machine without a GPU")
-def test_cpp_driver_without_a_device():
-    with pytest.raises(RuntimeError, match="^no CUDA device found: "):
-        cdriver.launch(1, 1, 1, 4, 0, 0, 1, "pi", (0, 1))
-    with pytest.raises(RuntimeError, match="^no CUDA device found: "):
-        cdriver.load_binary("k", b"\x7fELF", 0, 0)
-    with pytest.raises(RuntimeError, match="^no CUDA device found: "):
-        cdriver.get_device_properties(0)
-    assert cdriver.device_count() == 0
-    assert not cdriver.is_available()
-
-
-def _stub_libcuda():
-    """The CUDA toolkit's stub libcuda, which fails every call, if present."""
-    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
-    roots += [str(Path(p).parent.parent) for p in os.environ.get("PATH", "").split(os.pathsep)
-              if (Path(p) / "ptxas").exists()]
-    for root in filter(None, roots):
-        stub = Path(root) / "lib64" / "stubs" / "libcuda.so"
-        if stub.exists():
-            return stub
-    return None
-
-
-@pytest.mark.skipif(cdriver is None or _stub_libcuda() is None, reason="needs kiln._C and CUDA's stub libcuda")
-def test_failing_driver_is_reported_not_fatal():
-    # The driver opens once per process, so look at it from a fresh one.
-    script = textwrap.dedent("""
-        from kiln._C import driver
-        assert not driver.is_available()
-        print(driver.unavailable_reason())
-        try:
-            driver.launch(1, 1, 1, 4, 0, 0, 1, "", ())
-        except RuntimeError as error:
-            print(error)
-    """)
-    env = dict(os.environ, KILN_LIBCUDA_PATH=str(_stub_libcuda()))
-    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    reason, error = result.stdout.splitlines()
-    assert reason.startswith("cuInit failed: CUDA_ERROR_STUB_LIBRARY")
-    assert error == "no CUDA device found: " + reason
-
-
-# -- do_bench ----------------------------------------------------------------------
-
-
-def test_do_bench_validates_its_arguments():
-    with pytest.raises(TypeError, match="fn must be callable"):
-        testing.do_bench(42)
-    with pytest.raises(ValueError, match="warmup must be a positive number"):
-        testing.do_bench(lambda: None, warmup=0)
-    with pytest.raises(ValueError, match="rep must be a positive number"):
-        testing.do_bench(lambda: None, rep=-5)
-    with pytest.raises(ValueError, match="return_mode must be one of"):
-        testing.do_bench(lambda: None, return_mode="average")
-    with pytest.raises(ValueError, match="each quantile must be a float in"):
-        testing.do_bench(lambda: None, quantiles=[0.5, 1.5])
-    with pytest.raises(ValueError, match="quantiles must be a non-empty list"):
-        testing.do_bench(lambda: None, quantiles=0.5)
-    with pytest.raises(TypeError, match="grad_to_none must be an iterable"):
-        testing.do_bench(lambda: None, grad_to_none=3)
-
-
-@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
-def test_do_bench_without_cuda():
-    """Without a GPU the active driver is the CPU backend's, and so is the
-    default device (Triton's do_bench times on the active driver's device);
-    asking for CUDA is an error."""
-    calls = []
-    with pytest.raises(RuntimeError, match="do_bench needs a CUDA device"):
-        testing.do_bench(lambda: calls.append(1), device="cuda")
-    assert calls == []
-    assert testing.do_bench(lambda: calls.append(1), warmup=1, rep=2) >= 0.0
-    assert len(calls) >= 8
-
-
-def test_do_bench_rejects_an_unknown_device():
-    with pytest.raises(ValueError, match="device must be one of cuda, cpu"):
-        testing.do_bench(lambda: None, device="tpu")
-
-
-def test_do_bench_on_the_cpu_times_by_the_wall_clock():
-    calls = []
-
-    def sleep_2ms():
-        calls.append(1)
-        time.sleep(0.002)
-
-    low, median, high = testing.do_bench(sleep_2ms, warmup=4, rep=20, quantiles=[0.2, 0.5, 0.8], device="cpu")
-    assert 2.0 <= low <= median <= high < 50.0
-    # One call, five for the estimate, then about warmup / 2 ms and rep / 2 ms.
-    assert 6 + 1 + 1 <= len(calls) <= 6 + 2 + 10
-    times = testing.do_bench(sleep_2ms, warmup=1, rep=10, return_mode="all", device="cpu")
-    assert 1 <= len(times) <= 5 and all(t >= 2.0 for t in times)
-
-
-def test_do_bench_statistics():
-    times = [4.0, 1.0, 3.0, 2.0]
-    assert testing._summarize(times, None, "min") == 1.0
-    assert testing._summarize(times, None, "max") == 4.0
-    assert testing._summarize(times, None, "mean") == 2.5
-    assert testing._summarize(times, None, "median") == 2.0  # the lower middle, as torch.median
-    assert testing._summarize(times, None, "all") == times
-    assert testing._summarize(times, [0.5], "mean") == 2.5
-    assert testing._summarize(times, [0.0, 0.25, 1.0], "mean") == [1.0, 1.75, 4.0]
-    expected = torch.quantile(torch.tensor(times), torch.tensor([0.2, 0.8])).tolist()
-    assert testing._summarize(times, [0.2, 0.8], "mean") == pytest.approx(expected)
 
 
 # -- tuple arguments ------------------------------------------------------------------

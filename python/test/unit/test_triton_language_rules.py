@@ -249,7 +249,7 @@ class _HostTensor:
 @pytest.mark.parametrize("pinned", [False, True])
 def test_cuda_launch_accepts_pinned_host_memory_only(pinned: bool) -> None:
     from kiln.backends.nvidia import NvidiaBackend
-    from kiln.runtime import backends as arrays
+    from kiln.runtime import launch_settings as arrays
 
     backend = NvidiaBackend()
     value = _HostTensor(pinned)

@@ -26,7 +26,7 @@ import os
 from typing import Any, Iterable, Optional
 
 from kiln import backends as _registry
-from kiln.runtime.cpu import ArrayKind, array_kind
+from kiln.runtime.arrays import ArrayKind, array_kind
 
 __all__ = [
     "CPU",
