@@ -258,6 +258,8 @@ struct AtomicRMWOpLowering : public AtomicLowering<AtomicRMWOp> {
     // atom.add.noftz.bf16 needs sm_90; before, a compare-and-swap loop.
     bool bf16Loop = element.isBF16() && op.getKind() == RMWKind::fadd &&
                     getComputeCapability(op->getParentOfType<ModuleOp>()) < 90;
+    // Strings: NVVM has no atomic ops, and an LLVM atomicrmw would need a
+    // branch where PTX takes the mask as a predicate.
     // ptxas takes the qualifiers in any order; this is the order Triton's
     // PTX has, so that a check written against Triton's output finds it.
     std::string prefix = ("atom.global" + getScopeSuffix(op.getScope()) +

@@ -42,11 +42,14 @@ static bool mayAccessShared(Operation *op) {
     return !inGlobal(load.getAddr());
   if (auto store = dyn_cast<LLVM::StoreOp>(op))
     return !inGlobal(store.getAddr());
+  // The instructions that read or write shared memory or order it
+  // (ldmatrix, mma, wgmma fences and groups, cp.async groups, proxy
+  // fences) are NVVM ops with memory effects: shared accesses below.
+  // Inline PTX counts unless it names only the global state space (the
+  // predicated global loads, stores and atomics).
   if (auto inlineAsm = dyn_cast<LLVM::InlineAsmOp>(op)) {
     StringRef text = inlineAsm.getAsmString();
-    return !text.contains(".global") || text.contains("shared") ||
-           text.contains("cp.async") || text.contains("matrix") ||
-           text.contains("wgmma") || text.contains("bar.");
+    return !text.contains(".global") || text.contains("shared") || text.contains("bar.");
   }
   return true;
 }

@@ -196,19 +196,16 @@ struct LoadOpLowering : public ConvertOpToLLVMPattern<LoadOp> {
       Type asmResult = n == 1 ? wordType
                               : LLVM::LLVMStructType::getLiteral(
                                     context, SmallVector<Type>(n, wordType));
-      auto inlineAsm = LLVM::InlineAsmOp::create(
-          rewriter, loc, asmResult, operands, asmText, constraints,
-          /*has_side_effects=*/true, /*is_align_stack=*/false,
-          LLVM::TailCallKind::None,
-          LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
-          /*operand_attrs=*/ArrayAttr());
+      // A string: no NVVM op loads under a predicate with cache and
+      // eviction qualifiers.
+      Value loaded = createInlineAsm(rewriter, loc, /*hasSideEffects=*/true, asmResult,
+                                     operands, asmText, constraints);
       SmallVector<Value> words;
       if (n == 1)
-        words.push_back(inlineAsm.getResult(0));
+        words.push_back(loaded);
       else
         for (unsigned w = 0; w < n; ++w)
-          words.push_back(LLVM::ExtractValueOp::create(rewriter, loc,
-                                                       inlineAsm.getResult(0), w));
+          words.push_back(LLVM::ExtractValueOp::create(rewriter, loc, loaded, w));
       SmallVector<Value> run =
           unpackWords(rewriter, loc, words, shape, memElement, width);
       for (Value value : run)
@@ -287,12 +284,10 @@ struct StoreOpLowering : public ConvertOpToLLVMPattern<StoreOp> {
                         cacheSuffix(op.getCache()), evictionSuffix(op.getEvict()),
                         shape.typeSuffix(), n, inputs)
               .str();
-      LLVM::InlineAsmOp::create(
-          rewriter, loc, TypeRange{}, operands, asmText, constraints,
-          /*has_side_effects=*/true, /*is_align_stack=*/false,
-          LLVM::TailCallKind::None,
-          LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
-          /*operand_attrs=*/ArrayAttr());
+      // A string: no NVVM op stores under a predicate with cache and
+      // eviction qualifiers.
+      createInlineAsm(rewriter, loc, /*hasSideEffects=*/true,
+                      LLVM::LLVMVoidType::get(context), operands, asmText, constraints);
     }
     rewriter.eraseOp(op);
     return success();

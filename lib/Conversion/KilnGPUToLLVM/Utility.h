@@ -135,7 +135,9 @@ void declareScratch(ModuleOp module, int64_t bytes);
 Value emitShuffle(OpBuilder &builder, Location loc, Value value, Value operand,
                   NVVM::ShflKind kind);
 
-/// Inline PTX `text` with `constraints`, returning `result`. Without side
+/// Inline PTX `text` with `constraints`, returning `result`: the one way
+/// the lowering writes PTX strings, for instructions no NVVM op expresses
+/// (each call says why). Without side
 /// effects LLVM may move, merge or drop it like any pure computation (for
 /// instructions that touch no memory, such as mma.sync). A `result` of
 /// LLVM's void type makes an instruction with no result (null returned).

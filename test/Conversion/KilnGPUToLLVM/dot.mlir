@@ -14,11 +14,11 @@
 // CHECK-LABEL: llvm.func @wgmma
 // CHECK-NOT: nvvm.barrier0
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
-// CHECK: fence.proxy.async.shared::cta;
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.barrier0
-// CHECK: wgmma.fence.sync.aligned;
+// CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-2: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
-// CHECK: wgmma.commit_group.sync.aligned;
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // CHECK-NOT: wgmma.mma_async
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
@@ -38,7 +38,7 @@ func.func @wgmma(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %c: ten
 // CHECK-LABEL: llvm.func @mma_sync
 // CHECK: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32
 // CHECK: nvvm.ldmatrix {{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
-// CHECK-COUNT-8: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK-COUNT-8: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @mma_sync(%a: tensor<64x16xbf16, #bA>, %b: tensor<16x64xbf16, #bA>, %c: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #mma> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x16xbf16, #bA> * tensor<16x64xbf16, #bA> -> tensor<64x64xf32, #mma>
@@ -56,7 +56,7 @@ func.func @mma_sync(%a: tensor<64x16xbf16, #bA>, %b: tensor<16x64xbf16, #bA>, %c
 #mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
 // CHECK-LABEL: llvm.func @mma_sync_f16_acc
 // CHECK-NOT: llvm.fpext
-// CHECK-COUNT-8: mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {$0,$1}, {$2,$3,$4,$5}, {$6,$7}, {$8,$9};", "=r,=r,r,r,r,r,r,r,0,1"
+// CHECK-COUNT-8: nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, vector<2xf16>) -> !llvm.struct<(vector<2xf16>, vector<2xf16>)>
 // CHECK-NOT: llvm.fptrunc
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @mma_sync_f16_acc(%a: tensor<64x16xf16, #bA>, %b: tensor<16x64xf16, #bA>, %c: tensor<64x64xf16, #mma>) -> tensor<64x64xf16, #mma> {
@@ -92,7 +92,7 @@ func.func @wgmma_f16_acc(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>,
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 16], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
 // CHECK-LABEL: llvm.func @mma_sync_s8
-// CHECK-COUNT-8: mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32
+// CHECK-COUNT-8: nvvm.mma.sync {{.*}}{intOverflowBehavior = #nvvm.mma_int_overflow<satfinite>, {{.*}}multiplicandAPtxType = #nvvm.mma_type<s8>, multiplicandBPtxType = #nvvm.mma_type<s8>, shape = #nvvm.shape<m = 16, n = 8, k = 32>} : (i32, i32, i32) -> !llvm.struct<(i32, i32, i32, i32)>
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @mma_sync_s8(%a: tensor<64x32xi8, #bA>, %b: tensor<32x64xi8, #bA>, %c: tensor<64x64xi32, #mma>) -> tensor<64x64xi32, #mma> {
   %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xi8, #bA> * tensor<32x64xi8, #bA> -> tensor<64x64xi32, #mma>
@@ -123,7 +123,7 @@ func.func @wgmma_s8(%a: tensor<64x32xi8, #bA>, %b: tensor<32x64xi8, #bA>, %c: te
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [1, 0]}>
 // CHECK-LABEL: llvm.func @mma_sync_replicated
-// CHECK-COUNT-2: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK-COUNT-2: nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-NOT: mma.sync
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @mma_sync_replicated(%a: tensor<16x32xf16, #bA>, %b: tensor<32x16xf16, #bA>, %c: tensor<16x16xf32, #mma>) -> tensor<16x16xf32, #mma> {

@@ -62,3 +62,33 @@ llvm.func @blocks(%s: !llvm.ptr<3>, %p: !llvm.ptr<1>, %v: f32) {
   nvvm.barrier0
   llvm.return
 }
+
+// -----
+
+// The NVIDIA instructions the lowering emits as NVVM ops count as shared
+// accesses by their type: a shared-only barrier after a cp.async wait, a
+// proxy fence or an ldmatrix stays.
+// CHECK-LABEL: llvm.func @nvvm_ops
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: nvvm.barrier0{{$}}
+// CHECK: llvm.func @fence
+// CHECK-NEXT: nvvm.fence.proxy
+// CHECK-NEXT: nvvm.barrier0{{$}}
+// CHECK: llvm.func @ldmatrix
+// CHECK-NEXT: nvvm.ldmatrix
+// CHECK-NEXT: nvvm.barrier0{{$}}
+llvm.func @nvvm_ops() {
+  nvvm.cp.async.wait.group 0
+  nvvm.barrier0 {kiln.shared_only}
+  llvm.return
+}
+llvm.func @fence() {
+  nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+  nvvm.barrier0 {kiln.shared_only}
+  llvm.return
+}
+llvm.func @ldmatrix(%s: !llvm.ptr<3>) -> i32 {
+  %r = nvvm.ldmatrix %s {num = 1 : i32, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>, eltType = #nvvm.ld_st_matrix_elt_type<b16>} : (!llvm.ptr<3>) -> i32
+  nvvm.barrier0 {kiln.shared_only}
+  llvm.return %r : i32
+}

@@ -15,12 +15,12 @@
 // CHECK-LABEL: llvm.func @slots
 // CHECK: @p ld.global.b16
 // CHECK: llvm.store %{{.*}}, %{{.*}} : i16, !llvm.ptr<3>
-// CHECK: cp.async.commit_group;
-// CHECK: cp.async.wait_group 1;
-// CHECK-NEXT: fence.proxy.async.shared::cta;
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: nvvm.barrier0
 // CHECK-NOT: nvvm.barrier0
-// CHECK: wgmma.fence.sync.aligned;
+// CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-2: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
 // CHECK: wgmma.wait_group.sync.aligned 0;
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
@@ -47,13 +47,13 @@ func.func @slots(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %pb: tensor<32x64x!kiln
 #mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
 // CHECK: module attributes {{{.*}}kiln_gpu.shared = 16384 : i32
 // CHECK-LABEL: llvm.func @mixed
-// CHECK: cp.async.wait_group 0;
+// CHECK: nvvm.cp.async.wait.group 0
 // CHECK-NOT: fence.proxy
 // CHECK: nvvm.barrier0
 // CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
 // CHECK: nvvm.ldmatrix
-// CHECK: mma.sync.aligned.m16n8k16
+// CHECK: nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @mixed(%b: tensor<32x64xf16, #bB>, %slot: i32, %c: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #mma> {
   kiln_gpu.async_wait {pending = 0 : i32}
@@ -82,7 +82,7 @@ func.func @mixed(%b: tensor<32x64xf16, #bB>, %slot: i32, %c: tensor<64x64xf32, #
 // CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
 // CHECK: nvvm.barrier0
 // CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<3>
-// CHECK: cp.async.wait_group 0;
+// CHECK: nvvm.cp.async.wait.group 0
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
 func.func @reuse(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %slot: i32, %x: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #bA> {
   %y = kiln_gpu.convert_layout %x : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #bA>
@@ -95,18 +95,20 @@ func.func @reuse(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %slot: i32, %x: tensor<
 // -----
 
 // TMA copies (sm_90a): the tensor map parameter is passed by value, 128
-// bytes aligned to 64, and read in the parameter space. Thread 0
-// initializes the three mbarriers after the slots (two arrivals each) and
+// bytes aligned to 64, and read in the parameter space. Thread 0 (under a
+// branch) initializes the three mbarriers after the slots (two arrivals each) and
 // fences them; a barrier. A copy: thread 0 arrives expecting the 4 KiB tile;
 // the 8 boxes of A (8 rows of 64 bytes) are one predicated instruction for
 // the lanes of the first warp. The wait spins on the phase parity, then a
-// barrier; after the loop, a barrier and thread 0 invalidates the
+// barrier; after the loop, a barrier and thread 0 (under a branch) invalidates the
 // mbarriers. Shared memory: the dot's scratch (8 KiB, for B in registers),
 // then the slots (24 KiB) and the mbarriers (24 bytes).
 // CHECK: module attributes {{{.*}}kiln_gpu.shared = 32792 : i32
 // CHECK-LABEL: llvm.func @tma
 // CHECK-SAME: %{{[^:]*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
-// CHECK: @p mbarrier.init.shared::cta.b64 [$1], 2;\0A@p mbarrier.init.shared::cta.b64 [$2], 2;\0A@p mbarrier.init.shared::cta.b64 [$3], 2;\0A@p fence.mbarrier_init.release.cluster;
+// CHECK: llvm.cond_br
+// CHECK-COUNT-3: nvvm.mbarrier.init %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.fence.mbarrier.init
 // CHECK: nvvm.barrier0
 // CHECK: @p mbarrier.arrive.expect_tx.shared::cta.b64 state, [$1], $2;
 // CHECK: @p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$1], [$2, {$3, $4}], [$5];
@@ -115,7 +117,8 @@ func.func @reuse(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %slot: i32, %x: tensor<
 // CHECK: nvvm.barrier0
 // CHECK: wgmma.mma_async
 // CHECK: nvvm.barrier0
-// CHECK: @p mbarrier.inval.shared::cta.b64 [$1];\0A@p mbarrier.inval.shared::cta.b64 [$2];\0A@p mbarrier.inval.shared::cta.b64 [$3];
+// CHECK: llvm.cond_br
+// CHECK-COUNT-3: nvvm.mbarrier.inval %{{.*}} : !llvm.ptr<3>
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
