@@ -14,7 +14,7 @@
 
 #include "ArgumentPacking.h"
 
-#include "kiln/Runtime/CudaDriver.h"
+#include "kiln/Target/NVIDIA/CudaDriver.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

@@ -46,7 +46,7 @@ def KilnGPUAllocateSharedMemory
     : Pass<"kiln-gpu-allocate-shared-memory", "mlir::ModuleOp"> {
   let summary = "Place the scratch and the pipeline slots in shared memory by liveness";
   let description = [{
-    Runs on kiln_gpu, before `convert-kiln-gpu-to-llvm`, while loops still
+    Runs on kiln_gpu, before `convert-kiln-gpu-to-nvvm`, while loops still
     delimit where the pipeline slots are live. A kernel's dynamic shared
     memory holds the scratch (layout conversions, reductions and scans
     across warps, shape ops, dots with operands in registers: one op at a
@@ -82,7 +82,7 @@ def KilnGPUAllocateSharedMemory
   }];
 }
 
-def ConvertKilnGPUToLLVM : Pass<"convert-kiln-gpu-to-llvm", "mlir::ModuleOp"> {
+def ConvertKilnGPUToNVVM : Pass<"convert-kiln-gpu-to-nvvm", "mlir::ModuleOp"> {
   let summary = "Lower kiln_gpu kernels to per-thread LLVM and NVVM operations";
   let description = [{
     Lowers each block value to the vector of elements that one thread holds
@@ -132,7 +132,7 @@ def KilnNVVMEraseNeedlessBarriers
     : Pass<"kiln-nvvm-erase-needless-barriers", "mlir::ModuleOp"> {
   let summary = "Erase CTA barriers that order nothing";
   let description = [{
-    Runs on the LLVM + NVVM module after `convert-kiln-gpu-to-llvm`, whose
+    Runs on the LLVM + NVVM module after `convert-kiln-gpu-to-nvvm`, whose
     lowerings each put a barrier wherever their own shared-memory accesses
     need one. Erases an `nvvm.barrier0`
     - that follows another in the same block with no memory access or side

@@ -59,17 +59,17 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
-void nvidia::buildKilnGPUToLLVMPipeline(OpPassManager &pm,
+void nvidia::buildKilnGPUToNVVMPipeline(OpPassManager &pm,
                                         const PipelineOptions &options) {
   // Shared memory by liveness, while loops still delimit where the
   // pipeline slots are live...
   pm.addPass(createKilnGPUAllocateSharedMemory());
   // ...then every op per thread...
-  ConvertKilnGPUToLLVMOptions llvmOptions;
+  ConvertKilnGPUToNVVMOptions llvmOptions;
   llvmOptions.target = options.target;
   llvmOptions.maxnreg = options.maxnreg;
   llvmOptions.checked = options.checked;
-  pm.addPass(createConvertKilnGPUToLLVM(llvmOptions));
+  pm.addPass(createConvertKilnGPUToNVVM(llvmOptions));
   // ...and the barriers that the code around them makes needless go.
   pm.addPass(createKilnNVVMEraseNeedlessBarriers());
   pm.addPass(createReconcileUnrealizedCastsPass());
@@ -91,12 +91,12 @@ void nvidia::registerPipelines() {
   PassPipelineRegistration<PipelineOptions>(
       "kiln-nvidia-to-llvm",
       "Lower a kiln_gpu kernel to the LLVM and NVVM dialects (NVIDIA)",
-      buildKilnGPUToLLVMPipeline);
+      buildKilnGPUToNVVMPipeline);
   PassPipelineRegistration<PipelineOptions>(
       "kiln-nvidia-to-llvm-all",
       "Lower a kiln kernel all the way to the LLVM and NVVM dialects (NVIDIA)",
       [](OpPassManager &pm, const PipelineOptions &options) {
         buildKilnToKilnGPUPipeline(pm, options);
-        buildKilnGPUToLLVMPipeline(pm, options);
+        buildKilnGPUToNVVMPipeline(pm, options);
       });
 }

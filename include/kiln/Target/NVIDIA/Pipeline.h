@@ -40,7 +40,7 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
 void buildKilnToKilnGPUPipeline(OpPassManager &pm, const PipelineOptions &options);
 
 /// kiln_gpu -> LLVM + NVVM dialects.
-void buildKilnGPUToLLVMPipeline(OpPassManager &pm, const PipelineOptions &options);
+void buildKilnGPUToNVVMPipeline(OpPassManager &pm, const PipelineOptions &options);
 
 /// Registers both pipelines (and their composition, kiln-nvidia-to-llvm-all).
 void registerPipelines();

@@ -1,0 +1,162 @@
+//===- AsyncCopyToLLVM.cpp - Pipeline slots by cp.async ---------------------===//
+//
+// The software pipeline's asynchronous copies (kiln-gpu-pipeline-loads):
+// kiln_gpu.async_copy fills a slot of shared memory with cp.async,
+// async_commit_group and async_wait group and wait for the copies, and
+// shared_operand names the slot a dot reads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DotOpToLLVM.h"
+
+#include "kiln/Conversion/LLVMCommon/Patterns.h"
+
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::gpu;
+using namespace mlir::kiln::nvidia;
+
+namespace {
+
+/// kiln_gpu.async_copy: per run of elements a thread holds, one cp.async
+/// into the slot (zero-filled where masked off); runs of 1 or 2 bytes, which
+/// cp.async cannot move, are loaded and stored.
+struct AsyncCopyOpLowering : public ConvertOpToLLVMPattern<AsyncCopyOp> {
+  AsyncCopyOpLowering(const LLVMTypeConverter &converter, LaunchShape launch,
+                      const AccessWidths &widths, int64_t pipelineStart)
+      : ConvertOpToLLVMPattern(converter), launch(launch), widths(widths),
+        pipelineStart(pipelineStart) {}
+
+  LogicalResult
+  matchAndRewrite(AsyncCopyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getPtr().getType();
+    OperandBufferAttr buffer = op.getBuffer();
+    Type element = cast<PointerType>(type.getElementType()).getPointeeType();
+    auto tileType = RankedTensorType::get(type.getShape(), element, type.getEncoding());
+    SharedTile tile = getSlotTile(b, loc, buffer, adaptor.getSlot(), tileType, pipelineStart);
+    RowMap rowMap;
+    if (buffer.isWgmma() && buffer.getOperand() == 0)
+      rowMap = getWgmmaRowMap(launch.numWarps, type.getDimSize(0));
+
+    SmallVector<Value> ptrs = unpackElements(b, loc, adaptor.getPtr());
+    SmallVector<Value> masks;
+    if (adaptor.getMask())
+      masks = unpackElements(b, loc, adaptor.getMask());
+    SmallVector<Value> coords = emitBlockCoordinates(b, loc, type, launch);
+    SmallVector<Value> rows = unpackElements(b, loc, coords[0]);
+    SmallVector<Value> cols = unpackElements(b, loc, coords[1]);
+    // The widths of kiln.load: runs along the layout's fastest dimension
+    // (the columns; in a K-major slot, the rows, which are its columns),
+    // never across a 16-byte chunk of the tile's rows.
+    bool kMajor = buffer.getKMajor();
+    int64_t width = std::min<int64_t>(widths.lookup(op), tile.chunkElements());
+    int64_t bytes = width * tile.elementBytes;
+    Type i32 = b.getI32Type(), i16 = b.getI16Type();
+    std::string narrowLoad = bytes == 1 ? "ld.global.u8" : "ld.global.b16";
+    for (size_t e = 0; e < ptrs.size(); e += width) {
+      Value row = rowMap ? rowMap(b, loc, rows[e]) : rows[e];
+      Value offset = kMajor ? tile.emitOffset(b, loc, cols[e], row)
+                            : tile.emitOffset(b, loc, row, cols[e]);
+      Value address = getSharedAddress(b, loc, tile.base, offset);
+      if (bytes >= 4) {
+        // The source size is 0 where masked off: nothing is read, the
+        // destination is zero-filled.
+        Value size = createI32Constant(b, loc, bytes);
+        if (!masks.empty())
+          size = LLVM::SelectOp::create(b, loc, masks[e], size, createI32Constant(b, loc, 0));
+        // A string: NVVM's CpAsyncOp takes the destination as a 64-bit
+        // shared pointer, which grew the registers of matmul kernels; the
+        // string takes the 32-bit shared address.
+        std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") +
+                           ".shared.global [$0], [$1], " + std::to_string(bytes) + ", $2;";
+        createInlineAsm(b, loc, /*hasSideEffects=*/true, LLVM::LLVMVoidType::get(b.getContext()),
+                        {LLVM::PtrToIntOp::create(b, loc, i32, address), ptrs[e], size}, text,
+                        "r,l,r");
+        continue;
+      }
+      Value mask = masks.empty() ? Value(LLVM::ConstantOp::create(b, loc, b.getI1Type(),
+                                                                  b.getBoolAttr(true)))
+                                 : masks[e];
+      // A string: no NVVM op loads under a predicate with a zero default.
+      Value word = createInlineAsm(
+          b, loc, /*hasSideEffects=*/true, i16,
+          {ptrs[e], LLVM::ZExtOp::create(b, loc, i32, mask)},
+          "{\n.reg .pred p;\nsetp.ne.b32 p, $2, 0;\nmov.b16 $0, 0;\n@p " + narrowLoad +
+              " $0, [$1];\n}",
+          "=h,l,r");
+      if (bytes == 1)
+        word = LLVM::TruncOp::create(b, loc, b.getI8Type(), word);
+      LLVM::StoreOp::create(b, loc, word, address);
+    }
+    b.eraseOp(op);
+    return success();
+  }
+
+  LaunchShape launch;
+  const AccessWidths &widths;
+  int64_t pipelineStart;
+};
+
+/// kiln_gpu.async_commit_group: cp.async.commit_group.
+struct AsyncCommitGroupOpLowering : public ConvertOpToLLVMPattern<AsyncCommitGroupOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+
+  LogicalResult
+  matchAndRewrite(AsyncCommitGroupOp op, OpAdaptor,
+                  ConversionPatternRewriter &b) const override {
+    NVVM::CpAsyncCommitGroupOp::create(b, op.getLoc());
+    b.eraseOp(op);
+    return success();
+  }
+};
+
+/// kiln_gpu.async_wait: cp.async.wait_group, a proxy fence where wgmma
+/// reads the copies, and a barrier.
+struct AsyncWaitOpLowering : public ConvertOpToLLVMPattern<AsyncWaitOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+
+  LogicalResult
+  matchAndRewrite(AsyncWaitOp op, OpAdaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, op.getPending());
+    // cp.async writes through the generic proxy; wgmma reads through the
+    // async one.
+    if (hasWarpgroupMma(op->getParentOfType<ModuleOp>()))
+      NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+    emitBarrier(b, loc);
+    b.eraseOp(op);
+    return success();
+  }
+};
+
+/// kiln_gpu.shared_operand: no registers; the dot that uses it reads the
+/// slot.
+struct SharedOperandOpLowering : public ConvertOpToLLVMPattern<SharedOperandOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+
+  LogicalResult
+  matchAndRewrite(SharedOperandOp op, OpAdaptor,
+                  ConversionPatternRewriter &b) const override {
+    b.replaceOpWithNewOp<LLVM::PoisonOp>(op, getTypeConverter()->convertType(op.getType()));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::kiln::gpu::populateAsyncCopyToLLVMPatterns(KilnGPUToNVVMTypeConverter &converter,
+                                                      RewritePatternSet &patterns,
+                                                      const LaunchShape &launch,
+                                                      const AccessWidths &widths,
+                                                      int64_t pipelineStart) {
+  patterns.add<AsyncCopyOpLowering>(converter, launch, widths, pipelineStart);
+  patterns.add<AsyncCommitGroupOpLowering, AsyncWaitOpLowering, SharedOperandOpLowering>(
+      converter);
+}
