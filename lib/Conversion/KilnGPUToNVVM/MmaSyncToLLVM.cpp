@@ -84,13 +84,6 @@ Value mlir::kiln::gpu::lowerDotWithMma(DotOp op, DotOp::Adaptor adaptor, Convers
   // Integer products saturate at the s32 bounds (.satfinite). f16
   // operands and accumulators are f16x2 vectors to the instruction, the
   // other operands i32 registers.
-  std::optional<NVVM::MMATypes> aPtxType = NVVM::symbolizeMMATypes(tensorCore.ptxType);
-  std::optional<NVVM::MMATypes> bPtxType = NVVM::symbolizeMMATypes(tensorCore.bPtxType);
-  if (!aPtxType || !bPtxType) {
-    op.emitOpError("expected mma.sync operand types, got ")
-        << tensorCore.ptxType << " and " << tensorCore.bPtxType;
-    return {};
-  }
   auto halves = VectorType::get({2}, b.getF16Type());
   int accRegs = f16Acc ? 2 : 4;
   Type accType = tensorCore.integer ? i32 : f16Acc ? Type(halves) : f32;
@@ -175,9 +168,9 @@ Value mlir::kiln::gpu::lowerDotWithMma(DotOp op, DotOp::Adaptor adaptor, Convers
       int64_t bottom = 2 * (rep + repsN * (2 * i + 1 + repsM * batch));
       SmallVector<Value> aOperands, bOperands, cOperands;
       for (Value reg : aRegs)
-        aOperands.push_back(asOperand(reg, *aPtxType));
+        aOperands.push_back(asOperand(reg, tensorCore.aType));
       for (Value reg : bRegs)
-        bOperands.push_back(asOperand(reg, *bPtxType));
+        bOperands.push_back(asOperand(reg, tensorCore.bType));
       if (f16Acc) {
         cOperands = {LLVM::BitcastOp::create(b, loc, halves,
                                              packHalves(b, loc, acc[top], acc[top + 1])),
@@ -189,7 +182,7 @@ Value mlir::kiln::gpu::lowerDotWithMma(DotOp op, DotOp::Adaptor adaptor, Convers
       Value d = NVVM::MmaOp::create(
           b, loc, mmaResult, aOperands, bOperands, cOperands,
           {16, 8, tensorCore.instructionK()}, /*b1Op=*/std::nullopt, overflow,
-          std::array<NVVM::MMATypes, 2>{*aPtxType, *bPtxType},
+          std::array<NVVM::MMATypes, 2>{tensorCore.aType, tensorCore.bType},
           std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
       if (f16Acc) {
         std::tie(acc[top], acc[top + 1]) =

@@ -158,8 +158,8 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
                      ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k" +
                      std::to_string(tensorCore.instructionK()) +
                      (tensorCore.integer ? ".satfinite.s32." : f16Acc ? ".f16." : ".f32.") +
-                     tensorCore.ptxType.str() + "." +
-                     tensorCore.bPtxType.str() + " {";
+                     NVVM::stringifyMMATypes(tensorCore.aType).str() + "." +
+                     NVVM::stringifyMMATypes(tensorCore.bType).str() + " {";
   for (int64_t i = 0; i < outputs; ++i)
     text += (i ? ",$" : "$") + std::to_string(i);
   // scale-d, then for floats (8-bit ones too) the scales of A and B (1),

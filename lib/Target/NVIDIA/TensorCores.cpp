@@ -8,6 +8,7 @@
 
 #include "kiln/Target/NVIDIA/TensorCores.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 
 using namespace mlir;
@@ -35,6 +36,11 @@ bool mlir::kiln::nvidia::hasAsyncCopy(ModuleOp module) {
   return getComputeCapability(module) >= 80;
 }
 
+/// The tensor-core operand type of an 8-bit float format.
+static NVVM::MMATypes getFloat8MmaType(Float8Format format) {
+  return format == Float8Format::e4m3 ? NVVM::MMATypes::e4m3 : NVVM::MMATypes::e5m2;
+}
+
 std::optional<TensorCoreOperands> mlir::kiln::nvidia::getTensorCoreOperands(DotOp dot) {
   RankedTensorType aType = dot.getA().getType();
   if (aType.getRank() != 2 && aType.getRank() != 3)
@@ -42,22 +48,22 @@ std::optional<TensorCoreOperands> mlir::kiln::nvidia::getTensorCoreOperands(DotO
   Type element = aType.getElementType();
   TensorCoreOperands operands;
   if (element.isF16()) {
-    operands.ptxType = "f16";
+    operands.aType = NVVM::MMATypes::f16;
   } else if (element.isBF16()) {
-    operands.ptxType = "bf16";
+    operands.aType = NVVM::MMATypes::bf16;
   } else if (element.isF32()) {
     InputPrecision precision = dot.getInputPrecision();
     if (precision == InputPrecision::ieee)
       return std::nullopt;
-    operands.ptxType = "tf32";
+    operands.aType = NVVM::MMATypes::tf32;
     operands.elementBytes = 4;
     operands.split = precision == InputPrecision::tf32x3;
   } else if (dot.hasFloat8Operands()) {
-    operands.ptxType = stringifyFloat8Format(*dot.getAFloat8());
-    operands.bPtxType = stringifyFloat8Format(*dot.getBFloat8());
+    operands.aType = getFloat8MmaType(*dot.getAFloat8());
+    operands.bType = getFloat8MmaType(*dot.getBFloat8());
     operands.elementBytes = 1;
   } else if (element.isInteger(8) && dot.getType().getElementType().isInteger(32)) {
-    operands.ptxType = "s8";
+    operands.aType = NVVM::MMATypes::s8;
     operands.elementBytes = 1;
     operands.integer = true;
   } else {
@@ -65,8 +71,8 @@ std::optional<TensorCoreOperands> mlir::kiln::nvidia::getTensorCoreOperands(DotO
   }
   if (aType.getShape().back() % operands.instructionK() != 0)
     return std::nullopt;
-  if (operands.bPtxType.empty())
-    operands.bPtxType = operands.ptxType;
+  if (!dot.hasFloat8Operands())
+    operands.bType = operands.aType;
   operands.kMajorB = operands.needsKMajorB();
   return operands;
 }

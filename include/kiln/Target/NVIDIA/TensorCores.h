@@ -14,7 +14,15 @@
 
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 
+#include <cstdint>
+
 #include <optional>
+
+namespace mlir::NVVM {
+// Declared, not defined, here: NVVMDialect.h brings mlir::gpu, which the
+// kiln_gpu transforms that include this header would then find ambiguous.
+enum class MMATypes : uint32_t;
+} // namespace mlir::NVVM
 
 namespace mlir::kiln::nvidia {
 
@@ -34,10 +42,10 @@ bool hasAsyncCopy(ModuleOp module);
 
 /// What the tensor cores take of a dot's operands.
 struct TensorCoreOperands {
-  /// The operand types of the instructions: "f16", "bf16", "tf32", "s8", or
-  /// for 8-bit floats "e4m3" or "e5m2", which may differ between A and B.
-  StringRef ptxType;
-  StringRef bPtxType;
+  /// The operand types of the instructions (A's, B's): f16, bf16, tf32, s8,
+  /// or for 8-bit floats e4m3 or e5m2, which may differ between A and B.
+  NVVM::MMATypes aType;
+  NVVM::MMATypes bType;
   int64_t elementBytes = 2;
   /// tf32x3: each f32 operand is split into a high and a low tf32 part,
   /// multiplied three times (mma.sync only: wgmma reads shared memory).
@@ -58,8 +66,9 @@ struct TensorCoreOperands {
   bool isKMajorB() const { return kMajorB; }
   /// Whether tf32 operands are rounded to nearest (cvt.rna) on their way
   /// through registers, as the CPU backend rounds them; tensor cores given
-  /// f32 bits would truncate. (tf32x3 splits them instead.)
-  bool roundsToTf32() const { return ptxType == "tf32" && !split; }
+  /// f32 bits would truncate. (tf32x3 splits them instead; tf32 is the
+  /// only 4-byte operand type.)
+  bool roundsToTf32() const { return elementBytes == 4 && !split; }
   /// Whether operand `index` (0: A, 1: B) can be copied from global memory
   /// straight into shared memory (cp.async), given whether its elements are
   /// contiguous along K there: not f32, which registers round or split; A
