@@ -105,6 +105,42 @@ def KilnGPUAccelerateMatmul : Pass<"kiln-gpu-accelerate-matmul", "mlir::ModuleOp
   }];
 }
 
+def KilnGPUForwardLayouts : Pass<"kiln-gpu-forward-layouts", "mlir::ModuleOp"> {
+  let summary = "Run the users of a layout conversion in its source's layout where that moves fewer bytes";
+  let description = [{
+    A `kiln_gpu.convert_layout` moves its whole block between threads
+    through shared memory. Its users can often run in the source's layout
+    instead: element-wise ops in any layout, a reduction in a blocked layout
+    (its result in the slice), `expand_dims` of that slice, `broadcast`, a
+    value carried by an `scf.for` (with its initial value, yielded value and
+    result), and the A and B operands of a `kiln.dot`. For each conversion
+    the pass follows all such users at once, the conversion's forward
+    slice, gives every value in it the source's layout, recomputes (or
+    converts) the operands that enter the slice from outside, and converts
+    back only where the slice meets an op that needs its old layout. It
+    rewrites when that lowers the bytes moved through shared memory, each
+    conversion weighted by the loops it runs in; a conversion inside the
+    slice that becomes an identity disappears.
+
+    This keeps an attention kernel's softmax in the first dot's accumulator
+    layout: the scores, their row maxima and sums, the running maximum the
+    loop carries, and the probabilities that become the next dot's A
+    operand, which wgmma then reads from registers.
+
+    Before:
+    ```mlir
+    %s = kiln.dot %q, %k, %zero : ... -> tensor<128x64xf32, #acc>
+    %c = kiln_gpu.convert_layout %s : tensor<128x64xf32, #acc> -> tensor<128x64xf32, #blocked>
+    %m = kiln.reduce(%c) {axis = 1 : i32} : (tensor<128x64xf32, #blocked>) -> tensor<128xf32, #kiln_gpu.slice<{dim = 1, parent = #blocked}>> { ... }
+    ```
+    After:
+    ```mlir
+    %s = kiln.dot %q, %k, %zero : ... -> tensor<128x64xf32, #acc>
+    %m = kiln.reduce(%s) {axis = 1 : i32} : (tensor<128x64xf32, #acc>) -> tensor<128xf32, #kiln_gpu.slice<{dim = 1, parent = #acc}>> { ... }
+    ```
+  }];
+}
+
 def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
   let summary = "Copy a loop's dot operands into multi-buffered shared memory ahead of use";
   let description = [{
