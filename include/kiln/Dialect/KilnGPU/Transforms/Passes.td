@@ -20,10 +20,12 @@ def KilnGPUCoalesce : Pass<"kiln-gpu-coalesce", "mlir::ModuleOp"> {
     column-major block runs down its columns). Every block of that shape is
     given a blocked layout holding that many contiguous elements per thread
     along that dimension, so that consecutive threads access consecutive
-    16-byte chunks. A store that this layout would split into narrower
-    accesses than its own pointers allow along another dimension (a
-    column-major output of a block loaded row-major) gets a layout of its
-    own: its value is converted, its pointers and mask are recomputed.
+    16-byte chunks. A load or store that this layout would split into
+    narrower accesses than its own pointers allow along another dimension
+    (a column-major output of a block loaded row-major; attention's K
+    block, read transposed, of the same shape as Q) gets a layout of its
+    own: its pointers, mask and `other` are recomputed under it, and its
+    value converted.
 
     Before (f32 pointers known contiguous and 16-byte aligned):
     ```mlir
