@@ -277,18 +277,22 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
 
 int64_t mlir::kiln::gpu::getDotOpScratchBytes(Operation *op) {
   auto dot = dyn_cast<DotOp>(op);
-  // Operands in pipeline slots need none.
-  if (!dot || (dot.getA().getDefiningOp<SharedOperandOp>() &&
-               dot.getB().getDefiningOp<SharedOperandOp>()))
+  if (!dot)
+    return 0;
+  // Operands in pipeline slots need none, nor does an A that wgmma reads
+  // from registers.
+  auto module = dot->getParentOfType<ModuleOp>();
+  bool aInRegisters =
+      readsWgmmaAFromRegisters(dot, getNumWarps(module), getThreadsPerWarp(module));
+  bool aStored = !dot.getA().getDefiningOp<SharedOperandOp>() && !aInRegisters;
+  bool bStored = !dot.getB().getDefiningOp<SharedOperandOp>();
+  if (!aStored && !bStored)
     return 0;
   int64_t bytes = getSharedElementBytes(dot.getA().getType().getElementType());
   // Room for the wgmma tiles' 1024-byte alignment of B, whichever way it
-  // goes; none for an A that wgmma reads from registers.
+  // goes.
   auto alignTo1024 = [](int64_t v) { return (v + 1023) / 1024 * 1024; };
-  auto module = dot->getParentOfType<ModuleOp>();
-  int64_t aBytes = readsWgmmaAFromRegisters(dot, getNumWarps(module), getThreadsPerWarp(module))
-                       ? 0
-                       : alignTo1024(dot.getA().getType().getNumElements() * bytes);
+  int64_t aBytes = aInRegisters ? 0 : alignTo1024(dot.getA().getType().getNumElements() * bytes);
   int64_t tiles = aBytes + dot.getB().getType().getNumElements() * bytes;
   // An asynchronous dot has two halves, one per buffer.
   return getWgmmaBuffer(dot) ? 2 * alignTo1024(tiles) : tiles;
