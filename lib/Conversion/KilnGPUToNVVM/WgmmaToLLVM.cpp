@@ -37,11 +37,12 @@ std::string getTiedConstraints(int64_t count, StringRef between, char kind) {
 /// i32, 'f' for f32.
 char getRegisterKind(Type type) { return type.isInteger(32) ? 'r' : 'f'; }
 
-/// wgmma.wait_group 0, taking and returning `values` (f32 or i32
+/// wgmma.wait_group `pending`, taking and returning `values` (f32 or i32
 /// accumulators): nothing can read them before the wait.
-SmallVector<Value> emitWaitAll(OpBuilder &b, Location loc, ArrayRef<Value> values) {
+SmallVector<Value> emitWait(OpBuilder &b, Location loc, ArrayRef<Value> values,
+                            int64_t pending) {
   if (values.empty()) {
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
     return {};
   }
   SmallVector<Type> types;
@@ -51,7 +52,8 @@ SmallVector<Value> emitWaitAll(OpBuilder &b, Location loc, ArrayRef<Value> value
   // from reading the accumulators before it.
   Value waited = createInlineAsm(b, loc, /*hasSideEffects=*/true,
                                  LLVM::LLVMStructType::getLiteral(b.getContext(), types),
-                                 values, "wgmma.wait_group.sync.aligned 0;",
+                                 values,
+                                 "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";",
                                  getTiedConstraints(values.size(), "",
                                                     getRegisterKind(types.front())));
   SmallVector<Value> results;
@@ -76,7 +78,7 @@ struct AsyncDotWaitOpLowering : public ConvertOpToLLVMPattern<AsyncDotWaitOp> {
         }))
       return op.emitOpError("expected f32 or i32 accumulators");
     rewriter.replaceOp(op, packElements(rewriter, loc, adaptor.getSrc().getType(),
-                                        emitWaitAll(rewriter, loc, values)));
+                                        emitWait(rewriter, loc, values, op.getPending())));
     return success();
   }
 };
@@ -289,7 +291,7 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
     }
     if (promotes && (step % promoteSteps == promoteSteps - 1 || step == steps - 1)) {
       NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-      sums = emitWaitAll(b, loc, sums);
+      sums = emitWait(b, loc, sums, 0);
       for (auto [total, part] : llvm::zip(acc, sums))
         total = LLVM::FAddOp::create(b, loc, total, part);
     }
@@ -308,7 +310,7 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
     } else {
       // The wait returns the accumulators, so that nothing reads them
       // before.
-      acc = emitWaitAll(b, loc, sums);
+      acc = emitWait(b, loc, sums, 0);
     }
   }
   if (f16Acc) {

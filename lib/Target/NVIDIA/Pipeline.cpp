@@ -39,6 +39,10 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   pm.addPass(gpu::createKilnGPUAccelerateMatmul());
   // ...and what is computed from a dot stays in its layout.
   pm.addPass(gpu::createKilnGPUForwardLayouts());
+  // (Its recomputed blocks repeat ones that are left: the loop passes
+  // below match the ops of one value.)
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   // Checked mode checks each thread's loads: they stay loads, neither
   // copied by cp.async or the TMA unit nor moved an iteration ahead
   // (whatever num_stages a loop asks for).
@@ -52,6 +56,9 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
     gpu::KilnGPUPrefetchLoadsOptions prefetchOptions;
     prefetchOptions.numStages = options.numStages;
     pm.addPass(gpu::createKilnGPUPrefetchLoads(prefetchOptions));
+    // ...and, on sm_90a, run the second of two chained dots an iteration
+    // late, during the next softmax...
+    pm.addPass(gpu::createKilnGPUOverlapDots());
     // ...and, on sm_90a, keep one wgmma group in flight across iterations.
     gpu::KilnGPUAsyncDotsOptions asyncOptions;
     asyncOptions.numStages = options.numStages;

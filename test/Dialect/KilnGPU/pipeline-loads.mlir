@@ -600,19 +600,20 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
 // An attention loop: two dots, Q loaded once before the loop, K (read
 // transposed: a K-major slot) and V loaded in it. Q is copied once into a
 // slot of its own, as the first group; K and V share the ring's slot index
-// and commit group; the copies of the iteration two ahead follow the
-// first dot, and the second dot reads V from the slot.
+// and commit group; the copies of the next iteration follow the first dot,
+// and the second dot reads V from the slot. The dots are chained (the
+// second accumulates the carried block), so the copies run one iteration
+// less ahead than the three slots allow, and the loop is marked for
+// kiln-gpu-overlap-dots, which keeps V's slot an iteration longer.
 // CHECK-LABEL: func.func @attention
 // CHECK: kiln_gpu.async_copy %{{.*}}, %[[Q0:[a-z0-9_]*]] {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 49152, slotBytes = 8192, slots = 1>}
 // CHECK-NEXT: kiln_gpu.async_commit_group
 // CHECK: kiln_gpu.async_copy {{.*}}operand = 1, {{.*}}offset = 0, slotBytes = 8192, slots = 3, kMajor = true>}
 // CHECK: kiln_gpu.async_copy {{.*}}operand = 1, {{.*}}offset = 24576, slotBytes = 8192, slots = 3>}
 // CHECK-NEXT: kiln_gpu.async_commit_group
-// CHECK: kiln_gpu.async_copy {{.*}}kMajor = true>}
-// CHECK: kiln_gpu.async_copy {{.*}}offset = 24576
-// CHECK-NEXT: kiln_gpu.async_commit_group
+// CHECK-NOT: kiln_gpu.async_copy
 // CHECK: scf.for
-// CHECK-NEXT: kiln_gpu.async_wait {pending = 1 : i32}
+// CHECK-NEXT: kiln_gpu.async_wait {pending = 0 : i32}
 // CHECK-DAG: %[[K:.*]] = kiln_gpu.shared_operand %[[SLOT:arg[0-9]+]] {{.*}}kMajor = true>}
 // CHECK-DAG: %[[Q:.*]] = kiln_gpu.shared_operand %[[Q0]] {{.*}}slots = 1>}
 // CHECK: kiln.dot %[[Q]], %[[K]]
@@ -623,6 +624,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
 // CHECK: kiln.dot %{{.*}}, %[[V]]
 // CHECK-NOT: kiln.load
 // CHECK: scf.yield
+// CHECK-NEXT: } {kiln_gpu.overlap_dots}
 // CHECK: kiln_gpu.async_wait {pending = 0 : i32}
 // ONE-LABEL: func.func @attention
 // ONE-NOT: async_copy

@@ -86,3 +86,51 @@ DotOp mlir::kiln::gpu::getAccumulatingDot(scf::ForOp loop, int numWarps,
     return {};
   return found;
 }
+
+std::optional<ChainedDots> mlir::kiln::gpu::getChainedDots(scf::ForOp loop, int numWarps,
+                                                           int threadsPerWarp) {
+  SmallVector<DotOp> dots;
+  for (Operation &op : *loop.getBody())
+    if (auto dot = dyn_cast<DotOp>(op))
+      dots.push_back(dot);
+  if (dots.size() != 2)
+    return std::nullopt;
+  for (DotOp dot : dots)
+    if (getDotTensorCores(dot, numWarps, threadsPerWarp) != TensorCores::wgmma ||
+        !dot.getType().getElementType().isF32())
+      return std::nullopt;
+  ChainedDots chained{dots[0], dots[1], 0, {}};
+  Value result = chained.second.getResult();
+  Operation *yield = loop.getBody()->getTerminator();
+  if (!result.hasOneUse() || *result.getUsers().begin() != yield)
+    return std::nullopt;
+  chained.accIndex = result.getUses().begin()->getOperandNumber();
+  BlockArgument acc = loop.getRegionIterArgs()[chained.accIndex];
+  if (!acc.hasOneUse())
+    return std::nullopt;
+  // Back from the second dot's accumulator operand to the carried value.
+  Value value = chained.second.getC();
+  while (value != acc) {
+    Operation *op = value.getDefiningOp();
+    if (!op || op->getBlock() != loop.getBody() || !op->hasTrait<OpTrait::Elementwise>() ||
+        op->getNumResults() != 1 || !value.hasOneUse())
+      return std::nullopt;
+    chained.chain.insert(chained.chain.begin(), op);
+    Value next;
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      bool leadsToAcc = operand == acc || (producer && producer->getBlock() == loop.getBody() &&
+                                           producer->hasTrait<OpTrait::Elementwise>() &&
+                                           operand.hasOneUse());
+      if (!leadsToAcc)
+        continue;
+      if (next)
+        return std::nullopt;
+      next = operand;
+    }
+    if (!next)
+      return std::nullopt;
+    value = next;
+  }
+  return chained;
+}

@@ -34,6 +34,27 @@ DotOp getOnlyDot(scf::ForOp loop);
 /// else, and whose result is only yielded back into it.
 DotOp getAccumulatingDot(scf::ForOp loop, int numWarps, int threadsPerWarp);
 
+/// A loop with two wgmma dots where the second accumulates into a value the
+/// loop carries (attention's `acc = dot(p, v, acc * alpha)`): the
+/// accumulator reaches the second dot through single-use element-wise ops
+/// (`chain`, in body order), and the second dot's result is only yielded
+/// back into it.
+struct ChainedDots {
+  DotOp first, second;
+  /// The accumulator's iter-arg index.
+  unsigned accIndex;
+  SmallVector<Operation *> chain;
+};
+
+/// The chained dots of `loop`, if it has them (f32 results, both wgmma).
+std::optional<ChainedDots> getChainedDots(scf::ForOp loop, int numWarps, int threadsPerWarp);
+
+/// The loop attribute kiln-gpu-pipeline-loads sets on a loop with chained
+/// dots whose copies it runs one iteration less ahead than its slots allow,
+/// so that kiln-gpu-overlap-dots can keep the second dot's operands an
+/// iteration longer.
+constexpr llvm::StringLiteral kOverlapDotsAttr = "kiln_gpu.overlap_dots";
+
 } // namespace mlir::kiln::gpu
 
 #endif // KILN_LIB_DIALECT_KILNGPU_TRANSFORMS_LOOPUTILS_H

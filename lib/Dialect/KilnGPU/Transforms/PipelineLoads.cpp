@@ -498,6 +498,12 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // may still read the previous iteration's slot: one more slot keeps it.
   int lookahead = numStages - 1;
   int slots = asyncDot && numWarps > 4 ? numStages + 1 : numStages;
+  // Chained dots (attention) whose second dot kiln-gpu-overlap-dots will
+  // run an iteration late read a slot an iteration longer: the copies run
+  // one iteration less ahead.
+  bool overlapDots = numStages >= 3 && getChainedDots(loop, numWarps, threadsPerWarp);
+  if (overlapDots)
+    lookahead = numStages - 2;
 
   MLIRContext *context = loop.getContext();
   Location loc = loop.getLoc();
@@ -639,6 +645,8 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     auto wait = AsyncDotWaitOp::create(builder, loc, result.getType(), result);
     result.replaceAllUsesExcept(wait, wait);
   }
+  if (overlapDots)
+    newLoop->setAttr(kOverlapDotsAttr, builder.getUnitAttr());
   if (tmaBarriers)
     InvalTmaBarriersOp::create(builder, loc, *tmaBarriers, slots);
   else

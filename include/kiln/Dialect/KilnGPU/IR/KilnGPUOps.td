@@ -36,19 +36,29 @@ def KilnGPU_AsyncDotWaitOp : Op<KilnGPU_Dialect, "async_dot_wait",
     [AllTypesMatch<["src", "result"]>, MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Wait for the asynchronous dots that write a block";
   let description = [{
-    Returns `src` once every asynchronous tensor-core operation the thread
-    has issued has completed: the accumulator of a loop of asynchronous
-    dots (see kiln-gpu-async-dots) is only read through this op. Lowers to
-    `wgmma.wait_group 0`, which takes and returns the block's registers.
+    Returns `src` once at most `pending` of the asynchronous tensor-core
+    operation groups the thread has issued are still running (the most
+    recent ones; groups complete in order): the accumulator of a loop of
+    asynchronous dots (see kiln-gpu-async-dots) is only read through this
+    op, and so is the first dot's result in a loop whose second dot runs an
+    iteration late (kiln-gpu-overlap-dots), with the second dot's group
+    still running. Lowers to `wgmma.wait_group pending`, which takes and
+    returns the block's registers.
 
     Example:
     ```mlir
     %done = kiln_gpu.async_dot_wait %acc : tensor<128x128xf32, #wgmma>
+    %scores = kiln_gpu.async_dot_wait %s {pending = 1 : i32} : tensor<128x64xf32, #wgmma>
     ```
   }];
-  let arguments = (ins Kiln_Block:$src);
+  let arguments = (ins Kiln_Block:$src, DefaultValuedAttr<I32Attr, "0">:$pending);
   let results = (outs Kiln_Block:$result);
   let assemblyFormat = "$src attr-dict `:` type($src)";
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$type, "::mlir::Value":$src), [{
+      build($_builder, $_state, type, src, /*pending=*/0);
+    }]>
+  ];
 }
 
 //===----------------------------------------------------------------------===//

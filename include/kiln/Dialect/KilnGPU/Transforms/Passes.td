@@ -277,6 +277,58 @@ def KilnGPUPrefetchLoads : Pass<"kiln-gpu-prefetch-loads", "mlir::ModuleOp"> {
   ];
 }
 
+def KilnGPUOverlapDots : Pass<"kiln-gpu-overlap-dots", "mlir::ModuleOp"> {
+  let summary = "Run the second of a loop's chained wgmma dots an iteration late, during the next softmax";
+  let description = [{
+    In attention's loop the second dot (`acc = dot(p, v, acc * alpha)`)
+    needs the softmax of the first (`s = dot(q, k)`), so as written the
+    tensor cores idle during the softmax, and the softmax waits for the
+    tensor cores. kiln-gpu-pipeline-loads marks such a loop
+    (`kiln_gpu.overlap_dots`) when its operands are in pipeline slots, and
+    runs the copies one iteration less ahead so that a slot stays valid an
+    iteration longer. This pass then rotates it: iteration i issues the
+    first dot of block i, then the second dot of block i - 1 (the
+    accumulator chain, the probabilities and the values it reads from the
+    rest of the iteration carried from the previous one), waits for the
+    first dot only (`kiln_gpu.async_dot_wait {pending = 1}`: wgmma groups
+    complete in order), computes block i's softmax while the second dot
+    runs, and waits for that before the iteration ends. Before the rotated
+    loop runs iteration 0 without its second dot; after it, the second dot
+    of the last block; all inside an `scf.if` on the loop running at all.
+
+    Before:
+    ```mlir
+    scf.for %i = %lb to %ub step %c iter_args(%acc = %zero, %m = %m0) {
+      %s = kiln.dot %q, %k, %zero0 : ...
+      %p, %alpha, %m2 = <softmax of %s, %m>
+      %scaled = arith.mulf %acc, %alpha : ...
+      %acc2 = kiln.dot %p, %v, %scaled : ...
+      scf.yield %acc2, %m2
+    } {kiln_gpu.overlap_dots}
+    ```
+    After:
+    ```mlir
+    scf.if %runs {
+      %s0 = kiln.dot %q, %k0, %zero0 : ...
+      %p0, %alpha0, %m1 = <softmax of %s0, %m0>
+      %r:4 = scf.for %i = %lb1 to %ub step %c iter_args(%acc = %zero, %m = %m1, %p = %p0, %alpha = %alpha0) {
+        %s = kiln.dot %q, %k, %zero0 {kiln_gpu.wgmma_buffer = 0 : i32} : ...
+        %scaled = arith.mulf %acc, %alpha : ...
+        %acc2 = kiln.dot %p, %v_previous, %scaled {kiln_gpu.wgmma_buffer = 0 : i32} : ...
+        %s1 = kiln_gpu.async_dot_wait %s {pending = 1 : i32} : ...
+        %p1, %alpha1, %m2 = <softmax of %s1, %m>
+        %acc3 = kiln_gpu.async_dot_wait %acc2 : ...
+        scf.yield %acc3, %m2, %p1, %alpha1
+      }
+      %last = kiln.dot %r#2, %v_last, <%r#0 * %r#3> : ...
+      scf.yield %last, %r#1
+    } else {
+      scf.yield %zero, %m0
+    }
+    ```
+  }];
+}
+
 def KilnGPUAsyncDots : Pass<"kiln-gpu-async-dots", "mlir::ModuleOp"> {
   let summary = "Overlap a loop's wgmma dots with the next iteration's operand stores";
   let description = [{
