@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import attention_kernels
+from attention_kernels import assert_close
 
 # (BLOCK_M, BLOCK_N, num_warps, num_stages) of the forward kernel.
 FORWARD_CONFIGS = [(128, 64, 4, 3), (128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 3), (64, 128, 4, 3)]
@@ -28,12 +29,6 @@ M_TOLERANCE = 1e-3
 def random_operands(shape, dtype, seed):
     generator = torch.Generator(device="cuda").manual_seed(seed)
     return [torch.randn(shape, device="cuda", generator=generator).to(dtype) for _ in range(4)]
-
-
-def assert_close(name, result, expected, dtype):
-    assert not result.isnan().any(), f"{name}: some elements were not written"
-    within, error = attention_kernels.max_error(result, expected, dtype)
-    assert within, f"{name}: max error {error:.3g}, over {attention_kernels.TOLERANCE[dtype]} (absolute, relative)"
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
