@@ -147,8 +147,8 @@ std::optional<int64_t> mlir::kiln::gpu::getWgmmaBuffer(DotOp op) {
 }
 
 
-Value mlir::kiln::gpu::packHalves(OpBuilder &b, Location loc, Value low, Value high) {
-  auto vector = VectorType::get({2}, b.getF16Type());
+Value mlir::kiln::gpu::packPair(OpBuilder &b, Location loc, Value low, Value high) {
+  auto vector = VectorType::get({2}, low.getType());
   Value pair = LLVM::PoisonOp::create(b, loc, vector);
   pair = LLVM::InsertElementOp::create(b, loc, pair, low, createI32Constant(b, loc, 0));
   pair = LLVM::InsertElementOp::create(b, loc, pair, high, createI32Constant(b, loc, 1));
@@ -216,8 +216,12 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
       // of the scratch.
       int64_t start = getWgmmaBuffer(op).value_or(0) * getDotOpScratchBytes(op) / 2;
       aTile = getOperandTile(true, {m, k}, bytes, scratch, start);
+      // (A read from registers takes no room.)
+      int64_t aBytes = readsWgmmaAFromRegisters(op, launch.numWarps, launch.threadsPerWarp)
+                           ? 0
+                           : (aTile.bytes() + 1023) / 1024 * 1024;
       bTile = getOperandTile(true, kMajorB ? SmallVector<int64_t>{n, k} : SmallVector<int64_t>{k, n},
-                             bytes, scratch, start + (aTile.bytes() + 1023) / 1024 * 1024);
+                             bytes, scratch, start + aBytes);
     } else {
       aTile = SharedTile::get(0, batch * m, k, bytes, mma);
       bTile = kMajorB ? SharedTile::get(alignTo16(aTile.bytes()), batch * n, k, bytes, mma)
@@ -278,9 +282,13 @@ int64_t mlir::kiln::gpu::getDotOpScratchBytes(Operation *op) {
                dot.getB().getDefiningOp<SharedOperandOp>()))
     return 0;
   int64_t bytes = getSharedElementBytes(dot.getA().getType().getElementType());
-  // Room for the wgmma tiles' 1024-byte alignment of B, whichever way it goes.
+  // Room for the wgmma tiles' 1024-byte alignment of B, whichever way it
+  // goes; none for an A that wgmma reads from registers.
   auto alignTo1024 = [](int64_t v) { return (v + 1023) / 1024 * 1024; };
-  int64_t aBytes = alignTo1024(dot.getA().getType().getNumElements() * bytes);
+  auto module = dot->getParentOfType<ModuleOp>();
+  int64_t aBytes = readsWgmmaAFromRegisters(dot, getNumWarps(module), getThreadsPerWarp(module))
+                       ? 0
+                       : alignTo1024(dot.getA().getType().getNumElements() * bytes);
   int64_t tiles = aBytes + dot.getB().getType().getNumElements() * bytes;
   // An asynchronous dot has two halves, one per buffer.
   return getWgmmaBuffer(dot) ? 2 * alignTo1024(tiles) : tiles;

@@ -125,9 +125,9 @@ void storeOperandTile(OpBuilder &b, Location loc, Value converted,
 /// The scratch half of an asynchronous wgmma dot (kiln-gpu-async-dots).
 std::optional<int64_t> getWgmmaBuffer(DotOp op);
 
-/// Two f16 values as the f16x2 register the instructions take: `low` in
-/// the low half.
-Value packHalves(OpBuilder &b, Location loc, Value low, Value high);
+/// Two 16-bit values (f16 or bf16) as one 32-bit register: `low` in the
+/// low half.
+Value packPair(OpBuilder &b, Location loc, Value low, Value high);
 
 /// The two f16 values of an f16x2 register, low half first.
 std::pair<Value, Value> unpackHalves(OpBuilder &b, Location loc, Value reg);

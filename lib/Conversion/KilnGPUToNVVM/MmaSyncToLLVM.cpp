@@ -173,9 +173,9 @@ Value mlir::kiln::gpu::lowerDotWithMma(DotOp op, DotOp::Adaptor adaptor, Convers
         bOperands.push_back(asOperand(reg, tensorCore.bType));
       if (f16Acc) {
         cOperands = {LLVM::BitcastOp::create(b, loc, halves,
-                                             packHalves(b, loc, acc[top], acc[top + 1])),
+                                             packPair(b, loc, acc[top], acc[top + 1])),
                      LLVM::BitcastOp::create(b, loc, halves,
-                                             packHalves(b, loc, acc[bottom], acc[bottom + 1]))};
+                                             packPair(b, loc, acc[bottom], acc[bottom + 1]))};
       } else {
         cOperands = {acc[top], acc[top + 1], acc[bottom], acc[bottom + 1]};
       }

@@ -123,11 +123,13 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
   auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
   Type i32 = b.getI32Type(), f32 = b.getF32Type();
 
-  // Operands in registers go through the scratch (those in pipeline
-  // slots are there already: kiln_gpu.async_wait made them visible).
-  if (!aShared || !bShared) {
+  // A in the accumulator layout is read from registers; other operands in
+  // registers go through the scratch (those in pipeline slots are there
+  // already: kiln_gpu.async_wait made them visible).
+  bool aInRegisters = nvidia::readsWgmmaAFromRegisters(op, numWarps, launch.threadsPerWarp);
+  if ((!aShared && !aInRegisters) || !bShared) {
     emitBarrier(b, loc);
-    if (!aShared)
+    if (!aShared && !aInRegisters)
       storeOperandTile(b, loc, adaptor.getA(), op.getA().getType(), aTile, launch,
                        getWgmmaRowMap(numWarps, m), /*transposed=*/false,
                        tensorCore.roundsToTf32());
@@ -154,25 +156,47 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
   // row's pair of columns each (f16x2). Integer products saturate at the
   // s32 bounds (.satfinite).
   int64_t outputs = f16Acc ? n / 4 : n / 2;
-  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(outputs + 2) +
+  // A is one descriptor, or four registers of 16-bit pairs.
+  int64_t aOperands = aInRegisters ? 4 : 1;
+  auto operand = [](int64_t index) { return "$" + std::to_string(index); };
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + operand(outputs + aOperands + 1) +
                      ", 0;\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k" +
                      std::to_string(tensorCore.instructionK()) +
                      (tensorCore.integer ? ".satfinite.s32." : f16Acc ? ".f16." : ".f32.") +
                      NVVM::stringifyMMATypes(tensorCore.aType).str() + "." +
                      NVVM::stringifyMMATypes(tensorCore.bType).str() + " {";
   for (int64_t i = 0; i < outputs; ++i)
-    text += (i ? ",$" : "$") + std::to_string(i);
+    text += (i ? "," : "") + operand(i);
+  text += "}, ";
+  if (aInRegisters)
+    text += "{" + operand(outputs) + "," + operand(outputs + 1) + "," + operand(outputs + 2) +
+            "," + operand(outputs + 3) + "}";
+  else
+    text += operand(outputs);
   // scale-d, then for floats (8-bit ones too) the scales of A and B (1),
-  // then for 16-bit types whether A and B are transposed (B where it is
-  // N-major).
-  text += "}, $" + std::to_string(outputs) + ", $" + std::to_string(outputs + 1) + ", p" +
-          (tensorCore.integer ? "" : ", 1, 1") +
-          (tensorCore.elementBytes != 2 ? "" : tensorCore.isKMajorB() ? ", 0, 0" : ", 0, 1") +
+  // then for 16-bit types whether A (when in shared memory) and B are
+  // transposed (B where it is N-major).
+  std::string transposeB = tensorCore.isKMajorB() ? "0" : "1";
+  text += ", " + operand(outputs + aOperands) + ", p" + (tensorCore.integer ? "" : ", 1, 1") +
+          (tensorCore.elementBytes != 2 ? ""
+           : aInRegisters               ? ", " + transposeB
+                                        : ", 0, " + transposeB) +
           ";\n}";
-  // The descriptors of A and B, scale-d, then the accumulators in place.
+  // A (its descriptor or registers), B's descriptor, scale-d, then the
+  // accumulators in place.
   Type accType = tensorCore.integer || f16Acc ? i32 : f32;
-  std::string constraints =
-      getTiedConstraints(outputs, ",l,l,r", tensorCore.integer || f16Acc ? 'r' : 'f');
+  std::string constraints = getTiedConstraints(
+      outputs, aInRegisters ? ",r,r,r,r,l,r" : ",l,l,r", tensorCore.integer || f16Acc ? 'r' : 'f');
+  // A's registers: the thread's elements of A, in the accumulator layout,
+  // as 16-bit pairs; register (i, h) holds 8-column group i of row half h.
+  SmallVector<Value> aElements;
+  int64_t aGroups = k / 8;
+  if (aInRegisters)
+    aElements = unpackElements(b, loc, adaptor.getA());
+  auto aRegister = [&](int64_t t, int64_t i, int64_t h) {
+    int64_t first = 2 * (i + aGroups * (2 * t + h));
+    return packPair(b, loc, aElements[first], aElements[first + 1]);
+  };
   SmallVector<Type> fields(outputs, accType);
   Type resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
   Value one = constant(1), zero = constant(0);
@@ -194,7 +218,7 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
   SmallVector<Value> sums;
   if (f16Acc) {
     for (size_t p = 0; p < acc.size() / 2; ++p)
-      sums.push_back(packHalves(b, loc, acc[2 * p], acc[2 * p + 1]));
+      sums.push_back(packPair(b, loc, acc[2 * p], acc[2 * p + 1]));
   } else {
     sums = acc;
   }
@@ -225,16 +249,25 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
       bDesc = emitDescriptor(b, loc, bAddress, bTile, bTile.blockBytes());
     }
     for (int64_t t = 0; t < tilesPerGroup; ++t) {
-      // A: 64 rows of this warpgroup's tile t, columns kStart...
-      Value rowStart = LLVM::MulOp::create(
-          b, loc,
-          LLVM::AddOp::create(b, loc, LLVM::MulOp::create(b, loc, group, constant(tilesPerGroup)),
-                              constant(t)),
-          constant(64 * aTile.rowBytes()));
-      Value aAddress = LLVM::AddOp::create(b, loc, LLVM::AddOp::create(b, loc, aBase, rowStart),
-                                           constant(kMajorOffset(aTile, kStart)));
-      Value aDesc = emitDescriptor(b, loc, aAddress, aTile, /*leadingBytes=*/16);
-      SmallVector<Value> operands{aDesc, bDesc, restart ? zero : one};
+      SmallVector<Value> operands;
+      if (aInRegisters) {
+        // k-step `step` covers 8-column groups 2 step and 2 step + 1.
+        operands = {aRegister(t, 2 * step, 0), aRegister(t, 2 * step, 1),
+                    aRegister(t, 2 * step + 1, 0), aRegister(t, 2 * step + 1, 1)};
+      } else {
+        // A: 64 rows of this warpgroup's tile t, columns kStart...
+        Value rowStart = LLVM::MulOp::create(
+            b, loc,
+            LLVM::AddOp::create(b, loc,
+                                LLVM::MulOp::create(b, loc, group, constant(tilesPerGroup)),
+                                constant(t)),
+            constant(64 * aTile.rowBytes()));
+        Value aAddress =
+            LLVM::AddOp::create(b, loc, LLVM::AddOp::create(b, loc, aBase, rowStart),
+                                constant(kMajorOffset(aTile, kStart)));
+        operands.push_back(emitDescriptor(b, loc, aAddress, aTile, /*leadingBytes=*/16));
+      }
+      operands.append({bDesc, restart ? zero : one});
       // Register of output (i, h, j): f16 pairs share one.
       auto sumIndex = [&](int64_t i, int64_t h, int64_t j) {
         return f16Acc ? elementIndex(t, i, h, 0) / 2 : elementIndex(t, i, h, j);

@@ -37,6 +37,8 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   pm.addPass(gpu::createKilnGPUMatchShapeLayouts());
   // ...and dots the tensor cores can compute get their accumulator layout.
   pm.addPass(gpu::createKilnGPUAccelerateMatmul());
+  // ...and what is computed from a dot stays in its layout.
+  pm.addPass(gpu::createKilnGPUForwardLayouts());
   // Checked mode checks each thread's loads: they stay loads, neither
   // copied by cp.async or the TMA unit nor moved an iteration ahead
   // (whatever num_stages a loop asks for).

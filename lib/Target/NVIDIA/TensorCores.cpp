@@ -84,6 +84,24 @@ bool mlir::kiln::nvidia::canUseWarpgroupMma(DotOp dot) {
   return !(operands->integer && dot.getType().getDimSize(1) > 224);
 }
 
+bool mlir::kiln::nvidia::readsWgmmaAFromRegisters(DotOp dot, int numWarps,
+                                                   int threadsPerWarp) {
+  if (getDotTensorCores(dot, numWarps, threadsPerWarp) != TensorCores::wgmma ||
+      dot.getA().getDefiningOp<SharedOperandOp>())
+    return false;
+  RankedTensorType a = dot.getA().getType();
+  Type element = a.getElementType();
+  if (!element.isF16() && !element.isBF16())
+    return false;
+  // The accumulator layout of an [M][K] result is the A fragment of an
+  // [M][K] operand: the instructions read A in the rows and 8-column groups
+  // they leave their accumulators in.
+  return a.getEncoding() == getWgmmaAccumulatorLayout(dot.getContext(),
+                                                      {a.getDimSize(0), 64}, numWarps,
+                                                      threadsPerWarp) &&
+         a.getDimSize(1) % 16 == 0;
+}
+
 std::optional<TensorCores> mlir::kiln::nvidia::getDotTensorCores(DotOp dot, int numWarps,
                                                               int threadsPerWarp) {
   RankedTensorType type = dot.getType();

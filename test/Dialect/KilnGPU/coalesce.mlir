@@ -141,3 +141,40 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
     return
   }
 }
+
+// -----
+
+// Two loads of one shape, one row-major and one column-major (attention's
+// Q and transposed K): the shape's layout runs along the rows; the
+// column-major load gets its own layout down the columns, its pointers
+// recomputed there, and its block converted to the shape's layout.
+// CHECK-DAG: #[[ROW:.*]] = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[COL:.*]] = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]}>
+// CHECK-LABEL: func.func @row_and_column_loads
+// CHECK: kiln.load %{{.*}} : tensor<64x64x!kiln.ptr<f16>, #[[ROW]]> -> tensor<64x64xf16, #[[ROW]]>
+// CHECK: %[[K:.*]] = kiln.load %{{.*}} : tensor<64x64x!kiln.ptr<f16>, #[[COL]]> -> tensor<64x64xf16, #[[COL]]>
+// CHECK: kiln_gpu.convert_layout %[[K]] : tensor<64x64xf16, #[[COL]]> -> tensor<64x64xf16, #[[ROW]]>
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#blocked1 = #kiln_gpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @row_and_column_loads(%x: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %y: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}) -> (tensor<64x64xf16, #blocked2>, tensor<64x64xf16, #blocked2>) attributes {kiln.kernel} {
+    %0 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #blocked>
+    %c64 = arith.constant dense<64> : tensor<64x64xi32, #blocked2>
+    %rows = kiln.expand_dims %0 {axis = 1 : i32} : tensor<64xi32, #blocked> -> tensor<64x1xi32, #blocked1>
+    %cols = kiln.expand_dims %0 {axis = 0 : i32} : tensor<64xi32, #blocked> -> tensor<1x64xi32, #blocked2>
+    %r = kiln.broadcast %rows : tensor<64x1xi32, #blocked1> -> tensor<64x64xi32, #blocked2>
+    %c = kiln.broadcast %cols : tensor<1x64xi32, #blocked2> -> tensor<64x64xi32, #blocked2>
+    %rowMajor = arith.muli %r, %c64 : tensor<64x64xi32, #blocked2>
+    %xOffsets = arith.addi %rowMajor, %c : tensor<64x64xi32, #blocked2>
+    %colMajor = arith.muli %c, %c64 : tensor<64x64xi32, #blocked2>
+    %yOffsets = arith.addi %colMajor, %r : tensor<64x64xi32, #blocked2>
+    %xs = kiln.splat %x : !kiln.ptr<f16> -> tensor<64x64x!kiln.ptr<f16>, #blocked2>
+    %xp = kiln.addptr %xs, %xOffsets : tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64xi32, #blocked2>
+    %ys = kiln.splat %y : !kiln.ptr<f16> -> tensor<64x64x!kiln.ptr<f16>, #blocked2>
+    %yp = kiln.addptr %ys, %yOffsets : tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64xi32, #blocked2>
+    %q = kiln.load %xp : tensor<64x64x!kiln.ptr<f16>, #blocked2> -> tensor<64x64xf16, #blocked2>
+    %k = kiln.load %yp : tensor<64x64x!kiln.ptr<f16>, #blocked2> -> tensor<64x64xf16, #blocked2>
+    return %q, %k : tensor<64x64xf16, #blocked2>, tensor<64x64xf16, #blocked2>
+  }
+}

@@ -98,6 +98,12 @@ std::optional<TensorCores> getDotTensorCores(DotOp dot, int numWarps, int thread
 /// accumulator layout: 2-D, neither tf32x3, nor s8 with N over 224.
 bool canUseWarpgroupMma(DotOp dot);
 
+/// Whether a wgmma `dot` reads its A operand from registers instead of
+/// shared memory: 16-bit A in the wgmma accumulator layout (the result of
+/// an earlier dot, narrowed), where each thread already holds the
+/// instruction's A fragment.
+bool readsWgmmaAFromRegisters(DotOp dot, int numWarps, int threadsPerWarp);
+
 } // namespace mlir::kiln::nvidia
 
 #endif // KILN_TARGET_NVIDIA_TENSORCORES_H

@@ -11,8 +11,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/Analysis/AxisInfo.h"
-#include "kiln/Dialect/KilnGPU/Analysis/AccessWidth.h"
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 #include "kiln/Target/NVIDIA/TensorCores.h"
@@ -40,17 +38,6 @@ namespace {
 
 RankedTensorType withEncoding(RankedTensorType type, Attribute encoding) {
   return RankedTensorType::get(type.getShape(), type.getElementType(), encoding);
-}
-
-/// Whether `type` has one of the tensor-core accumulator layouts.
-bool isTensorCoreLayout(RankedTensorType type, int numWarps, int threadsPerWarp) {
-  MLIRContext *context = type.getContext();
-  Attribute encoding = type.getEncoding();
-  return encoding &&
-         (encoding == getMmaAccumulatorLayout(context, type.getShape(), numWarps,
-                                              threadsPerWarp) ||
-          encoding == getWgmmaAccumulatorLayout(context, type.getShape(), numWarps,
-                                                threadsPerWarp));
 }
 
 /// Carries the `index`th value of `loop` in the layout it is converted to
@@ -232,19 +219,8 @@ struct KilnGPUAccelerateMatmul
       llvm::append_range(worklist, sinkBelowElementwiseUsers(convert));
     }
     // A store then takes the dot's layout, unless the converted layout
-    // writes wider vectors: a tensor-core accumulator holds pairs of
-    // columns, and stored from there a tile takes many narrow stores, each
-    // with its own address and mask. Converted, through shared memory, it
-    // takes a few wide ones.
-    AxisInfoAnalysis axisInfo(module);
-    storeWithoutConversion(module, [&](StoreOp store, ConvertLayoutOp convert) {
-      RankedTensorType from = convert.getSrc().getType();
-      if (!isTensorCoreLayout(from, numWarps, threadsPerWarp))
-        return false;
-      auto layout = cast<BlockedEncodingAttr>(from.getEncoding());
-      int64_t pairs = layout.getSizePerThread().back();
-      return getAccessWidth(axisInfo, store.getPtr(), store.getMask()) > pairs;
-    });
+    // writes wider vectors.
+    storeAccumulatorsWithoutConversion(module);
   }
 };
 

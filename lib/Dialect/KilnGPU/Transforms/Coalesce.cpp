@@ -7,10 +7,12 @@
 // many elements per thread along the widest one, threads and warps next to
 // each other.
 // Consecutive threads then touch consecutive chunks: coalesced warps and
-// vector instructions. Blocks of other shapes keep their layout. A store
-// whose pointers run along another dimension than its shape's layout (a
-// column-major output of a block loaded row-major) then gets a layout of
-// its own: the value is converted, the pointers and mask are recomputed.
+// vector instructions. Blocks of other shapes keep their layout. A load or
+// store whose pointers run along another dimension than its shape's layout
+// (a column-major output of a block loaded row-major; attention's K block,
+// read transposed, of the same shape as Q) then gets a layout of its own:
+// the pointers, mask and `other` are recomputed under it, and the value
+// converted.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,13 +57,13 @@ struct KilnGPUCoalesce : public gpu::impl::KilnGPUCoalesceBase<KilnGPUCoalesce> 
       int64_t width;
     };
     std::map<SmallVector<int64_t>, Run> runs;
-    // Each store's own run, and its width along every dimension.
-    struct StoreRun {
+    // Each access's own run, and its width along every dimension.
+    struct AccessRun {
       Run run;
       SmallVector<int64_t> widths;
     };
-    llvm::MapVector<Operation *, StoreRun> storeRuns;
-    auto visitAccess = [&](Value ptr, Operation *store) {
+    llvm::MapVector<Operation *, AccessRun> accessRuns;
+    auto visitAccess = [&](Value ptr, Operation *access) {
       auto type = dyn_cast<RankedTensorType>(ptr.getType());
       if (!type)
         return;
@@ -84,16 +86,14 @@ struct KilnGPUCoalesce : public gpu::impl::KilnGPUCoalesceBase<KilnGPUCoalesce> 
       auto [it, inserted] = runs.try_emplace(shape, run);
       if (!inserted && run.width > it->second.width)
         it->second = run;
-      if (store) {
-        SmallVector<int64_t> widths;
-        for (unsigned dim = 0; dim < type.getRank(); ++dim)
-          widths.push_back(widthAlong(dim));
-        storeRuns[store] = {run, widths};
-      }
+      SmallVector<int64_t> widths;
+      for (unsigned dim = 0; dim < type.getRank(); ++dim)
+        widths.push_back(widthAlong(dim));
+      accessRuns[access] = {run, widths};
     };
     module.walk([&](Operation *op) {
-      if (auto load = dyn_cast<LoadOp>(op))
-        visitAccess(load.getPtr(), nullptr);
+      if (auto load = dyn_cast<LoadOp>(op); load && load.getPtr())
+        visitAccess(load.getPtr(), load);
       else if (auto store = dyn_cast<StoreOp>(op))
         visitAccess(store.getPtr(), store);
     });
@@ -112,12 +112,14 @@ struct KilnGPUCoalesce : public gpu::impl::KilnGPUCoalesceBase<KilnGPUCoalesce> 
                                        it->second.width, numWarps, threadsPerWarp);
     });
 
-    // Stores that their shape's layout would split into narrower accesses
-    // than their own run allows store from a layout of their own.
+    // Accesses that their shape's layout would split into narrower ones
+    // than their own run allows access from a layout of their own.
     Rematerializer rematerializer(/*convertWhenStuck=*/true);
-    for (auto &[op, own] : storeRuns) {
-      auto store = cast<StoreOp>(op);
-      auto type = cast<RankedTensorType>(store.getPtr().getType());
+    for (auto &[op, own] : accessRuns) {
+      auto load = dyn_cast<LoadOp>(op);
+      auto store = dyn_cast<StoreOp>(op);
+      Value ptr = load ? load.getPtr() : store.getPtr();
+      auto type = cast<RankedTensorType>(ptr.getType());
       auto layout = dyn_cast_if_present<BlockedEncodingAttr>(type.getEncoding());
       if (!layout)
         continue;
@@ -128,24 +130,43 @@ struct KilnGPUCoalesce : public gpu::impl::KilnGPUCoalesceBase<KilnGPUCoalesce> 
       for (unsigned dim : layout.getOrder())
         if (dim != own.run.dim)
           order.push_back(dim);
-      BlockedEncodingAttr storeLayout = getDefaultBlockedEncoding(
+      BlockedEncodingAttr ownLayout = getDefaultBlockedEncoding(
           &getContext(), type.getShape(), order, own.run.width, numWarps, threadsPerWarp);
-      FailureOr<Value> ptr = rematerializer.get(store.getPtr(), storeLayout);
-      FailureOr<Value> mask = store.getMask()
-                                  ? rematerializer.get(store.getMask(), storeLayout)
-                                  : FailureOr<Value>(Value());
-      if (failed(ptr) || failed(mask))
+      // The pointers, mask and `other` under the access's own layout.
+      SmallVector<OpOperand *> blocks;
+      for (OpOperand &operand : op->getOpOperands())
+        if (isa<RankedTensorType>(operand.get().getType()) &&
+            (!store || operand.get() != store.getValue()))
+          blocks.push_back(&operand);
+      SmallVector<Value> recomputed;
+      for (OpOperand *operand : blocks) {
+        FailureOr<Value> value = rematerializer.get(operand->get(), ownLayout);
+        if (failed(value))
+          break;
+        recomputed.push_back(*value);
+      }
+      if (recomputed.size() != blocks.size())
         continue;
-      OpBuilder builder(store);
-      auto valueType = cast<RankedTensorType>(store.getValue().getType());
-      Value value = ConvertLayoutOp::create(
-          builder, store.getLoc(),
-          RankedTensorType::get(valueType.getShape(), valueType.getElementType(), storeLayout),
-          store.getValue());
-      store.getPtrMutable().assign(*ptr);
-      store.getValueMutable().assign(value);
-      if (*mask)
-        store.getMaskMutable().assign(*mask);
+      for (auto [operand, value] : llvm::zip(blocks, recomputed))
+        operand->set(value);
+      OpBuilder builder(op);
+      auto withOwnLayout = [&](Type t) {
+        auto blockType = cast<RankedTensorType>(t);
+        return RankedTensorType::get(blockType.getShape(), blockType.getElementType(), ownLayout);
+      };
+      if (store) {
+        store.getValueMutable().assign(ConvertLayoutOp::create(
+            builder, store.getLoc(), withOwnLayout(store.getValue().getType()),
+            store.getValue()));
+        continue;
+      }
+      // A load's block is converted to the shape's layout (which a dot
+      // operand's copy into shared memory then drops).
+      Type oldType = load.getType();
+      load.getResult().setType(withOwnLayout(oldType));
+      builder.setInsertionPointAfter(load);
+      auto back = ConvertLayoutOp::create(builder, load.getLoc(), oldType, load.getResult());
+      load.getResult().replaceAllUsesExcept(back, back);
     }
   }
 };

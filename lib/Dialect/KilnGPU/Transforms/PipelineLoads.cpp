@@ -42,9 +42,15 @@ namespace {
 /// A loop's own pipeline depth (`kl.range(..., num_stages=)`).
 constexpr StringLiteral kLoopStagesAttr = "kiln.num_stages";
 
-/// A load whose block only feeds one operand of the loop's dot.
+/// A load whose block only feeds one operand of one of the loop's dots.
 struct PipelinedOperand {
   mutable LoadOp load;
+  DotOp dot;
+  TensorCores tensorCores;
+  TensorCoreOperands tensorCore;
+  /// Loaded before the loop (the same block every iteration): copied once
+  /// into a slot of its own.
+  bool invariant;
   /// The ops between the load and the dot (layout conversions, and for a
   /// B copied by the TMA unit a transpose), which the slot replaces.
   SmallVector<Operation *> between;
@@ -109,8 +115,8 @@ std::optional<TmaBox> getOperandTmaBox(LoadOp load, unsigned index, bool kMajor,
   return getTmaBox(buffer, type.getShape(), tensorCore.elementBytes);
 }
 
-/// The dot operands that can be copied asynchronously: each a load in the
-/// body, only read by the dot (maybe through a layout conversion), with
+/// The operands of `dot` that can be copied asynchronously: each a load
+/// in the body or before the loop, only read by the dot (maybe through a layout conversion), with
 /// runs of at least 4 bytes along the layout's fastest dimension, which
 /// the slot's rows hold contiguously (the last one; for B also K, into a
 /// K-major slot), and of a type the tensor cores can read as copied
@@ -141,12 +147,16 @@ SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, DotOp dot,
     };
     peel();
     auto load = value.getDefiningOp<LoadOp>();
-    if (!load || load->getBlock() != loop.getBody() || !load->hasOneUse() ||
-        load.getIsVolatile())
+    if (!load || !load->hasOneUse() || load.getIsVolatile())
+      continue;
+    bool invariant = !loop->isAncestor(load);
+    if (!invariant && load->getBlock() != loop.getBody())
       continue;
     bool transposed = bool(trans);
+    // (A block loaded once is copied once, by cp.async.)
     std::optional<TmaBox> box =
-        getOperandTmaBox(load, index, /*kMajor=*/transposed, tensorCores, tensorCore);
+        invariant ? std::nullopt
+                  : getOperandTmaBox(load, index, /*kMajor=*/transposed, tensorCores, tensorCore);
     bool copyable = false, kMajor = false;
     auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType());
     if (!transposed && isZeroOrAbsent(load.getOther()) && ptrType && ptrType.getRank() == 2) {
@@ -162,7 +172,8 @@ SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, DotOp dot,
       }
     }
     if (copyable || box)
-      operands.push_back({load, between, index, kMajor, copyable, box, transposed});
+      operands.push_back({load, dot, tensorCores, tensorCore, invariant, between, index, kMajor,
+                          copyable, box, transposed});
   }
   return operands;
 }
@@ -444,35 +455,44 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   int numWarps = getNumWarps(module), threadsPerWarp = getThreadsPerWarp(module);
   if (writesMemory(loop))
     return failure();
-  DotOp dot = getOnlyDot(loop);
-  if (!dot)
-    return failure();
-  std::optional<TensorCores> dotTensorCores = getDotTensorCores(dot, numWarps, threadsPerWarp);
-  if (!dotTensorCores)
-    return failure();
-  TensorCores tensorCores = *dotTensorCores;
-  TensorCoreOperands tensorCore = *getTensorCoreOperands(dot);
-  SmallVector<PipelinedOperand> operands =
-      getPipelinedOperands(loop, dot, tensorCores, tensorCore, axisInfo);
-  bool tma = !operands.empty() && canUseTma(operands);
+  // The operands of every tensor-core dot of the body (an attention loop
+  // has two): loaded in the body, or once before the loop.
+  SmallVector<DotOp> dots;
+  SmallVector<PipelinedOperand> looped, invariants;
+  for (Operation &op : *loop.getBody()) {
+    auto dot = dyn_cast<DotOp>(op);
+    std::optional<TensorCores> tensorCores =
+        dot ? getDotTensorCores(dot, numWarps, threadsPerWarp) : std::nullopt;
+    if (!tensorCores)
+      continue;
+    dots.push_back(dot);
+    for (PipelinedOperand &operand : getPipelinedOperands(
+             loop, dot, *tensorCores, *getTensorCoreOperands(dot), axisInfo))
+      (operand.invariant ? invariants : looped).push_back(operand);
+  }
+  llvm::erase_if(invariants, [](const PipelinedOperand &operand) { return !operand.copyable; });
+  bool tma = !looped.empty() && canUseTma(looped);
   if (tma)
-    for (PipelinedOperand &operand : operands)
+    for (PipelinedOperand &operand : looped)
       operand.kMajor = operand.transposed;
   else
-    llvm::erase_if(operands, [](const PipelinedOperand &operand) { return !operand.copyable; });
-  if (operands.empty())
+    llvm::erase_if(looped, [](const PipelinedOperand &operand) { return !operand.copyable; });
+  // A block loaded before the loop is copied only along with the loop's.
+  if (looped.empty())
     return failure();
   if (!tma)
-    carryPointerOffsets(loop, operands);
-  FailureOr<CopyStage> stage = getCopyStage(loop, operands, tma);
+    carryPointerOffsets(loop, looped);
+  FailureOr<CopyStage> stage = getCopyStage(loop, looped, tma);
   if (failed(stage))
     return failure();
 
   // A wgmma dot that only accumulates, both operands in slots, also runs
   // asynchronously. (An operand in registers goes through the one
   // scratch, which the next iteration overwrites.)
-  bool asyncDot = numStages >= 3 && tensorCores == TensorCores::wgmma && operands.size() == 2 &&
-                  getAccumulatingDot(loop, numWarps, threadsPerWarp) == dot;
+  DotOp firstDot = dots.front();
+  bool asyncDot = numStages >= 3 && dots.size() == 1 && invariants.empty() &&
+                  looped.front().tensorCores == TensorCores::wgmma && looped.size() == 2 &&
+                  getAccumulatingDot(loop, numWarps, threadsPerWarp) == firstDot;
   // Copies run num_stages - 1 iterations ahead. An asynchronous dot only
   // waits for the group before it, so when a warpgroup copies, another
   // may still read the previous iteration's slot: one more slot keeps it.
@@ -481,37 +501,50 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
 
   MLIRContext *context = loop.getContext();
   Location loc = loop.getLoc();
-  SmallVector<OperandBufferAttr> buffers;
   int64_t offset = 0;
-  for (const PipelinedOperand &operand : operands) {
+  auto getBuffer = [&](const PipelinedOperand &operand, int bufferSlots) {
     int64_t tileBytes = cast<RankedTensorType>(operand.load.getType()).getNumElements() *
-                        tensorCore.elementBytes;
+                        operand.tensorCore.elementBytes;
     int64_t slotBytes = (tileBytes + 1023) / 1024 * 1024;
-    buffers.push_back(OperandBufferAttr::get(context, operand.index,
-                                             TensorCoresAttr::get(context, tensorCores), offset,
-                                             slotBytes, slots, operand.kMajor));
-    offset += slotBytes * slots;
-  }
+    auto buffer = OperandBufferAttr::get(
+        context, operand.index, TensorCoresAttr::get(context, operand.tensorCores), offset,
+        slotBytes, bufferSlots, operand.kMajor);
+    offset += slotBytes * bufferSlots;
+    return buffer;
+  };
+  SmallVector<OperandBufferAttr> buffers, invariantBuffers;
+  for (const PipelinedOperand &operand : looped)
+    buffers.push_back(getBuffer(operand, slots));
+  for (const PipelinedOperand &operand : invariants)
+    invariantBuffers.push_back(getBuffer(operand, 1));
   // The TMA copies complete an mbarrier per slot, after the slots.
   std::optional<int64_t> tmaBarriers;
   if (tma) {
     tmaBarriers = offset;
-    recordTmaBoxes(operands);
+    recordTmaBoxes(looped);
   }
 
+  // Before the loop: the blocks loaded there, copied once into their own
+  // slots, as the first group (the loop's first wait covers it).
+  OpBuilder builder(loop);
+  Value firstSlot = createI32(builder, loc, 0);
+  for (auto [operand, buffer] : llvm::zip(invariants, invariantBuffers))
+    AsyncCopyOp::create(builder, operand.load.getLoc(), operand.load.getPtr(), firstSlot,
+                        operand.load.getMask(), buffer);
+  if (!invariants.empty())
+    AsyncCommitGroupOp::create(builder, loc);
   // Before the loop: the copies of the first `lookahead` iterations, each
   // advancing the carried values it reads.
   Operation *yield = loop.getBody()->getTerminator();
-  OpBuilder builder(loop);
   if (tmaBarriers)
-    InitTmaBarriersOp::create(builder, loc, *tmaBarriers, slots, int32_t(operands.size()));
+    InitTmaBarriersOp::create(builder, loc, *tmaBarriers, slots, int32_t(looped.size()));
   IRMapping mapping;
   for (unsigned index : stage->carried)
     mapping.map(loop.getRegionIterArgs()[index], loop.getInitArgs()[index]);
   for (int i = 0; i < lookahead; ++i) {
     Value iv = advance(builder, loc, loop, loop.getLowerBound(), i);
     mapping.map(loop.getInductionVar(), iv);
-    emitCopies(builder, loc, loop, *stage, operands, buffers, mapping, iv,
+    emitCopies(builder, loc, loop, *stage, looped, buffers, mapping, iv,
                createI32(builder, loc, i), tmaBarriers);
     SmallVector<Value> next;
     for (unsigned index : stage->carried)
@@ -521,6 +554,10 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   }
   for (unsigned index : stage->carried)
     loop.getInitArgsMutable()[index].set(mapping.lookup(loop.getRegionIterArgs()[index]));
+  // (The TMA unit's waits are on mbarriers: the blocks copied once are
+  // waited for here.)
+  if (tma && !invariants.empty())
+    AsyncWaitOp::create(builder, loc, 0);
 
   // The loop carries the slot it reads, round the ring, and with TMA
   // copies the parity of the slot's mbarrier phase, which flips with
@@ -556,20 +593,25 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   else
     AsyncWaitOp::create(builder, loc, lookahead - 1);
 
-  // The dot reads its operands from the slot.
-  builder.setInsertionPoint(dot);
-  for (auto [operand, buffer] : llvm::zip(operands, buffers)) {
+  // The dots read their operands from the slots.
+  auto readFromSlot = [&](const PipelinedOperand &operand, OperandBufferAttr buffer, Value slot) {
+    DotOp dot = operand.dot;
+    builder.setInsertionPoint(dot);
     Type type = dot->getOperand(operand.index).getType();
-    Value shared = SharedOperandOp::create(builder, operand.load.getLoc(), type, readSlot, buffer);
+    Value shared = SharedOperandOp::create(builder, operand.load.getLoc(), type, slot, buffer);
     dot->setOperand(operand.index, shared);
     // Nearest the dot first: each is then unused.
     for (Operation *op : operand.between)
       op->erase();
-  }
+  };
+  for (auto [operand, buffer] : llvm::zip(looped, buffers))
+    readFromSlot(operand, buffer, readSlot);
+  for (auto [operand, buffer] : llvm::zip(invariants, invariantBuffers))
+    readFromSlot(operand, buffer, firstSlot);
 
-  // After it (its instructions are issued first): the copies of the
-  // iteration `lookahead` ahead, into the slot as far ahead.
-  builder.setInsertionPointAfter(dot);
+  // After the first dot (its instructions are issued first): the copies
+  // of the iteration `lookahead` ahead, into the slot as far ahead.
+  builder.setInsertionPointAfter(firstDot);
   IRMapping ahead;
   Value aheadIv = advance(builder, loc, newLoop, newLoop.getInductionVar(), lookahead);
   ahead.map(newLoop.getInductionVar(), aheadIv);
@@ -580,9 +622,9 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
       builder, loc, wraps,
       arith::SubIOp::create(builder, loc, writeSlot, createI32(builder, loc, slots)),
       writeSlot);
-  emitCopies(builder, loc, newLoop, *stage, operands, buffers, ahead, aheadIv, writeSlot,
+  emitCopies(builder, loc, newLoop, *stage, looped, buffers, ahead, aheadIv, writeSlot,
              tmaBarriers);
-  for (const PipelinedOperand &operand : operands)
+  for (const PipelinedOperand &operand : llvm::concat<PipelinedOperand>(looped, invariants))
     operand.load.erase();
 
   // After the loop: an asynchronous dot's accumulator is read after its
@@ -591,8 +633,8 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // iteration of an enclosing one, reuses the slots.
   builder.setInsertionPointAfter(newLoop);
   if (asyncDot) {
-    dot->setAttr("kiln_gpu.wgmma_buffer", builder.getI32IntegerAttr(0));
-    unsigned index = cast<BlockArgument>(dot.getC()).getArgNumber() - 1;
+    firstDot->setAttr("kiln_gpu.wgmma_buffer", builder.getI32IntegerAttr(0));
+    unsigned index = cast<BlockArgument>(firstDot.getC()).getArgNumber() - 1;
     Value result = newLoop.getResult(index);
     auto wait = AsyncDotWaitOp::create(builder, loc, result.getType(), result);
     result.replaceAllUsesExcept(wait, wait);

@@ -129,3 +129,28 @@ void mlir::kiln::gpu::storeWithoutConversion(
     store.getValueMutable().assign(convert.getSrc());
   });
 }
+
+bool mlir::kiln::gpu::isTensorCoreLayout(RankedTensorType type, int numWarps,
+                                         int threadsPerWarp) {
+  MLIRContext *context = type.getContext();
+  Attribute encoding = type.getEncoding();
+  return encoding &&
+         (encoding == getMmaAccumulatorLayout(context, type.getShape(), numWarps,
+                                              threadsPerWarp) ||
+          encoding == getWgmmaAccumulatorLayout(context, type.getShape(), numWarps,
+                                                threadsPerWarp));
+}
+
+void mlir::kiln::gpu::storeAccumulatorsWithoutConversion(ModuleOp module) {
+  int numWarps = getNumWarps(module);
+  int threadsPerWarp = getThreadsPerWarp(module);
+  AxisInfoAnalysis axisInfo(module);
+  storeWithoutConversion(module, [&](StoreOp store, ConvertLayoutOp convert) {
+    RankedTensorType from = convert.getSrc().getType();
+    if (!isTensorCoreLayout(from, numWarps, threadsPerWarp))
+      return false;
+    auto layout = cast<BlockedEncodingAttr>(from.getEncoding());
+    int64_t pairs = layout.getSizePerThread().back();
+    return getAccessWidth(axisInfo, store.getPtr(), store.getMask()) > pairs;
+  });
+}

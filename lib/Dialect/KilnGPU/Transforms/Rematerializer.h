@@ -47,6 +47,16 @@ private:
 void storeWithoutConversion(
     ModuleOp module, llvm::function_ref<bool(StoreOp, ConvertLayoutOp)> keepConversion = nullptr);
 
+/// Whether `type` has one of the tensor-core accumulator layouts.
+bool isTensorCoreLayout(RankedTensorType type, int numWarps, int threadsPerWarp);
+
+/// storeWithoutConversion for the tensor-core accumulators: a store of a
+/// converted accumulator keeps the conversion when the converted layout
+/// writes wider vectors. An accumulator holds pairs of columns, and stored
+/// from there a tile takes many narrow stores, each with its own address
+/// and mask; converted, through shared memory, it takes a few wide ones.
+void storeAccumulatorsWithoutConversion(ModuleOp module);
+
 } // namespace mlir::kiln::gpu
 
 #endif // KILN_LIB_DIALECT_KILNGPU_TRANSFORMS_REMATERIALIZER_H

@@ -20,10 +20,12 @@ def KilnGPUCoalesce : Pass<"kiln-gpu-coalesce", "mlir::ModuleOp"> {
     column-major block runs down its columns). Every block of that shape is
     given a blocked layout holding that many contiguous elements per thread
     along that dimension, so that consecutive threads access consecutive
-    16-byte chunks. A store that this layout would split into narrower
-    accesses than its own pointers allow along another dimension (a
-    column-major output of a block loaded row-major) gets a layout of its
-    own: its value is converted, its pointers and mask are recomputed.
+    16-byte chunks. A load or store that this layout would split into
+    narrower accesses than its own pointers allow along another dimension
+    (a column-major output of a block loaded row-major; attention's K
+    block, read transposed, of the same shape as Q) gets a layout of its
+    own: its pointers, mask and `other` are recomputed under it, and its
+    value converted.
 
     Before (f32 pointers known contiguous and 16-byte aligned):
     ```mlir
@@ -102,6 +104,42 @@ def KilnGPUAccelerateMatmul : Pass<"kiln-gpu-accelerate-matmul", "mlir::ModuleOp
     %d = kiln_gpu.convert_layout %d2 : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #blocked>
     ```
     where `#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>`.
+  }];
+}
+
+def KilnGPUForwardLayouts : Pass<"kiln-gpu-forward-layouts", "mlir::ModuleOp"> {
+  let summary = "Run the users of a layout conversion in its source's layout where that moves fewer bytes";
+  let description = [{
+    A `kiln_gpu.convert_layout` moves its whole block between threads
+    through shared memory. Its users can often run in the source's layout
+    instead: element-wise ops in any layout, a reduction in a blocked layout
+    (its result in the slice), `expand_dims` of that slice, `broadcast`, a
+    value carried by an `scf.for` (with its initial value, yielded value and
+    result), and the A and B operands of a `kiln.dot`. For each conversion
+    the pass follows all such users at once, the conversion's forward
+    slice, gives every value in it the source's layout, recomputes (or
+    converts) the operands that enter the slice from outside, and converts
+    back only where the slice meets an op that needs its old layout. It
+    rewrites when that lowers the bytes moved through shared memory, each
+    conversion weighted by the loops it runs in; a conversion inside the
+    slice that becomes an identity disappears.
+
+    This keeps an attention kernel's softmax in the first dot's accumulator
+    layout: the scores, their row maxima and sums, the running maximum the
+    loop carries, and the probabilities that become the next dot's A
+    operand, which wgmma then reads from registers.
+
+    Before:
+    ```mlir
+    %s = kiln.dot %q, %k, %zero : ... -> tensor<128x64xf32, #acc>
+    %c = kiln_gpu.convert_layout %s : tensor<128x64xf32, #acc> -> tensor<128x64xf32, #blocked>
+    %m = kiln.reduce(%c) {axis = 1 : i32} : (tensor<128x64xf32, #blocked>) -> tensor<128xf32, #kiln_gpu.slice<{dim = 1, parent = #blocked}>> { ... }
+    ```
+    After:
+    ```mlir
+    %s = kiln.dot %q, %k, %zero : ... -> tensor<128x64xf32, #acc>
+    %m = kiln.reduce(%s) {axis = 1 : i32} : (tensor<128x64xf32, #acc>) -> tensor<128xf32, #kiln_gpu.slice<{dim = 1, parent = #acc}>> { ... }
+    ```
   }];
 }
 
