@@ -1,0 +1,608 @@
+"""Fused attention: Kiln vs Triton vs cuDNN and FlashAttention-2 on a CUDA machine.
+
+Rows: the forward ("fwd") and the forward and backward together
+("fwd+bwd"), causal and not, head dimension D 64 and 128, sequence length
+S 1024, 4096 and 16384, fp16 and bf16; 32 heads and a batch of 16384 / S
+sequences (4 at S 4096), so that every row does about the same work.
+Columns, in TFLOP/s:
+
+- kiln, triton: the plain FlashAttention-2 forward `attention_forward` of
+  python/test/attention_kernels.py, the same Python function compiled by
+  each (Triton's copy has the kernel's global `kl` bound to
+  triton.language), each the best of CONFIGS, printed as
+  BLOCK_M/BLOCK_N/warps/stages. Forward only: the plain backward kernels
+  are tested, not timed.
+- cuDNN, FA2: torch's scaled_dot_product_attention with its cuDNN and its
+  FlashAttention-2 backend.
+- t06 kiln, t06 triton: Triton's fused-attention tutorial (06), unchanged,
+  imported from its file in a child process, through ``python -m
+  kiln.compat`` for Kiln and with the installed Triton for Triton (the two
+  cannot share a process). It autotunes as the tutorial does (or, with
+  --tutorial06-configs one, takes the single configuration the tutorial
+  uses under pytest) and picks warp specialization as its own benchmark
+  does. Its kernels are fp16 only and its backward is causal only: those
+  cells say n/a.
+
+Every result is first checked, on fresh random inputs (torch.randn, softmax
+scale 1/sqrt(D)), against float32 attention: torch's SDPA math backend on
+the inputs converted to float32. Out of attention_kernels.TOLERANCE (1e-2
+absolute for fp16; 3e-2 absolute plus 1e-2 relative for bf16), a cell says
+WRONG and the largest error instead of a speed; a failure says "error:" and
+its first line. fwd+bwd checks the output and the three gradients. Times
+are medians of kiln.testing.do_bench (Triton's do_bench's method), one
+timer for every column. FLOPs: 4 B H S^2 D for the forward, half that when
+causal; fwd+bwd counts the backward as 2.5 forwards (as tutorial 06 does),
+3.5 in all.
+
+First, a small table of compile times: the first call of the plain kernel
+in this process for each compiler (128/64/8/3, D 128, fp16), with empty
+kernel caches (KILN_CACHE_DIR and TRITON_CACHE_DIR name new temporary
+folders, set before either compiler is imported), after a launch of a
+trivial kernel so that each compiler's one-time set-up is left out.
+
+    python3 bench/attention.py [--quick] [--shapes 128x4096,64x16384] [--causal both|yes|no]
+        [--dtype fp16,bf16] [--modes fwd,fwd+bwd] [--providers plain,sdpa,tutorial06]
+        [--tutorial06 PATH] [--tutorial06-configs all|one] [--verbose]
+
+--quick is D 128, S 4096, fp16. Without --tutorial06, the tutorial is
+looked for in $KILN_TRITON_TESTS/tutorials, then in shared/triton-3.6/tutorials
+beside the repository and inside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import dataclasses
+import importlib.util
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import types
+from typing import Any, Callable, Optional
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def use_fresh_kernel_caches() -> None:
+    """Points both compilers' on-disk kernel caches at new empty folders
+    (removed at exit), so that every compile in this process is real."""
+    root = tempfile.mkdtemp(prefix="attention-bench-")
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    os.environ["KILN_CACHE_DIR"] = os.path.join(root, "kiln")
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(root, "triton")
+
+
+if __name__ == "__main__":
+    # Before the compilers are imported: either may read its variable then.
+    use_fresh_kernel_caches()
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import kiln  # noqa: E402
+import kiln.language as kl  # noqa: E402
+from kiln.testing import do_bench  # noqa: E402
+
+sys.path.insert(0, os.path.join(REPO, "python", "test"))
+import attention_kernels  # noqa: E402
+
+try:
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+except ImportError:  # torch before 2.3
+    SDPBackend = sdpa_kernel = None
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:
+    triton = None
+if triton is not None and triton.__name__ != "triton":
+    triton = None  # kiln.compat's alias (this file runs under it as the tutorial's Kiln child)
+
+#: The plain kernel's (BLOCK_M, BLOCK_N, num_warps, num_stages), tried by each compiler.
+CONFIGS = [(128, 64, 4, 3), (128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 3), (128, 128, 4, 2), (64, 128, 4, 3)]
+#: The configuration whose first call is timed.
+COMPILE_TIME_CONFIG = (128, 64, 8, 3)
+DEVICE = "cuda"
+HEADS = 32
+#: Batch × sequence length of every row.
+TOKENS = 16384
+TUTORIAL06 = "06-fused-attention.py"
+#: Prefixes of the tutorial child's output lines that the parent reads.
+RESULT_LINE, COMPILER_LINE = "RESULT ", "COMPILER "
+#: The tutorial child's exit status after a case that broke the CUDA context.
+LOST_CONTEXT_STATUS = 3
+DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+MODES = ("fwd", "fwd+bwd")
+PROVIDERS = ("plain", "sdpa", "tutorial06")
+
+
+@kiln.jit
+def warm_up_kernel(x_ptr):
+    kl.store(x_ptr, 1.0)
+
+
+@dataclasses.dataclass
+class Cell:
+    """One table cell: a speed, or the text that stands for it."""
+    tflops: Optional[float] = None
+    text: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.tflops:.1f}" if self.tflops is not None else self.text
+
+    def to_json(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One table row."""
+    mode: str  # "fwd" or "fwd+bwd"
+    causal: bool
+    head_dim: int
+    seq: int
+    dtype: str  # a key of DTYPES
+    batch: int
+    heads: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.mode} {'causal' if self.causal else 'full'} D{self.head_dim} S{self.seq} {self.dtype}"
+
+    @property
+    def seed(self) -> int:
+        return self.head_dim * 100003 + self.seq * 7 + (1 if self.causal else 0) + (2 if self.dtype == "bf16" else 0)
+
+    @property
+    def flops(self) -> float:
+        forward = 4.0 * self.batch * self.heads * self.seq * self.seq * self.head_dim * (0.5 if self.causal else 1.0)
+        return forward * (3.5 if self.mode == "fwd+bwd" else 1.0)
+
+
+def one_line(error: BaseException) -> str:
+    """An exception as one short line, for a table cell."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    text = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def synchronize() -> None:
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+def free_memory() -> None:
+    """Returns the memory of the last row's tensors to the device."""
+    if DEVICE == "cuda":
+        torch.cuda.empty_cache()
+
+
+def make_inputs(case: Case, requires_grad: bool) -> tuple:
+    """q, k, v and an output gradient dO, [B, H, S, D]: the same values for
+    the same case in every process."""
+    generator = torch.Generator(device=DEVICE).manual_seed(case.seed)
+    shape = (case.batch, case.heads, case.seq, case.head_dim)
+    q, k, v, do = (torch.randn(shape, device=DEVICE, generator=generator).to(DTYPES[case.dtype]) for _ in range(4))
+    for x in (q, k, v):
+        x.requires_grad_(requires_grad)
+    return q, k, v, do
+
+
+def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool,
+              do: Optional[torch.Tensor]) -> tuple:
+    """(O,) or, given dO, (O, dQ, dK, dV): SDPA's math backend in float32,
+    a few heads at a time so that the S x S scores fit in memory."""
+    batch, heads, seq, head_dim = q.shape
+    chunk = max(1, (1 << 31) // (seq * seq * 4))  # heads per 2 GiB of float32 scores
+    flat = [x.detach().flatten(0, 1) for x in (q, k, v)]
+    results: list[list[torch.Tensor]] = [[] for _ in range(1 if do is None else 4)]
+    for start in range(0, batch * heads, chunk):
+        q32, k32, v32 = (x[start:start + chunk].float().requires_grad_(do is not None) for x in flat)
+        with sdpa_kernel(SDPBackend.MATH), torch.set_grad_enabled(do is not None):
+            out = F.scaled_dot_product_attention(q32, k32, v32, is_causal=causal)
+        if do is not None:
+            out.backward(do.flatten(0, 1)[start:start + chunk].float())
+            for result, grad in zip(results[1:], (q32.grad, k32.grad, v32.grad)):
+                result.append(grad)
+        results[0].append(out.detach())
+    return tuple(torch.cat(parts).view(q.shape) for parts in results)
+
+
+def measure(case: Case, run: Callable[[], tuple], expected: tuple) -> Cell:
+    """Checks `run()`'s results against `expected`, then times `run`."""
+    dtype = DTYPES[case.dtype]
+    try:
+        results = run()
+        synchronize()
+        errors = [attention_kernels.max_error(result, reference_value, dtype)
+                  for result, reference_value in zip(results, expected)]
+        if not all(within for within, _ in errors):
+            worst = max(error if not math.isnan(error) else math.inf for _, error in errors)
+            return Cell(text="WRONG (NaN)" if math.isinf(worst) else f"WRONG (max err {worst:.2e})")
+        ms = do_bench(run, return_mode="median")
+    except Exception as error:  # a kernel that does not compile or launch fails its cell only
+        return Cell(text="error: " + one_line(error))
+    return Cell(tflops=case.flops / (ms * 1e-3) / 1e12)
+
+
+def forward_and_backward(attention: Callable, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                         do: torch.Tensor) -> Callable[[], tuple]:
+    """A run of `attention(q, k, v)` and of its backward from dO, returning
+    (O, dQ, dK, dV)."""
+    def run() -> tuple:
+        for x in (q, k, v):
+            x.grad = None
+        out = attention(q, k, v)
+        out.backward(do)
+        return out, q.grad, k.grad, v.grad
+    return run
+
+
+# -- the plain kernel ------------------------------------------------------------
+
+def triton_twin(kernel: Any) -> Any:
+    """The Python function of the Kiln kernel `kernel`, compiled by Triton:
+    the same code object (Triton reads the same source text from the same
+    file), with the global `kl` bound to triton.language."""
+    fn = kernel.fn
+    twin = types.FunctionType(fn.__code__, dict(fn.__globals__, kl=tl), fn.__name__, fn.__defaults__,
+                              fn.__closure__)
+    twin.__qualname__ = fn.__qualname__
+    twin.__doc__ = fn.__doc__
+    twin.__annotations__ = dict(fn.__annotations__)
+    return triton.jit(twin)
+
+
+def plain_kernels() -> dict[str, Any]:
+    """The plain forward kernel of each compiler present, by name."""
+    kernels = {"kiln": attention_kernels.attention_forward}
+    if triton is not None:
+        try:
+            kernels["triton"] = triton_twin(attention_kernels.attention_forward)
+        except Exception as error:
+            print(f"triton: the plain kernel is left out: {one_line(error)}")
+    return kernels
+
+
+def compile_times(kernels: dict[str, Any]) -> None:
+    """Prints the first call's time of the plain kernel for each compiler."""
+    probe = torch.zeros(1, device=DEVICE)
+    for name in kernels:
+        try:
+            (warm_up_kernel if name == "kiln" else triton_twin(warm_up_kernel))[(1,)](probe)
+            synchronize()
+        except Exception as error:
+            print(f"  {name}: the warm-up kernel failed: {one_line(error)}")
+    block_m, block_n, warps, stages = COMPILE_TIME_CONFIG
+    print(f"compile time: first call of the plain kernel, empty cache, {block_m}/{block_n}/{warps}/{stages}, "
+          f"D 128, fp16 (s)")
+    print(f"{'causal':>6} | " + " | ".join(f"{name:>8}" for name in kernels) + " | kiln/triton")
+    for causal in (False, True):
+        case = Case("fwd", causal, 128, 1024, "fp16", 1, 2)
+        q, k, v, _ = make_inputs(case, requires_grad=False)
+        seconds = {}
+        for name, kernel in kernels.items():
+            start = time.perf_counter()
+            try:
+                attention_kernels.forward(q, k, v, causal, 128 ** -0.5, *COMPILE_TIME_CONFIG, kernel=kernel)
+                synchronize()
+                seconds[name] = time.perf_counter() - start
+            except Exception as error:
+                print(f"  {name}: error: {one_line(error)}")
+                seconds[name] = math.nan
+        ratio = f"{seconds['kiln'] / seconds['triton']:.2f}" if "triton" in seconds else "-"
+        print(f"{'yes' if causal else 'no':>6} | " + " | ".join(f"{value:8.2f}" for value in seconds.values()) +
+              f" | {ratio}")
+
+
+def tune_plain(case: Case, name: str, kernel: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+               expected: tuple, verbose: bool) -> tuple[Cell, str]:
+    """The best cell over CONFIGS and its configuration; every config is
+    checked before it is timed, and one that fails or is wrong is printed."""
+    out = torch.empty_like(q)
+    m = torch.empty((q.shape[0] * q.shape[1], q.shape[2]), device=q.device, dtype=torch.float32)
+    best, best_config, failures = None, "-", []
+    for config in CONFIGS:
+        def run(config=config) -> tuple:
+            return attention_kernels.forward(q, k, v, case.causal, case.head_dim ** -0.5, *config, kernel=kernel,
+                                             out=out, m=m)[:1]
+        out.fill_(math.nan)
+        cell = measure(case, run, expected)
+        label = "/".join(str(value) for value in config)
+        if cell.tflops is None:
+            failures.append(cell)
+            print(f"    {case.key} {name} {label}: {cell}")
+        elif verbose:
+            print(f"    {case.key} {name} {label}: {cell} TFLOP/s")
+        if cell.tflops is not None and (best is None or cell.tflops > best.tflops):
+            best, best_config = cell, label
+    if best is None:
+        return failures[0], "-"
+    wrong = sum(1 for cell in failures if cell.text.startswith("WRONG"))
+    return best, best_config + (f" ({wrong} WRONG)" if wrong else "")
+
+
+# -- torch SDPA ------------------------------------------------------------------
+
+def sdpa_cells(case: Case, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, do: torch.Tensor,
+               expected: tuple) -> dict[str, Cell]:
+    """cuDNN's and FlashAttention-2's cells, through torch's SDPA."""
+    def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=case.causal)
+
+    cells = {}
+    for name, backend in (("cuDNN", SDPBackend.CUDNN_ATTENTION), ("FA2", SDPBackend.FLASH_ATTENTION)):
+        with sdpa_kernel(backend):
+            if case.mode == "fwd":
+                cells[name] = measure(case, lambda: (attention(q, k, v),), expected)
+            else:
+                cells[name] = measure(case, forward_and_backward(attention, q, k, v, do), expected)
+    return cells
+
+
+# -- tutorial 06 in a child process ----------------------------------------------
+
+def find_tutorial06() -> Optional[str]:
+    folders = []
+    if os.environ.get("KILN_TRITON_TESTS"):
+        folders.append(os.path.join(os.environ["KILN_TRITON_TESTS"], "tutorials"))
+    folders += [os.path.join(REPO, "..", "shared", "triton-3.6", "tutorials"),
+                os.path.join(REPO, "shared", "triton-3.6", "tutorials")]
+    for folder in folders:
+        path = os.path.join(folder, TUTORIAL06)
+        if os.path.isfile(path):
+            return os.path.abspath(path)
+    return None
+
+
+def tutorial06_not_applicable(case: Case) -> Optional[str]:
+    if case.dtype != "fp16":
+        return "n/a (fp16 only)"
+    if case.mode == "fwd+bwd" and not case.causal:
+        return "n/a (causal-only bwd)"
+    return None
+
+
+def tutorial06_cells(compiler: str, path: str, cases: list[Case], timeout: float,
+                     single_config: bool) -> dict[str, Cell]:
+    """Runs the tutorial's cases in child processes of `compiler` ("kiln":
+    through kiln.compat; "triton": the installed Triton). A child that dies
+    costs the case it was on; the rest run in a new child."""
+    command = [sys.executable] + (["-m", "kiln.compat"] if compiler == "kiln" else []) + \
+        [os.path.abspath(__file__), "--tutorial06-worker", path]
+    environment = dict(os.environ)
+    if single_config:
+        environment["PYTEST_VERSION"] = "single-config"  # the tutorial's switch to its one testing config
+    cells: dict[str, Cell] = {}
+    pending = list(cases)
+    while pending:
+        with tempfile.TemporaryFile(mode="w+") as stderr:
+            child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                     text=True, env=environment)
+            timer = threading.Timer(timeout, child.kill)
+            timer.start()
+            child.stdin.write(json.dumps([dataclasses.asdict(case) for case in pending]))
+            child.stdin.close()
+            reported_compiler = None
+            for line in child.stdout:
+                if line.startswith(COMPILER_LINE):
+                    reported_compiler = line[len(COMPILER_LINE):].strip()
+                elif line.startswith(RESULT_LINE):
+                    result = json.loads(line[len(RESULT_LINE):])
+                    cells[result["key"]] = Cell(**result["cell"])
+                    print(f"    tutorial 06 {compiler}: {result['key']}: {cells[result['key']]}", flush=True)
+            status = child.wait()
+            timed_out = not timer.is_alive()
+            timer.cancel()
+            stderr.seek(0)
+            last_lines = [line.strip() for line in stderr.read().splitlines() if line.strip()]
+        if reported_compiler is not None and reported_compiler != compiler:
+            message = f"error: the child ran {reported_compiler}, not {compiler}"
+            return {case.key: Cell(text=message) for case in cases}
+        reported = sum(1 for case in pending if case.key in cells)
+        pending = [case for case in pending if case.key not in cells]
+        if not pending:
+            break
+        if status == LOST_CONTEXT_STATUS and reported:
+            continue  # the case that broke the context has its cell
+        if timed_out:
+            message = f"error: killed after {timeout:g} s"
+            cells.update({case.key: Cell(text=message) for case in pending})
+            break
+        reason = last_lines[-1][:160] if last_lines else f"exit status {status}"
+        cells[pending[0].key] = Cell(text=f"error: the child died ({reason})")
+        pending = pending[1:]
+    return cells
+
+
+def tutorial06_worker(path: str) -> None:
+    """The child process: runs each case read from stdin through the
+    tutorial's `attention` and prints `RESULT {key, cell}` lines."""
+    cases = [Case(**fields) for fields in json.loads(sys.stdin.read())]
+    import triton as compiler  # the real Triton, or Kiln under kiln.compat
+    print(COMPILER_LINE + ("kiln" if compiler.__name__ == "kiln" else "triton"), flush=True)
+
+    def report(case: Case, cell: Cell) -> None:
+        print(RESULT_LINE + json.dumps({"key": case.key, "cell": cell.to_json()}), flush=True)
+
+    try:
+        spec = importlib.util.spec_from_file_location("fused_attention_tutorial", path)
+        tutorial = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = tutorial
+        spec.loader.exec_module(tutorial)
+    except Exception as error:
+        for case in cases:
+            report(case, Cell(text="error: " + one_line(error)))
+        return
+    for case in cases:
+        report(case, tutorial06_case(tutorial, case))
+        try:
+            synchronize()
+        except Exception:
+            sys.exit(LOST_CONTEXT_STATUS)  # the parent goes on in a new child
+        free_memory()
+
+
+def tutorial06_case(tutorial: types.ModuleType, case: Case) -> Cell:
+    """`case` through the tutorial's `attention`, with warp specialization
+    where the tutorial's own benchmark asks for it: for the forward, on
+    Blackwell, and on Hopper when not causal."""
+    warp_specialize = case.mode == "fwd" and (tutorial.is_blackwell() or (tutorial.is_hopper() and not case.causal))
+
+    def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return tutorial.attention(q, k, v, case.causal, case.head_dim ** -0.5, warp_specialize)
+
+    try:
+        q, k, v, do = make_inputs(case, requires_grad=case.mode == "fwd+bwd")
+        if case.mode == "fwd":
+            return measure(case, lambda: (attention(q, k, v),), reference(q, k, v, case.causal, None))
+        return measure(case, forward_and_backward(attention, q, k, v, do), reference(q, k, v, case.causal, do))
+    except Exception as error:  # the inputs or the reference
+        return Cell(text="error: " + one_line(error))
+
+
+# -- the table -------------------------------------------------------------------
+
+def row_cells(case: Case, providers: set, kernels: dict[str, Any], tutorial: dict[str, dict[str, Cell]],
+              verbose: bool) -> tuple[dict[str, Cell], dict[str, str]]:
+    """The cells of `case`'s row and the plain kernel's chosen configs."""
+    cells: dict[str, Cell] = {}
+    configs: dict[str, str] = {}
+    needs_grad = case.mode == "fwd+bwd"
+    q, k, v, do = make_inputs(case, requires_grad=needs_grad)
+    expected = reference(q, k, v, case.causal, do if needs_grad else None)
+    if "plain" in providers:
+        for name, kernel in kernels.items():
+            if case.mode == "fwd":
+                cells[name], configs[name] = tune_plain(case, name, kernel, q, k, v, expected, verbose)
+            else:
+                cells[name] = Cell(text="-")
+    if "sdpa" in providers:
+        cells.update(sdpa_cells(case, q, k, v, do, expected))
+    for compiler, results in tutorial.items():
+        cells[f"t06 {compiler}"] = results.get(case.key, Cell(text="-"))
+    kiln_cell, triton_cell = cells.get("kiln"), cells.get("triton")
+    if kiln_cell and triton_cell and kiln_cell.tflops and triton_cell.tflops:
+        cells["kiln/triton"] = Cell(text=f"{kiln_cell.tflops / triton_cell.tflops:.2f}")
+    return cells, configs
+
+
+def cases_from(args: argparse.Namespace) -> list[Case]:
+    if args.quick:
+        shapes, dtypes = [(128, 4096)], ["fp16"]
+    else:
+        shapes = [(int(head_dim), int(seq)) for head_dim, seq in (spec.split("x") for spec in args.shapes.split(","))]
+        dtypes = args.dtype.split(",")
+    causals = {"both": [False, True], "yes": [True], "no": [False]}[args.causal]
+    return [Case(mode, causal, head_dim, seq, dtype, max(1, TOKENS // seq), HEADS)
+            for mode in args.modes.split(",") for causal in causals for head_dim, seq in shapes
+            for dtype in dtypes]
+
+
+def run(args: argparse.Namespace) -> None:
+    """Prints the compile-time table and the table of `args`' rows."""
+    providers = set(args.providers.split(","))
+    cases = cases_from(args)
+    kernels = plain_kernels() if "plain" in providers else {}
+    print(f"device: {torch.cuda.get_device_name() if DEVICE == 'cuda' else DEVICE}, torch {torch.__version__}, "
+          f"triton {triton.__version__ if triton is not None else 'not installed'}")
+    if kernels:
+        compile_times(kernels)
+
+    tutorial: dict[str, dict[str, Cell]] = {}
+    if "tutorial06" in providers:
+        path = args.tutorial06 or find_tutorial06()
+        compilers = ["kiln"] + (["triton"] if triton is not None else [])
+        for compiler in compilers:
+            runnable = [case for case in cases if tutorial06_not_applicable(case) is None]
+            results = {case.key: Cell(text=tutorial06_not_applicable(case)) for case in cases
+                       if tutorial06_not_applicable(case) is not None}
+            if path is None:
+                results.update({case.key: Cell(text="n/a (tutorial not found: --tutorial06 PATH)")
+                                for case in runnable})
+            elif runnable:
+                print(f"tutorial 06 through {compiler} ({path})", flush=True)
+                results.update(tutorial06_cells(compiler, path, runnable, args.tutorial06_timeout,
+                                                args.tutorial06_configs == "one"))
+            tutorial[compiler] = results
+
+    columns = []
+    if "plain" in providers:
+        columns += ["kiln"] + (["triton", "kiln/triton"] if "triton" in kernels else [])
+    if "sdpa" in providers:
+        columns += ["cuDNN", "FA2"]
+    columns += [f"t06 {compiler}" for compiler in tutorial]
+    header = (f"{'mode':>7} | {'causal':>6} | {'D':>3} | {'S':>5} | {'dtype':>5} | {'BxH':>6} | " +
+              " | ".join(f"{column:>11}" for column in columns) + " | configs (kiln; triton)")
+    print("TFLOP/s")
+    print(header)
+    for case in cases:
+        cells, configs = row_cells(case, providers, kernels, tutorial, args.verbose)
+        print(f"{case.mode:>7} | {'yes' if case.causal else 'no':>6} | {case.head_dim:>3} | {case.seq:>5} | "
+              f"{case.dtype:>5} | {f'{case.batch}x{case.heads}':>6} | " +
+              " | ".join(f"{str(cells.get(column, Cell(text='-'))):>11}" for column in columns) +
+              f" | {'; '.join(configs.values()) or '-'}", flush=True)
+        free_memory()
+
+    if "plain" in providers:
+        print("kiln's compiled plain kernels (registers, spills, shared memory):")
+        for per_device in attention_kernels.attention_forward.cache.values():
+            for loaded in per_device.values():
+                metadata = loaded.kernel.metadata
+                constexprs = metadata["constexprs"]
+                label = (f"{metadata['signature']['Q'][1:]} D{constexprs['HEAD_DIM']} "
+                         f"{constexprs['BLOCK_M']}/{constexprs['BLOCK_N']}/{metadata['num_warps']}/"
+                         f"{metadata['num_stages']}{' causal' if constexprs['CAUSAL'] else ''}"
+                         f"{' masked keys' if constexprs['MASK_KEYS'] else ''}")
+                print(f"    {label}: {loaded.n_regs} registers, {loaded.n_spills} bytes spilled, "
+                      f"{loaded.shared} bytes of shared memory")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="only D 128, S 4096, fp16")
+    parser.add_argument("--shapes", default="64x1024,64x4096,64x16384,128x1024,128x4096,128x16384",
+                        help="DxS pairs: head dimension x sequence length")
+    parser.add_argument("--causal", choices=["both", "yes", "no"], default="both")
+    parser.add_argument("--dtype", default="fp16,bf16")
+    parser.add_argument("--modes", default="fwd,fwd+bwd")
+    parser.add_argument("--providers", default="plain,sdpa,tutorial06",
+                        help="plain (the plain kernel, Kiln and Triton), sdpa (cuDNN, FA2), tutorial06")
+    parser.add_argument("--tutorial06", help=f"path of Triton's {TUTORIAL06}")
+    parser.add_argument("--tutorial06-configs", choices=["all", "one"], default="all",
+                        help="autotune over the tutorial's configs, or take its one testing config")
+    parser.add_argument("--tutorial06-timeout", type=float, default=1800,
+                        help="seconds before a tutorial child process is killed")
+    parser.add_argument("--verbose", action="store_true", help="print every config of the plain kernel")
+    parser.add_argument("--tutorial06-worker", metavar="PATH", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    for option, values, known in (("--dtype", args.dtype, DTYPES), ("--modes", args.modes, MODES),
+                                  ("--providers", args.providers, PROVIDERS)):
+        unknown = [value for value in values.split(",") if value not in known]
+        if unknown:
+            parser.error(f"{option}: unknown {', '.join(unknown)} (known: {', '.join(known)})")
+    try:
+        cases_from(args)
+    except ValueError:
+        parser.error(f"--shapes: expected DxS pairs such as 128x4096, got {args.shapes}")
+    if args.tutorial06_worker:
+        tutorial06_worker(args.tutorial06_worker)
+        return
+    if not torch.cuda.is_available():
+        print("bench/attention.py needs a CUDA GPU, and torch sees none: nothing to measure.")
+        return
+    if sdpa_kernel is None:
+        sys.exit(f"bench/attention.py needs torch.nn.attention (torch 2.3 or later); this is torch {torch.__version__}")
+    run(args)
+
+
+if __name__ == "__main__":
+    main()

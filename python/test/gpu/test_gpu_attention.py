@@ -1,0 +1,78 @@
+"""GPU-only attention tests: the FlashAttention-2 kernels of
+attention_kernels.py at the sizes and block shapes the tensor cores run
+(head dimensions 64 and 128, blocks of 64 and 128 rows, 4 and 8 warps,
+2 and 3 stages, the configurations bench/attention.py tunes over), forward
+and backward, causal and not, fp16 and bf16, sequence lengths that are not
+multiples of the blocks. Against attention computed in float64 on the GPU
+by its definition (autograd for the gradients), on fresh random inputs,
+with every output poisoned with NaN first. The same kernels at small sizes
+on every backend: ../kernels/test_attention.py."""
+
+import math
+
+import pytest
+import torch
+
+import attention_kernels
+from attention_kernels import assert_close
+
+# (BLOCK_M, BLOCK_N, num_warps, num_stages) of the forward kernel.
+FORWARD_CONFIGS = [(128, 64, 4, 3), (128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 3), (64, 128, 4, 3)]
+
+# The backward kernels' (BLOCK_M, BLOCK_N) for dK/dV and for dQ, num_warps, num_stages.
+BACKWARD_CONFIGS = [((32, 64), (64, 32), 4, 3), ((64, 128), (128, 64), 8, 2)]
+
+# float32 M: the only error is that of exp2, log2 and the float32 sums.
+M_TOLERANCE = 1e-3
+
+
+def random_operands(shape, dtype, seed):
+    generator = torch.Generator(device="cuda").manual_seed(seed)
+    return [torch.randn(shape, device="cuda", generator=generator).to(dtype) for _ in range(4)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("config", FORWARD_CONFIGS, ids=lambda c: "m{}-n{}-w{}-s{}".format(*c))
+def test_forward(dtype, causal, head_dim, config):
+    block_m, block_n, num_warps, num_stages = config
+    n_ctx = 1000  # a partial last block for every BLOCK_M and BLOCK_N
+    q, k, v, _ = random_operands((2, 3, n_ctx, head_dim), dtype, seed=head_dim + block_m + block_n)
+    sm_scale = head_dim ** -0.5
+    out = torch.full_like(q, math.nan)
+    m = torch.full((6, n_ctx), math.nan, device="cuda")
+    attention_kernels.forward(q, k, v, causal, sm_scale, block_m, block_n, num_warps, num_stages, out=out, m=m)
+    expected_out, expected_m = attention_kernels.reference(q, k, v, causal, sm_scale)
+    assert_close("O", out, expected_out, dtype)
+    assert not m.isnan().any(), "M: some rows were not written"
+    assert (m.double() - expected_m).abs().max().item() <= M_TOLERANCE
+
+
+@pytest.mark.parametrize("n_ctx", [1024, 777])
+def test_forward_sequence_lengths(n_ctx):
+    """A multiple of every block (no key masking) and an odd length."""
+    q, k, v, _ = random_operands((1, 4, n_ctx, 128), torch.float16, seed=n_ctx)
+    for causal in (False, True):
+        out, _ = attention_kernels.forward(q, k, v, causal, 0.1, 128, 64, 8, 3)
+        assert_close("O", out, attention_kernels.reference(q, k, v, causal, 0.1)[0], torch.float16)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("config", BACKWARD_CONFIGS, ids=["small-blocks", "large-blocks"])
+def test_backward(dtype, causal, head_dim, config):
+    """dQ, dK and dV from the kernels' own forward, against autograd of the
+    float64 definition."""
+    blocks_dkdv, blocks_dq, num_warps, num_stages = config
+    n_ctx = 1000
+    q, k, v, do = random_operands((2, 3, n_ctx, head_dim), dtype, seed=2 * head_dim + num_warps)
+    sm_scale = head_dim ** -0.5
+    out, m = attention_kernels.forward(q, k, v, causal, sm_scale, 128, 64, 4, 3)
+    grads = attention_kernels.backward(q, k, v, out, m, do, causal, sm_scale, blocks_dkdv, blocks_dq,
+                                       num_warps, num_stages)
+    expected = attention_kernels.reference(q, k, v, causal, sm_scale, do)
+    assert_close("O", out, expected[0], dtype)
+    for name, result, reference in zip(("dQ", "dK", "dV"), grads, expected[2:]):
+        assert_close(name, result, reference, dtype)
