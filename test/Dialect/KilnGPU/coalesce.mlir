@@ -178,3 +178,46 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 
     return %q, %k : tensor<64x64xf16, #blocked2>, tensor<64x64xf16, #blocked2>
   }
 }
+
+// -----
+
+// The column-major load's pointers are carried by a loop that advances
+// them: the loop carries them in the load's own layout (its initial value
+// and step recomputed there), so that nothing is converted per iteration.
+// CHECK-DAG: #[[COL:.*]] = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]}>
+// CHECK-LABEL: func.func @carried_column_pointers
+// CHECK: scf.for {{.*}} iter_args(%[[P:.*]] = %{{.*}}) -> (tensor<64x64x!kiln.ptr<f16>, #[[COL]]>)
+// CHECK-NEXT: kiln.load %[[P]] : tensor<64x64x!kiln.ptr<f16>, #[[COL]]>
+// CHECK-NOT: kiln_gpu.convert_layout {{.*}}!kiln.ptr
+// CHECK: kiln.addptr %[[P]], %{{.*}} : tensor<64x64x!kiln.ptr<f16>, #[[COL]]>
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#blocked1 = #kiln_gpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @carried_column_pointers(%x: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %y: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %n: i32) -> tensor<64x64xf16, #blocked2> attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %0 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #blocked>
+    %c64 = arith.constant dense<64> : tensor<64x64xi32, #blocked2>
+    %rows = kiln.expand_dims %0 {axis = 1 : i32} : tensor<64xi32, #blocked> -> tensor<64x1xi32, #blocked1>
+    %cols = kiln.expand_dims %0 {axis = 0 : i32} : tensor<64xi32, #blocked> -> tensor<1x64xi32, #blocked2>
+    %r = kiln.broadcast %rows : tensor<64x1xi32, #blocked1> -> tensor<64x64xi32, #blocked2>
+    %c = kiln.broadcast %cols : tensor<1x64xi32, #blocked2> -> tensor<64x64xi32, #blocked2>
+    %rowMajor = arith.muli %r, %c64 : tensor<64x64xi32, #blocked2>
+    %xOffsets = arith.addi %rowMajor, %c : tensor<64x64xi32, #blocked2>
+    %colMajor = arith.muli %c, %c64 : tensor<64x64xi32, #blocked2>
+    %yOffsets = arith.addi %colMajor, %r : tensor<64x64xi32, #blocked2>
+    %xs = kiln.splat %x : !kiln.ptr<f16> -> tensor<64x64x!kiln.ptr<f16>, #blocked2>
+    %xp = kiln.addptr %xs, %xOffsets : tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64xi32, #blocked2>
+    %q = kiln.load %xp : tensor<64x64x!kiln.ptr<f16>, #blocked2> -> tensor<64x64xf16, #blocked2>
+    %ys = kiln.splat %y : !kiln.ptr<f16> -> tensor<64x64x!kiln.ptr<f16>, #blocked2>
+    %yp = kiln.addptr %ys, %yOffsets : tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64xi32, #blocked2>
+    %step = arith.constant dense<4096> : tensor<64x64xi32, #blocked2>
+    %last = scf.for %i = %c0 to %n step %c1 iter_args(%p = %yp) -> (tensor<64x64x!kiln.ptr<f16>, #blocked2>) : i32 {
+      %k = kiln.load %p : tensor<64x64x!kiln.ptr<f16>, #blocked2> -> tensor<64x64xf16, #blocked2>
+      %next = kiln.addptr %p, %step : tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64xi32, #blocked2>
+      scf.yield %next : tensor<64x64x!kiln.ptr<f16>, #blocked2>
+    }
+    return %q : tensor<64x64xf16, #blocked2>
+  }
+}

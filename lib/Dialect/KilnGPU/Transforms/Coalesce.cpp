@@ -22,6 +22,7 @@
 
 #include "Rematerializer.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -39,6 +40,49 @@ using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
 
 namespace {
+
+RankedTensorType withLayout(Type type, Attribute layout) {
+  auto blockType = cast<RankedTensorType>(type);
+  return RankedTensorType::get(blockType.getShape(), blockType.getElementType(), layout);
+}
+
+/// A pointer block that a loop carries for `load` alone, advancing it by an
+/// offset each iteration (`p = p + step`), is carried in `layout` instead:
+/// its initial value and offset are recomputed (or converted once) under
+/// it. Otherwise the block would be converted every iteration.
+bool carryPointersInLayout(Value ptr, LoadOp load, Attribute layout,
+                           Rematerializer &rematerializer) {
+  auto arg = dyn_cast<BlockArgument>(ptr);
+  auto loop = arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()) : scf::ForOp();
+  if (!loop || arg.getArgNumber() == 0)
+    return false;
+  unsigned index = arg.getArgNumber() - 1;
+  Operation *yield = loop.getBody()->getTerminator();
+  auto advance = yield->getOperand(index).getDefiningOp<AddPtrOp>();
+  if (!advance || advance.getPtr() != arg || !advance->hasOneUse() ||
+      !llvm::all_of(arg.getUsers(), [&](Operation *user) {
+        return user == load.getOperation() || user == advance.getOperation();
+      }))
+    return false;
+  FailureOr<Value> init = rematerializer.get(loop.getInitArgs()[index], layout);
+  FailureOr<Value> step = rematerializer.get(advance.getOffset(), layout);
+  if (failed(init) || failed(step))
+    return false;
+  Type oldType = arg.getType();
+  loop.getInitArgsMutable()[index].set(*init);
+  arg.setType(withLayout(oldType, layout));
+  advance.getOffsetMutable().assign(*step);
+  advance.getResult().setType(arg.getType());
+  Value result = loop.getResult(index);
+  result.setType(arg.getType());
+  if (!result.use_empty()) {
+    OpBuilder builder(loop->getContext());
+    builder.setInsertionPointAfter(loop);
+    auto back = ConvertLayoutOp::create(builder, loop.getLoc(), oldType, result);
+    result.replaceAllUsesExcept(back, back);
+  }
+  return true;
+}
 
 struct KilnGPUCoalesce : public gpu::impl::KilnGPUCoalesceBase<KilnGPUCoalesce> {
   void runOnOperation() override {
@@ -138,6 +182,8 @@ struct KilnGPUCoalesce : public gpu::impl::KilnGPUCoalesceBase<KilnGPUCoalesce> 
         if (isa<RankedTensorType>(operand.get().getType()) &&
             (!store || operand.get() != store.getValue()))
           blocks.push_back(&operand);
+      if (load)
+        carryPointersInLayout(load.getPtr(), load, ownLayout, rematerializer);
       SmallVector<Value> recomputed;
       for (OpOperand *operand : blocks) {
         FailureOr<Value> value = rematerializer.get(operand->get(), ownLayout);
@@ -150,10 +196,7 @@ struct KilnGPUCoalesce : public gpu::impl::KilnGPUCoalesceBase<KilnGPUCoalesce> 
       for (auto [operand, value] : llvm::zip(blocks, recomputed))
         operand->set(value);
       OpBuilder builder(op);
-      auto withOwnLayout = [&](Type t) {
-        auto blockType = cast<RankedTensorType>(t);
-        return RankedTensorType::get(blockType.getShape(), blockType.getElementType(), ownLayout);
-      };
+      auto withOwnLayout = [&](Type t) { return withLayout(t, ownLayout); };
       if (store) {
         store.getValueMutable().assign(ConvertLayoutOp::create(
             builder, store.getLoc(), withOwnLayout(store.getValue().getType()),

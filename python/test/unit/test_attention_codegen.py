@@ -1,0 +1,66 @@
+"""What the plain FlashAttention forward compiles to on the NVIDIA targets
+(no GPU needed): on sm_90a the softmax stays in the first dot's accumulator
+layout, the second dot reads its A operand (the probabilities) from
+registers, K and V are copied asynchronously into shared memory, and the
+second dot runs an iteration late, during the next block's softmax."""
+
+import re
+
+import pytest
+
+import kiln
+from kiln.compiler.specialization import Specialization
+
+from attention_kernels import attention_forward
+
+SIGNATURE = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "M": "*fp32",
+             "sm_scale": "fp32", "stride_z": "i32", "stride_h": "i32", "stride_tok": "i32",
+             "stride_d": "i32", "H": "i32", "N_CTX": "i32"}
+
+#: What a launch on contiguous [Z, H, N_CTX, HEAD_DIM] tensors specializes.
+CONTIGUOUS = Specialization(
+    divisible_by_16=frozenset({"Q", "K", "V", "Out", "M", "stride_z", "stride_h", "stride_tok",
+                               "N_CTX"}),
+    equal_to_1=frozenset({"stride_d"}))
+
+
+def compile_forward(target: str, head_dim: int = 128, block_n: int = 64, num_warps: int = 8,
+                    num_stages: int = 3, causal: bool = False) -> kiln.CompiledKernel:
+    return kiln.compile(attention_forward, signature=SIGNATURE, target=target,
+                        num_warps=num_warps, num_stages=num_stages, attrs=CONTIGUOUS,
+                        constexprs={"HEAD_DIM": head_dim, "BLOCK_M": 128, "BLOCK_N": block_n,
+                                    "CAUSAL": causal, "MASK_KEYS": False})
+
+
+def loop_body(ir: str) -> str:
+    """The text of the (last) scf.for of a kiln_gpu module."""
+    start = ir.rindex("scf.for")
+    return ir[start:ir.index("scf.yield", start)]
+
+
+@pytest.mark.parametrize("head_dim,block_n", [(64, 64), (128, 64), (128, 128)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sm90a_forward(head_dim, block_n, causal):
+    compiled = compile_forward("sm_90a", head_dim=head_dim, block_n=block_n, causal=causal)
+    ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
+    body = loop_body(ir)
+    # The softmax runs in the dots' layout: nothing is converted in the loop.
+    assert "kiln_gpu.convert_layout" not in body
+    # K and V come from pipeline slots; nothing is loaded in the loop.
+    assert body.count("kiln_gpu.shared_operand") == 3  # Q, K, V
+    assert "kiln.load" not in body
+    assert "cp.async.cg.shared.global" in ptx
+    # The second dot runs an iteration late: the loop waits for the first
+    # dot with the second's group still in flight.
+    assert "kiln_gpu.async_dot_wait" in body and "pending = 1" in body
+    # The second dot's A operand (the probabilities) is four registers.
+    register_a = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n%dk16\.f32\.f16\.f16\s+"
+                            r"\{[^}]*\},\s*\{%%r\d+,\s*%%r\d+,\s*%%r\d+,\s*%%r\d+\}" % head_dim)
+    assert register_a.search(ptx)
+
+
+def test_sm80_forward_uses_mma_sync_and_cp_async():
+    compiled = compile_forward("sm_80", head_dim=64, num_warps=4, num_stages=2)
+    ptx = compiled.asm["ptx"]
+    assert "mma.sync.aligned.m16n8k16" in ptx
+    assert "cp.async" in ptx
