@@ -24,11 +24,12 @@ CONTIGUOUS = Specialization(
     equal_to_1=frozenset({"stride_d"}))
 
 
-def compile_forward(target: str, head_dim: int = 128, block_n: int = 64, num_warps: int = 8,
-                    num_stages: int = 3, causal: bool = False) -> kiln.CompiledKernel:
+def compile_forward(target: str, head_dim: int = 128, block_m: int = 128, block_n: int = 64,
+                    num_warps: int = 8, num_stages: int = 3,
+                    causal: bool = False) -> kiln.CompiledKernel:
     return kiln.compile(attention_forward, signature=SIGNATURE, target=target,
                         num_warps=num_warps, num_stages=num_stages, attrs=CONTIGUOUS,
-                        constexprs={"HEAD_DIM": head_dim, "BLOCK_M": 128, "BLOCK_N": block_n,
+                        constexprs={"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n,
                                     "CAUSAL": causal, "MASK_KEYS": False})
 
 
@@ -38,10 +39,13 @@ def loop_body(ir: str) -> str:
     return ir[start:ir.index("scf.yield", start)]
 
 
-@pytest.mark.parametrize("head_dim,block_n", [(64, 64), (128, 64), (128, 128)])
+@pytest.mark.parametrize("head_dim,block_m,block_n,num_warps",
+                         [(64, 128, 64, 8), (128, 128, 64, 8), (128, 128, 128, 8),
+                          (64, 64, 64, 4), (128, 64, 64, 4)])
 @pytest.mark.parametrize("causal", [False, True])
-def test_sm90a_forward(head_dim, block_n, causal):
-    compiled = compile_forward("sm_90a", head_dim=head_dim, block_n=block_n, causal=causal)
+def test_sm90a_forward(head_dim, block_m, block_n, num_warps, causal):
+    compiled = compile_forward("sm_90a", head_dim=head_dim, block_m=block_m, block_n=block_n,
+                               num_warps=num_warps, causal=causal)
     ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
     body = loop_body(ir)
     # The softmax runs in the dots' layout: nothing is converted in the loop.
@@ -50,9 +54,11 @@ def test_sm90a_forward(head_dim, block_n, causal):
     assert body.count("kiln_gpu.shared_operand") == 3  # Q, K, V
     assert "kiln.load" not in body
     assert "cp.async.cg.shared.global" in ptx
-    # The second dot runs an iteration late: the loop waits for the first
-    # dot with the second's group still in flight.
-    assert "kiln_gpu.async_dot_wait" in body and "pending = 1" in body
+    # On one warpgroup with one 64-row tile, the second dot runs an
+    # iteration late: the loop waits for the first dot with the second's
+    # group still in flight. (Two warpgroups keep the dots in order.)
+    overlapped = "kiln_gpu.async_dot_wait" in body and "pending = 1" in body
+    assert overlapped == (num_warps == 4 and block_m == 64)
     # The second dot's A operand (the probabilities) is four registers.
     register_a = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n%dk16\.f32\.f16\.f16\s+"
                             r"\{[^}]*\},\s*\{%%r\d+,\s*%%r\d+,\s*%%r\d+,\s*%%r\d+\}" % head_dim)

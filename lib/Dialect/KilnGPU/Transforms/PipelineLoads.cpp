@@ -500,8 +500,13 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   int slots = asyncDot && numWarps > 4 ? numStages + 1 : numStages;
   // Chained dots (attention) whose second dot kiln-gpu-overlap-dots will
   // run an iteration late read a slot an iteration longer: the copies run
-  // one iteration less ahead.
-  bool overlapDots = numStages >= 3 && getChainedDots(loop, numWarps, threadsPerWarp);
+  // one iteration less ahead. Measured on the H200 (docs/design/
+  // attention.md), that pays on one warpgroup computing one 64-row tile;
+  // two warpgroups already overlap each other's softmax and dots, and lose
+  // more to the shorter lookahead than they gain.
+  std::optional<ChainedDots> chained = getChainedDots(loop, numWarps, threadsPerWarp);
+  bool overlapDots = numStages >= 3 && chained && numWarps == 4 &&
+                     chained->first.getType().getDimSize(0) == 64;
   if (overlapDots)
     lookahead = numStages - 2;
 
