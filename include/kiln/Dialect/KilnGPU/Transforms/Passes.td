@@ -146,8 +146,9 @@ def KilnGPUForwardLayouts : Pass<"kiln-gpu-forward-layouts", "mlir::ModuleOp"> {
 def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
   let summary = "Copy a loop's dot operands into multi-buffered shared memory ahead of use";
   let description = [{
-    Software pipelining of an `scf.for` whose one tensor-core dot (wgmma or
-    mma.sync) reads loaded operands. Each load that only feeds the dot (zero
+    Software pipelining of an `scf.for` whose tensor-core dots (wgmma or
+    mma.sync; one in a matmul, two in attention) read loaded operands. Each
+    load that only feeds one dot operand (zero
     or no `other`, at least 4 contiguous bytes per access, the last
     dimension fastest; f16, bf16, or an i8 A: f32 operands are rounded or
     split in registers, and an i8 B is stored K-major, which a copy cannot
@@ -174,8 +175,12 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     its result read through `kiln_gpu.async_dot_wait`): each wgmma then
     waits only for the group before it, so on more than one warpgroup the
     previous iteration's slot may still be read when a warpgroup copies,
-    and the ring gets one more slot. Runs on sm_80 and later
-    when `num-stages` (or the loop's `kiln.num_stages`) is 2 or more; a
+    and the ring gets one more slot. A dot operand loaded once before the
+    loop (attention's Q) is copied once into a slot of its own, as the
+    first commit group. A loop with chained dots (kiln-gpu-overlap-dots) on
+    one warpgroup with one 64-row tile has its copies run one iteration
+    less ahead and is marked `kiln_gpu.overlap_dots`. Runs on sm_80 and
+    later when `num-stages` (or the loop's `kiln.num_stages`) is 2 or more; a
     loop that stores, or whose pointer values are used outside the copies,
     is left to kiln-gpu-prefetch-loads.
 
@@ -284,7 +289,8 @@ def KilnGPUOverlapDots : Pass<"kiln-gpu-overlap-dots", "mlir::ModuleOp"> {
     needs the softmax of the first (`s = dot(q, k)`), so as written the
     tensor cores idle during the softmax, and the softmax waits for the
     tensor cores. kiln-gpu-pipeline-loads marks such a loop
-    (`kiln_gpu.overlap_dots`) when its operands are in pipeline slots, and
+    (`kiln_gpu.overlap_dots`) when its operands are in pipeline slots and
+    one warpgroup computes one 64-row tile (where it measured faster), and
     runs the copies one iteration less ahead so that a slot stays valid an
     iteration longer. This pass then rotates it: iteration i issues the
     first dot of block i, then the second dot of block i - 1 (the
