@@ -36,7 +36,13 @@ struct AsyncCopyOpLowering : public ConvertOpToLLVMPattern<AsyncCopyOp> {
     RankedTensorType type = op.getPtr().getType();
     OperandBufferAttr buffer = op.getBuffer();
     Type element = cast<PointerType>(type.getElementType()).getPointeeType();
-    auto tileType = RankedTensorType::get(type.getShape(), element, type.getEncoding());
+    // The operand as the dot reads it: transposed pointers hold it as a
+    // K-major slot does, [N, K].
+    bool transposed = op.getTransposed();
+    SmallVector<int64_t> shape(type.getShape());
+    if (transposed)
+      std::swap(shape[0], shape[1]);
+    auto tileType = RankedTensorType::get(shape, element);
     SharedTile tile = getSlotTile(b, loc, buffer, adaptor.getSlot(), tileType, pipelineStart);
     RowMap rowMap;
     if (buffer.isWgmma() && buffer.getOperand() == 0)
@@ -50,16 +56,17 @@ struct AsyncCopyOpLowering : public ConvertOpToLLVMPattern<AsyncCopyOp> {
     SmallVector<Value> rows = unpackElements(b, loc, coords[0]);
     SmallVector<Value> cols = unpackElements(b, loc, coords[1]);
     // The widths of kiln.load: runs along the layout's fastest dimension
-    // (the columns; in a K-major slot, the rows, which are its columns),
-    // never across a 16-byte chunk of the tile's rows.
-    bool kMajor = buffer.getKMajor();
+    // (the columns; in a K-major slot, the rows, which are its columns,
+    // unless the pointers are transposed already), never across a 16-byte
+    // chunk of the tile's rows.
+    bool swapped = buffer.getKMajor() && !transposed;
     int64_t width = std::min<int64_t>(widths.lookup(op), tile.chunkElements());
     int64_t bytes = width * tile.elementBytes;
     Type i32 = b.getI32Type(), i16 = b.getI16Type();
     std::string narrowLoad = bytes == 1 ? "ld.global.u8" : "ld.global.b16";
     for (size_t e = 0; e < ptrs.size(); e += width) {
       Value row = rowMap ? rowMap(b, loc, rows[e]) : rows[e];
-      Value offset = kMajor ? tile.emitOffset(b, loc, cols[e], row)
+      Value offset = swapped ? tile.emitOffset(b, loc, cols[e], row)
                             : tile.emitOffset(b, loc, row, cols[e]);
       Value address = getSharedAddress(b, loc, tile.base, offset);
       if (bytes >= 4) {

@@ -174,3 +174,12 @@ module attributes {kiln_gpu.target = #kiln_gpu.target<gfx90a>} {
 // expected-error @+1 {{expected kiln_gpu.target to be a #kiln_gpu.target<...>, got "sm_90a"}}
 module attributes {kiln_gpu.target = "sm_90a"} {
 }
+
+// -----
+
+#b = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+func.func @copy_transposed_a(%p: tensor<64x32x!kiln.ptr<f16>, #b>, %s: i32) {
+  // expected-error @+1 {{expected a K-major slot of operand B for transposed pointers}}
+  kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 4096, slots = 2>, transposed} : tensor<64x32x!kiln.ptr<f16>, #b>
+  return
+}

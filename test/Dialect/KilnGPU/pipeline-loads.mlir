@@ -738,3 +738,60 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
   }
 }
 
+
+// -----
+
+// B read as the transpose of a [N, K] block loaded through pointers (a
+// tensor descriptor made in the kernel, `desc.load(...).T`), contiguous
+// along K: cp.async copies the block as it lies into a K-major slot
+// (`transposed`), and the transpose goes with the load.
+// CHECK-LABEL: func.func @transposed_b
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 0, {{.*}}slots = 3>} : tensor<64x32x!kiln.ptr<f16>
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 1, {{.*}}slots = 3, kMajor = true>, transposed} : tensor<64x32x!kiln.ptr<f16>
+// CHECK: scf.for
+// CHECK: %[[B:.*]] = kiln_gpu.shared_operand {{.*}}kMajor = true>} : tensor<32x64xf16
+// CHECK-NOT: kiln.trans
+// CHECK: kiln.dot %{{.*}}, %[[B]]
+// CHECK: kiln_gpu.async_copy {{.*}}kMajor = true>, transposed}
+// CHECK-NOT: kiln.load
+// CHECK: scf.yield
+// ONE-LABEL: func.func @transposed_b
+// ONE-NOT: async_copy
+// ONE: kiln.trans
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blockedT = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+#rows = #kiln_gpu.slice<{dim = 1, parent = #blocked2}>
+#cols = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @transposed_b(%a: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %out: !kiln.ptr<f32>, %n: i32) attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c32 = arith.constant 32 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %stride = arith.constant dense<1024> : tensor<64x1xi32, #blocked2>
+    %r = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #rows>
+    %c = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #cols>
+    %r2 = kiln.expand_dims %r {axis = 1 : i32} : tensor<64xi32, #rows> -> tensor<64x1xi32, #blocked2>
+    %rs = arith.muli %r2, %stride : tensor<64x1xi32, #blocked2>
+    %c2 = kiln.expand_dims %c {axis = 0 : i32} : tensor<32xi32, #cols> -> tensor<1x32xi32, #blocked2>
+    %rb = kiln.broadcast %rs : tensor<64x1xi32, #blocked2> -> tensor<64x32xi32, #blocked2>
+    %cb = kiln.broadcast %c2 : tensor<1x32xi32, #blocked2> -> tensor<64x32xi32, #blocked2>
+    %offsets = arith.addi %rb, %cb : tensor<64x32xi32, #blocked2>
+    %acc = scf.for %i = %c0 to %n step %c32 iter_args(%sum = %zero) -> (tensor<64x64xf32, #blocked>) : i32 {
+      %step = kiln.splat %i : i32 -> tensor<64x32xi32, #blocked2>
+      %at = arith.addi %offsets, %step : tensor<64x32xi32, #blocked2>
+      %pa0 = kiln.splat %a : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+      %pa = kiln.addptr %pa0, %at : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+      %pb0 = kiln.splat %b : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+      %pb = kiln.addptr %pb0, %at : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+      %x = kiln.load %pa : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %y = kiln.load %pb : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %yt = kiln.trans %y {order = array<i32: 1, 0>} : tensor<64x32xf16, #blocked2> -> tensor<32x64xf16, #blockedT>
+      %d = kiln.dot %x, %yt, %sum {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blockedT> -> tensor<64x64xf32, #blocked>
+      scf.yield %d : tensor<64x64xf32, #blocked>
+    }
+    %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    kiln.store %po, %acc : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}

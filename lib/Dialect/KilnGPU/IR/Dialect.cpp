@@ -384,7 +384,17 @@ LogicalResult AsyncCopyOp::verify() {
     if (cast<RankedTensorType>(mask.getType()).getShape() != type.getShape())
       return emitOpError("expected the mask to have the pointers' shape");
   Type pointee = cast<PointerType>(type.getElementType()).getPointeeType();
-  return verifySlotTile(*this, getBuffer(), type, pointee);
+  if (!getTransposed())
+    return verifySlotTile(*this, getBuffer(), type, pointee);
+  OperandBufferAttr buffer = getBuffer();
+  if (buffer.getOperand() != 1 || !buffer.getKMajor())
+    return emitOpError("expected a K-major slot of operand B for transposed pointers");
+  // The operand as the dot reads it.
+  if (type.getRank() != 2)
+    return emitOpError("expected a 2-D block, got rank ") << type.getRank();
+  return verifySlotTile(*this, buffer,
+                        RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)}, pointee),
+                        pointee);
 }
 
 std::optional<TmaBox> mlir::kiln::gpu::getTmaBox(OperandBufferAttr buffer,

@@ -52,7 +52,7 @@ struct PipelinedOperand {
   /// into a slot of its own.
   bool invariant;
   /// The ops between the load and the dot (layout conversions, and for a
-  /// B copied by the TMA unit a transpose), which the slot replaces.
+  /// transposed B the transpose), which the slot replaces.
   SmallVector<Operation *> between;
   unsigned index;          // 0: A, 1: B
   bool kMajor;             // B contiguous along K: its slot holds [N][K]
@@ -121,9 +121,9 @@ std::optional<TmaBox> getOperandTmaBox(LoadOp load, unsigned index, bool kMajor,
 /// the slot's rows hold contiguously (the last one; for B also K, into a
 /// K-major slot), and of a type the tensor cores can read as copied
 /// (TensorCoreOperands::canCopyAsync). A load through a tensor map also
-/// records its TMA box, and a B that is the transpose of one (`b.T` of a
-/// [N, K] descriptor's block) is an operand only for the TMA unit, which
-/// copies the block as it lies into a K-major slot.
+/// records its TMA box. A B that is the transpose of a load (`b.T` of a
+/// [N, K] descriptor's block) is copied as it lies into a K-major slot:
+/// by the TMA unit, or by cp.async when its runs are along K.
 SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, DotOp dot,
                                                    TensorCores tensorCores,
                                                    const TensorCoreOperands &tensorCore,
@@ -159,14 +159,16 @@ SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, DotOp dot,
                   : getOperandTmaBox(load, index, /*kMajor=*/transposed, tensorCores, tensorCore);
     bool copyable = false, kMajor = false;
     auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType());
-    if (!transposed && isZeroOrAbsent(load.getOther()) && ptrType && ptrType.getRank() == 2) {
+    if (isZeroOrAbsent(load.getOther()) && ptrType && ptrType.getRank() == 2) {
       std::optional<ThreadLayout> layout = getThreadLayout(ptrType);
       if (layout && layout->slicedDim < 0) {
         unsigned fastest = layout->blocked.getOrder()[0];
-        unsigned kDim = index == 0 ? 1 : 0;
+        // A transposed B is loaded [N, K]: its K is the block's columns,
+        // and its runs along K go into a K-major slot as they lie.
+        unsigned kDim = index == 0 || transposed ? 1 : 0;
         bool alongK = fastest == kDim;
         kMajor = index == 1 && alongK;
-        copyable = tensorCore.canCopyAsync(index, alongK) &&
+        copyable = (!transposed || alongK) && tensorCore.canCopyAsync(index, alongK) &&
                    getAccessWidth(axisInfo, load.getPtr(), load.getMask()) *
                            tensorCore.elementBytes >= 4;
       }
@@ -351,7 +353,8 @@ void emitCopies(OpBuilder &builder, Location loc, scf::ForOp loop, const CopySta
     Value mask = operand.load.getMask() ? mapping.lookupOrDefault(operand.load.getMask())
                                         : Value();
     mask = andMask(builder, loc, mask, runs, cast<RankedTensorType>(ptr.getType()));
-    AsyncCopyOp::create(builder, operand.load.getLoc(), ptr, slot, mask, buffer);
+    AsyncCopyOp::create(builder, operand.load.getLoc(), ptr, slot, mask, buffer,
+                        operand.transposed);
   }
   AsyncCommitGroupOp::create(builder, loc);
 }

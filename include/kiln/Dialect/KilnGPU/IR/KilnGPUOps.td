@@ -76,6 +76,11 @@ def KilnGPU_AsyncCopyOp : Op<KilnGPU_Dialect, "async_copy",
     joins the thread's current group, which kiln_gpu.async_commit_group
     closes and kiln_gpu.async_wait waits for.
 
+    With `transposed`, `ptr` points to the operand's transpose, as a
+    K-major slot of B holds it: a `[N, K]` block (such as the block of a
+    tensor descriptor that the kernel reads as `b.T`), whose element
+    `(n, k)` is the operand's `(k, n)`. Only a K-major slot of B takes it.
+
     Example:
     ```mlir
     kiln_gpu.async_copy %ptrs, %slot, %mask {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 16384, slots = 3>} : tensor<128x64x!kiln.ptr<f16>, #blocked>, tensor<128x64xi1, #blocked>
@@ -83,7 +88,7 @@ def KilnGPU_AsyncCopyOp : Op<KilnGPU_Dialect, "async_copy",
   }];
   let arguments = (ins RankedTensorOf<[Kiln_PointerType]>:$ptr, I32:$slot,
                        Optional<RankedTensorOf<[I1]>>:$mask,
-                       KilnGPU_OperandBufferAttr:$buffer);
+                       KilnGPU_OperandBufferAttr:$buffer, UnitAttr:$transposed);
   let assemblyFormat = "$ptr `,` $slot (`,` $mask^)? attr-dict `:` type($ptr) (`,` type($mask)^)?";
   let hasVerifier = 1;
 }

@@ -152,8 +152,10 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     or no `other`, at least 4 contiguous bytes per access, the last
     dimension fastest; f16, bf16, or an i8 A: f32 operands are rounded or
     split in registers, and an i8 B is stored K-major, which a copy cannot
-    do) becomes a ring of `num-stages` slots in shared memory filled by
-    `cp.async`:
+    do; a B read as the transpose of a `[N, K]` block with runs along K is
+    copied as it lies into a K-major slot, `kiln_gpu.async_copy ...
+    transposed`) becomes a ring of `num-stages` slots in shared memory
+    filled by `cp.async`:
 
     * before the loop, the copies of the first L iterations (each its own
       commit group, masked off past the end of the loop);
