@@ -12,6 +12,10 @@ Columns, in TFLOP/s:
   triton.language), each the best of CONFIGS, printed as
   BLOCK_M/BLOCK_N/warps/stages. Forward only: the plain backward kernels
   are tested, not timed.
+- kiln desc, triton desc: `attention_forward_descriptors`, the same
+  forward written as tutorial 06 writes it (tensor descriptors made in the
+  kernel, K read as `desc_k.load(...).T`), same text for both compilers,
+  tuned the same way.
 - cuDNN, FA2: torch's scaled_dot_product_attention with its cuDNN and its
   FlashAttention-2 backend.
 - t06 kiln, t06 triton: Triton's fused-attention tutorial (06), unchanged,
@@ -41,7 +45,7 @@ folders, set before either compiler is imported), after a launch of a
 trivial kernel so that each compiler's one-time set-up is left out.
 
     python3 bench/attention.py [--quick] [--shapes 128x4096,64x16384] [--causal both|yes|no]
-        [--dtype fp16,bf16] [--modes fwd,fwd+bwd] [--providers plain,sdpa,tutorial06]
+        [--dtype fp16,bf16] [--modes fwd,fwd+bwd] [--providers plain,desc,sdpa,tutorial06]
         [--tutorial06 PATH] [--tutorial06-configs all|one] [--verbose]
 
 --quick is D 128, S 4096, fp16. Without --tutorial06, the tutorial is
@@ -121,7 +125,7 @@ RESULT_LINE, COMPILER_LINE = "RESULT ", "COMPILER "
 LOST_CONTEXT_STATUS = 3
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 MODES = ("fwd", "fwd+bwd")
-PROVIDERS = ("plain", "sdpa", "tutorial06")
+PROVIDERS = ("plain", "desc", "sdpa", "tutorial06")
 
 
 @kiln.jit
@@ -261,15 +265,21 @@ def triton_twin(kernel: Any) -> Any:
     return triton.jit(twin)
 
 
-def plain_kernels() -> dict[str, Any]:
-    """The plain forward kernel of each compiler present, by name."""
-    kernels = {"kiln": attention_kernels.attention_forward}
+def plain_kernels(kernel: Any = attention_kernels.attention_forward, suffix: str = "") -> dict[str, Any]:
+    """The plain forward kernel (or `kernel`) of each compiler present, by
+    name (plus `suffix`)."""
+    kernels = {"kiln" + suffix: kernel}
     if triton is not None:
         try:
-            kernels["triton"] = triton_twin(attention_kernels.attention_forward)
+            kernels["triton" + suffix] = triton_twin(kernel)
         except Exception as error:
-            print(f"triton: the plain kernel is left out: {one_line(error)}")
+            print(f"triton: {kernel.fn.__name__} is left out: {one_line(error)}")
     return kernels
+
+
+def allocate_triton_scratch(size: int, alignment: int, stream: Any) -> torch.Tensor:
+    """Global scratch for Triton's descriptors made in a kernel."""
+    return torch.empty(size, dtype=torch.int8, device=DEVICE)
 
 
 def compile_times(kernels: dict[str, Any]) -> None:
@@ -479,7 +489,7 @@ def row_cells(case: Case, providers: set, kernels: dict[str, Any], tutorial: dic
     needs_grad = case.mode == "fwd+bwd"
     q, k, v, do = make_inputs(case, requires_grad=needs_grad)
     expected = reference(q, k, v, case.causal, do if needs_grad else None)
-    if "plain" in providers:
+    if providers & {"plain", "desc"}:
         for name, kernel in kernels.items():
             if case.mode == "fwd":
                 cells[name], configs[name] = tune_plain(case, name, kernel, q, k, v, expected, verbose)
@@ -489,9 +499,10 @@ def row_cells(case: Case, providers: set, kernels: dict[str, Any], tutorial: dic
         cells.update(sdpa_cells(case, q, k, v, do, expected))
     for compiler, results in tutorial.items():
         cells[f"t06 {compiler}"] = results.get(case.key, Cell(text="-"))
-    kiln_cell, triton_cell = cells.get("kiln"), cells.get("triton")
-    if kiln_cell and triton_cell and kiln_cell.tflops and triton_cell.tflops:
-        cells["kiln/triton"] = Cell(text=f"{kiln_cell.tflops / triton_cell.tflops:.2f}")
+    for suffix in ("", " desc"):
+        kiln_cell, triton_cell = cells.get("kiln" + suffix), cells.get("triton" + suffix)
+        if kiln_cell and triton_cell and kiln_cell.tflops and triton_cell.tflops:
+            cells[f"kiln/triton{suffix}"] = Cell(text=f"{kiln_cell.tflops / triton_cell.tflops:.2f}")
     return cells, configs
 
 
@@ -512,10 +523,15 @@ def run(args: argparse.Namespace) -> None:
     providers = set(args.providers.split(","))
     cases = cases_from(args)
     kernels = plain_kernels() if "plain" in providers else {}
+    compile_kernels = dict(kernels)
+    if "desc" in providers:
+        kernels.update(plain_kernels(attention_kernels.attention_forward_descriptors, " desc"))
+        if triton is not None:
+            triton.set_allocator(allocate_triton_scratch)
     print(f"device: {torch.cuda.get_device_name() if DEVICE == 'cuda' else DEVICE}, torch {torch.__version__}, "
           f"triton {triton.__version__ if triton is not None else 'not installed'}")
-    if kernels:
-        compile_times(kernels)
+    if compile_kernels:
+        compile_times(compile_kernels)
 
     tutorial: dict[str, dict[str, Cell]] = {}
     if "tutorial06" in providers:
@@ -537,6 +553,8 @@ def run(args: argparse.Namespace) -> None:
     columns = []
     if "plain" in providers:
         columns += ["kiln"] + (["triton", "kiln/triton"] if "triton" in kernels else [])
+    if "desc" in providers:
+        columns += ["kiln desc"] + (["triton desc", "kiln/triton desc"] if "triton desc" in kernels else [])
     if "sdpa" in providers:
         columns += ["cuDNN", "FA2"]
     columns += [f"t06 {compiler}" for compiler in tutorial]
@@ -574,8 +592,9 @@ def main() -> None:
     parser.add_argument("--causal", choices=["both", "yes", "no"], default="both")
     parser.add_argument("--dtype", default="fp16,bf16")
     parser.add_argument("--modes", default="fwd,fwd+bwd")
-    parser.add_argument("--providers", default="plain,sdpa,tutorial06",
-                        help="plain (the plain kernel, Kiln and Triton), sdpa (cuDNN, FA2), tutorial06")
+    parser.add_argument("--providers", default="plain,desc,sdpa,tutorial06",
+                        help="plain (the plain kernel, Kiln and Triton), desc (its descriptor form), "
+                             "sdpa (cuDNN, FA2), tutorial06")
     parser.add_argument("--tutorial06", help=f"path of Triton's {TUTORIAL06}")
     parser.add_argument("--tutorial06-configs", choices=["all", "one"], default="all",
                         help="autotune over the tutorial's configs, or take its one testing config")

@@ -21,6 +21,7 @@ import torch
 
 import kiln
 import kiln.language as kl
+from kiln.tools.tensor_descriptor import TensorDescriptor
 
 #: (absolute, relative) error allowed against a float32 or float64
 #: reference, by operand dtype: Triton's tutorial allows 1e-2 for fp16. bf16
@@ -90,6 +91,65 @@ def attention_forward(Q, K, V, Out, M, sm_scale, stride_z, stride_h, stride_tok,
     acc = acc / l_i[:, None]
     kl.store(M + off_hz * N_CTX + offs_m, m_i, mask=offs_m < N_CTX)
     o_ptrs = Out + offset + offs_m[:, None] * stride_tok + offs_d[None, :] * stride_d
+    kl.store(o_ptrs, acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
+
+
+@kiln.jit
+def attention_forward_descriptors(Q, K, V, Out, M, sm_scale, stride_z, stride_h, stride_tok, H, N_CTX,
+                                  HEAD_DIM: kl.constexpr, BLOCK_M: kl.constexpr, BLOCK_N: kl.constexpr,
+                                  CAUSAL: kl.constexpr, MASK_KEYS: kl.constexpr):
+    """The forward of `attention_forward` written as Triton's tutorial
+    writes it, with tensor descriptors, K read as `desc_k.load().T`: Q, K
+    and V are either host descriptors of the [Z * H * N_CTX, HEAD_DIM]
+    arrays (N_CTX then a multiple of BLOCK_M and BLOCK_N: a block must not
+    cross into the next head), or pointers, from which the kernel makes one
+    [N_CTX, HEAD_DIM] descriptor per (batch, head) and operand, rows past
+    N_CTX reading as zero. The last dimension must be contiguous."""
+    start_m = kl.program_id(0)
+    off_hz = kl.program_id(1)
+    offset = (off_hz // H).to(kl.int64) * stride_z + (off_hz % H).to(kl.int64) * stride_h
+    if isinstance(Q, kl.tensor_descriptor):
+        desc_q, desc_k, desc_v = Q, K, V
+        row = off_hz * N_CTX
+    else:
+        desc_q = kl.make_tensor_descriptor(Q + offset, shape=[N_CTX, HEAD_DIM], strides=[stride_tok, 1],
+                                           block_shape=[BLOCK_M, HEAD_DIM])
+        desc_k = kl.make_tensor_descriptor(K + offset, shape=[N_CTX, HEAD_DIM], strides=[stride_tok, 1],
+                                           block_shape=[BLOCK_N, HEAD_DIM])
+        desc_v = kl.make_tensor_descriptor(V + offset, shape=[N_CTX, HEAD_DIM], strides=[stride_tok, 1],
+                                           block_shape=[BLOCK_N, HEAD_DIM])
+        row = 0
+    offs_m = start_m * BLOCK_M + kl.arange(0, BLOCK_M)
+    offs_n = kl.arange(0, BLOCK_N)
+    m_i = kl.zeros([BLOCK_M], dtype=kl.float32) - float("inf")
+    l_i = kl.zeros([BLOCK_M], dtype=kl.float32) + 1.0
+    acc = kl.zeros([BLOCK_M, HEAD_DIM], dtype=kl.float32)
+    qk_scale = sm_scale * 1.44269504
+    q = desc_q.load([row + start_m * BLOCK_M, 0])
+    if CAUSAL:
+        hi = kl.minimum((start_m + 1) * BLOCK_M, N_CTX)
+    else:
+        hi = N_CTX
+    for start_n in range(0, hi, BLOCK_N):
+        k = desc_k.load([row + start_n, 0]).T
+        qk = kl.dot(q, k)
+        if MASK_KEYS:
+            qk = kl.where((start_n + offs_n)[None, :] < N_CTX, qk, -float("inf"))
+        if CAUSAL:
+            qk = kl.where(offs_m[:, None] >= start_n + offs_n[None, :], qk, -float("inf"))
+        m_ij = kl.maximum(m_i, kl.max(qk, 1) * qk_scale)
+        p = kl.exp2(qk * qk_scale - m_ij[:, None])
+        alpha = kl.exp2(m_i - m_ij)
+        l_ij = kl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = desc_v.load([row + start_n, 0])
+        acc = kl.dot(p.to(v.dtype), v, acc)
+        l_i = l_i * alpha + l_ij
+        m_i = m_ij
+    m_i += kl.log2(l_i)
+    acc = acc / l_i[:, None]
+    kl.store(M + off_hz * N_CTX + offs_m, m_i, mask=offs_m < N_CTX)
+    o_ptrs = Out + offset + offs_m[:, None] * stride_tok + kl.arange(0, HEAD_DIM)[None, :]
     kl.store(o_ptrs, acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
 
 
@@ -204,10 +264,14 @@ def _check_operands(*arrays: torch.Tensor) -> None:
 
 def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float,
             block_m: int = 128, block_n: int = 64, num_warps: int = 4, num_stages: int = 3,
-            kernel=attention_forward, out: torch.Tensor = None, m: torch.Tensor = None) -> tuple:
-    """Runs the forward kernel (`kernel`: `attention_forward` or a twin of
-    it compiled by another compiler) into `out` and `m` (new arrays when
-    None); returns (O, M), M of shape [Z*H, N_CTX] in float32."""
+            kernel=attention_forward, out: torch.Tensor = None, m: torch.Tensor = None,
+            host_descriptors: bool = False) -> tuple:
+    """Runs the forward kernel (`kernel`: `attention_forward`,
+    `attention_forward_descriptors`, or a twin of either compiled by
+    another compiler) into `out` and `m` (new arrays when None); returns
+    (O, M), M of shape [Z*H, N_CTX] in float32. `host_descriptors` passes
+    `attention_forward_descriptors` Kiln's host TensorDescriptors of the
+    contiguous operands."""
     _check_operands(q, k, v)
     z, h, n_ctx, head_dim = q.shape
     if out is None:
@@ -216,7 +280,20 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_
     if m is None:
         m = torch.empty((z * h, n_ctx), device=q.device, dtype=torch.float32)
     grid = (math.ceil(n_ctx / block_m), z * h)
-    kernel[grid](q, k, v, out, m, sm_scale, q.stride(0), q.stride(1), q.stride(2), q.stride(3), h, n_ctx,
+    strides = [q.stride(0), q.stride(1), q.stride(2)]
+    operands = [q, k, v]
+    # (Compared by name: a twin compiled by another compiler is another object.)
+    if kernel.fn.__name__ == attention_forward_descriptors.fn.__name__:
+        if q.stride(3) != 1:
+            raise ValueError("attention_forward_descriptors needs a contiguous last dimension")
+        if host_descriptors:
+            if not q.is_contiguous() or n_ctx % block_m or n_ctx % block_n:
+                raise ValueError("host descriptors need contiguous operands and N_CTX a multiple of the blocks")
+            operands = [TensorDescriptor(x, [z * h * n_ctx, head_dim], [head_dim, 1], [rows, head_dim])
+                        for x, rows in ((q, block_m), (k, block_n), (v, block_n))]
+    else:
+        strides.append(q.stride(3))
+    kernel[grid](*operands, out, m, sm_scale, *strides, h, n_ctx,
                  HEAD_DIM=head_dim, BLOCK_M=block_m, BLOCK_N=block_n, CAUSAL=causal,
                  MASK_KEYS=n_ctx % block_n != 0, num_warps=num_warps, num_stages=num_stages)
     return out, m

@@ -49,6 +49,48 @@ def test_forward(dtype, causal, head_dim, config):
     assert (m.double() - expected_m).abs().max().item() <= M_TOLERANCE
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("config", FORWARD_CONFIGS, ids=lambda c: "m{}-n{}-w{}-s{}".format(*c))
+def test_forward_descriptors(dtype, causal, head_dim, config):
+    """The forward through tensor descriptors made in the kernel (K read as
+    `desc_k.load().T`, copied into its slot as loaded)."""
+    block_m, block_n, num_warps, num_stages = config
+    n_ctx = 1000
+    q, k, v, _ = random_operands((2, 3, n_ctx, head_dim), dtype, seed=3 * head_dim + block_m + block_n)
+    sm_scale = head_dim ** -0.5
+    out = torch.full_like(q, math.nan)
+    m = torch.full((6, n_ctx), math.nan, device="cuda")
+    attention_kernels.forward(q, k, v, causal, sm_scale, block_m, block_n, num_warps, num_stages, out=out, m=m,
+                              kernel=attention_kernels.attention_forward_descriptors)
+    expected_out, expected_m = attention_kernels.reference(q, k, v, causal, sm_scale)
+    assert_close("O", out, expected_out, dtype)
+    assert not m.isnan().any(), "M: some rows were not written"
+    assert (m.double() - expected_m).abs().max().item() <= M_TOLERANCE
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("config", FORWARD_CONFIGS, ids=lambda c: "m{}-n{}-w{}-s{}".format(*c))
+def test_forward_host_descriptors(dtype, causal, head_dim, config):
+    """The descriptor forward given host descriptors: on sm_90a the TMA
+    unit copies K (transposed into a K-major slot) and V."""
+    block_m, block_n, num_warps, num_stages = config
+    n_ctx = 1024
+    q, k, v, _ = random_operands((2, 3, n_ctx, head_dim), dtype, seed=5 * head_dim + block_m + block_n)
+    sm_scale = head_dim ** -0.5
+    out = torch.full_like(q, math.nan)
+    m = torch.full((6, n_ctx), math.nan, device="cuda")
+    attention_kernels.forward(q, k, v, causal, sm_scale, block_m, block_n, num_warps, num_stages, out=out, m=m,
+                              kernel=attention_kernels.attention_forward_descriptors, host_descriptors=True)
+    expected_out, expected_m = attention_kernels.reference(q, k, v, causal, sm_scale)
+    assert_close("O", out, expected_out, dtype)
+    assert not m.isnan().any(), "M: some rows were not written"
+    assert (m.double() - expected_m).abs().max().item() <= M_TOLERANCE
+
+
 @pytest.mark.parametrize("n_ctx", [1024, 777])
 def test_forward_sequence_lengths(n_ctx):
     """A multiple of every block (no key masking) and an odd length."""

@@ -11,7 +11,7 @@ import pytest
 import kiln
 from kiln.compiler.specialization import Specialization
 
-from attention_kernels import attention_forward
+from attention_kernels import attention_forward, attention_forward_descriptors
 
 SIGNATURE = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "M": "*fp32",
              "sm_scale": "fp32", "stride_z": "i32", "stride_h": "i32", "stride_tok": "i32",
@@ -70,3 +70,24 @@ def test_sm80_forward_uses_mma_sync_and_cp_async():
     ptx = compiled.asm["ptx"]
     assert "mma.sync.aligned.m16n8k16" in ptx
     assert "cp.async" in ptx
+
+
+@pytest.mark.parametrize("block_m,block_n,num_warps", [(128, 64, 8), (64, 64, 4), (128, 128, 8)])
+def test_sm90a_forward_with_descriptors_made_in_the_kernel(block_m, block_n, num_warps):
+    """Tutorial 06's way of reading K and V (`desc_k.load(...).T`, through
+    descriptors made in the kernel, which are masked pointer loads): K and V
+    are copied by cp.async in 16-byte runs, K as loaded into a K-major slot
+    (the transpose goes with the load), so nothing is loaded in the loop."""
+    signature = {name: ty for name, ty in SIGNATURE.items() if name != "stride_d"}
+    attrs = Specialization(divisible_by_16=CONTIGUOUS.divisible_by_16)
+    compiled = kiln.compile(attention_forward_descriptors, signature=signature, target="sm_90a",
+                            num_warps=num_warps, num_stages=3, attrs=attrs,
+                            constexprs={"HEAD_DIM": 128, "BLOCK_M": block_m, "BLOCK_N": block_n,
+                                        "CAUSAL": False, "MASK_KEYS": False})
+    ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
+    body = loop_body(ir)
+    assert "kiln.load" not in body and "kiln.trans" not in body
+    assert body.count("kiln_gpu.shared_operand") == 3  # Q, K, V
+    assert re.search(r"kiln_gpu\.async_copy .*kMajor = true>, transposed\}", body)
+    sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[%r\d+\], \[%rd\d+\], (\d+)", ptx))
+    assert sizes == {"16"}
