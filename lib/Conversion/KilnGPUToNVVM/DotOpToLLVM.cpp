@@ -208,20 +208,15 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     // The operand tiles: in the scratch, or in the pipeline slots that
     // kiln_gpu.shared_operand names.
     Value scratch = getScratchBase(rewriter, loc);
+    DotScratchPlan plan = getDotScratchPlan(op, launch.numWarps, launch.threadsPerWarp);
     SharedTile aTile, bTile;
     if (wgmma) {
-      // Each tile starts 1024-byte aligned (the swizzle repeats every 8
-      // rows of 128 bytes, and the hardware reads the phase from the
-      // address); an asynchronous dot (kiln-gpu-async-dots) uses its half
-      // of the scratch.
-      int64_t start = getWgmmaBuffer(op).value_or(0) * getDotOpScratchBytes(op) / 2;
+      // An asynchronous dot (kiln-gpu-async-dots) uses its half of the
+      // scratch.
+      int64_t start = getWgmmaBuffer(op).value_or(0) * plan.bytes / 2;
       aTile = getOperandTile(true, {m, k}, bytes, scratch, start);
-      // (A read from registers takes no room.)
-      int64_t aBytes = readsWgmmaAFromRegisters(op, launch.numWarps, launch.threadsPerWarp)
-                           ? 0
-                           : (aTile.bytes() + 1023) / 1024 * 1024;
       bTile = getOperandTile(true, kMajorB ? SmallVector<int64_t>{n, k} : SmallVector<int64_t>{k, n},
-                             bytes, scratch, start + aBytes);
+                             bytes, scratch, start + plan.wgmmaBOffset);
     } else {
       aTile = SharedTile::get(0, batch * m, k, bytes, mma);
       bTile = kMajorB ? SharedTile::get(alignTo16(aTile.bytes()), batch * n, k, bytes, mma)
@@ -237,7 +232,7 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
 
     if (wgmma) {
       Value result = lowerDotWithWgmma(op, adaptor, rewriter, *getTypeConverter(), launch,
-                                       *tensorCore, aTile, bTile, aShared, bShared);
+                                       *tensorCore, aTile, bTile, plan);
       if (!result)
         return failure();
       rewriter.replaceOp(op, result);
@@ -245,13 +240,13 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
     }
     // Each use of the scratch starts with a barrier: earlier readers are
     // done. (Pipeline slots are ready: kiln_gpu.async_wait synchronized.)
-    if (!aShared || !bShared) {
+    if (plan.aStored || plan.bStored) {
       bool round = tensorCore && tensorCore->roundsToTf32();
       emitBarrier(rewriter, loc);
-      if (!aShared)
+      if (plan.aStored)
         storeOperandTile(rewriter, loc, adaptor.getA(), aType, aTile, launch,
                          /*rowMap=*/nullptr, /*transposed=*/false, round);
-      if (!bShared)
+      if (plan.bStored)
         storeOperandTile(rewriter, loc, adaptor.getB(), bType, bTile, launch,
                          /*rowMap=*/nullptr, kMajorB, round);
       emitBarrier(rewriter, loc);
@@ -275,27 +270,32 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
 
 } // namespace
 
+DotScratchPlan mlir::kiln::gpu::getDotScratchPlan(DotOp dot, int numWarps, int threadsPerWarp) {
+  DotScratchPlan plan;
+  plan.aInRegisters = readsWgmmaAFromRegisters(dot, numWarps, threadsPerWarp);
+  plan.aStored = !dot.getA().getDefiningOp<SharedOperandOp>() && !plan.aInRegisters;
+  plan.bStored = !dot.getB().getDefiningOp<SharedOperandOp>();
+  auto alignTo1024 = [](int64_t v) { return (v + 1023) / 1024 * 1024; };
+  int64_t bytes = getSharedElementBytes(dot.getA().getType().getElementType());
+  // (A read from registers takes no room.)
+  plan.wgmmaBOffset =
+      plan.aInRegisters ? 0 : alignTo1024(dot.getA().getType().getNumElements() * bytes);
+  if (!plan.aStored && !plan.bStored)
+    return plan;
+  // Room for the wgmma tiles' 1024-byte alignment of B, whichever way it
+  // goes (more than mma.sync's tiles need).
+  int64_t tiles = plan.wgmmaBOffset + dot.getB().getType().getNumElements() * bytes;
+  // An asynchronous dot has two halves, one per buffer.
+  plan.bytes = getWgmmaBuffer(dot) ? 2 * alignTo1024(tiles) : tiles;
+  return plan;
+}
+
 int64_t mlir::kiln::gpu::getDotOpScratchBytes(Operation *op) {
   auto dot = dyn_cast<DotOp>(op);
   if (!dot)
     return 0;
-  // Operands in pipeline slots need none, nor does an A that wgmma reads
-  // from registers.
   auto module = dot->getParentOfType<ModuleOp>();
-  bool aInRegisters =
-      readsWgmmaAFromRegisters(dot, getNumWarps(module), getThreadsPerWarp(module));
-  bool aStored = !dot.getA().getDefiningOp<SharedOperandOp>() && !aInRegisters;
-  bool bStored = !dot.getB().getDefiningOp<SharedOperandOp>();
-  if (!aStored && !bStored)
-    return 0;
-  int64_t bytes = getSharedElementBytes(dot.getA().getType().getElementType());
-  // Room for the wgmma tiles' 1024-byte alignment of B, whichever way it
-  // goes.
-  auto alignTo1024 = [](int64_t v) { return (v + 1023) / 1024 * 1024; };
-  int64_t aBytes = aInRegisters ? 0 : alignTo1024(dot.getA().getType().getNumElements() * bytes);
-  int64_t tiles = aBytes + dot.getB().getType().getNumElements() * bytes;
-  // An asynchronous dot has two halves, one per buffer.
-  return getWgmmaBuffer(dot) ? 2 * alignTo1024(tiles) : tiles;
+  return getDotScratchPlan(dot, getNumWarps(module), getThreadsPerWarp(module)).bytes;
 }
 
 int64_t mlir::kiln::gpu::getPipelineBytes(ModuleOp module) {

@@ -139,13 +139,31 @@ Value lowerDotWithMma(DotOp op, DotOp::Adaptor adaptor, ConversionPatternRewrite
                       const TensorCoreOperands &tensorCore, const SharedTile &aTile,
                       const SharedTile &bTile);
 
+/// Where a dot reads its operands and what it takes of the scratch, decided
+/// once for the scratch allocation (getDotOpScratchBytes) and the lowering.
+struct DotScratchPlan {
+  /// wgmma reads A from registers (nvidia::readsWgmmaAFromRegisters).
+  bool aInRegisters = false;
+  /// The operands stored into the scratch first: neither in a pipeline
+  /// slot nor (A) read from registers.
+  bool aStored = false, bStored = false;
+  /// Where B's wgmma tile starts, from the dot's part of the scratch: after
+  /// A's, 1024-byte aligned (the swizzle repeats every 8 rows of 128 bytes,
+  /// and the hardware reads the phase from the address).
+  int64_t wgmmaBOffset = 0;
+  /// The scratch the dot needs (both halves for an asynchronous dot).
+  int64_t bytes = 0;
+};
+
+DotScratchPlan getDotScratchPlan(DotOp dot, int numWarps, int threadsPerWarp);
+
 /// wgmma.mma_async per warpgroup, operands by descriptors from `aTile` and
-/// `bTile`; operands not in pipeline slots (`aShared`, `bShared`) are
-/// stored into their tiles first (WgmmaToLLVM.cpp).
+/// `bTile` (or A from registers, as `plan` says); operands the plan stores
+/// are stored into their tiles first (WgmmaToLLVM.cpp).
 Value lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, ConversionPatternRewriter &b,
                         const LLVMTypeConverter &converter, const LaunchShape &launch,
                         const TensorCoreOperands &tensorCore, const SharedTile &aTile,
-                        const SharedTile &bTile, bool aShared, bool bShared);
+                        const SharedTile &bTile, const DotScratchPlan &plan);
 
 /// FMAs over the operand tiles, for any blocked result (FmaDotToLLVM.cpp).
 /// Returns null after an error.

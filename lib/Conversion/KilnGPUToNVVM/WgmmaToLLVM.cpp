@@ -114,7 +114,7 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
                                    const LLVMTypeConverter &converter, const LaunchShape &launch,
                                    const TensorCoreOperands &tensorCore,
                                    const SharedTile &aTile, const SharedTile &bTile,
-                                   bool aShared, bool bShared) {
+                                   const DotScratchPlan &plan) {
   Location loc = op.getLoc();
   RankedTensorType type = op.getType();
   int64_t m = type.getDimSize(0), n = type.getDimSize(1);
@@ -128,14 +128,14 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
   // A in the accumulator layout is read from registers; other operands in
   // registers go through the scratch (those in pipeline slots are there
   // already: kiln_gpu.async_wait made them visible).
-  bool aInRegisters = nvidia::readsWgmmaAFromRegisters(op, numWarps, launch.threadsPerWarp);
-  if ((!aShared && !aInRegisters) || !bShared) {
+  bool aInRegisters = plan.aInRegisters;
+  if (plan.aStored || plan.bStored) {
     emitBarrier(b, loc);
-    if (!aShared && !aInRegisters)
+    if (plan.aStored)
       storeOperandTile(b, loc, adaptor.getA(), op.getA().getType(), aTile, launch,
                        getWgmmaRowMap(numWarps, m), /*transposed=*/false,
                        tensorCore.roundsToTf32());
-    if (!bShared)
+    if (plan.bStored)
       storeOperandTile(b, loc, adaptor.getB(), op.getB().getType(), bTile, launch,
                        /*rowMap=*/nullptr, tensorCore.isKMajorB(), tensorCore.roundsToTf32());
     // The stores are the generic proxy's; wgmma reads through the async one.
