@@ -69,15 +69,6 @@ Operation *getDefinitionPoint(Value value) {
   return &value.getParentBlock()->front();
 }
 
-/// Whether `op` computes each result element from the operand elements at
-/// the same position, in any layout.
-bool isLayoutFreeElementwise(Operation *op) {
-  // Inline asm that packs several elements per call needs them adjacent in
-  // one thread: its layout is not free.
-  return op->hasTrait<OpTrait::Elementwise>() && !isa<ElementwiseInlineAsmOp>(op) &&
-         op->getNumResults() == 1 && isa<RankedTensorType>(op->getResult(0).getType());
-}
-
 /// The forward slice of one conversion: the values that take a new layout
 /// and the uses at its edges.
 class ForwardSlice {
@@ -191,7 +182,7 @@ private:
       innerConversions.insert(convert);
       return success();
     }
-    if (isLayoutFreeElementwise(user)) {
+    if (Rematerializer::isLayoutFreeElementwise(user)) {
       if (failed(requireOperands(user, layout)))
         return failure();
       return assign(user->getResult(0), layout);
@@ -244,10 +235,7 @@ private:
     if (auto convert = dyn_cast_if_present<ConvertLayoutOp>(producer))
       return getRematerializationCost(convert.getSrc(), layout, depth + 1);
     int64_t conversion = getBlockBytes(value) * getLoopWeight(getDefinitionPoint(value));
-    bool cheap = producer && depth < 16 &&
-                 (isa<MakeRangeOp, SplatOp, arith::ConstantOp, AddPtrOp, ExpandDimsOp,
-                      BroadcastOp, AxisHintOp>(producer) ||
-                  isLayoutFreeElementwise(producer));
+    bool cheap = producer && depth < 16 && Rematerializer::isRecomputable(producer, /*loads=*/false);
     std::optional<Attribute> needed =
         cheap ? Rematerializer::operandLayout(producer, layout) : std::nullopt;
     if (!needed)

@@ -16,6 +16,22 @@ using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
 
+bool Rematerializer::isLayoutFreeElementwise(Operation *op) {
+  // Inline asm that packs several elements per call needs them adjacent in
+  // one thread: its layout is not free.
+  return op->hasTrait<OpTrait::Elementwise>() && !isa<ElementwiseInlineAsmOp>(op) &&
+         op->getNumResults() == 1 && isa<RankedTensorType>(op->getResult(0).getType());
+}
+
+bool Rematerializer::isRecomputable(Operation *op, bool loads) {
+  if (isa<MakeRangeOp, SplatOp, arith::ConstantOp, AddPtrOp, ExpandDimsOp, BroadcastOp,
+          AxisHintOp>(op) ||
+      isLayoutFreeElementwise(op))
+    return true;
+  auto load = dyn_cast<LoadOp>(op);
+  return loads && load && !load.getIsVolatile();
+}
+
 FailureOr<Value> Rematerializer::get(Value value, Attribute encoding) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getEncoding() == encoding)
@@ -27,14 +43,7 @@ FailureOr<Value> Rematerializer::get(Value value, Attribute encoding) {
   Operation *producer = value.getDefiningOp();
   if (auto convert = dyn_cast_if_present<ConvertLayoutOp>(producer))
     return get(convert.getSrc(), encoding);
-  auto load = dyn_cast_if_present<LoadOp>(producer);
-  bool recomputable =
-      producer &&
-      (isa<MakeRangeOp, SplatOp, arith::ConstantOp, AddPtrOp, ExpandDimsOp,
-           BroadcastOp, arith::SelectOp, AxisHintOp>(producer) ||
-       (load && !load.getIsVolatile()) ||
-       (producer->hasTrait<OpTrait::Elementwise>() &&
-        producer->getNumResults() == 1));
+  bool recomputable = producer && isRecomputable(producer, /*loads=*/true);
   // A shape change whose result would be in a slice layout (a 1-D block
   // expanded twice into 3-D) has no operand layout: it is converted too.
   std::optional<Attribute> needed =

@@ -34,6 +34,15 @@ public:
   /// `encoding`, if there is one: shape changes need a blocked result.
   static std::optional<Attribute> operandLayout(Operation *op, Attribute encoding);
 
+  /// Whether `op` computes each result element from the operand elements at
+  /// the same position, in any layout.
+  static bool isLayoutFreeElementwise(Operation *op);
+
+  /// Whether a clone of `op` in another layout computes the same block:
+  /// index and shape ops, layout-free element-wise ops, and with `loads`
+  /// (reading memory again is acceptable) non-volatile loads.
+  static bool isRecomputable(Operation *op, bool loads);
+
 private:
   bool convertWhenStuck;
   DenseMap<std::pair<Value, Attribute>, Value> memo;
