@@ -71,24 +71,27 @@ createTargetMachine(StringRef chip, std::string &error, bool enableFpFusion = tr
       llvm::CodeGenOptLevel::Aggressive));
 }
 
+/// Whether the NVPTX backend of `machine` knows `chip`.
+static bool knowsChip(const llvm::TargetMachine &machine, StringRef chip) {
+  return machine.getMCSubtargetInfo()->isCPUStringValid(chip);
+}
+
 bool mlir::kiln::nvidia::isValidChip(StringRef chip) {
   std::string error;
   auto machine = createTargetMachine(chip, error);
-  if (!machine)
-    return false;
-  return machine->getMCSubtargetInfo()->isCPUStringValid(chip);
+  return machine && knowsChip(*machine, chip);
 }
 
 FailureOr<kiln::nvidia::PTXOutput>
 mlir::kiln::nvidia::translateToPTX(ModuleOp module, StringRef chip,
                                    bool enableFpFusion) {
-  if (!isValidChip(chip))
-    return module.emitError() << "expected an NVIDIA chip such as sm_80 or "
-                                 "sm_90a, got '" << chip << "'";
   std::string error;
   auto machine = createTargetMachine(chip, error, enableFpFusion);
   if (!machine)
     return module.emitError() << "cannot create the NVPTX target: " << error;
+  if (!knowsChip(*machine, chip))
+    return module.emitError() << "expected an NVIDIA chip such as sm_80 or "
+                                 "sm_90a, got '" << chip << "'";
 
   // The translations are registered here, not only by whoever created the
   // context, so that any module in the LLVM + NVVM dialects translates.

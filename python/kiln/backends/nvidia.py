@@ -33,9 +33,6 @@ __all__ = ["CheckedLaunch", "NvidiaBackend", "STAGES", "find_ptxas"]
 #: The stages of an NVIDIA compile, in order.
 STAGES = ("kiln", "kiln_gpu", "llir", "ptx", "cubin")
 
-_CHIP = re.compile(r"sm_\d+a?")
-
-
 def find_ptxas() -> str | None:
     """Locates ptxas: ``$KILN_PTXAS``, then ``$CUDA_HOME/bin``, the standard
     toolkit location, and ``PATH``. Returns None if there is none."""
@@ -79,8 +76,7 @@ def pin_source_times(ptx: str) -> str:
 def max_shared_memory(target: str) -> int:
     """The most shared memory one block may use on ``target`` ("sm_90a", ...);
     48 KiB for chips not listed."""
-    digits = "".join(c for c in target.removeprefix("sm_") if c.isdigit())
-    return _MAX_SHARED_MEMORY.get(int(digits) if digits else 0, 49152)
+    return _MAX_SHARED_MEMORY.get(_driver.nvidia_capability(target) or 0, 49152)
 
 
 def _run_ptxas(ptxas: str, ptx: str, target: str, fn: Any) -> bytes:
@@ -228,7 +224,7 @@ class NvidiaBackend(Backend):
     stage_suffixes = {"kiln_gpu": "kiln_gpu.mlir", "ptx": "ptx", "cubin": "cubin"}
 
     def accepts_target(self, target: Any) -> bool:
-        return isinstance(target, str) and _CHIP.fullmatch(target) is not None and _C.compiler.is_valid_chip(target)
+        return _driver.nvidia_capability(target) is not None and _C.compiler.is_valid_chip(target)
 
     def is_available(self) -> bool:
         # Looked up on the driver module each time, so tests can replace it.

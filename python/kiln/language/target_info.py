@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import re
 from typing import Iterator, Optional
 
 from kiln.language.compile_time import constexpr_function
-from kiln.runtime.driver import GPUTarget
+from kiln.runtime.driver import GPUTarget, nvidia_capability
 
 __all__ = ["current_target", "cuda_capability_geq", "is_cuda", "is_hip", "is_hip_cdna3", "is_hip_cdna4"]
 
@@ -29,18 +28,15 @@ __all__ = ["current_target", "cuda_capability_geq", "is_cuda", "is_hip", "is_hip
 _compile_target: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar("kiln_compile_target",
                                                                                default=None)
 
-_NVIDIA_CHIP = re.compile(r"sm_(\d+)a?")
-
-
 def target_of(name: str) -> GPUTarget:
     """The ``GPUTarget`` of a Kiln target string: ``"cpu"`` is
     ``GPUTarget("cpu", "host", 1)``, ``"sm_90a"`` ``GPUTarget("cuda", 90, 32)``;
     another backend's target keeps its name as the architecture."""
     if name == "cpu":
         return GPUTarget("cpu", "host", 1)
-    chip = _NVIDIA_CHIP.fullmatch(name)
-    if chip:
-        return GPUTarget("cuda", int(chip.group(1)), 32)
+    capability = nvidia_capability(name)
+    if capability is not None:
+        return GPUTarget("cuda", capability, 32)
     return GPUTarget(name, name, 1)
 
 

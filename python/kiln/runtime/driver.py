@@ -14,6 +14,7 @@ machines with no GPU and no driver; asking for a device there raises
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Union
@@ -38,6 +39,7 @@ __all__ = [
     "get_device_properties",
     "get_device_capability",
     "get_target",
+    "nvidia_capability",
     "load_binary",
     "encode_tensor_map",
     "launch",
@@ -167,6 +169,17 @@ def get_target(device: int) -> str:
         # Hopper's wgmma and TMA instructions exist only on the "a" target.
         return "sm_90a"
     return f"sm_{major}{minor}"
+
+
+#: An NVIDIA chip name as get_target writes it: "sm_80", "sm_90a".
+_NVIDIA_CHIP = re.compile(r"sm_(\d+)a?")
+
+
+def nvidia_capability(target: str) -> Optional[int]:
+    """The compute capability of an NVIDIA chip name as one number (90 for
+    "sm_90a"), or None if ``target`` is not one."""
+    chip = _NVIDIA_CHIP.fullmatch(target) if isinstance(target, str) else None
+    return int(chip.group(1)) if chip else None
 
 
 def load_binary(name: str, cubin: bytes | str, shared: int, device: int) -> tuple[int, int, int, int]:

@@ -748,3 +748,12 @@ def test_the_cpu_device_has_properties():
     properties = driver.DriverUtils.get_device_properties("cpu")
     assert properties["warp_size"] == properties["warpSize"] == 1
     assert properties["multiprocessor_count"] >= 1 and properties["max_shared_mem"] >= 1 << 20
+
+
+@pytest.mark.parametrize("name,capability", [("sm_80", 80), ("sm_90a", 90), ("sm_86", 86), ("sm_9", 9),
+                                             ("cpu", None), ("sm_90b", None), ("sm90", None), ("", None),
+                                             (90, None)])
+def test_nvidia_capability_reads_chip_names(name, capability):
+    """The one place chip names are read: the shared-memory limit, target_info
+    and the backend's target check all go through it."""
+    assert driver.nvidia_capability(name) == capability

@@ -17,6 +17,7 @@ from kiln.errors import CompilationError
 from kiln.language.compile_time import KernelLaunchShape, current_launch_shape
 from kiln.language.core import builtin, constexpr, int32, int64, tensor
 from kiln.language.extra import libdevice
+from kiln.runtime.driver import nvidia_capability
 
 __all__ = ["libdevice", "globaltimer", "smid", "num_threads", "num_warps", "gdc_wait", "gdc_launch_dependents"]
 
@@ -79,8 +80,8 @@ def num_threads(_builder: Any = None) -> constexpr:
 def _has_grid_dependency_control(target: str) -> bool:
     """Whether `target` (an NVIDIA chip, "sm_90a") has PTX griddepcontrol:
     compute capability 9.0 and later."""
-    digits = "".join(ch for ch in target.removeprefix("sm_") if ch.isdigit())
-    return bool(digits) and int(digits) >= 90
+    capability = nvidia_capability(target)
+    return capability is not None and capability >= 90
 
 
 def _grid_dependency_control(what: str, instruction: str, builder: Any) -> None:
