@@ -121,7 +121,7 @@ def atomic_cas_impl(pointer: Any, cmp: Any, val: Any, sem: Any, scope: Any, b: B
     sem = _option(sem, _SEMANTICS, "sem", "atomic_cas")
     scope = _option(scope, _SCOPES, "scope", "atomic_cas")
     ptr, (cmp, val), _ = _operands(pointer, [cmp, val], None, "atomic_cas", b)
-    return tensor(b.atomic_cas(ptr.handle, cmp.handle, val.handle, sem, scope), val.type)
+    return semantic.ir_result(b.atomic_cas(ptr.handle, cmp.handle, val.handle, sem, scope), val.dtype)
 
 
 def _make(name: str, doc: str):

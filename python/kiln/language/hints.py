@@ -45,8 +45,8 @@ def _hint(input: Any, values: Any, name: str, kind: str, b: Any) -> tensor:
     input, claims = _claims(input, values, name)
     arrays = {"divisibility": [], "contiguity": [], "constancy": []}
     arrays[kind] = claims
-    return tensor(b.axis_hint(input.handle, arrays["divisibility"], arrays["contiguity"], arrays["constancy"]),
-                  input.type)
+    return semantic.ir_result(
+        b.axis_hint(input.handle, arrays["divisibility"], arrays["contiguity"], arrays["constancy"]), input.dtype)
 
 
 @builtin

@@ -41,11 +41,14 @@ def _with_shape(scalar_ty: dtype, shape: list[int]) -> dtype:
     return block_type(scalar_ty, shape) if shape else scalar_ty
 
 
-def block_result(handle: Any, element: dtype) -> tensor:
-    """The block a builder call returned, its shape read from the IR value
-    (which the op's verifier checked); ``element`` is its element dtype,
-    whose signedness the signless IR type does not hold."""
-    return tensor(handle, block_type(element, list(handle.type.shape)))
+def ir_result(handle: Any, element: dtype) -> tensor:
+    """The value a builder call returned, a block or a scalar as its IR type
+    says, with the shape read from that type (which the op's verifier
+    checked); ``element`` is its element dtype, whose signedness the
+    signless IR type does not hold."""
+    if handle.type.is_block():
+        return tensor(handle, block_type(element, list(handle.type.shape)))
+    return tensor(handle, element)
 
 
 # ---------------------------------------------------------------------------
@@ -59,13 +62,13 @@ def constant(value: Any, ty: dtype, b: Builder) -> tensor:
     if scalar.is_fp8():
         return cast(constant(value, _with_shape(float32, ty.shape if ty.is_block() else []), b), scalar, b)
     if scalar.is_floating():
-        return tensor(b.float_const(float(value), ty.to_ir(b)), ty)
+        return ir_result(b.float_const(float(value), ty.to_ir(b)), ty.scalar)
     if scalar.is_int():
         value = int(value)
         lo, hi = _int_range(scalar)
         if not lo <= value <= hi:
             raise _fail(f"constant {value} does not fit in {scalar}")
-        return tensor(b.int_const(value, ty.to_ir(b)), ty)
+        return ir_result(b.int_const(value, ty.to_ir(b)), ty.scalar)
     raise _fail(f"cannot make a constant of type {ty}")
 
 
@@ -220,7 +223,7 @@ def cast(x: tensor, dst: dtype, b: Builder, bitcast: bool = False) -> tensor:
                         f"{dst.primitive_bitwidth} differ")
         if src.is_int() and dst.is_int():
             return tensor(x.handle, out_ty)
-        return tensor(b.cast("bitcast", x.handle, out_ty.to_ir(b)), out_ty)
+        return ir_result(b.cast("bitcast", x.handle, out_ty.to_ir(b)), out_ty.scalar)
     if dst.is_bool():
         return not_equal(x, 0, b)
     if src.is_int() and dst.is_int():
@@ -231,18 +234,18 @@ def cast(x: tensor, dst: dtype, b: Builder, bitcast: bool = False) -> tensor:
             op = "extui" if src.is_int_unsigned() or src.is_bool() else "extsi"
         else:
             op = "trunci"
-        return tensor(b.cast(op, x.handle, out_ty.to_ir(b)), out_ty)
+        return ir_result(b.cast(op, x.handle, out_ty.to_ir(b)), out_ty.scalar)
     if src.is_floating() and dst.is_floating():
         if src.primitive_bitwidth == dst.primitive_bitwidth:  # fp16 <-> bf16
             return cast(cast(x, float32, b), dst, b)
         op = "extf" if dst.primitive_bitwidth > src.primitive_bitwidth else "truncf"
-        return tensor(b.cast(op, x.handle, out_ty.to_ir(b)), out_ty)
+        return ir_result(b.cast(op, x.handle, out_ty.to_ir(b)), out_ty.scalar)
     if src.is_int() and dst.is_floating():
         op = "uitofp" if src.is_int_unsigned() or src.is_bool() else "sitofp"
-        return tensor(b.cast(op, x.handle, out_ty.to_ir(b)), out_ty)
+        return ir_result(b.cast(op, x.handle, out_ty.to_ir(b)), out_ty.scalar)
     if src.is_floating() and dst.is_int():
         op = "fptoui" if dst.is_int_unsigned() else "fptosi"
-        return tensor(b.cast(op, x.handle, out_ty.to_ir(b)), out_ty)
+        return ir_result(b.cast(op, x.handle, out_ty.to_ir(b)), out_ty.scalar)
     raise _fail(f"cannot cast {src} to {dst}")
 
 
@@ -252,7 +255,7 @@ def cast(x: tensor, dst: dtype, b: Builder, bitcast: bool = False) -> tensor:
 
 
 def splat(x: tensor, shape: list[int], b: Builder) -> tensor:
-    return block_result(b.splat(x.handle, shape), x.dtype)
+    return ir_result(b.splat(x.handle, shape), x.dtype)
 
 
 def expand_dims(x: tensor, axis: int, b: Builder) -> tensor:
@@ -263,7 +266,7 @@ def expand_dims(x: tensor, axis: int, b: Builder) -> tensor:
         raise _fail(f"expand_dims axis {axis} is out of range for a value of rank {rank}")
     if not x.shape:
         return splat(x, [1], b)
-    return block_result(b.expand_dims(x.handle, axis), x.dtype)
+    return ir_result(b.expand_dims(x.handle, axis), x.dtype)
 
 
 def broadcast_shapes(a: list[int], c: list[int]) -> list[int]:
@@ -299,7 +302,7 @@ def broadcast_to(x: tensor, shape: list[int], b: Builder) -> tensor:
         x = expand_dims(x, 0, b)
     if x.shape == shape:
         return x
-    return block_result(b.broadcast(x.handle, shape), x.dtype)
+    return ir_result(b.broadcast(x.handle, shape), x.dtype)
 
 
 def broadcast_pair(x: tensor, y: tensor, b: Builder) -> tuple[tensor, tensor]:
@@ -323,7 +326,7 @@ def _arith(x: Any, y: Any, b: Builder, div_or_mod: bool = False) -> tuple[tensor
 
 def _emit(b: Builder, name: str, x: tensor, y: tensor) -> tensor:
     _reject_fp8(_FP8_REJECTED_OPS.get(name, name), x)
-    return tensor(b.binary(name, x.handle, y.handle), x.type)
+    return ir_result(b.binary(name, x.handle, y.handle), x.dtype)
 
 
 def _pointer_offset(ptr: tensor, offset: Any, b: Builder, negate: bool) -> tensor:
@@ -338,7 +341,7 @@ def _pointer_offset(ptr: tensor, offset: Any, b: Builder, negate: bool) -> tenso
     if negate:
         offset = minus(offset, b)
     ptr, offset = broadcast_pair(ptr, offset, b)
-    return tensor(b.addptr(ptr.handle, offset.handle), ptr.type)
+    return ir_result(b.addptr(ptr.handle, offset.handle), ptr.dtype)
 
 
 def add(x: Any, y: Any, b: Builder) -> tensor:
@@ -439,7 +442,7 @@ def minus(x: Any, b: Builder) -> tensor:
         raise _fail("cannot negate a pointer")
     _reject_fp8("unary -", x)
     if x.dtype.is_floating():
-        return tensor(b.unary("negf", x.handle), x.type)
+        return ir_result(b.unary("negf", x.handle), x.dtype)
     return sub(constant(0, x.dtype, b), x, b)
 
 
@@ -508,9 +511,9 @@ def _compare(kind: str, x: Any, y: Any, b: Builder) -> tensor:
     result_ty = _with_shape(int1, x.shape)
     _reject_fp8(_COMPARISON_SYMBOLS[kind], x)
     if ty.is_floating():
-        return tensor(b.cmpf(_FLOAT_PREDICATES[kind], x.handle, y.handle), result_ty)
+        return ir_result(b.cmpf(_FLOAT_PREDICATES[kind], x.handle, y.handle), result_ty.scalar)
     table = _UNSIGNED_PREDICATES if ty.is_int_unsigned() else _SIGNED_PREDICATES
-    return tensor(b.cmpi(table[kind], x.handle, y.handle), result_ty)
+    return ir_result(b.cmpi(table[kind], x.handle, y.handle), result_ty.scalar)
 
 
 def equal(x: Any, y: Any, b: Builder) -> tensor:
@@ -545,13 +548,13 @@ def greater_equal(x: Any, y: Any, b: Builder) -> tensor:
 def program_id(axis: int, b: Builder) -> tensor:
     if axis not in (0, 1, 2):
         raise _fail(f"program_id axis must be 0, 1, or 2 but got {axis}")
-    return tensor(b.program_id(axis), int32)
+    return ir_result(b.program_id(axis), int32)
 
 
 def num_programs(axis: int, b: Builder) -> tensor:
     if axis not in (0, 1, 2):
         raise _fail(f"num_programs axis must be 0, 1, or 2 but got {axis}")
-    return tensor(b.num_programs(axis), int32)
+    return ir_result(b.num_programs(axis), int32)
 
 
 def arange(start: int, end: int, b: Builder) -> tensor:
@@ -565,7 +568,7 @@ def arange(start: int, end: int, b: Builder) -> tensor:
         # located error quotes the call with its bounds.
         raise _fail("arange's range must be a power of 2")
     validate_block_shape([length])
-    return block_result(b.make_range(start, end), int32)
+    return ir_result(b.make_range(start, end), int32)
 
 
 def full(shape: list[int], value: Any, ty: dtype, b: Builder) -> tensor:
@@ -699,7 +702,7 @@ def where(condition: Any, x: Any, y: Any, b: Builder) -> tensor:
     x, y = broadcast_to(x, shape, b) if shape else x, broadcast_to(y, shape, b) if shape else y
     if cond.shape:
         cond = broadcast_to(cond, shape, b)
-    return tensor(b.select(cond.handle, x.handle, y.handle), x.type)
+    return ir_result(b.select(cond.handle, x.handle, y.handle), x.dtype)
 
 
 def math_unary(op: str, name: str, x: Any, b: Builder) -> tensor:
@@ -707,7 +710,7 @@ def math_unary(op: str, name: str, x: Any, b: Builder) -> tensor:
     if not x.dtype.is_floating():
         raise _fail(f"kl.{name} needs a floating-point argument, got {x.dtype}; convert it with .to(kl.float32)")
     _reject_fp8(f"kl.{name}", x)
-    return tensor(b.unary(op, x.handle), x.type)
+    return ir_result(b.unary(op, x.handle), x.dtype)
 
 
 def abs(x: Any, b: Builder) -> tensor:  # noqa: A001 - Triton's name
@@ -719,11 +722,11 @@ def abs(x: Any, b: Builder) -> tensor:  # noqa: A001 - Triton's name
         byte_type = block_type(uint8, x.shape) if x.shape else uint8
         return tensor(and_(tensor(x.handle, byte_type), 0x7F, b).handle, x.type)
     if x.dtype.is_floating():
-        return tensor(b.unary("absf", x.handle), x.type)
+        return ir_result(b.unary("absf", x.handle), x.dtype)
     if x.dtype.is_int_unsigned() or x.dtype.is_bool():
         return x
     if x.dtype.is_int():
-        return tensor(b.unary("absi", x.handle), x.type)
+        return ir_result(b.unary("absi", x.handle), x.dtype)
     raise _fail(f"kl.abs needs a number, got {x.dtype}")
 
 

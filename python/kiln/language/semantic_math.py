@@ -15,7 +15,7 @@ from kiln.language.core import dtype, float32, int1, tensor
 
 from kiln.language.semantic import (Builder, _fail, _with_shape, to_tensor, _literal_like, _operands, computation_type,
                                     cast, broadcast_shapes, broadcast_to, _arith, _emit, add, sub, truediv, minus,
-                                    greater_than, minimum, maximum, where, math_unary, abs, _reject_fp8)
+                                    greater_than, minimum, maximum, where, math_unary, abs, _reject_fp8, ir_result)
 
 
 # ---------------------------------------------------------------------------
@@ -34,7 +34,7 @@ def fma(x: Any, y: Any, z: Any, b: Builder) -> tensor:
     _reject_fp8("kl.fma", x)
     shape = broadcast_shapes(broadcast_shapes(x.shape, y.shape), z.shape)
     x, y, z = (broadcast_to(v, shape, b) if shape else v for v in (x, y, z))
-    return tensor(b.fma(x.handle, y.handle, z.handle), x.type)
+    return ir_result(b.fma(x.handle, y.handle, z.handle), x.dtype)
 
 
 def fdiv(x: Any, y: Any, b: Builder, ieee_rounding: bool = False) -> tensor:
@@ -87,7 +87,7 @@ def extern_elementwise(name: str, args: list[Any], table: dict, b: Builder) -> t
     element-wise. As in Triton, arguments whose types are not listed are
     first promoted together as arithmetic would promote them."""
     args, symbol, result_ty = resolve_extern_call(name, args, table, b)
-    return tensor(b.extern_elementwise(symbol, [a.handle for a in args], result_ty.to_ir(b)), result_ty)
+    return ir_result(b.extern_elementwise(symbol, [a.handle for a in args], result_ty.to_ir(b)), result_ty.scalar)
 
 
 def inline_asm_elementwise(asm: str, constraints: str, args: list[Any], dtypes: Any, is_pure: bool, pack: int,

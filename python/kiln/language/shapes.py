@@ -91,7 +91,7 @@ def reshape_impl(x: tensor, shape: list[int], b: Builder) -> tensor:
         return semantic.splat(x, shape, b)
     if x.shape == shape:
         return x
-    return semantic.block_result(b.reshape(x.handle, shape), x.dtype)
+    return semantic.ir_result(b.reshape(x.handle, shape), x.dtype)
 
 
 def permute_impl(x: tensor, dims: list[int], b: Builder) -> tensor:
@@ -104,7 +104,7 @@ def permute_impl(x: tensor, dims: list[int], b: Builder) -> tensor:
                     f"(block of shape {x.shape})")
     if dims == list(range(rank)):
         return x
-    return semantic.block_result(b.trans(x.handle, dims), x.dtype)
+    return semantic.ir_result(b.trans(x.handle, dims), x.dtype)
 
 
 def _same_dtype(x: tensor, y: tensor, what: str) -> None:
@@ -119,9 +119,9 @@ def join_impl(a: Any, c: Any, b: Builder) -> tensor:
     if not x.shape:
         # Two scalars: a block of two elements.
         x, y = semantic.splat(x, [1], b), semantic.splat(y, [1], b)
-        joined = semantic.block_result(b.join(x.handle, y.handle), x.dtype)
+        joined = semantic.ir_result(b.join(x.handle, y.handle), x.dtype)
         return reshape_impl(joined, [2], b)
-    return semantic.block_result(b.join(x.handle, y.handle), x.dtype)
+    return semantic.ir_result(b.join(x.handle, y.handle), x.dtype)
 
 
 def split_impl(a: Any, b: Builder, generator: Generator) -> tuple[tensor, tensor]:
@@ -132,7 +132,7 @@ def split_impl(a: Any, b: Builder, generator: Generator) -> tuple[tensor, tensor
     if was_rank_1:
         x = semantic.expand_dims(x, 0, b)
     lhs, rhs = b.split(x.handle)
-    out = semantic.block_result(lhs, x.dtype), semantic.block_result(rhs, x.dtype)
+    out = semantic.ir_result(lhs, x.dtype), semantic.ir_result(rhs, x.dtype)
     if was_rank_1:
         return _unsplat(out[0], b, generator), _unsplat(out[1], b, generator)
     return out
@@ -240,7 +240,7 @@ def cat(input: Any, other: Any, can_reorder: bool = False, _builder: Builder = N
     if len(x.shape) != 1 or x.shape != y.shape:
         raise _fail(f"kl.cat takes two 1-D blocks of one shape, got shapes {x.shape} and {y.shape}")
     _same_dtype(x, y, "cat")
-    return semantic.block_result(_builder.cat(x.handle, y.handle), x.dtype)
+    return semantic.ir_result(_builder.cat(x.handle, y.handle), x.dtype)
 
 
 @builtin
@@ -255,7 +255,7 @@ def flip(x: Any, dim: Any = None, _builder: Builder = None) -> tensor:
     axis %= rank
     if x.shape[axis] == 1:
         return x
-    return tensor(_builder.flip(x.handle, axis), x.type)
+    return semantic.ir_result(_builder.flip(x.handle, axis), x.dtype)
 
 
 @builtin
@@ -277,7 +277,7 @@ def gather(src: Any, index: Any, axis: Any, _builder: Builder = None) -> tensor:
         if d != a and x.shape[d] != idx.shape[d]:
             raise _fail(f"kl.gather index dim {d} must match the source (all dims but axis {a}), got shapes "
                         f"{x.shape} and {idx.shape}")
-    return semantic.block_result(_builder.gather(x.handle, idx.handle, a), x.dtype)
+    return semantic.ir_result(_builder.gather(x.handle, idx.handle, a), x.dtype)
 
 
 @builtin
