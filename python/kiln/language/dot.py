@@ -28,9 +28,9 @@ import os
 from typing import Any, Optional
 
 from kiln.errors import CompilationError
-from kiln.language import fp8, semantic
+from kiln.language import fp8, semantic, shapes
 from kiln.language.core import (
-    _unwrap, bfloat16, block_type, builtin, dtype, float16, float32, float64, int32, tensor,
+    _unwrap, bfloat16, builtin, dtype, float16, float32, float64, int32, tensor,
 )
 
 Builder = Any
@@ -56,9 +56,18 @@ def _default_precision() -> str:
 
 def _operand(value: Any, what: str, b: Builder) -> tensor:
     x = semantic.to_tensor(_unwrap(value), b)
-    if len(x.shape) not in (2, 3):
-        raise _fail(f"kl.dot: {what} must be a 2-D or 3-D block, got shape {x.shape}")
+    if len(x.shape) < 2:
+        raise _fail(f"kl.dot: {what} must be a block of 2 or more dimensions, got shape {x.shape}")
     return x
+
+
+def _flatten_batch(x: tensor, b: Builder) -> tensor:
+    """A block of rank 4 or more as the 3-D block of its matrices: its batch
+    dimensions (all but the last two) made one."""
+    batch = 1
+    for size in x.shape[:-2]:
+        batch *= size
+    return shapes.reshape_impl(x, [batch] + x.shape[-2:], b)
 
 
 #: Triton's default max_num_imprecise_acc for fp8 dots on sm_90.
@@ -91,7 +100,7 @@ def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
     if x.shape[-1] != y.shape[-2]:
         raise _fail(f"kl.dot: the inner dimensions of shapes {x.shape} and {y.shape} differ "
                     f"({x.shape[-1]} != {y.shape[-2]})")
-    if len(x.shape) == 3 and x.shape[0] != y.shape[0]:
+    if x.shape[:-2] != y.shape[:-2]:
         raise _fail(f"kl.dot: the batch dimensions of shapes {x.shape} and {y.shape} differ")
     xt, yt = x.dtype, y.dtype
     fp8_formats = ("", "")
@@ -151,11 +160,19 @@ def dot_impl(a: Any, b_: Any, acc: Any, input_precision: Optional[str],
             out_dtype = c.dtype
             if out_dtype.is_fp16() and not elem.is_fp16():
                 raise _fail(f"kl.dot: an fp16 acc needs fp16 operands, got {elem}")
+    if len(shape) > 3:
+        # The IR's dot is 2-D or 3-D: more batch dimensions are one, then
+        # the result takes its shape back.
+        x, y, c = (_flatten_batch(v, b) for v in (x, y, c))
     if precision in _BF16_SPLITS:
-        return _split_bf16_dot(x, y, c, _BF16_SPLITS[precision], b)
-    imprecise = _imprecise_acc(max_num_imprecise_acc, xt.is_fp8(), x.shape[-1])
-    handle = b.dot(x.handle, y.handle, c.handle, precision, imprecise, *fp8_formats)
-    return tensor(handle, block_type(out_dtype, shape))
+        result = _split_bf16_dot(x, y, c, _BF16_SPLITS[precision], b)
+    else:
+        imprecise = _imprecise_acc(max_num_imprecise_acc, xt.is_fp8(), x.shape[-1])
+        result = semantic.ir_result(b.dot(x.handle, y.handle, c.handle, precision, imprecise, *fp8_formats),
+                                    out_dtype)
+    if result.shape != shape:
+        result = shapes.reshape_impl(result, shape, b)
+    return result
 
 
 def _bf16_parts(x: tensor, parts: int, b: Builder) -> list[tensor]:
@@ -180,7 +197,7 @@ def _split_bf16_dot(x: tensor, y: tensor, c: tensor, parts: int, b: Builder) -> 
     acc = c
     for order in reversed(range(parts)):
         for i in range(order + 1):
-            acc = tensor(b.dot(xs[i].handle, ys[order - i].handle, acc.handle, "ieee", 0, "", ""), acc.type)
+            acc = semantic.ir_result(b.dot(xs[i].handle, ys[order - i].handle, acc.handle, "ieee", 0, "", ""), acc.dtype)
     return acc
 
 

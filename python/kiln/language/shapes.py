@@ -186,9 +186,16 @@ def ravel(x: Any, can_reorder: bool = False, _builder: Builder = None) -> tensor
 @builtin
 def trans(input: Any, *dims: Any, _builder: Builder = None) -> tensor:
     """``input`` with its dimensions permuted (``dims`` as a tuple or as
-    separate integers); without ``dims``, the transpose (1, 0)."""
-    order = _int_list(dims, "trans dims") or [1, 0]
-    return permute_impl(_block(input, "trans", _builder), order, _builder)
+    separate integers); without ``dims``, its last two dimensions swapped
+    (a 2-D transpose, batched over the others), as Triton's."""
+    x = _block(input, "trans", _builder)
+    order = _int_list(dims, "trans dims")
+    if not order:
+        rank = len(x.shape)
+        if rank < 2:
+            raise _fail(f"kl.trans without dims needs a block of 2 or more dimensions, got shape {x.shape}")
+        order = list(range(rank - 2)) + [rank - 1, rank - 2]
+    return permute_impl(x, order, _builder)
 
 
 @builtin

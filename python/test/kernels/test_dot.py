@@ -251,6 +251,32 @@ def test_batched_dot(arrays, case: str, B: int, M: int, N: int, K: int) -> None:
 
 
 @kiln.jit
+def rank4_kernel(a_ptr, b_ptr, c_ptr, M: kl.constexpr, N: kl.constexpr, K: kl.constexpr,
+                 TRANSPOSE_B: kl.constexpr):
+    """[2, 4, M, K] @ [2, 4, K, N] in one dot (B loaded as [2, 4, N, K] and
+    transposed by `kl.trans` without dims when TRANSPOSE_B)."""
+    a = kl.load(a_ptr + kl.arange(0, 8 * M * K)).reshape(2, 4, M, K)
+    if TRANSPOSE_B:
+        b = kl.trans(kl.load(b_ptr + kl.arange(0, 8 * K * N)).reshape(2, 4, N, K))
+    else:
+        b = kl.load(b_ptr + kl.arange(0, 8 * K * N)).reshape(2, 4, K, N)
+    c = kl.dot(a, b)
+    kl.store(c_ptr + kl.arange(0, 8 * M * N), c.reshape(8 * M * N))
+
+
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_dot_of_rank_4(arrays, transpose_b: bool) -> None:
+    """Batch dimensions beyond one (as Triton's dot takes them), and
+    `kl.trans` without dims swapping the last two dimensions of a 4-D block."""
+    M, N, K = 16, 32, 16
+    a, a_ref = random_operand((2, 4, M, K), "fp16", 13, arrays.device)
+    b, b_ref = random_operand((2, 4, N, K) if transpose_b else (2, 4, K, N), "fp16", 14, arrays.device)
+    out = poisoned((2, 4, M, N), output_dtype("fp16"), arrays.device)
+    rank4_kernel[(1,)](a, b, out, M=M, N=N, K=K, TRANSPOSE_B=transpose_b)
+    check(out, a_ref @ (b_ref.transpose(-1, -2) if transpose_b else b_ref), "fp16")
+
+
+@kiln.jit
 def mixed_fp8_kernel(a_ptr, b_ptr, c_ptr, M: kl.constexpr, N: kl.constexpr, K: kl.constexpr,
                      IMPRECISE: kl.constexpr):
     """An e4m3 [M, K] block times an e5m2 [K, N] block, both loaded as bytes,

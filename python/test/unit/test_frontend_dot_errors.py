@@ -61,7 +61,7 @@ def test_one_dimensional_operand(jit, build_ir):
         a = kl.zeros((16,), dtype=kl.float16)
         c = kl.dot(a, a)
 
-    check_error(build_ir, kernel, {"out": "*fp32"}, "2-D or 3-D", "[16]")
+    check_error(build_ir, kernel, {"out": "*fp32"}, "2 or more dimensions", "[16]")
 
 
 def test_batch_dimensions_differ(jit, build_ir):
@@ -72,6 +72,16 @@ def test_batch_dimensions_differ(jit, build_ir):
         c = kl.dot(a, b)
 
     check_error(build_ir, kernel, {"out": "*fp32"}, "batch dimensions")
+
+
+def test_batch_dimensions_of_rank_4_differ(jit, build_ir):
+    @jit
+    def kernel(out):
+        a = kl.zeros((2, 2, 16, 16), dtype=kl.float16)
+        b = kl.zeros((2, 4, 16, 16), dtype=kl.float16)
+        c = kl.dot(a, b)
+
+    check_error(build_ir, kernel, {"out": "*fp32"}, "batch dimensions", "[2, 2, 16, 16]", "[2, 4, 16, 16]")
 
 
 @pytest.mark.parametrize("shape_a,shape_b,dtype,fragment", [
