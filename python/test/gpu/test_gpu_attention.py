@@ -31,22 +31,30 @@ def random_operands(shape, dtype, seed):
     return [torch.randn(shape, device="cuda", generator=generator).to(dtype) for _ in range(4)]
 
 
+def check_forward(dtype, causal, head_dim, config, n_ctx, seed, **forward_options):
+    """Runs `attention_kernels.forward` (with `forward_options`) on fresh
+    [2, 3, n_ctx, head_dim] operands into NaN-poisoned outputs and checks O
+    and M against the float64 definition."""
+    block_m, block_n, num_warps, num_stages = config
+    q, k, v, _ = random_operands((2, 3, n_ctx, head_dim), dtype, seed=seed)
+    sm_scale = head_dim ** -0.5
+    out = torch.full_like(q, math.nan)
+    m = torch.full((6, n_ctx), math.nan, device="cuda")
+    attention_kernels.forward(q, k, v, causal, sm_scale, block_m, block_n, num_warps, num_stages, out=out, m=m,
+                              **forward_options)
+    expected_out, expected_m = attention_kernels.reference(q, k, v, causal, sm_scale)
+    assert_close("O", out, expected_out, dtype)
+    assert not m.isnan().any(), "M: some rows were not written"
+    assert (m.double() - expected_m).abs().max().item() <= M_TOLERANCE
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("config", FORWARD_CONFIGS, ids=lambda c: "m{}-n{}-w{}-s{}".format(*c))
 def test_forward(dtype, causal, head_dim, config):
-    block_m, block_n, num_warps, num_stages = config
-    n_ctx = 1000  # a partial last block for every BLOCK_M and BLOCK_N
-    q, k, v, _ = random_operands((2, 3, n_ctx, head_dim), dtype, seed=head_dim + block_m + block_n)
-    sm_scale = head_dim ** -0.5
-    out = torch.full_like(q, math.nan)
-    m = torch.full((6, n_ctx), math.nan, device="cuda")
-    attention_kernels.forward(q, k, v, causal, sm_scale, block_m, block_n, num_warps, num_stages, out=out, m=m)
-    expected_out, expected_m = attention_kernels.reference(q, k, v, causal, sm_scale)
-    assert_close("O", out, expected_out, dtype)
-    assert not m.isnan().any(), "M: some rows were not written"
-    assert (m.double() - expected_m).abs().max().item() <= M_TOLERANCE
+    # 1000: a partial last block for every BLOCK_M and BLOCK_N.
+    check_forward(dtype, causal, head_dim, config, 1000, seed=head_dim + config[0] + config[1])
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
@@ -56,18 +64,8 @@ def test_forward(dtype, causal, head_dim, config):
 def test_forward_descriptors(dtype, causal, head_dim, config):
     """The forward through tensor descriptors made in the kernel (K read as
     `desc_k.load().T`, copied into its slot as loaded)."""
-    block_m, block_n, num_warps, num_stages = config
-    n_ctx = 1000
-    q, k, v, _ = random_operands((2, 3, n_ctx, head_dim), dtype, seed=3 * head_dim + block_m + block_n)
-    sm_scale = head_dim ** -0.5
-    out = torch.full_like(q, math.nan)
-    m = torch.full((6, n_ctx), math.nan, device="cuda")
-    attention_kernels.forward(q, k, v, causal, sm_scale, block_m, block_n, num_warps, num_stages, out=out, m=m,
-                              kernel=attention_kernels.attention_forward_descriptors)
-    expected_out, expected_m = attention_kernels.reference(q, k, v, causal, sm_scale)
-    assert_close("O", out, expected_out, dtype)
-    assert not m.isnan().any(), "M: some rows were not written"
-    assert (m.double() - expected_m).abs().max().item() <= M_TOLERANCE
+    check_forward(dtype, causal, head_dim, config, 1000, seed=3 * head_dim + config[0] + config[1],
+                  kernel=attention_kernels.attention_forward_descriptors)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
@@ -75,20 +73,11 @@ def test_forward_descriptors(dtype, causal, head_dim, config):
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("config", FORWARD_CONFIGS, ids=lambda c: "m{}-n{}-w{}-s{}".format(*c))
 def test_forward_host_descriptors(dtype, causal, head_dim, config):
-    """The descriptor forward given host descriptors: on sm_90a the TMA
-    unit copies K (transposed into a K-major slot) and V."""
-    block_m, block_n, num_warps, num_stages = config
-    n_ctx = 1024
-    q, k, v, _ = random_operands((2, 3, n_ctx, head_dim), dtype, seed=5 * head_dim + block_m + block_n)
-    sm_scale = head_dim ** -0.5
-    out = torch.full_like(q, math.nan)
-    m = torch.full((6, n_ctx), math.nan, device="cuda")
-    attention_kernels.forward(q, k, v, causal, sm_scale, block_m, block_n, num_warps, num_stages, out=out, m=m,
-                              kernel=attention_kernels.attention_forward_descriptors, host_descriptors=True)
-    expected_out, expected_m = attention_kernels.reference(q, k, v, causal, sm_scale)
-    assert_close("O", out, expected_out, dtype)
-    assert not m.isnan().any(), "M: some rows were not written"
-    assert (m.double() - expected_m).abs().max().item() <= M_TOLERANCE
+    """The descriptor forward given host descriptors (N_CTX a multiple of
+    every block): on sm_90a the TMA unit copies K (transposed into a
+    K-major slot) and V."""
+    check_forward(dtype, causal, head_dim, config, 1024, seed=5 * head_dim + config[0] + config[1],
+                  kernel=attention_kernels.attention_forward_descriptors, host_descriptors=True)
 
 
 @pytest.mark.parametrize("n_ctx", [1024, 777])

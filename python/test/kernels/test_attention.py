@@ -49,17 +49,24 @@ def poisoned_outputs(q):
     return torch.full_like(q, math.nan), torch.full((z * h, n_ctx), math.nan, device=q.device)
 
 
+def check_forward(arrays, dtype, causal, shape, blocks, seed, **forward_options):
+    """Runs `attention_kernels.forward` (with `forward_options`) on fresh
+    operands of `shape` into NaN-poisoned outputs and checks O and M
+    against the float64 definition."""
+    q, k, v, _ = random_operands(shape, dtype, arrays.device, seed=seed)
+    sm_scale = shape[-1] ** -0.5
+    out, m = poisoned_outputs(q)
+    attention_kernels.forward(q, k, v, causal, sm_scale, *blocks, num_warps=4, out=out, m=m, **forward_options)
+    expected_out, expected_m = attention_kernels.reference(q, k, v, causal, sm_scale)
+    assert_close("O", out, expected_out, dtype)
+    assert_m_close(m, expected_m)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("n_ctx,head_dim,blocks", FORWARD_CASES)
 def test_forward(arrays, dtype, causal, n_ctx, head_dim, blocks):
-    q, k, v, _ = random_operands((1, 2, n_ctx, head_dim), dtype, arrays.device, seed=n_ctx + head_dim)
-    sm_scale = head_dim ** -0.5
-    out, m = poisoned_outputs(q)
-    attention_kernels.forward(q, k, v, causal, sm_scale, *blocks, num_warps=4, out=out, m=m)
-    expected_out, expected_m = attention_kernels.reference(q, k, v, causal, sm_scale)
-    assert_close("O", out, expected_out, dtype)
-    assert_m_close(m, expected_m)
+    check_forward(arrays, dtype, causal, (1, 2, n_ctx, head_dim), blocks, seed=n_ctx + head_dim)
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
@@ -68,28 +75,16 @@ def test_forward_descriptors(arrays, causal, n_ctx, head_dim, blocks):
     """The forward written with tensor descriptors made in the kernel (K
     read as the transpose of its [BLOCK_N, HEAD_DIM] block): rows past
     N_CTX come from the descriptors' bounds."""
-    q, k, v, _ = random_operands((2, 2, n_ctx, head_dim), torch.float16, arrays.device, seed=5 * n_ctx + head_dim)
-    sm_scale = head_dim ** -0.5
-    out, m = poisoned_outputs(q)
-    attention_kernels.forward(q, k, v, causal, sm_scale, *blocks, num_warps=4, out=out, m=m,
-                              kernel=attention_kernels.attention_forward_descriptors)
-    expected_out, expected_m = attention_kernels.reference(q, k, v, causal, sm_scale)
-    assert_close("O", out, expected_out, torch.float16)
-    assert_m_close(m, expected_m)
+    check_forward(arrays, torch.float16, causal, (2, 2, n_ctx, head_dim), blocks, seed=5 * n_ctx + head_dim,
+                  kernel=attention_kernels.attention_forward_descriptors)
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("n_ctx,head_dim,blocks", [(64, 16, (32, 16)), (64, 32, (16, 32))])
 def test_forward_host_descriptors(arrays, causal, n_ctx, head_dim, blocks):
     """The same kernel given host TensorDescriptors of the whole arrays."""
-    q, k, v, _ = random_operands((2, 2, n_ctx, head_dim), torch.float16, arrays.device, seed=7 * n_ctx + head_dim)
-    sm_scale = head_dim ** -0.5
-    out, m = poisoned_outputs(q)
-    attention_kernels.forward(q, k, v, causal, sm_scale, *blocks, num_warps=4, out=out, m=m,
-                              kernel=attention_kernels.attention_forward_descriptors, host_descriptors=True)
-    expected_out, expected_m = attention_kernels.reference(q, k, v, causal, sm_scale)
-    assert_close("O", out, expected_out, torch.float16)
-    assert_m_close(m, expected_m)
+    check_forward(arrays, torch.float16, causal, (2, 2, n_ctx, head_dim), blocks, seed=7 * n_ctx + head_dim,
+                  kernel=attention_kernels.attention_forward_descriptors, host_descriptors=True)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
