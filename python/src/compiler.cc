@@ -50,10 +50,12 @@ static void runPassPipeline(PyModule &module, const std::string &pipeline) {
 }
 
 static py::tuple translateToPTX(PyModule &module, const std::string &chip,
-                                bool enableFpFusion) {
+                                bool enableFpFusion, bool enableReflectFtz) {
   DiagnosticCapture capture(module.context.get());
-  auto output =
-      mlir::kiln::nvidia::translateToPTX(module.get(), chip, enableFpFusion);
+  mlir::kiln::nvidia::TranslationOptions options;
+  options.enableFpFusion = enableFpFusion;
+  options.flushDenormals = enableReflectFtz;
+  auto output = mlir::kiln::nvidia::translateToPTX(module.get(), chip, options);
   if (mlir::failed(output))
     capture.raise("PTX generation");
   return py::make_tuple(output->llvmIR, output->ptx);
@@ -65,9 +67,10 @@ void initCompiler(py::module_ &m) {
         py::arg("pipeline"),
         "Run a textual pass pipeline on a module in place (raises MLIRError)");
   m.def("translate_to_ptx", &translateToPTX, py::arg("module"), py::arg("chip"),
-        py::arg("enable_fp_fusion") = true,
+        py::arg("enable_fp_fusion") = true, py::arg("enable_reflect_ftz") = true,
         "Translate an LLVM-dialect module to (optimized LLVM IR, PTX) for chip; "
-        "without enable_fp_fusion, no multiply and add fuse into an fma");
+        "without enable_fp_fusion, no multiply and add fuse into an fma; with "
+        "enable_reflect_ftz, libdevice's f32 functions flush denormals");
   m.def("is_valid_chip",
         [](const std::string &chip) { return mlir::kiln::nvidia::isValidChip(chip); },
         py::arg("chip"),

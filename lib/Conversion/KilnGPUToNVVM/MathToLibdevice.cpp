@@ -10,11 +10,15 @@
 // As Triton does, f16 and bf16 compute in f32 (extended, computed, rounded
 // back), and a few f32 functions use PTX's approximations, which matter for
 // the speed of softmax-like kernels:
-//   exp2(x)  -> ex2.approx.f32 x
-//   exp(x)   -> ex2.approx.f32 (x * log2(e))
-//   rsqrt(x) -> rsqrt.approx.f32 x
+//   exp2(x)  -> __nv_exp2f x            (ex2.approx[.ftz].f32)
+//   exp(x)   -> __nv_exp2f (x * log2(e))
+//   rsqrt(x) -> __nv_rsqrtf x           (rsqrt.approx[.ftz].f32)
 //   x / y    -> div.full.f32 x, y (within 2 ulp, as Triton's `/`; kl.div_rn
 //               and fdiv(ieee_rounding=True) call __nv_fdiv_rn instead)
+// The approximations go through libdevice, whose wrappers are one
+// instruction each, rather than straight to the NVVM intrinsics: whether
+// they flush denormals (`.ftz`) is then the kernel's enable_reflect_ftz
+// option, answered in one place for every math function (Libdevice.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,9 +33,9 @@ using namespace mlir::kiln;
 /// recognizes their names.
 static const ScalarFunction kLibdeviceFunctions[] = {
     // The fast paths.
-    {"math.exp", "llvm.nvvm.ex2.approx.f32", "__nv_exp", /*scaleByLog2e=*/true},
-    {"math.exp2", "llvm.nvvm.ex2.approx.f32", "__nv_exp2"},
-    {"math.rsqrt", "llvm.nvvm.rsqrt.approx.f", "__nv_rsqrt"},
+    {"math.exp", "__nv_exp2f", "__nv_exp", /*scaleByLog2e=*/true},
+    {"math.exp2", "__nv_exp2f", "__nv_exp2"},
+    {"math.rsqrt", "__nv_rsqrtf", "__nv_rsqrt"},
     {"arith.divf", "llvm.nvvm.div.full", /*f64: IEEE division*/ ""},
     // libdevice.
     {"math.log", "__nv_logf", "__nv_log"},

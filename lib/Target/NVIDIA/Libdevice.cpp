@@ -76,10 +76,22 @@ static std::optional<llvm::StringRef> reflectQuery(llvm::CallInst *call) {
   return data->getAsCString();
 }
 
-/// Answers libdevice's questions about the compilation mode: denormals are
-/// kept (`__CUDA_FTZ` = 0) and square roots are IEEE-rounded
-/// (`__CUDA_PREC_SQRT` = 1). Other queries stay for NVVMReflect.
-static void foldReflectQueries(llvm::Module &module) {
+/// Whether `function` is one of the correctly rounded division and square
+/// root (`kl.div_rn`, `fdiv(ieee_rounding=True)`, `libdevice.sqrt_rn`): as
+/// in Triton 3.6, these keep denormals whatever the kernel's FTZ choice, so
+/// that asking for IEEE rounding gets IEEE results.
+static bool isIEEERounded(const llvm::Function &function) {
+  return function.getName() == "__nv_fdiv_rn" ||
+         function.getName() == "__nv_fsqrt_rn";
+}
+
+/// Answers libdevice's questions about the compilation mode: whether
+/// single-precision functions flush denormals (`__CUDA_FTZ`, the kernel's
+/// choice, except in isIEEERounded functions) and that square roots are
+/// IEEE-rounded (`__CUDA_PREC_SQRT` = 1). Other queries stay for
+/// NVVMReflect. Runs right after linking, before inlining, so each query
+/// still sits in the libdevice function that asks it.
+static void foldReflectQueries(llvm::Module &module, bool flushDenormals) {
   llvm::Function *reflect = module.getFunction("__nvvm_reflect");
   if (!reflect)
     return;
@@ -93,7 +105,7 @@ static void foldReflectQueries(llvm::Module &module) {
       continue;
     int value;
     if (*query == "__CUDA_FTZ")
-      value = 0;
+      value = flushDenormals && !isIEEERounded(*call->getFunction()) ? 1 : 0;
     else if (*query == "__CUDA_PREC_SQRT")
       value = 1;
     else
@@ -103,15 +115,18 @@ static void foldReflectQueries(llvm::Module &module) {
   }
 }
 
-llvm::Error nvidia::linkLibdevice(llvm::Module &module,
-                                  const std::string &path) {
+llvm::Error nvidia::linkLibdevice(llvm::Module &module, const std::string &path,
+                                  bool flushDenormals) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
     return llvm::createStringError(buffer.getError(), "cannot read %s: %s",
                                    path.c_str(),
                                    buffer.getError().message().c_str());
+  // Lazily: the linker materializes only the functions the kernel calls
+  // (and theirs), not all of libdevice's ~500, which halves the cost of a
+  // compile that uses one math function.
   auto library =
-      llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), module.getContext());
+      llvm::getOwningLazyBitcodeModule(std::move(*buffer), module.getContext());
   if (!library)
     return llvm::createStringError(
         "cannot parse %s: %s", path.c_str(),
@@ -132,7 +147,8 @@ llvm::Error nvidia::linkLibdevice(llvm::Module &module,
   llvm::internalizeModule(module, [&](const llvm::GlobalValue &value) {
     return value.isDeclaration() || own.contains(value.getName());
   });
-  foldReflectQueries(module);
-  module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+  foldReflectQueries(module, flushDenormals);
+  module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz",
+                       uint32_t(flushDenormals ? 1 : 0));
   return llvm::Error::success();
 }

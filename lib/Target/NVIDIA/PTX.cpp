@@ -84,9 +84,9 @@ bool mlir::kiln::nvidia::isValidChip(StringRef chip) {
 
 FailureOr<kiln::nvidia::PTXOutput>
 mlir::kiln::nvidia::translateToPTX(ModuleOp module, StringRef chip,
-                                   bool enableFpFusion) {
+                                   const TranslationOptions &options) {
   std::string error;
-  auto machine = createTargetMachine(chip, error, enableFpFusion);
+  auto machine = createTargetMachine(chip, error, options.enableFpFusion);
   if (!machine)
     return module.emitError() << "cannot create the NVPTX target: " << error;
   if (!knowsChip(*machine, chip))
@@ -114,7 +114,8 @@ mlir::kiln::nvidia::translateToPTX(ModuleOp module, StringRef chip,
     llvm::Expected<std::string> libdevice = nvidia::findLibdevice();
     if (!libdevice)
       return module.emitError() << llvm::toString(libdevice.takeError());
-    if (llvm::Error linkError = nvidia::linkLibdevice(*llvmModule, *libdevice))
+    if (llvm::Error linkError = nvidia::linkLibdevice(
+            *llvmModule, *libdevice, options.flushDenormals))
       return module.emitError() << llvm::toString(std::move(linkError));
   }
 

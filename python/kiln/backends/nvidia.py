@@ -277,7 +277,8 @@ class NvidiaBackend(Backend):
         """kiln -> kiln_gpu -> LLVM (two registered pipelines), then PTX and,
         with ptxas, a cubin. ``options["maxnreg"]``, when set, caps the
         kernel's registers per thread; ``options["enable_fp_fusion"]``
-        False keeps multiplies and adds apart (mul.rn, add.rn: no fma). ``options["checked"]`` bounds-checks
+        False keeps multiplies and adds apart (mul.rn, add.rn: no fma); ``options["enable_reflect_ftz"]``
+        False keeps denormals in single-precision math functions. ``options["checked"]`` bounds-checks
         every access (see docs/design/checked_mode.md): loads then stay
         plain loads (no cp.async or TMA copies, whatever num_stages says),
         and ``metadata["checked_sites"]`` lists the checked accesses."""
@@ -308,7 +309,8 @@ class NvidiaBackend(Backend):
             raise OutOfResources(metadata["shared"], limit, f"shared memory (bytes per block on {target})")
         try:
             asm["llir"], ptx = _C.compiler.translate_to_ptx(
-                module, target, enable_fp_fusion=bool(options.get("enable_fp_fusion", True)))
+                module, target, enable_fp_fusion=bool(options.get("enable_fp_fusion", True)),
+                enable_reflect_ftz=bool(options.get("enable_reflect_ftz", True)))
         except _C.ir.MLIRError as error:
             raise located_error(fn, error, "PTX generation") from error
         asm["ptx"] = pin_source_times(ptx)

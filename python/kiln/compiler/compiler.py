@@ -380,6 +380,7 @@ def compile(
     num_ctas: int = 1,
     options: Optional[Mapping[str, Any]] = None,
     enable_fp_fusion: bool = True,
+    enable_reflect_ftz: bool = True,
 ) -> CompiledKernel:
     """Compiles a ``@kiln.jit`` function without launching it (no GPU needed).
 
@@ -405,11 +406,14 @@ def compile(
             (any other value is a ValueError).
         enable_fp_fusion: whether a multiply and an add may become one fma
             (as Triton's option); the CPU target never fuses them.
+        enable_reflect_ftz: whether single-precision math functions flush
+            denormal inputs and results to zero (as Triton's option, which
+            sets libdevice's ``__CUDA_FTZ``); the CPU target keeps denormals.
 
     Triton's form, ``compile(ASTSource(...), target=None, options=None)``,
     is accepted too: ``options`` is a dict of the keyword options above
     (``num_warps``, ``num_stages``, ``debug``, ``maxnreg``, ``num_ctas``,
-    ``enable_fp_fusion``),
+    ``enable_fp_fusion``, ``enable_reflect_ftz``),
     and the target defaults to the active driver's, as in Triton (a
     ``GPUTarget`` is accepted as well as a target string). Kiln's own form
     keeps ``"sm_90a"`` as its default target.
@@ -422,7 +426,8 @@ def compile(
         if target is None and signature is not None and not isinstance(signature, Mapping):
             target = signature
         chosen = dict(options if options is not None else (constexprs or {}))
-        unknown = set(chosen) - {"num_warps", "num_stages", "debug", "maxnreg", "num_ctas", "enable_fp_fusion"}
+        unknown = set(chosen) - {"num_warps", "num_stages", "debug", "maxnreg", "num_ctas", "enable_fp_fusion",
+                                 "enable_reflect_ftz"}
         if unknown:
             raise TypeError(f"kiln.compile: unknown options {', '.join(sorted(unknown))}")
         typed = {name: ty for name, ty in fn.signature.items() if ty != "constexpr"}
@@ -465,10 +470,11 @@ def compile(
     options: dict[str, Any] = {"debug": True} if debug else {}
     if maxnreg is not None:
         options["maxnreg"] = maxnreg
-    if not isinstance(enable_fp_fusion, bool):
-        raise TypeError(f"kiln.compile: enable_fp_fusion must be True or False, got {enable_fp_fusion!r}")
-    if not enable_fp_fusion:
-        options["enable_fp_fusion"] = False
+    for name, value in (("enable_fp_fusion", enable_fp_fusion), ("enable_reflect_ftz", enable_reflect_ftz)):
+        if not isinstance(value, bool):
+            raise TypeError(f"kiln.compile: {name} must be True or False, got {value!r}")
+        if not value:  # only when off, so that the default's cache entries keep their keys
+            options[name] = False
     return compile_jit_function(fn, signature, constexprs, attrs, target, num_warps, num_stages, checked=checked,
                                 **options)
 

@@ -277,7 +277,7 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
     def run(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
             warmup: bool = False, backend: Optional[str] = None, num_threads: Optional[int] = None,
             maxnreg: Optional[int] = None, num_ctas: Optional[int] = None, enable_fp_fusion: Optional[bool] = None,
-            **kwargs: Any) -> Any:
+            enable_reflect_ftz: Optional[bool] = None, **kwargs: Any) -> Any:
         """Binds, specializes, compiles on a cache miss and launches.
 
         Args:
@@ -300,6 +300,10 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
                 fma, rounded once (as Triton's option; None:
                 ``knobs.language.default_fp_fusion``, on unless set). The
                 CPU backend never fuses them.
+            enable_reflect_ftz: whether single-precision math functions
+                (libdevice's, and exp, exp2 and rsqrt's approximations) flush
+                denormal inputs and results to zero (as Triton's option;
+                None: on). NVIDIA only: the CPU backend keeps denormals.
 
         Returns the compiled kernel (the compiler's CompiledKernel).
         """
@@ -313,7 +317,8 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         if num_stages is None:
             num_stages = 3
         bound = args if not kwargs and len(args) == self._num_params else self._bind(args, kwargs)
-        key = (backend, _settings.environment(), num_warps, num_stages, maxnreg, enable_fp_fusion,
+        compile_options = (maxnreg, enable_fp_fusion, enable_reflect_ftz)
+        key = (backend, _settings.environment(), num_warps, num_stages, compile_options,
                tuple([table[value.__class__](value) for table, value in zip(self._key_tables, bound)]))
         # A new key or an unhashable constexpr take the miss path, which
         # validates and explains.
@@ -324,9 +329,9 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         if route.__class__ is _DeviceRoutes:
             loaded = route.get(route.current_device())
             if loaded is None:  # this key on another device
-                loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg, enable_fp_fusion, warmup)
+                loaded = self._miss(bound, key, backend, num_warps, num_stages, compile_options, warmup)
         elif route is None:
-            loaded = self._miss(bound, key, backend, num_warps, num_stages, maxnreg, enable_fp_fusion, warmup)
+            loaded = self._miss(bound, key, backend, num_warps, num_stages, compile_options, warmup)
         else:
             loaded = route
         if loaded is None:
@@ -355,10 +360,12 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
 
     def warmup(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
                backend: Optional[str] = None, maxnreg: Optional[int] = None, num_ctas: Optional[int] = None,
-               enable_fp_fusion: Optional[bool] = None, **kwargs: Any) -> Any:
+               enable_fp_fusion: Optional[bool] = None, enable_reflect_ftz: Optional[bool] = None,
+               **kwargs: Any) -> Any:
         """Compiles and loads the kernel for these arguments without launching it."""
         return self.run(*args, grid=grid, num_warps=num_warps, num_stages=num_stages, warmup=True, backend=backend,
-                        maxnreg=maxnreg, num_ctas=num_ctas, enable_fp_fusion=enable_fp_fusion, **kwargs)
+                        maxnreg=maxnreg, num_ctas=num_ctas, enable_fp_fusion=enable_fp_fusion,
+                        enable_reflect_ftz=enable_reflect_ftz, **kwargs)
 
     def _grid3(self, grid: Any, bound: tuple) -> tuple:
         """Normalizes a grid (1-3 ints, or a callable on the named arguments)."""
@@ -409,8 +416,7 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         return compiled
 
     def _miss(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
-              maxnreg: Optional[int], enable_fp_fusion: Optional[bool] = None, warmup: bool = False,
-              allow_async: bool = True) -> Union[LoadedKernel, _async_compile.FutureKernel, None]:
+              compile_options: tuple, warmup: bool = False, allow_async: bool = True) -> Union[LoadedKernel, _async_compile.FutureKernel, None]:
         """The kernel for a key the hot path did not find, loaded by the
         first thread to get here; the others wait for it and find it.
 
@@ -419,8 +425,8 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         when set, run with a compilation in the calling thread instead)."""
         mode = _async_compile.active_mode.get() if allow_async else None
         if mode is not None and not self._jit_hooks_set():
-            future = self._compile_async(mode, bound, key, backend_option, num_warps, num_stages, maxnreg,
-                                         enable_fp_fusion, warmup)
+            future = self._compile_async(mode, bound, key, backend_option, num_warps, num_stages, compile_options,
+                                         warmup)
             if warmup:
                 return future
             future.result()
@@ -433,16 +439,15 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
                 route = route.get(route.current_device())
             if route is not None:
                 return route
-            return self._load(bound, key, backend_option, num_warps, num_stages, maxnreg, enable_fp_fusion, warmup)
+            return self._load(bound, key, backend_option, num_warps, num_stages, compile_options, warmup)
 
     def _load(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
-              maxnreg: Optional[int], enable_fp_fusion: Optional[bool] = None,
-              warmup: bool = False) -> Optional[LoadedKernel]:
+              compile_options: tuple, warmup: bool = False) -> Optional[LoadedKernel]:
         """Chooses the backend, validates, compiles (unless done before), loads and caches.
 
         None when ``knobs.runtime.jit_cache_hook`` returned a true value: as
         in Triton, the hook then takes over and nothing is compiled."""
-        plan = self._plan(bound, key, backend_option, num_warps, num_stages, maxnreg, enable_fp_fusion)
+        plan = self._plan(bound, key, backend_option, num_warps, num_stages, compile_options)
         backend, device, described, options, attrs, target = (plan.backend, plan.device, plan.described,
                                                               plan.options, plan.attrs, plan.target)
         signature, constexprs = described.signature, described.constexprs
@@ -469,9 +474,10 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
             loaded = backend.load(view, compiled, signature, described.kinds, device, num_warps, options)
             loaded.launch = _flattening_launch(loaded.launch, self._flatten_arguments)
         # compiled[grid](...) launches again through this function.
+        maxnreg, enable_fp_fusion, enable_reflect_ftz = compile_options
         compiled.launched_by = (self, {"num_warps": num_warps, "num_stages": num_stages, "maxnreg": maxnreg,
                                        "enable_fp_fusion": enable_fp_fusion,
-                                       "backend": backend_option})
+                                       "enable_reflect_ftz": enable_reflect_ftz, "backend": backend_option})
         # First, so that a bad setting of the backend's bound caches nothing.
         backend.keep(loaded, functools.partial(self._forget, key, device, loaded))
         self.cache.setdefault(device, {})[key] = loaded
@@ -485,8 +491,11 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         return loaded
 
     def _plan(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
-              maxnreg: Optional[int], enable_fp_fusion: Optional[bool]) -> "_CompilePlan":
-        """Chooses the backend and validates: what compiling this miss takes."""
+              compile_options: tuple) -> "_CompilePlan":
+        """Chooses the backend and validates: what compiling this miss takes.
+        ``compile_options`` is the launch's (maxnreg, enable_fp_fusion,
+        enable_reflect_ftz)."""
+        maxnreg, enable_fp_fusion, enable_reflect_ftz = compile_options
         self._check_options(self.__name__, num_warps, num_stages)
         _settings.check_maxnreg(maxnreg, f"kernel {self.__name__}")
         environment = key[1]
@@ -506,6 +515,11 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         if not (_settings.default_fp_fusion(environment) if enable_fp_fusion is None else enable_fp_fusion):
             # Only when off, so that the default's cache entries keep their keys.
             options = {**options, "enable_fp_fusion": False}
+        if enable_reflect_ftz is not None and not isinstance(enable_reflect_ftz, bool):
+            raise TypeError(f"kernel {self.__name__}: enable_reflect_ftz must be True, False or None, got "
+                            f"{enable_reflect_ftz!r}")
+        if enable_reflect_ftz is False:
+            options = {**options, "enable_reflect_ftz": False}
         device = backend.current_device()
         described = self._describe_arguments(bound, backend, device)
         attrs = Specialization(divisible_by_16=frozenset(described.divisible_by_16),
@@ -519,17 +533,17 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         return knobs.runtime.jit_cache_hook is not None or knobs.runtime.jit_post_compile_hook is not None
 
     def _compile_async(self, mode: _async_compile.AsyncCompileMode, bound: tuple, key: tuple, backend_option: Any,
-                       num_warps: int, num_stages: int, maxnreg: Optional[int], enable_fp_fusion: Optional[bool],
+                       num_warps: int, num_stages: int, compile_options: tuple,
                        warmup: bool) -> _async_compile.FutureKernel:
         """Submits this miss's compilation to ``mode``'s executor; the
         future's result loads and caches the kernel in the thread that asks."""
-        plan = self._plan(bound, key, backend_option, num_warps, num_stages, maxnreg, enable_fp_fusion)
+        plan = self._plan(bound, key, backend_option, num_warps, num_stages, compile_options)
         compile_args = (plan.described.signature, plan.described.constexprs, plan.attrs, plan.target, num_warps,
                         num_stages, plan.options)
 
         def finalize(compiled: Any) -> Any:
             # The compiled kernel is in self._compiled now: this loads it.
-            return self._miss(bound, key, backend_option, num_warps, num_stages, maxnreg, enable_fp_fusion, warmup,
+            return self._miss(bound, key, backend_option, num_warps, num_stages, compile_options, warmup,
                               allow_async=False).kernel
 
         # One compilation per specialization while the mode lasts.

@@ -29,9 +29,10 @@ def all_kl_math(x_ptr, out_ptr, n, BLOCK: kl.constexpr):
         kl.store(out_ptr + i * n + offs, getattr(kl, KL_FUNCTIONS[i])(x), mask=mask)
 
 
-def compile_for(fn, dtype, target, **constexprs):
+def compile_for(fn, dtype, target, enable_reflect_ftz=True, **constexprs):
     signature = {"x_ptr": "*" + dtype, "out_ptr": "*" + dtype, "n": "i32"}
-    return kiln.compile(fn, signature=signature, constexprs={"BLOCK": 256, **constexprs}, target=target)
+    return kiln.compile(fn, signature=signature, constexprs={"BLOCK": 256, **constexprs}, target=target,
+                        enable_reflect_ftz=enable_reflect_ftz)
 
 
 def assert_self_contained(kernel):
@@ -81,12 +82,41 @@ def one_function(x_ptr, out_ptr, n, FN: kl.constexpr, BLOCK: kl.constexpr):
     kl.store(out_ptr + offs, y, mask=mask)
 
 
-@pytest.mark.parametrize("fn,instruction", [("exp", "ex2.approx.f32"), ("exp2", "ex2.approx.f32"),
-                                            ("rsqrt", "rsqrt.approx.f32"), ("sqrt_rn", "sqrt.rn.f32"),
+@pytest.mark.parametrize("fn,instruction", [("exp", "ex2.approx.ftz.f32"), ("exp2", "ex2.approx.ftz.f32"),
+                                            ("rsqrt", "rsqrt.approx.ftz.f32"), ("sqrt_rn", "sqrt.rn.f32"),
                                             ("sqrt", "sqrt.rn.f32"), ("div_rn", "div.rn.f32")])
 def test_fp32_instructions(fn, instruction):
     ptx = compile_for(one_function, "fp32", "sm_90a", FN=fn).asm["ptx"]
     assert re.search(re.escape(instruction) + r"\s", ptx), ptx
+
+
+@pytest.mark.parametrize("fn,instruction", [("exp", "ex2.approx"), ("exp2", "ex2.approx"),
+                                            ("rsqrt", "rsqrt.approx"), ("log", None), ("div_rn", None)])
+def test_enable_reflect_ftz(fn, instruction):
+    """Triton's option: on (the default) the f32 approximations and
+    libdevice flush denormals (.ftz); off, they keep them. The correctly
+    rounded division keeps them either way (as in Triton 3.6)."""
+    flushing = compile_for(one_function, "fp32", "sm_90a", FN=fn).asm["ptx"]
+    keeping = compile_for(one_function, "fp32", "sm_90a", FN=fn, enable_reflect_ftz=False).asm["ptx"]
+    assert ".ftz" not in keeping, keeping
+    if instruction is not None:
+        assert f"{instruction}.ftz.f32" in flushing, flushing
+        assert f"{instruction}.f32" in keeping, keeping
+    elif fn == "div_rn":
+        assert ".ftz" not in flushing and "div.rn.f32" in flushing, flushing
+    else:
+        assert ".ftz." in flushing, flushing  # libdevice's polynomial, in its flushing form
+
+
+def test_enable_reflect_ftz_on_launch_options():
+    """The launch option reaches the compile, with its own cache entry, on
+    kernel.warmup as in Triton's test; a non-bool is a TypeError."""
+    import torch
+
+    x = torch.ones(128)
+    with pytest.raises(TypeError, match="enable_reflect_ftz must be True, False or None"):
+        one_function.warmup(x, x, 128, grid=(1,), BLOCK=128, FN="exp2", enable_reflect_ftz="yes", backend="cpu")
+    one_function.warmup(x, x, 128, grid=(1,), BLOCK=128, FN="exp2", enable_reflect_ftz=False, backend="cpu")
 
 
 def test_fp64_exp_is_libdevice():

@@ -159,16 +159,17 @@ module attributes {kiln_gpu.num_warps = 1 : i32, kiln_gpu.threads_per_warp = 32 
 
 #b2 = #kiln_gpu.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>
 
-// Math that NVPTX cannot select: f32 exp is ex2.approx of x * log2(e); f64
-// exp and every erf call libdevice, one call per element; f16 computes in
-// f32 and rounds back. sqrt keeps the upstream lowering.
+// Math that NVPTX cannot select: f32 exp is libdevice's exp2f (ex2.approx)
+// of x * log2(e); f64 exp and every erf call libdevice, one call per
+// element; f16 computes in f32 and rounds back. sqrt keeps the upstream
+// lowering.
 // CHECK-DAG: llvm.func @__nv_erff(f32) -> f32
 // CHECK-DAG: llvm.func @__nv_exp(f64) -> f64
-// CHECK-DAG: llvm.func @llvm.nvvm.ex2.approx.f32(f32) -> f32
+// CHECK-DAG: llvm.func @__nv_exp2f(f32) -> f32
 // CHECK-LABEL: llvm.func @math
 // CHECK: llvm.mlir.constant(1.44269502 : f32) : f32
 // CHECK: llvm.fmul %{{.*}}, %{{.*}} : vector<2xf32>
-// CHECK-COUNT-2: llvm.call @llvm.nvvm.ex2.approx.f32(%{{.*}}) : (f32) -> f32
+// CHECK-COUNT-2: llvm.call @__nv_exp2f(%{{.*}}) : (f32) -> f32
 // CHECK-COUNT-2: llvm.call @__nv_exp(%{{.*}}) : (f64) -> f64
 // CHECK: llvm.fpext %{{.*}} : vector<2xf16> to vector<2xf32>
 // CHECK-COUNT-2: llvm.call @__nv_erff(%{{.*}}) : (f32) -> f32

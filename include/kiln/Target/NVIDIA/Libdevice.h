@@ -29,10 +29,13 @@ bool callsLibdevice(const llvm::Module &module);
 
 /// Links the libdevice functions `module` calls from the bitcode at `path`,
 /// makes them internal (so the optimizer drops what it inlined), and
-/// resolves libdevice's configuration queries (`__nvvm_reflect`): no
-/// flush-to-zero, IEEE-rounded square roots. `__CUDA_ARCH` is left to
-/// LLVM's NVVMReflect pass, which knows the target chip.
-llvm::Error linkLibdevice(llvm::Module &module, const std::string &path);
+/// resolves libdevice's configuration queries (`__nvvm_reflect`):
+/// single-precision functions flush denormal inputs and results to zero
+/// when `flushDenormals` (`__CUDA_FTZ`, Triton's enable_reflect_ftz), square
+/// roots are IEEE-rounded. `__CUDA_ARCH` is left to LLVM's NVVMReflect
+/// pass, which knows the target chip.
+llvm::Error linkLibdevice(llvm::Module &module, const std::string &path,
+                          bool flushDenormals);
 
 } // namespace mlir::kiln::nvidia
 

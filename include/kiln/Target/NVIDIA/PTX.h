@@ -25,13 +25,24 @@ struct PTXOutput {
 /// sm_NNa); LLVM itself only warns on an unknown name.
 bool isValidChip(StringRef chip);
 
-/// Translates `module` (LLVM + NVVM dialects), optimizes it at O3 and emits
-/// PTX for `chip`. With `enableFpFusion` (Triton's enable_fp_fusion, on by
-/// default) a multiply and an add may become one fma; without it they stay
-/// two separately rounded instructions (mul.rn, add.rn), which ptxas does not
-/// fuse either. Failures are reported as diagnostics on the module.
+/// The floating-point choices a kernel makes at translation, with Triton's
+/// option names and defaults.
+struct TranslationOptions {
+  /// enable_fp_fusion: a multiply and an add may become one fma; without it
+  /// they stay two separately rounded instructions (mul.rn, add.rn), which
+  /// ptxas does not fuse either.
+  bool enableFpFusion = true;
+  /// enable_reflect_ftz: libdevice's single-precision functions (and with
+  /// them exp, exp2 and rsqrt's approximations) flush denormal inputs and
+  /// results to zero.
+  bool flushDenormals = true;
+};
+
+/// Translates `module` (LLVM + NVVM dialects), links the libdevice
+/// functions it calls, optimizes it at O3 and emits PTX for `chip`.
+/// Failures are reported as diagnostics on the module.
 FailureOr<PTXOutput> translateToPTX(ModuleOp module, StringRef chip,
-                                    bool enableFpFusion = true);
+                                    const TranslationOptions &options = {});
 
 } // namespace mlir::kiln::nvidia
 
