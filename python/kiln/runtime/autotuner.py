@@ -41,6 +41,7 @@ import warnings
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from kiln.errors import AutotunerError, CompilationError, LaunchOptionError, OutOfResources
+from kiln.runtime import autotune_ranks as _ranks
 from kiln.runtime import launch_settings as _settings
 from kiln.runtime.jit import JITFunction, KernelInterface
 
@@ -319,6 +320,11 @@ class Autotuner(_KernelWrapper):
         self.cache: dict[tuple, Config] = {}
         self.configs_timings: dict[Config, Any] = {}
         self.configs_errors: dict[Config, BaseException] = {}
+        # Why prune_configs left a config out, and what each benchmarked
+        # config's kernel uses (registers, spills, shared memory), for the
+        # KILN_PRINT_AUTOTUNING report.
+        self.configs_pruned: dict[Config, str] = {}
+        self.configs_resources: dict[Config, tuple[Optional[int], Optional[int], Optional[int]]] = {}
         self.best_config: Optional[Config] = None
         self.bench_time = 0.0
         self.nargs: Optional[dict[str, Any]] = None
@@ -367,19 +373,17 @@ class Autotuner(_KernelWrapper):
         self.nargs = named
         try:
             key: Optional[tuple] = None
-            tuned = False
-            from_disk = False
+            origin = None
             if len(self.configs) > 1:
                 key = self._tuning_key(named, kwargs)
                 if key not in self.cache:
-                    tuned = True
-                    from_disk = self._tune(key, args, kwargs, named)
+                    origin = self._tune(key, args, kwargs, named)
                 config = self.cache[key]
             else:
                 config = self.configs[0]
             self.best_config = config
-            if tuned and _print_enabled():
-                self._print_result(key, config, from_disk)
+            if origin is not None and _print_enabled():
+                self._print_result(key, config, origin)
             if config.pre_hook is not None:
                 config.pre_hook({**named, **kwargs, **config.all_kwargs()})
             return self.fn.run(*args, **{**kwargs, **config.launch_kwargs()})
@@ -433,11 +437,15 @@ class Autotuner(_KernelWrapper):
         """
         named = named if named is not None else (self.nargs or {})
         pruned = list(self.configs)
+        self.configs_pruned = {}
         if self.early_config_prune is not None:
             pruned = list(self.early_config_prune(self.configs, named, **kwargs))
             if not pruned:
                 raise AutotunerError(f"kernel {self.__name__}: prune_configs_by's early_config_prune left no "
                                      f"config to run")
+            kept = set(map(id, pruned))
+            self.configs_pruned = {config: "left out by early_config_prune" for config in self.configs
+                                   if id(config) not in kept}
         if self.perf_model is not None:
             top_k = self.configs_top_k
             if isinstance(top_k, float) and top_k <= 1.0:
@@ -449,14 +457,50 @@ class Autotuner(_KernelWrapper):
             if len(pruned) > top_k:
                 estimates = {config: self.perf_model(**{**named, **kwargs, **config.all_kwargs()})
                              for config in pruned}
-                pruned = sorted(pruned, key=lambda config: estimates[config])[:top_k]
+                ranked = sorted(pruned, key=lambda config: estimates[config])
+                for place, config in enumerate(ranked[top_k:], start=top_k + 1):
+                    self.configs_pruned[config] = (f"perf_model estimate {estimates[config]:.4g} ranks {place} of "
+                                                   f"{len(ranked)}, outside top_k={top_k}")
+                pruned = ranked[:top_k]
         return pruned
 
     # -- tuning --------------------------------------------------------------------------------
 
-    def _tune(self, key: tuple, args: tuple, kwargs: dict[str, Any], named: dict[str, Any]) -> bool:
-        """Fills ``cache[key]``; returns True when the timings came from the disk cache."""
+    def _tune(self, key: tuple, args: tuple, kwargs: dict[str, Any], named: dict[str, Any]) -> str:
+        """Fills ``cache[key]``; returns where the choice came from:
+        "benchmark", "disk" (the timings cache) or "rank 0" (another rank's
+        choice, see :mod:`kiln.runtime.autotune_ranks`)."""
         configs = self.prune_configs(kwargs, named)
+        group = _ranks.current_group()
+        entry = _ranks.entry_name(self.kernel.cache_key, key, configs) if group is not None else None
+        if group is not None and group.rank != 0:
+            choice = group.receive(entry, self.__name__)
+            if choice == _ranks.NO_CONFIG:
+                raise AutotunerError(f"kernel {self.__name__}: no config could run for key {key} on rank 0 "
+                                     f"(its error lists each config)")
+            chosen = next((config for config in configs if str(config) == choice), None)
+            if chosen is not None:
+                self.cache[key] = chosen
+                self.configs_timings, self.configs_errors, self.configs_resources = {}, {}, {}
+                self.bench_time = 0.0
+                return "rank 0"
+            if choice is not None:
+                warnings.warn(f"kiln.autotune: kernel {self.__name__}: rank 0 chose {{{choice}}}, which is not "
+                              f"among this rank's configs; tuning this key on this rank", stacklevel=3)
+        try:
+            from_disk = self._tune_here(key, configs, args, kwargs, named)
+        except AutotunerError:
+            if group is not None and group.rank == 0:
+                group.publish(entry, _ranks.NO_CONFIG)
+            raise
+        if group is not None and group.rank == 0:
+            group.publish(entry, str(self.cache[key]))
+        return "disk" if from_disk else "benchmark"
+
+    def _tune_here(self, key: tuple, configs: list[Config], args: tuple, kwargs: dict[str, Any],
+                   named: dict[str, Any]) -> bool:
+        """Times ``configs`` in this process (or reads their timings from
+        disk) and fills ``cache[key]``; True when the timings came from disk."""
         use_disk = ((self.cache_results or _settings.parse_flag(os.environ.get(CACHE_ENV), CACHE_ENV))
                     and not any(config.pre_hook is not None for config in configs))
         path = self._disk_cache_path(key, configs) if use_disk else None
@@ -466,6 +510,7 @@ class Autotuner(_KernelWrapper):
         if timings is None:
             timings = {}
             errors: dict[Config, BaseException] = {}
+            self.configs_resources = {}
             for config in configs:
                 try:
                     timings[config] = self._bench(config, args, kwargs, named)
@@ -509,6 +554,10 @@ class Autotuner(_KernelWrapper):
         if config.pre_hook is not None:
             config.pre_hook(full_nargs)
         compiled = self.fn.run(*args, **{**current, "warmup": True})
+        metadata = getattr(compiled, "metadata", None) or {}
+        on_gpu = metadata.get("backend") not in (None, _settings.CPU)
+        self.configs_resources[config] = (getattr(compiled, "n_regs", None), getattr(compiled, "n_spills", None),
+                                          metadata.get("shared") if on_gpu else None)
 
         def kernel_call() -> None:
             if config.pre_hook is not None:
@@ -525,7 +574,6 @@ class Autotuner(_KernelWrapper):
             return self._do_bench(kernel_call, quantiles=_QUANTILES)
         from kiln.testing import do_bench
 
-        metadata = getattr(compiled, "metadata", None) or {}
         device = "cpu" if metadata.get("backend") == _settings.CPU else "cuda"
         return do_bench(kernel_call, warmup=self.num_warmups if self.num_warmups is not None else 25,
                         rep=self.num_reps if self.num_reps is not None else 100, quantiles=_QUANTILES, device=device)
@@ -537,19 +585,19 @@ class Autotuner(_KernelWrapper):
         else:
             warnings.warn(f"kiln.autotune: {message}", stacklevel=4)
 
-    def _print_result(self, key: Optional[tuple], config: Config, from_disk: bool) -> None:
-        how = "read from the autotuning disk cache" if from_disk else f"finished after {self.bench_time:.2f}s"
+    def _print_result(self, key: Optional[tuple], config: Config, origin: str) -> None:
+        """The KILN_PRINT_AUTOTUNING report: the key, the choice, then a
+        table of every config with its times and what its kernel uses, and
+        why the pruned ones were not run."""
+        how = {"disk": "read from the autotuning disk cache", "rank 0": "chosen by rank 0 (not benchmarked here)",
+               }.get(origin, f"finished after {self.bench_time:.2f}s")
         lines = [f"Kiln autotuning for function {self.__name__},", f"with key as {key},", f"{how},",
-                 f"best config selected: {config};", "timings (ms: median, p20, p80):"]
-        for candidate, timing in self.configs_timings.items():
-            if candidate in self.configs_errors:
-                text = f"failed: {_first_line(self.configs_errors[candidate])}"
-            elif isinstance(timing, (list, tuple)):
-                text = ", ".join(f"{value:.4f}" for value in timing)
-            else:
-                text = f"{float(timing):.4f}"
-            marker = "*" if candidate is config else " "
-            lines.append(f" {marker} {candidate}: {text}")
+                 f"best config selected: {config};"]
+        if self.configs_timings:
+            lines.append(_report_table(self.configs_timings, self.configs_errors, self.configs_resources, config))
+        if self.configs_pruned:
+            lines.append("pruned before benchmarking:")
+            lines.extend(f"   {candidate}: {why}" for candidate, why in self.configs_pruned.items())
         print("\n".join(lines))
 
     # -- the disk cache ------------------------------------------------------------------------
@@ -572,6 +620,32 @@ class Autotuner(_KernelWrapper):
         }
         digest = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
         return os.path.join(directory, "autotune", f"{self.__name__[:100]}-{digest}.json")
+
+
+def _report_table(timings: Mapping[Config, Any], errors: Mapping[Config, BaseException],
+                  resources: Mapping[Config, tuple], best: Config) -> str:
+    """The report's table: a row per benchmarked config (``*`` marks the
+    choice) with do_bench's median, p20 and p80 in ms, and the kernel's
+    registers per thread, spilled bytes and shared memory in bytes ("-"
+    where the backend does not say, as on the CPU); a config that could not
+    run says why instead."""
+    def cell(value: Any) -> str:
+        return "-" if value is None else str(value)
+
+    width = max(len(str(candidate)) for candidate in timings)
+    lines = [f"   {'config':<{width}}  {'median':>8}  {'p20':>8}  {'p80':>8}  {'regs':>5}  {'spills':>6}  "
+             f"{'shared':>7}  (ms; shared memory in bytes)"]
+    for candidate, timing in timings.items():
+        head = f" {'*' if candidate is best else ' '} {str(candidate):<{width}}"
+        if candidate in errors:
+            lines.append(f"{head}  failed: {_first_line(errors[candidate])}")
+            continue
+        values = list(timing) if isinstance(timing, (list, tuple)) else [timing]
+        values += [None] * (len(_QUANTILES) - len(values))
+        times = "  ".join("-".rjust(8) if value is None else f"{float(value):8.4f}" for value in values)
+        regs, spills, shared = resources.get(candidate, (None, None, None))
+        lines.append(f"{head}  {times}  {cell(regs):>5}  {cell(spills):>6}  {cell(shared):>7}")
+    return "\n".join(lines)
 
 
 def _read_timings(path: str, configs: Sequence[Config]) -> Optional[dict[Config, Any]]:

@@ -7,6 +7,7 @@ pruning, the printed report and the disk cache."""
 import glob
 import json
 import os
+import re
 import warnings
 
 import numpy as np
@@ -597,15 +598,38 @@ def test_print_autotuning_reports_key_choice_and_timings(monkeypatch, capsys):
     assert "Kiln autotuning for function add_kernel,\n" in text
     assert f"with key as ({n}, 'torch.float32', 'torch.float32', 'torch.float32', 'cpu'),\n" in text
     assert f"best config selected: {tuned.best_config};\n" in text
-    assert f" * {tuned.best_config}: " in text
-    assert "   BLOCK: 100, num_warps: 4, num_stages: 3: failed: CompilationError: " in text
+    assert re.search(r"\n   config +median +p20 +p80 +regs +spills +shared", text)
+    assert re.search(r"\n   BLOCK: 100, num_warps: 4, num_stages: 3 +failed: CompilationError: ", text)
     for config in CONFIGS:
-        if config is not tuned.best_config and config.kwargs["BLOCK"] != INVALID:
+        if config.kwargs["BLOCK"] != INVALID:
             median, p20, p80 = tuned.configs_timings[config]
-            assert f"   {config}: {median:.4f}, {p20:.4f}, {p80:.4f}\n" in text
+            mark = "*" if config is tuned.best_config else " "
+            # The CPU backend reports no registers, spills or shared memory.
+            row = rf"\n {re.escape(mark)} {re.escape(str(config))} +{median:.4f} +{p20:.4f} +{p80:.4f} +- +- +-\n"
+            assert re.search(row, text), row
     # Nothing is printed once the key is tuned.
     tuned[grid](x, y, out, n)
     assert capsys.readouterr().out == ""
+
+
+def test_print_autotuning_says_why_configs_were_pruned(monkeypatch, capsys):
+    monkeypatch.setenv("KILN_PRINT_AUTOTUNING", "1")
+    configs = [kiln.Config({"BLOCK": block}) for block in (32, 64, 128, 256, 512)]
+    prune = {"early_config_prune": lambda configs, named, **kwargs: [c for c in configs if c.kwargs["BLOCK"] != 32],
+             "perf_model": lambda BLOCK, **kwargs: 1.0 / BLOCK, "top_k": 2}
+    tuned = kiln.autotune(configs, key=["n"], prune_configs_by=prune, **FAST)(add_kernel)
+    n = 3000
+    x, y, out = random_inputs(n, seed=23)
+    tuned[grid](x, y, out, n)
+    assert torch.equal(out, reference_add(x, y))
+    assert tuned.best_config.kwargs["BLOCK"] in (256, 512)
+    text = capsys.readouterr().out
+    assert "pruned before benchmarking:\n" in text
+    assert "   BLOCK: 32, num_warps: 4, num_stages: 3: left out by early_config_prune\n" in text
+    # 1/BLOCK ranks 512 and 256 first: 128 is third of four, 64 fourth.
+    assert "   BLOCK: 128, num_warps: 4, num_stages: 3: perf_model estimate 0.007812 ranks 3 of 4, outside top_k=2" in text
+    assert "   BLOCK: 64, num_warps: 4, num_stages: 3: perf_model estimate 0.01562 ranks 4 of 4, outside top_k=2" in text
+    assert set(tuned.configs_timings) == {configs[3], configs[4]}
 
 
 # -- the disk cache --------------------------------------------------------------------------
