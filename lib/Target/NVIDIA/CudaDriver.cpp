@@ -466,27 +466,34 @@ Status CudaDriver::launch(FunctionHandle function, unsigned gridX,
     return d->unavailable();
   CUcontext current = nullptr;
   d->ctxGetCurrent(&current);
-  if (!current) {
-    CUcontext context = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(d->mutex);
-      auto it = d->functionContexts.find(static_cast<CUfunction>(function));
-      if (it != d->functionContexts.end())
-        context = it->second;
-    }
-    if (!context)
-      return Status::failure("cuLaunchKernel failed: no CUDA context is "
-                             "current and the function handle is unknown");
-    if (Status status =
-            d->check("cuCtxSetCurrent", d->ctxSetCurrent(context));
+  // A function runs in the context of the device its module was loaded on:
+  // a kernel whose tensors are on cuda:1 launches there whatever device is
+  // current, and the caller's context is restored after.
+  CUcontext owner = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(d->mutex);
+    auto it = d->functionContexts.find(static_cast<CUfunction>(function));
+    if (it != d->functionContexts.end())
+      owner = it->second;
+  }
+  if (!owner && !current)
+    return Status::failure("cuLaunchKernel failed: no CUDA context is "
+                           "current and the function handle is unknown");
+  bool switched = owner && owner != current;
+  if (switched)
+    if (Status status = d->check("cuCtxSetCurrent", d->ctxSetCurrent(owner));
         !status.ok())
       return status;
-  }
-  return d->check("cuLaunchKernel",
-                  d->launchKernel(static_cast<CUfunction>(function), gridX,
-                                  gridY, gridZ, blockX, 1, 1, sharedBytes,
-                                  static_cast<CUstream>(stream), params,
-                                  nullptr));
+  Status launched = d->check(
+      "cuLaunchKernel",
+      d->launchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ,
+                      blockX, 1, 1, sharedBytes, static_cast<CUstream>(stream),
+                      params, nullptr));
+  // With no context current before, the kernel's stays current (torch and
+  // later launches find it), as the CUDA runtime's first call would leave it.
+  if (switched && current)
+    d->ctxSetCurrent(current);
+  return launched;
 }
 
 Status CudaDriver::encodeTensorMap(const TensorMapRequest &request, void *tensorMap) {

@@ -148,6 +148,17 @@ class Backend(abc.ABC):
         Called on every launch when :attr:`multi_device` is True, so it must be cheap.
         """
 
+    def launch_device(self, kernel_name: str, names: Sequence[str], values: Sequence[Any]) -> tuple[Hashable, bool]:
+        """The device a launch with these argument leaves runs on, and
+        whether the arrays chose it (True) or it is :meth:`current_device`
+        (False: the JIT then routes the key by the current device on every
+        launch). By default, the current device.
+
+        Raises:
+            ValueError: for arrays that cannot share one launch.
+        """
+        return self.current_device(), False
+
     @abc.abstractmethod
     def target_for(self, device: Hashable) -> str:
         """The compiler target for ``device`` (e.g. "sm_90a" for a Hopper GPU)."""

@@ -233,6 +233,29 @@ class NvidiaBackend(Backend):
     def current_device(self) -> int:
         return _driver.current_device()
 
+    def launch_device(self, kernel_name: str, names: Sequence[str], values: Sequence[Any]) -> tuple[Hashable, bool]:
+        """The device of the CUDA arrays among the arguments, as torch runs
+        an operation where its tensors are: a kernel whose tensors are on
+        cuda:1 launches on device 1 (on its current stream) whatever device
+        is current. Without such arrays (only scalars, or arrays whose device
+        index cannot be told), the current device."""
+        chosen: Optional[int] = None
+        chosen_name = ""
+        for name, value in zip(names, values):
+            where = _settings.array_device(value)
+            if where is None or not where.startswith("cuda:"):
+                continue  # scalars, host arrays (check_array explains), unknown indices
+            index = int(where[5:])
+            if chosen is None:
+                chosen, chosen_name = index, name
+            elif index != chosen:
+                raise ValueError(f"kernel {kernel_name}: argument '{name}' is on cuda:{index} but argument "
+                                 f"'{chosen_name}' is on cuda:{chosen}; a launch needs all its tensors on one "
+                                 f"device")
+        if chosen is None:
+            return self.current_device(), False
+        return chosen, True
+
     def target_for(self, device: Hashable) -> str:
         return _driver.get_target(device)
 
@@ -259,7 +282,7 @@ class NvidiaBackend(Backend):
         index = int(where[5:]) if where is not None and where.startswith("cuda:") else None
         if index is not None and index != device:
             raise ValueError(f"kernel {kernel_name}: argument '{name}' is on cuda:{index} but the launch "
-                             f"is on cuda:{device}; all tensors must be on the current device")
+                             f"is on cuda:{device}; a launch needs all its tensors on one device")
         return value.data_ptr()
 
     def cache_identity(self, options: Mapping[str, Any]) -> Optional[str]:

@@ -385,17 +385,22 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         if not isinstance(num_stages, int) or isinstance(num_stages, bool) or num_stages < 1:
             raise LaunchOptionError(f"kernel {name}: num_stages must be a positive int, got {num_stages!r}")
 
-    def _choose_backend(self, bound: tuple, backend_option: Any, env_backend: Any) -> Backend:
+    def _argument_leaves(self, bound: tuple) -> tuple[list[str], list[Any]]:
+        """The runtime arguments' leaves and their paths."""
+        names: list[str] = []
+        values: list[Any] = []
+        for position in self.runtime_positions:
+            _array_leaves(self.arg_names[position], bound[position], names, values)
+        return names, values
+
+    def _choose_backend(self, names: list[str], values: list[Any], backend_option: Any,
+                        env_backend: Any) -> Backend:
         """The backend of a launch: the options in precedence order, else the arrays."""
         if backend_option is not None and not isinstance(backend_option, str):
             raise TypeError(f"kernel {self.__name__}: backend must be a str, got {type(backend_option).__name__}")
         option = _settings.normalize(backend_option, f"kernel {self.__name__}: backend")
         from_env = _settings.normalize(env_backend, _settings.BACKEND_ENV)
         forced = option or self.backend or from_env
-        names: list[str] = []
-        values: list[Any] = []
-        for position in self.runtime_positions:
-            _array_leaves(self.arg_names[position], bound[position], names, values)
         return _registry.get_backend(_settings.choose(self.__name__, names, values, forced))
 
     @staticmethod
@@ -481,7 +486,8 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         # First, so that a bad setting of the backend's bound caches nothing.
         backend.keep(loaded, functools.partial(self._forget, key, device, loaded))
         self.cache.setdefault(device, {})[key] = loaded
-        if backend.multi_device:
+        if backend.multi_device and not plan.device_from_arrays:
+            # The key names no device: each launch takes the current one's.
             routes = self._routes.get(key)
             if routes is None:
                 routes = self._routes[key] = _DeviceRoutes(backend)
@@ -499,7 +505,8 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         self._check_options(self.__name__, num_warps, num_stages)
         _settings.check_maxnreg(maxnreg, f"kernel {self.__name__}")
         environment = key[1]
-        backend = self._choose_backend(bound, backend_option, environment[0])
+        names, values = self._argument_leaves(bound)
+        backend = self._choose_backend(names, values, backend_option, environment[0])
         options = backend.compile_options(self, environment)
         # Debug mode (device assertions) is every backend's option.
         if self.debug or (len(environment) > 2 and _settings.parse_flag(environment[2], _settings.DEBUG_ENV)):
@@ -520,12 +527,13 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
                             f"{enable_reflect_ftz!r}")
         if enable_reflect_ftz is False:
             options = {**options, "enable_reflect_ftz": False}
-        device = backend.current_device()
+        device, device_from_arrays = backend.launch_device(self.__name__, names, values)
         described = self._describe_arguments(bound, backend, device)
         attrs = Specialization(divisible_by_16=frozenset(described.divisible_by_16),
                                equal_to_1=frozenset(described.equal_to_1),
                                named_tuples=tuple(described.named_tuples))
-        return _CompilePlan(backend, device, described, options, attrs, backend.target_for(device))
+        return _CompilePlan(backend, device, described, options, attrs, backend.target_for(device),
+                            device_from_arrays)
 
     @staticmethod
     def _jit_hooks_set() -> bool:

@@ -203,15 +203,17 @@ def _flattening_launch(launch: Callable[..., None], flatten: Callable[[tuple], t
 
 
 class _CompilePlan:
-    """What compiling one miss takes: the backend, device, described
+    """What compiling one miss takes: the backend, device (and whether the
+    arrays chose it rather than it being the current device), described
     arguments, compile options, specialization and target."""
 
-    __slots__ = ("backend", "device", "described", "options", "attrs", "target")
+    __slots__ = ("backend", "device", "device_from_arrays", "described", "options", "attrs", "target")
 
     def __init__(self, backend: Backend, device: Any, described: "_Description", options: dict,
-                 attrs: Specialization, target: str) -> None:
+                 attrs: Specialization, target: str, device_from_arrays: bool = False) -> None:
         self.backend = backend
         self.device = device
+        self.device_from_arrays = device_from_arrays
         self.described = described
         self.options = options
         self.attrs = attrs

@@ -507,10 +507,41 @@ def test_cuda_tensor_forced_onto_the_cpu_is_rejected(fake, monkeypatch):
     assert [c.target for c in fake.compiles] == ["sm_90a"] and len(fake.launches) == 1
 
 
-def test_tensors_on_another_device(fake):
+def test_tensors_on_two_devices_are_an_error(fake):
     x, y = tensors(2)
-    with pytest.raises(ValueError, match="argument 'out_ptr' is on cuda:1 but the launch is on cuda:0"):
+    with pytest.raises(ValueError, match="argument 'out_ptr' is on cuda:1 but argument 'x_ptr' is on cuda:0; a "
+                                         "launch needs all its tensors on one device"):
         add_kernel[(1,)](x, y, FakeTensor(device=1), 16, BLOCK=16)
+    assert fake.launches == [] and fake.loads == []
+
+
+def test_tensors_on_another_device_launch_there(fake):
+    """As torch runs an op where its tensors are: tensors on cuda:1 launch
+    on device 1, on device 1's current stream, whatever device is current;
+    the key holds the device, so later launches find that device's kernel
+    without asking which device is current."""
+    assert fake.device == 0
+    add_kernel[(1,)](*tensors(device=1), 16, BLOCK=16)
+    assert fake.loads == [("add_kernel", 1)]
+    assert fake.launches[-1][5] == 1234 + 1  # device 1's stream
+    add_kernel[(2,)](*tensors(device=0), 16, BLOCK=16)
+    assert fake.loads == [("add_kernel", 1), ("add_kernel", 0)]
+    assert fake.launches[-1][5] == 1234
+    assert len(fake.compiles) == 1  # one target: one compile, loaded per device
+    fake.device = 1
+    add_kernel[(3,)](*tensors(device=1), 16, BLOCK=16)
+    add_kernel[(4,)](*tensors(device=0), 16, BLOCK=16)
+    assert len(fake.loads) == 2
+    assert [launch[5] for launch in fake.launches] == [1235, 1234, 1235, 1234]
+    assert set(add_kernel.cache) == {0, 1}
+
+
+def test_a_launch_without_tensors_runs_on_the_current_device(fake):
+    scalar_kernel[(1,)](1, 2.0, 3, 4)
+    fake.device = 1
+    scalar_kernel[(1,)](1, 2.0, 3, 4)
+    assert [load[1] for load in fake.loads] == [0, 1]
+    assert [launch[5] for launch in fake.launches] == [1234, 1235]
 
 
 def test_second_device_of_same_target_reuses_the_compile(fake):

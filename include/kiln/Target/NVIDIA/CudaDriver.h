@@ -115,9 +115,10 @@ public:
                     LoadedKernel &kernel);
   Status unloadModule(ModuleHandle module);
 
-  /// Launches `function` over the grid on `stream`. When no context is
-  /// current on the calling thread (a fresh thread), the context the function
-  /// was loaded into is made current first.
+  /// Launches `function` over the grid on `stream` (which must belong to the
+  /// function's device), in the context the function was loaded into: when
+  /// another context is current, it is current again after the launch; when
+  /// none is (a fresh thread), the function's stays current.
   Status launch(FunctionHandle function, unsigned gridX, unsigned gridY,
                 unsigned gridZ, unsigned blockX, unsigned sharedBytes,
                 StreamHandle stream, void **params);
