@@ -192,7 +192,8 @@ class CheckedLaunch:
     def __call__(self, grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
         extents: list[int] = []
         for position in self.pointers:
-            extents.extend(_arrays.extent_of(bound[position], _arrays.ArrayKind.TORCH))
+            value = bound[position]
+            extents.extend(_arrays.extent_of(value, _arrays.array_kind(value.__class__) or _arrays.ArrayKind.TORCH))
         self.launch(grid_x, grid_y, grid_z, (*bound, *extents, self.record.data_ptr()), num_threads)
         key, index = self.record.tolist()  # waits for the kernel
         if key:
@@ -212,6 +213,54 @@ class CheckedLaunch:
                   f"{parameter} at element index {index} (the buffer has "
                   f"{size // max(1, site['element_bytes'])} elements)")
         return _arrays.out_of_bounds_error(report, self.kernel_name, self.names)
+
+
+# The array kinds a GPU launch takes: torch tensors (and objects with
+# data_ptr() and dtype), __cuda_array_interface__ producers and DLPack
+# producers on a CUDA device.
+_GPU_ARRAY_KINDS = (_arrays.ArrayKind.TORCH, _arrays.ArrayKind.CUDA_INTERFACE, _arrays.ArrayKind.DLPACK)
+
+
+def _wait_for_producer(stream: int, device: int) -> None:
+    """Orders the launch stream of ``device`` after work on a producer's
+    ``stream`` (without blocking the host), as the CUDA Array Interface asks
+    of a consumer: torch records an event on the producer's stream and makes
+    its current stream wait for it.
+
+    Raises:
+        RuntimeError: without torch, which Kiln's GPU launches take their
+            stream from.
+    """
+    try:
+        import torch
+    except ImportError:
+        raise RuntimeError("an array's __cuda_array_interface__ names the stream its data is written on; "
+                           "ordering the launch after it needs torch") from None
+    launch_stream = _driver.current_stream(device)
+    if stream == launch_stream:
+        return
+    producer = torch.cuda.ExternalStream(stream, device=torch.device("cuda", device))
+    torch.cuda.current_stream(device).wait_stream(producer)
+
+
+def _foreign_array_launch(launch: Any, foreign: Sequence[tuple[int, str]], device: int) -> Any:
+    """``launch`` with the arrays at ``foreign`` positions (CUDA Array
+    Interface or DLPack producers) replaced by their addresses, after the
+    launch stream waits for each interface producer's stream. DLPack's
+    export is given the consumer's stream by ``torch.utils.dlpack``."""
+
+    def converted(grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
+        args = list(bound)
+        for position, kind in foreign:
+            value = args[position]
+            if kind == _arrays.ArrayKind.CUDA_INTERFACE:
+                stream = _arrays.cuda_interface_stream(value)
+                if stream is not None:
+                    _wait_for_producer(stream, device)
+            args[position] = _arrays.address_of(value, kind)
+        launch(grid_x, grid_y, grid_z, tuple(args), num_threads)
+
+    return converted
 
 
 class NvidiaBackend(Backend):
@@ -275,15 +324,16 @@ class NvidiaBackend(Backend):
                              f"(or pinned host memory)")
         if where == _settings.META:
             raise _settings.meta_tensor_error(kernel_name, name)
-        if kind != _arrays.ArrayKind.TORCH:
+        if kind not in _GPU_ARRAY_KINDS:
             raise TypeError(f"kernel {kernel_name}: argument '{name}' is a {type(value).__name__} on {where}; "
-                            f"GPU launches take torch tensors (or objects with data_ptr() and dtype)")
+                            f"GPU launches take torch tensors, objects with data_ptr() and dtype, "
+                            f"__cuda_array_interface__ or __dlpack__ arrays")
         # array_device says "cuda:N" for a known index, "cuda" for an unknown one.
         index = int(where[5:]) if where is not None and where.startswith("cuda:") else None
         if index is not None and index != device:
             raise ValueError(f"kernel {kernel_name}: argument '{name}' is on cuda:{index} but the launch "
                              f"is on cuda:{device}; a launch needs all its tensors on one device")
-        return value.data_ptr()
+        return _arrays.address_of(value, kind)
 
     def cache_identity(self, options: Mapping[str, Any]) -> Optional[str]:
         """The ptxas that would make the cubin (path, size and modification
@@ -394,6 +444,12 @@ class NvidiaBackend(Backend):
                 for position, name in zip(map_positions, names):
                     args[position] = encoder.encode(name, args[position])
                 plain_launch(grid_x, grid_y, grid_z, tuple(args), num_threads)
+
+        runtime_positions = [i for i, code in enumerate(arg_codes) if code != "-"]
+        foreign = [(position, kind) for position, kind in zip(runtime_positions, kinds)
+                   if kind in (_arrays.ArrayKind.CUDA_INTERFACE, _arrays.ArrayKind.DLPACK)]
+        if foreign:
+            launch = _foreign_array_launch(launch, foreign, device)
 
         if checked:
             launch = CheckedLaunch(launch, kernel.__name__, arg_codes,

@@ -9,9 +9,14 @@ mode, the extent of its memory. This module gets them from:
 * numpy arrays (``ndarray.ctypes.data``);
 * any other object with ``__array_interface__`` (numpy's protocol: a
   ``typestr`` such as ``"<f4"`` and a ``data`` address);
-* any other object with ``__dlpack__`` on the CPU, viewed through
-  ``torch.utils.dlpack.from_dlpack`` (which knows bfloat16) or, without
-  torch, ``numpy.from_dlpack``.
+* any other object with ``__dlpack__``, viewed through
+  ``torch.utils.dlpack.from_dlpack`` (which knows bfloat16, and on a GPU
+  passes the consumer's current stream to the producer) or, without torch,
+  ``numpy.from_dlpack``;
+* GPU arrays with ``__cuda_array_interface__`` (CuPy, Numba): the same
+  ``typestr`` and ``data`` as numpy's protocol, in device memory, and maybe
+  the producer's ``stream``, which a launch waits for (see
+  :func:`cuda_interface_stream`).
 
 :func:`out_of_bounds_error` turns a checked launch's out-of-bounds report
 into :class:`kiln.errors.OutOfBoundsError` naming the parameter (for every
@@ -37,7 +42,8 @@ class ArrayKind:
     TORCH = "torch"        # data_ptr(), dtype, stride(), element_size()
     NUMPY = "numpy"        # numpy.ndarray and its subclasses
     INTERFACE = "interface"  # __array_interface__
-    DLPACK = "dlpack"      # __dlpack__ on the CPU
+    DLPACK = "dlpack"      # __dlpack__
+    CUDA_INTERFACE = "cuda_interface"  # __cuda_array_interface__ (device memory)
 
 
 def array_kind(cls: type) -> Optional[str]:
@@ -52,6 +58,10 @@ def array_kind(cls: type) -> Optional[str]:
             # numpy scalars expose __array_interface__ too, but are values:
             # np.float64 is a float, the others stay unsupported as before.
             return None
+    if hasattr(cls, "__cuda_array_interface__"):
+        # Before __dlpack__, which CuPy arrays have too: the interface is
+        # read without a conversion.
+        return ArrayKind.CUDA_INTERFACE
     if hasattr(cls, "__array_interface__"):
         return ArrayKind.INTERFACE
     if hasattr(cls, "__dlpack__"):
@@ -68,11 +78,33 @@ _TYPESTR_NAMES = {
 }
 
 
-def _interface(value: Any) -> dict:
-    interface = value.__array_interface__
+def _interface(value: Any, kind: str = ArrayKind.INTERFACE) -> dict:
+    """The ``__array_interface__`` (or, for CUDA_INTERFACE,
+    ``__cuda_array_interface__``) of ``value``, checked for what is read."""
+    name = "__cuda_array_interface__" if kind == ArrayKind.CUDA_INTERFACE else "__array_interface__"
+    interface = getattr(value, name)
     if not isinstance(interface, dict) or "typestr" not in interface or "data" not in interface:
-        raise TypeError(f"{type(value).__name__}.__array_interface__ lacks 'typestr' or 'data'")
+        raise TypeError(f"{type(value).__name__}.{name} lacks 'typestr' or 'data'")
     return interface
+
+
+def cuda_interface_stream(value: Any) -> Optional[int]:
+    """The stream a ``__cuda_array_interface__`` producer says its data is
+    written on (version 3's ``stream``: an integer handle, 1 and 2 being
+    CUDA's legacy and per-thread default streams), or None when it names
+    none (the data is ready).
+
+    Raises:
+        TypeError: for a stream that is not None or a positive integer (0
+            is forbidden by the protocol: it would be ambiguous).
+    """
+    stream = _interface(value, ArrayKind.CUDA_INTERFACE).get("stream")
+    if stream is None:
+        return None
+    if isinstance(stream, bool) or not isinstance(stream, int) or stream <= 0:
+        raise TypeError(f"{type(value).__name__}.__cuda_array_interface__ has stream {stream!r}; the protocol "
+                        f"allows None or a positive integer")
+    return stream
 
 
 def _typestr_name(typestr: str) -> str:
@@ -110,8 +142,8 @@ def element_name(value: Any, kind: str) -> str:
     Raises:
         TypeError: for an element type no name is known for.
     """
-    if kind == ArrayKind.INTERFACE:
-        return _typestr_name(_interface(value)["typestr"])
+    if kind in (ArrayKind.INTERFACE, ArrayKind.CUDA_INTERFACE):
+        return _typestr_name(_interface(value, kind)["typestr"])
     if kind == ArrayKind.DLPACK:
         value = _from_dlpack(value)
     return str(value.dtype).rsplit(".", 1)[-1]
@@ -129,8 +161,8 @@ def read_only(value: Any, kind: str) -> bool:
         return read_only(base, array_kind(base.__class__))
     if kind == ArrayKind.NUMPY:
         return not value.flags.writeable
-    if kind == ArrayKind.INTERFACE:
-        data = _interface(value)["data"]
+    if kind in (ArrayKind.INTERFACE, ArrayKind.CUDA_INTERFACE):
+        data = _interface(value, kind)["data"]
         return isinstance(data, tuple) and len(data) > 1 and bool(data[1])
     return False
 
@@ -141,8 +173,8 @@ def address_of(value: Any, kind: str) -> int:
         return value.data_ptr()
     if kind == ArrayKind.NUMPY:
         return value.ctypes.data
-    if kind == ArrayKind.INTERFACE:
-        return int(_interface(value)["data"][0])
+    if kind in (ArrayKind.INTERFACE, ArrayKind.CUDA_INTERFACE):
+        return int(_interface(value, kind)["data"][0])
     view = _from_dlpack(value)
     return view.data_ptr() if hasattr(view, "data_ptr") else view.ctypes.data
 
@@ -183,7 +215,7 @@ def extent_of(value: Any, kind: str) -> tuple[int, int]:
                             f"checked mode cannot tell its size") from None
     if kind == ArrayKind.NUMPY:
         return _span(value.ctypes.data, value.shape, value.strides, value.itemsize)
-    interface = _interface(value)
+    interface = _interface(value, kind)
     shape = tuple(interface.get("shape", ()))
     typestr = interface["typestr"]
     _typestr_name(typestr)  # rejects what element_name would
@@ -235,6 +267,10 @@ def _interface_address(value: Any) -> int:
     return address_of(value, ArrayKind.INTERFACE)
 
 
+def _cuda_interface_address(value: Any) -> int:
+    return address_of(value, ArrayKind.CUDA_INTERFACE)
+
+
 def _dlpack_address(value: Any) -> int:
     # The producer (still referenced by the bound arguments) owns the memory,
     # so the address stays valid after the temporary view is dropped.
@@ -246,4 +282,5 @@ _GETTERS: dict[str, Callable[[Any], int]] = {
     ArrayKind.NUMPY: _numpy_address,
     ArrayKind.INTERFACE: _interface_address,
     ArrayKind.DLPACK: _dlpack_address,
+    ArrayKind.CUDA_INTERFACE: _cuda_interface_address,
 }

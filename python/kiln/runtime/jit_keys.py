@@ -144,9 +144,9 @@ def _array_key(value: Any) -> tuple:
     kind = _arrays.array_kind(cls)
     try:
         device = _settings.array_device(value)
-        if device != _settings.CPU:
-            return (cls, device)
-        return (cls, _arrays.element_name(value, kind), not _arrays.address_of(value, kind) & 15,
+        if device == _settings.META or device is not None and device.startswith("dlpack device"):
+            return (cls, device)  # refused by the miss path, which explains
+        return (cls, device, _arrays.element_name(value, kind), not _arrays.address_of(value, kind) & 15,
                 _arrays.read_only(value, kind))
     except Exception:  # noqa: BLE001 - the miss path re-examines it and explains
         return (_UNSUPPORTED, cls)
@@ -154,7 +154,7 @@ def _array_key(value: Any) -> tuple:
 
 def _array_key_plain(value: Any) -> tuple:
     key = _array_key(value)
-    return key[:2] + key[3:]
+    return key[:3] + key[4:]  # without the alignment
 
 
 def _bool_key(value: bool) -> str:

@@ -278,7 +278,14 @@ def array_device(value: Any) -> Optional[str]:
         if index is None:
             return CUDA
         return CPU if index < 0 else f"cuda:{index}"
-    if kind != ArrayKind.DLPACK:  # numpy arrays and __array_interface__ describe host memory
+    if kind == ArrayKind.CUDA_INTERFACE:
+        # The protocol holds no device: ask DLPack (CuPy), else a device
+        # attribute with an integer id or index (CuPy, Numba).
+        if not hasattr(cls, "__dlpack_device__"):
+            device = getattr(value, "device", None)
+            index = getattr(device, "id", getattr(device, "index", None))
+            return f"cuda:{index}" if isinstance(index, int) and index >= 0 else CUDA
+    elif kind != ArrayKind.DLPACK:  # numpy arrays and __array_interface__ describe host memory
         return CPU
     if hasattr(cls, "__dlpack_device__"):
         device_type, index = value.__dlpack_device__()

@@ -788,3 +788,53 @@ def test_nvidia_capability_reads_chip_names(name, capability):
     """The one place chip names are read: the shared-memory limit, target_info
     and the backend's target check all go through it."""
     assert driver.nvidia_capability(name) == capability
+
+
+# -- arrays from other frameworks: __cuda_array_interface__ ----------------------
+
+
+class FakeCudaArray:
+    """A CuPy/Numba stand-in: __cuda_array_interface__ and a device id, no memory."""
+
+    def __init__(self, typestr="<f4", address=0x7F0000001000, device=0, stream=None, shape=(16,)):
+        self.interface = {"version": 3, "typestr": typestr, "data": (address, False), "shape": shape,
+                          "strides": None, "stream": stream}
+        self.device = SimpleNamespace(id=device)
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.interface
+
+
+def test_cuda_array_interface_arrays_launch_by_address(fake):
+    x, y, out = FakeCudaArray(), FakeCudaArray(address=0x7F0000002000), FakeCudaArray(address=0x7F0000003000)
+    add_kernel[(1,)](x, y, out, 16, BLOCK=16)
+    assert fake.last.signature == {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+    assert fake.last.attrs.divisible_by_16 >= {"x_ptr", "y_ptr", "out_ptr"}
+    bound = fake.launches[-1][8]
+    assert bound[:3] == (0x7F0000001000, 0x7F0000002000, 0x7F0000003000)
+    # Another element type is another specialization.
+    add_kernel[(1,)](FakeCudaArray("<f2"), FakeCudaArray("<f2"), FakeCudaArray("<f2"), 16, BLOCK=16)
+    assert len(fake.compiles) == 2 and fake.last.signature["x_ptr"] == "*fp16"
+
+
+def test_cuda_array_interface_arrays_launch_on_their_device_after_their_stream(fake, monkeypatch):
+    from kiln.backends import nvidia
+
+    waits = []
+    monkeypatch.setattr(nvidia, "_wait_for_producer", lambda stream, device: waits.append((stream, device)))
+    arrays = [FakeCudaArray(device=1, stream=77), FakeCudaArray(device=1), FakeCudaArray(device=1, stream=2)]
+    add_kernel[(1,)](*arrays, 16, BLOCK=16)
+    assert fake.loads == [("add_kernel", 1)] and fake.launches[-1][5] == 1235
+    assert waits == [(77, 1), (2, 1)]  # each producer's stream, before the launch
+
+
+def test_cuda_array_interface_errors(fake):
+    with pytest.raises(ValueError, match="argument 'out_ptr' is on cuda:1 but argument 'x_ptr' is on cuda:0"):
+        add_kernel[(1,)](FakeCudaArray(), FakeCudaArray(), FakeCudaArray(device=1), 16, BLOCK=16)
+    with pytest.raises(TypeError, match="has stream 0; the protocol allows None or a positive integer"):
+        add_kernel[(1,)](FakeCudaArray(stream=0), FakeCudaArray(), FakeCudaArray(), 16, BLOCK=16)
+    with pytest.raises(TypeError, match="unsupported array element type"):
+        add_kernel[(1,)](FakeCudaArray("<c8"), FakeCudaArray(), FakeCudaArray(), 16, BLOCK=16)
+    with pytest.raises(ValueError, match="argument 'x_ptr' is on cuda:0; the CPU backend needs CPU arrays"):
+        add_kernel[(1,)](FakeCudaArray(), FakeCudaArray(), FakeCudaArray(), 16, BLOCK=16, backend="cpu")
