@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
-__all__ = ["Benchmark", "Mark", "assert_close", "do_bench", "perf_report"]
+__all__ = ["Benchmark", "Mark", "assert_close", "do_bench", "do_bench_cudagraph", "perf_report"]
 
 _RETURN_MODES = ("min", "max", "mean", "median", "all")
 _DEVICES = ("cuda", "cpu")
@@ -155,6 +155,85 @@ def do_bench(fn: Callable[[], Any], warmup: float = 25, rep: float = 100,
         ends[i].record()
     torch.cuda.synchronize()
     times = [s.elapsed_time(e) for s, e in zip(starts, ends)]
+    return _summarize(times, quantiles, return_mode)
+
+
+def do_bench_cudagraph(fn: Callable[[], Any], rep: float = 20, grad_to_none: Optional[Iterable[Any]] = None,
+                       quantiles: Optional[Sequence[float]] = None,
+                       return_mode: str = "mean") -> Union[float, list[float]]:
+    """Measures the run time of ``fn()`` in milliseconds by replaying it from
+    a CUDA graph, as Triton's ``do_bench_cudagraph``: the host's launch cost
+    drops out, leaving the GPU time of the work ``fn`` launches.
+
+    ``fn`` runs once outside the capture (so that its kernels are compiled
+    and loaded: a compile cannot happen inside a capture), then a graph of
+    one call estimates its time, then a graph of about ``rep`` ms worth of
+    calls is replayed ten times, each replay timed by a pair of CUDA events
+    and divided by its number of calls. Everything runs on a side stream,
+    as graph capture requires.
+
+    Args:
+        fn: the function to time; it launches work on the current stream
+            and must be capturable (no host synchronization, no allocation
+            that a replay would not repeat).
+        rep: measurement budget in milliseconds (per replay).
+        grad_to_none: tensors whose ``.grad`` is reset to None before each
+            call inside the graph.
+        quantiles, return_mode: as :func:`do_bench`.
+
+    Raises:
+        RuntimeError: when torch has no CUDA device.
+    """
+    _validate(fn, 1, rep, grad_to_none, quantiles, return_mode)
+    try:
+        import torch
+    except ImportError as error:
+        raise RuntimeError(f"do_bench_cudagraph needs torch with CUDA ({error})") from None
+    if not torch.cuda.is_available():
+        raise RuntimeError("do_bench_cudagraph needs a CUDA device, and torch sees none")
+    grads = list(grad_to_none) if grad_to_none is not None else []
+
+    def call() -> None:
+        for tensor in grads:
+            tensor.grad = None
+        fn()
+
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        call()  # compiles and loads outside the capture
+        stream.synchronize()
+
+        def capture(calls: int) -> Any:
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, stream=stream):
+                for _ in range(calls):
+                    call()
+            stream.synchronize()
+            return graph
+
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        single = capture(1)
+        single.replay()  # the first replay uploads the graph
+        start.record(stream)
+        for _ in range(5):
+            single.replay()
+        end.record(stream)
+        stream.synchronize()
+        estimate_ms = max(start.elapsed_time(end) / 5, 1e-6)
+        calls = max(1, int(rep / estimate_ms))
+        graph = capture(calls)
+        graph.replay()
+        stream.synchronize()
+        times = []
+        for _ in range(10):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record(stream)
+            graph.replay()
+            end.record(stream)
+            stream.synchronize()
+            times.append(start.elapsed_time(end) / calls)
     return _summarize(times, quantiles, return_mode)
 
 

@@ -148,6 +148,12 @@ class Backend(abc.ABC):
         Called on every launch when :attr:`multi_device` is True, so it must be cheap.
         """
 
+    def capturing(self) -> bool:
+        """Whether launches are being recorded into a graph now (a CUDA
+        graph capture on the current stream), when a compile or a module
+        load cannot happen. False by default."""
+        return False
+
     def launch_device(self, kernel_name: str, names: Sequence[str], values: Sequence[Any]) -> tuple[Hashable, bool]:
         """The device a launch with these argument leaves runs on, and
         whether the arrays chose it (True) or it is :meth:`current_device`

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Hashable, Mapping, Optional, Sequence
@@ -281,6 +282,12 @@ class NvidiaBackend(Backend):
 
     def current_device(self) -> int:
         return _driver.current_device()
+
+    def capturing(self) -> bool:
+        # torch owns the streams Kiln launches on, and so their captures.
+        torch = sys.modules.get("torch")
+        cuda = getattr(torch, "cuda", None)
+        return bool(cuda is not None and cuda.is_available() and cuda.is_current_stream_capturing())
 
     def launch_device(self, kernel_name: str, names: Sequence[str], values: Sequence[Any]) -> tuple[Hashable, bool]:
         """The device of the CUDA arrays among the arguments, as torch runs

@@ -310,10 +310,9 @@ class Autotuner(_KernelWrapper):
 
         self.num_warmups = warmup
         self.num_reps = rep
+        # GPU configs are then timed by replaying CUDA graphs
+        # (kiln.testing.do_bench_cudagraph); CPU-backend ones by the clock.
         self.use_cuda_graph = use_cuda_graph
-        if use_cuda_graph:
-            warnings.warn(f"{name}: use_cuda_graph is not supported; configs are timed with kiln.testing.do_bench",
-                          stacklevel=3)
         self._do_bench = do_bench
         self.cache_results = cache_results
 
@@ -572,9 +571,12 @@ class Autotuner(_KernelWrapper):
 
         if self._do_bench is not None:
             return self._do_bench(kernel_call, quantiles=_QUANTILES)
-        from kiln.testing import do_bench
+        from kiln.testing import do_bench, do_bench_cudagraph
 
         device = "cpu" if metadata.get("backend") == _settings.CPU else "cuda"
+        if self.use_cuda_graph and device == "cuda":
+            return do_bench_cudagraph(kernel_call, rep=self.num_reps if self.num_reps is not None else 100,
+                                      quantiles=_QUANTILES)
         return do_bench(kernel_call, warmup=self.num_warmups if self.num_warmups is not None else 25,
                         rep=self.num_reps if self.num_reps is not None else 100, quantiles=_QUANTILES, device=device)
 

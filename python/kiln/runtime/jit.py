@@ -453,6 +453,10 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         None when ``knobs.runtime.jit_cache_hook`` returned a true value: as
         in Triton, the hook then takes over and nothing is compiled."""
         plan = self._plan(bound, key, backend_option, num_warps, num_stages, compile_options)
+        if plan.backend.capturing():
+            raise RuntimeError(f"kernel {self.__name__}: these arguments need a compile (or a load on this "
+                               f"device), which cannot happen while a CUDA graph is being captured; launch the "
+                               f"kernel once with such arguments before the capture (a warm-up run)")
         backend, device, described, options, attrs, target = (plan.backend, plan.device, plan.described,
                                                               plan.options, plan.attrs, plan.target)
         signature, constexprs = described.signature, described.constexprs

@@ -838,3 +838,23 @@ def test_cuda_array_interface_errors(fake):
         add_kernel[(1,)](FakeCudaArray("<c8"), FakeCudaArray(), FakeCudaArray(), 16, BLOCK=16)
     with pytest.raises(ValueError, match="argument 'x_ptr' is on cuda:0; the CPU backend needs CPU arrays"):
         add_kernel[(1,)](FakeCudaArray(), FakeCudaArray(), FakeCudaArray(), 16, BLOCK=16, backend="cpu")
+
+
+# -- CUDA graphs ----------------------------------------------------------------------
+
+
+def test_a_compile_during_graph_capture_is_a_clear_error(fake, monkeypatch):
+    """Inside a capture a launch may only replay what is loaded: a miss is
+    a RuntimeError saying to warm up first, and nothing is compiled."""
+    from kiln.backends import nvidia
+
+    capturing = [False]
+    monkeypatch.setattr(nvidia.NvidiaBackend, "capturing", lambda self: capturing[0])
+    add_kernel[(1,)](*tensors(), 16, BLOCK=16)  # warm-up, before the capture
+    capturing[0] = True
+    add_kernel[(1,)](*tensors(), 16, BLOCK=16)  # loaded: launches (is recorded)
+    assert len(fake.launches) == 2
+    with pytest.raises(RuntimeError, match="kernel add_kernel: these arguments need a compile .* cannot happen "
+                                           "while a CUDA graph is being captured; launch the kernel once"):
+        add_kernel[(1,)](*tensors(), 16, BLOCK=32)
+    assert len(fake.compiles) == 1 and len(fake.launches) == 2
