@@ -60,7 +60,6 @@ TRITON_CORE_FAMILIES="test_bin_op or test_compare_op or test_bitwise_op or test_
 or test_math_op or test_where or test_cast or test_load_store or test_masked_load or test_reduce1d \
 or test_reduce2d or (test_dot3d and float64) or test_map_elementwise"
 TRITON_DESELECTED=(
-  "test_core.py::test_where[1-*int32]"                         # an integer cast to a pointer: not in Kiln yet
   "test_core.py::test_masked_load_shared_memory[dtype1]"       # the reference: torch has no CPU fp16 matmul
   "test_block_pointer.py::test_block_ptr_matmul_no_scf"        # the reference: torch has no CPU fp16 matmul
   "test_tuple.py::test_passing_nested_tuple_with_constexpr_and_jit_hook"  # torch.cpu.current_device() missing

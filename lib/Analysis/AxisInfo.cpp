@@ -59,10 +59,36 @@ static int64_t capDivisibility(int64_t value) {
   return std::min(value, AxisInfo::kMaxDivisibility);
 }
 
-/// Size in bytes of the element a pointer-like type points to.
+/// Size in bytes of the element a pointer-like type points to (a pointer
+/// to pointers holds 64-bit addresses).
 static int64_t pointeeBytes(Type ptrLike) {
   Type pointee = getPointeeType(ptrLike);
+  if (isa<PointerType>(pointee))
+    return 8;
   return std::max<int64_t>(1, pointee.getIntOrFloatBitWidth() / 8);
+}
+
+/// The information of a value holding the same addresses as one with
+/// information `src` (the pointer casts): consecutive elements of `src`'s
+/// runs are `srcStep` bytes apart, and the result's must be `dstStep` bytes
+/// apart (an integer's step is 1, a pointer's its pointee's size).
+/// Divisibility and constant values are of the address (bytes for pointers,
+/// the value for integers), so they carry over, as does constancy. Runs
+/// carry over only when the steps agree: a run of f32 pointers is no run of
+/// f64 or i8 pointers (their strides differ, no rescaling makes them
+/// consecutive), so where the steps differ the facts are dropped to runs of
+/// one. Each element then starts a run and the divisibility must hold for
+/// each: a run's later elements are the first plus multiples of `srcStep`.
+static AxisInfo reinterpretAddresses(AxisInfo src, int64_t srcStep, int64_t dstStep) {
+  if (srcStep == dstStep)
+    return src;
+  for (int64_t d = 0; d < src.getRank(); ++d) {
+    if (src.contiguity[d] == 1)
+      continue;
+    src.contiguity[d] = 1;
+    src.divisibility[d] = std::gcd(src.divisibility[d], srcStep);
+  }
+  return src;
 }
 
 AxisInfoAnalysis::AxisInfoAnalysis(Operation *root) { (void)root; }
@@ -256,6 +282,15 @@ AxisInfo AxisInfoAnalysis::computeFromDefinition(Value value) {
   if (op->hasTrait<OpTrait::kiln::SameElementValues>() ||
       isa<arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp, arith::IndexCastOp>(op))
     return operandInfo(0);
+
+  // Pointer casts keep the addresses; what "consecutive" means changes.
+  if (isa<PtrToIntOp>(op))
+    return reinterpretAddresses(operandInfo(0), pointeeBytes(op->getOperand(0).getType()), 1);
+  if (isa<IntToPtrOp>(op))
+    return reinterpretAddresses(operandInfo(0), 1, pointeeBytes(value.getType()));
+  if (isa<PtrBitcastOp>(op))
+    return reinterpretAddresses(operandInfo(0), pointeeBytes(op->getOperand(0).getType()),
+                                pointeeBytes(value.getType()));
 
   // Arithmetic. Operands of these ops have the result's shape.
   auto combineConstancy = [&](const AxisInfo &lhs, const AxisInfo &rhs) {

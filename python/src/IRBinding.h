@@ -187,6 +187,12 @@ public:
   PyValue expandDims(const PyValue &src, int axis);
   PyValue addptr(const PyValue &ptr, const PyValue &offset);
 
+  /// kiln.ptr_to_int, kiln.int_to_ptr and kiln.ptr_bitcast of `value` (a
+  /// scalar or a block) to `type` (of its shape).
+  PyValue ptrToInt(const PyValue &ptr, const PyType &type);
+  PyValue intToPtr(const PyValue &address, const PyType &type);
+  PyValue ptrBitcast(const PyValue &ptr, const PyType &type);
+
   PyValue load(const PyValue &ptr, std::optional<PyValue> mask,
                std::optional<PyValue> other, const std::string &cache,
                const std::string &evict, bool isVolatile,

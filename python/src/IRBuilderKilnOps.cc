@@ -1,8 +1,8 @@
 //===- IRBuilderKilnOps.cc - The Builder's kiln-dialect ops ---------------===//
 //
 // kiln._C.ir.Builder methods creating kiln ops: program ids, ranges, splats
-// and broadcasts, pointer arithmetic, loads and stores, atomics, hints,
-// debugging, shape ops and matrix products.
+// and broadcasts, pointer arithmetic and casts, loads and stores, atomics,
+// hints, debugging, shape ops and matrix products.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,6 +93,27 @@ PyValue PyBuilder::addptr(const PyValue &ptr, const PyValue &offset) {
     throw py::value_error("addptr needs pointer and offset of the same shape, got " +
                           toString(p.getType()) + " and " + toString(o.getType()));
   return value(finish(kd::AddPtrOp::create(builder, loc, p.getType(), p, o)));
+}
+
+// The pointer casts: their verifiers (types, shapes, address spaces) are
+// the checks, raised as Python errors by finish.
+
+PyValue PyBuilder::ptrToInt(const PyValue &ptr, const PyType &type) {
+  requireInsertionPoint();
+  Value p = checkValue(ptr);
+  return value(finish(kd::PtrToIntOp::create(builder, loc, checkType(type), p)));
+}
+
+PyValue PyBuilder::intToPtr(const PyValue &address, const PyType &type) {
+  requireInsertionPoint();
+  Value a = checkValue(address);
+  return value(finish(kd::IntToPtrOp::create(builder, loc, checkType(type), a)));
+}
+
+PyValue PyBuilder::ptrBitcast(const PyValue &ptr, const PyType &type) {
+  requireInsertionPoint();
+  Value p = checkValue(ptr);
+  return value(finish(kd::PtrBitcastOp::create(builder, loc, checkType(type), p)));
 }
 
 PyValue PyBuilder::load(const PyValue &ptr, std::optional<PyValue> mask,

@@ -371,6 +371,9 @@ void initIR(py::module_ &m) {
       .def("broadcast", &PyBuilder::broadcast, py::arg("value"), py::arg("shape"))
       .def("expand_dims", &PyBuilder::expandDims, py::arg("value"), py::arg("axis"))
       .def("addptr", &PyBuilder::addptr, py::arg("ptr"), py::arg("offset"))
+      .def("ptr_to_int", &PyBuilder::ptrToInt, py::arg("ptr"), py::arg("type"))
+      .def("int_to_ptr", &PyBuilder::intToPtr, py::arg("address"), py::arg("type"))
+      .def("ptr_bitcast", &PyBuilder::ptrBitcast, py::arg("ptr"), py::arg("type"))
       .def("load", &PyBuilder::load, py::arg("ptr"), py::arg("mask"), py::arg("other"),
            py::arg("cache") = "", py::arg("evict") = "", py::arg("is_volatile") = false,
            py::arg("tensor_map") = std::nullopt,

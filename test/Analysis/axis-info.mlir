@@ -120,3 +120,40 @@ func.func @loop(%k: i32) -> tensor<128xi32> attributes {kiln.kernel} {
   }
   return %out : tensor<128xi32>
 }
+
+// -----
+
+// Pointer casts keep the addresses: their divisibility (in bytes) and
+// constancy carry over. Runs carry over only where consecutive elements are
+// as many bytes apart in the result as in the source: f32 pointers and i32
+// pointers, or integers and i8 pointers. Elsewhere each element is a run of
+// its own, divisible by what divides every element of the former run.
+func.func @pointer_casts(%x: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
+  // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [64], divisibility = [1073741824], constancy = [1]
+  %r = kiln.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32>
+  // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [1], divisibility = [16], constancy = [64]
+  %xs = kiln.splat %x : !kiln.ptr<f32> -> tensor<64x!kiln.ptr<f32>>
+  // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [64], divisibility = [16], constancy = [1]
+  %p = kiln.addptr %xs, %r : tensor<64x!kiln.ptr<f32>>, tensor<64xi32>
+  // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [64], divisibility = [16], constancy = [1]
+  %i = kiln.ptr_bitcast %p : tensor<64x!kiln.ptr<f32>> -> tensor<64x!kiln.ptr<i32>>
+  // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [1], divisibility = [4], constancy = [1]
+  %b = kiln.ptr_bitcast %p : tensor<64x!kiln.ptr<f32>> -> tensor<64x!kiln.ptr<i8>>
+  // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [1], divisibility = [4], constancy = [1]
+  %d = kiln.ptr_bitcast %p : tensor<64x!kiln.ptr<f32>> -> tensor<64x!kiln.ptr<f64>>
+  // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [1], divisibility = [4], constancy = [1]
+  %a = kiln.ptr_to_int %p : tensor<64x!kiln.ptr<f32>> -> tensor<64xi64>
+  // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [1], divisibility = [16], constancy = [64]
+  %xa = kiln.ptr_to_int %xs : tensor<64x!kiln.ptr<f32>> -> tensor<64xi64>
+  // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [64], divisibility = [1073741824], constancy = [1]
+  %r64 = arith.extsi %r : tensor<64xi32> to tensor<64xi64>
+  // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [64], divisibility = [16], constancy = [1]
+  %bytes = arith.addi %xa, %r64 : tensor<64xi64>
+  // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [64], divisibility = [16], constancy = [1]
+  %q = kiln.int_to_ptr %bytes : tensor<64xi64> -> tensor<64x!kiln.ptr<i8>>
+  // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [1], divisibility = [1], constancy = [1]
+  %q4 = kiln.int_to_ptr %bytes : tensor<64xi64> -> tensor<64x!kiln.ptr<i32>>
+  // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [64], divisibility = [16], constancy = [1]
+  %qa = kiln.ptr_to_int %q : tensor<64x!kiln.ptr<i8>> -> tensor<64xi64>
+  return
+}

@@ -223,6 +223,36 @@ TEST_F(AxisInfoTest, PointerVectorWidth) {
   EXPECT_EQ(analysis->getPtrVectorWidth(values[2], 0), 8);
 }
 
+TEST_F(AxisInfoTest, PointerCastVectorWidth) {
+  // A cast between pointers of one element size keeps the wide accesses;
+  // to another size, or through integers to a wider element, each element
+  // is its own access (its runs are no longer consecutive elements), still
+  // aligned as the address was.
+  std::string text = R"(
+    func.func @k(%p: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}) -> (tensor<1024x!kiln.ptr<i32>>, tensor<1024x!kiln.ptr<f16>>, tensor<1024x!kiln.ptr<f32>>, tensor<1024x!kiln.ptr<i8>>) {
+      %r = kiln.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32>
+      %ps = kiln.splat %p : !kiln.ptr<f32> -> tensor<1024x!kiln.ptr<f32>>
+      %pp = kiln.addptr %ps, %r : tensor<1024x!kiln.ptr<f32>>, tensor<1024xi32>
+      %i = kiln.ptr_bitcast %pp : tensor<1024x!kiln.ptr<f32>> -> tensor<1024x!kiln.ptr<i32>>
+      %h = kiln.ptr_bitcast %pp : tensor<1024x!kiln.ptr<f32>> -> tensor<1024x!kiln.ptr<f16>>
+      %a = kiln.ptr_to_int %pp : tensor<1024x!kiln.ptr<f32>> -> tensor<1024xi64>
+      %back = kiln.int_to_ptr %a : tensor<1024xi64> -> tensor<1024x!kiln.ptr<f32>>
+      %base = kiln.ptr_to_int %ps : tensor<1024x!kiln.ptr<f32>> -> tensor<1024xi64>
+      %r64 = arith.extsi %r : tensor<1024xi32> to tensor<1024xi64>
+      %bytes = arith.addi %base, %r64 : tensor<1024xi64>
+      %b = kiln.int_to_ptr %bytes : tensor<1024xi64> -> tensor<1024x!kiln.ptr<i8>>
+      return %i, %h, %back, %b : tensor<1024x!kiln.ptr<i32>>, tensor<1024x!kiln.ptr<f16>>, tensor<1024x!kiln.ptr<f32>>, tensor<1024x!kiln.ptr<i8>>
+    })";
+  SmallVector<Value> values = returnedValues(text);
+  ASSERT_EQ(values.size(), 4u);
+  EXPECT_EQ(analysis->getPtrVectorWidth(values[0], 0), 4);
+  EXPECT_EQ(analysis->getPtrVectorWidth(values[1], 0), 1);
+  EXPECT_EQ(analysis->getAxisInfo(values[1]).divisibility[0], 4);
+  EXPECT_EQ(analysis->getPtrVectorWidth(values[2], 0), 1);
+  // Consecutive addresses as i8 pointers: sixteen bytes per access.
+  EXPECT_EQ(analysis->getPtrVectorWidth(values[3], 0), 16);
+}
+
 TEST_F(AxisInfoTest, MaskConstancyFollowsBoundDivisibility) {
   // offs < n is uniform over aligned runs as long as n's divisibility.
   std::string text = R"(

@@ -3,8 +3,9 @@
 // Lowers the kiln ops that create blocks or compute addresses to per-thread
 // LLVM and NVVM: program_id/num_programs read special registers, make_range
 // computes each element's index from the thread id and the layout, splat
-// and splat constants fill a thread's vector (splat and addptr are shared
-// with the CPU lowering: kiln/Conversion/LLVMCommon/Patterns.h).
+// and splat constants fill a thread's vector (splat, addptr and the pointer
+// casts are shared with the CPU lowering:
+// kiln/Conversion/LLVMCommon/Patterns.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -172,6 +173,7 @@ void mlir::kiln::gpu::populateBlockOpToLLVMPatterns(
     KilnGPUToNVVMTypeConverter &converter, RewritePatternSet &patterns,
     const LaunchShape &launch) {
   populateSplatAndAddPtrToLLVMPatterns(converter, patterns);
+  populatePointerCastToLLVMPatterns(converter, patterns);
   patterns.add<ProgramIdOpLowering, NumProgramsOpLowering,
                SplatConstantLowering, ExpandDimsOpLowering, BroadcastOpLowering>(
       converter);

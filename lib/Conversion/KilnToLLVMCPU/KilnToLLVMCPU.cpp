@@ -441,6 +441,7 @@ struct ConvertKilnToLLVMCPU
     CPUTypeConverter converter(context);
     RewritePatternSet patterns(context);
     populateSplatAndAddPtrToLLVMPatterns(converter, patterns);
+    populatePointerCastToLLVMPatterns(converter, patterns);
     patterns.add<MakeRangeLowering, BlockConstantLowering, ExpandDimsLowering,
                  BroadcastLowering, ReduceLowering, ScanLowering>(converter);
     populateMemoryOpToLLVMCPUPatterns(converter, patterns, plans, checked, vectorGathers,

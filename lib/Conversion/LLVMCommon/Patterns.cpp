@@ -67,11 +67,55 @@ struct AddPtrOpLowering : public ConvertOpToLLVMPattern<AddPtrOp> {
   }
 };
 
+/// Pointers and addresses: LLVM's ptrtoint and inttoptr, element-wise on
+/// the vectors blocks become. A pointer cast is no instruction: LLVM's
+/// pointers are opaque, and the verifier keeps the address space.
+struct PtrToIntOpLowering : public ConvertOpToLLVMPattern<PtrToIntOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(PtrToIntOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    if (!resultType)
+      return rewriter.notifyMatchFailure(op, "unconvertible type");
+    rewriter.replaceOpWithNewOp<LLVM::PtrToIntOp>(op, resultType, adaptor.getSrc());
+    return success();
+  }
+};
+
+struct IntToPtrOpLowering : public ConvertOpToLLVMPattern<IntToPtrOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(IntToPtrOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type resultType = getTypeConverter()->convertType(op.getType());
+    if (!resultType)
+      return rewriter.notifyMatchFailure(op, "unconvertible type");
+    rewriter.replaceOpWithNewOp<LLVM::IntToPtrOp>(op, resultType, adaptor.getSrc());
+    return success();
+  }
+};
+
+struct PtrBitcastOpLowering : public ConvertOpToLLVMPattern<PtrBitcastOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(PtrBitcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getSrc());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::kiln::populateSplatAndAddPtrToLLVMPatterns(
     const LLVMTypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<SplatOpLowering, AddPtrOpLowering>(converter);
+}
+
+void mlir::kiln::populatePointerCastToLLVMPatterns(const LLVMTypeConverter &converter,
+                                                   RewritePatternSet &patterns) {
+  patterns.add<PtrToIntOpLowering, IntToPtrOpLowering, PtrBitcastOpLowering>(converter);
 }
 
 FailureOr<SmallVector<Value>> mlir::kiln::emitCombine(Operation *op,

@@ -634,7 +634,9 @@ class tensor:
            _builder: Any = None) -> "tensor":
         """This value converted to ``dtype`` (a bit cast if ``bitcast``);
         ``fp_downcast_rounding`` ("rtne", "rtz") rounds narrowing float
-        conversions."""
+        conversions. Pointers cast as in Triton: to another pointer type
+        (the same addresses), to an integer (the address; to int1, whether
+        it is not null), and from a 64-bit integer."""
         from kiln.language import semantic
         return semantic.cast_with_rounding(self, _unwrap(dtype), _builder, _unwrap(fp_downcast_rounding),
                                            bitcast=bool(_unwrap(bitcast)))

@@ -142,7 +142,9 @@ def cast(input: Any, dtype: dtype, fp_downcast_rounding: Optional[str] = None, b
          _builder: Any = None) -> tensor:
     """``input`` converted to ``dtype`` (reinterpreting its bits if
     ``bitcast``); ``fp_downcast_rounding`` ("rtne", the default, or "rtz")
-    rounds conversions to a narrower float type."""
+    rounds conversions to a narrower float type. Pointers cast to other
+    pointer types and integers, and 64-bit integers to pointers, as in
+    Triton (``tensor.to`` says how)."""
     from kiln.language import semantic
     return semantic.cast_with_rounding(semantic.to_tensor(_unwrap(input), _builder), _unwrap(dtype), _builder,
                                        _unwrap(fp_downcast_rounding), bitcast=bool(_unwrap(bitcast)))

@@ -646,3 +646,51 @@ func.func @inline_asm_narrow_pack(%x: tensor<64xi8>) {
   %r = kiln.elementwise_inline_asm "mov.b32 $0, $1;" "=r,r"(%x) {packed_element = 3 : i32, pure = true} : (tensor<64xi8>) -> tensor<64xi8>
   return
 }
+
+// -----
+
+func.func @ptr_to_int_narrow(%p: !kiln.ptr<f32>) {
+  // expected-error @+1 {{result #0 must be 64-bit signless integer or ranked tensor of 64-bit signless integer values, but got 'i32'}}
+  %a = kiln.ptr_to_int %p : !kiln.ptr<f32> -> i32
+  return
+}
+
+// -----
+
+func.func @ptr_to_int_shape(%p: tensor<64x!kiln.ptr<f32>>) {
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape and base type}}
+  %a = kiln.ptr_to_int %p : tensor<64x!kiln.ptr<f32>> -> tensor<32xi64>
+  return
+}
+
+// -----
+
+func.func @int_to_ptr_narrow(%a: tensor<64xi32>) {
+  // expected-error @+1 {{operand #0 must be 64-bit signless integer or ranked tensor of 64-bit signless integer values, but got 'tensor<64xi32>'}}
+  %p = kiln.int_to_ptr %a : tensor<64xi32> -> tensor<64x!kiln.ptr<i32>>
+  return
+}
+
+// -----
+
+func.func @int_to_ptr_block_from_scalar(%a: i64) {
+  // expected-error @+1 {{if a result is non-scalar, then at least one operand must be non-scalar}}
+  %p = kiln.int_to_ptr %a : i64 -> tensor<64x!kiln.ptr<i32>>
+  return
+}
+
+// -----
+
+func.func @ptr_bitcast_address_space(%p: !kiln.ptr<f32>) {
+  // expected-error @+1 {{expected pointers of one address space, got '!kiln.ptr<f32>' and '!kiln.ptr<i8, 0>'}}
+  %q = kiln.ptr_bitcast %p : !kiln.ptr<f32> -> !kiln.ptr<i8, 0>
+  return
+}
+
+// -----
+
+func.func @ptr_bitcast_from_integer(%a: i64) {
+  // expected-error @+1 {{operand #0 must be Pointer to an element in device memory or ranked tensor of Pointer to an element in device memory values, but got 'i64'}}
+  %q = kiln.ptr_bitcast %a : i64 -> !kiln.ptr<i8>
+  return
+}

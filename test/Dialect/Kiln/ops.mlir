@@ -154,3 +154,19 @@ func.func @assume(%n: i32, %conds: tensor<16xi1>) {
   kiln.assume %conds : tensor<16xi1>
   return
 }
+
+// Pointer casts, on scalars and blocks.
+// CHECK-LABEL: func.func @pointer_casts
+// CHECK: %[[A:.*]] = kiln.ptr_to_int %arg0 : !kiln.ptr<f32> -> i64
+// CHECK: kiln.int_to_ptr %[[A]] : i64 -> !kiln.ptr<i32>
+// CHECK: kiln.ptr_bitcast %arg1 : tensor<64x!kiln.ptr<f32>> -> tensor<64x!kiln.ptr<i8>>
+// CHECK: %[[B:.*]] = kiln.ptr_to_int %arg1 : tensor<64x!kiln.ptr<f32>> -> tensor<64xi64>
+// CHECK: kiln.int_to_ptr %[[B]] : tensor<64xi64> -> tensor<64x!kiln.ptr<f64>>
+func.func @pointer_casts(%p: !kiln.ptr<f32>, %ps: tensor<64x!kiln.ptr<f32>>) {
+  %a = kiln.ptr_to_int %p : !kiln.ptr<f32> -> i64
+  %q = kiln.int_to_ptr %a : i64 -> !kiln.ptr<i32>
+  %bytes = kiln.ptr_bitcast %ps : tensor<64x!kiln.ptr<f32>> -> tensor<64x!kiln.ptr<i8>>
+  %as = kiln.ptr_to_int %ps : tensor<64x!kiln.ptr<f32>> -> tensor<64xi64>
+  %qs = kiln.int_to_ptr %as : tensor<64xi64> -> tensor<64x!kiln.ptr<f64>>
+  return
+}

@@ -28,6 +28,12 @@ LogicalResult convertStructuredControlFlow(ModuleOp module);
 void populateSplatAndAddPtrToLLVMPatterns(const LLVMTypeConverter &converter,
                                           RewritePatternSet &patterns);
 
+/// Adds the lowerings of the pointer casts: kiln.ptr_to_int and
+/// kiln.int_to_ptr become LLVM's ptrtoint and inttoptr, kiln.ptr_bitcast
+/// its operand (pointers are opaque in LLVM).
+void populatePointerCastToLLVMPatterns(const LLVMTypeConverter &converter,
+                                       RewritePatternSet &patterns);
+
 /// Adds the lowerings of the hint ops, which only inform the axis-info
 /// analysis: kiln.axis_hint becomes its operand, kiln.assume disappears.
 void populateHintOpToLLVMPatterns(const LLVMTypeConverter &converter,

@@ -188,6 +188,50 @@ OpFoldResult AddPtrOp::fold(FoldAdaptor adaptor) {
 }
 
 //===----------------------------------------------------------------------===//
+// PtrToIntOp, IntToPtrOp and PtrBitcastOp
+//===----------------------------------------------------------------------===//
+
+// An address that goes through an integer and back, or through pointers of
+// other element types, is the value it started from: the chain folds to
+// it where the types agree.
+
+OpFoldResult PtrToIntOp::fold(FoldAdaptor) {
+  if (auto pointer = getSrc().getDefiningOp<IntToPtrOp>())
+    if (pointer.getSrc().getType() == getType())
+      return pointer.getSrc();
+  return {};
+}
+
+OpFoldResult IntToPtrOp::fold(FoldAdaptor) {
+  if (auto address = getSrc().getDefiningOp<PtrToIntOp>())
+    if (address.getSrc().getType() == getType())
+      return address.getSrc();
+  return {};
+}
+
+LogicalResult PtrBitcastOp::verify() {
+  auto from = cast<PointerType>(getElementTypeOrSelf(getSrc().getType()));
+  auto to = cast<PointerType>(getElementTypeOrSelf(getType()));
+  if (from.getAddressSpace() != to.getAddressSpace())
+    return emitOpError() << "expected pointers of one address space, got "
+                         << from << " and " << to;
+  return success();
+}
+
+OpFoldResult PtrBitcastOp::fold(FoldAdaptor) {
+  if (getSrc().getType() == getType())
+    return getSrc();
+  auto inner = getSrc().getDefiningOp<PtrBitcastOp>();
+  if (!inner)
+    return {};
+  if (inner.getSrc().getType() == getType())
+    return inner.getSrc();
+  // A cast of a cast is one cast of the first source.
+  getSrcMutable().assign(inner.getSrc());
+  return getResult();
+}
+
+//===----------------------------------------------------------------------===//
 // LoadOp and StoreOp
 //===----------------------------------------------------------------------===//
 

@@ -171,6 +171,69 @@ def Kiln_AddPtrOp : Kiln_Op<"addptr", [Pure, SameOperandsAndResultShape,
   let hasFolder = 1;
 }
 
+// Pointer casts. Each is element-wise on a scalar or a block; a pointer's
+// value is its byte address in its address space, which all three keep.
+
+def Kiln_PtrToIntOp : Kiln_Op<"ptr_to_int", [Pure, Elementwise,
+    SameOperandsAndResultShape]> {
+  let summary = "Addresses of pointers as 64-bit integers";
+  let description = [{
+    Returns the byte address each pointer of `src` holds, as an i64 (a
+    scalar, or a block of `src`'s shape); a null pointer gives 0.
+
+    Example:
+    ```mlir
+    %a = kiln.ptr_to_int %p : tensor<128x!kiln.ptr<f32>> -> tensor<128xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_PtrLike:$src);
+  let results = (outs Kiln_I64Like:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Kiln_IntToPtrOp : Kiln_Op<"int_to_ptr", [Pure, Elementwise,
+    SameOperandsAndResultShape]> {
+  let summary = "Pointers to the addresses that 64-bit integers hold";
+  let description = [{
+    Returns, for each i64 of `src` (a scalar, or a block), the pointer of
+    the result's type to that byte address. Nothing is known of where such
+    a pointer points beyond its value: accessing memory through it is
+    defined only where the address is one the kernel could reach otherwise
+    (one of its arguments' buffers, with the pointee's alignment).
+
+    Example:
+    ```mlir
+    %p = kiln.int_to_ptr %a : tensor<128xi64> -> tensor<128x!kiln.ptr<i32>>
+    ```
+  }];
+  let arguments = (ins Kiln_I64Like:$src);
+  let results = (outs Kiln_PtrLike:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Kiln_PtrBitcastOp : Kiln_Op<"ptr_bitcast", [Pure, Elementwise,
+    SameOperandsAndResultShape]> {
+  let summary = "The same addresses as pointers to another element type";
+  let description = [{
+    Returns each pointer of `src` unchanged, as a pointer of the result's
+    pointee type: loads and stores through it move elements of that type
+    from the same byte address, and `kiln.addptr` on it advances in units
+    of that type. Both pointer types are in one address space.
+
+    Example:
+    ```mlir
+    %q = kiln.ptr_bitcast %p : tensor<128x!kiln.ptr<f32>> -> tensor<128x!kiln.ptr<i8>>
+    ```
+  }];
+  let arguments = (ins Kiln_PtrLike:$src);
+  let results = (outs Kiln_PtrLike:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     TypesMatchWith<"mask has the shape of ptr", "ptr", "mask",

@@ -48,6 +48,8 @@ def Kiln_ScalarOrBlock : AnyTypeOf<[Kiln_Scalar, Kiln_Block]>;
 
 def Kiln_PtrLike : AnyTypeOf<[Kiln_PointerType, RankedTensorOf<[Kiln_PointerType]>]>;
 def Kiln_IntLike : AnyTypeOf<[Kiln_Int, RankedTensorOf<[Kiln_Int]>]>;
+// An address as an integer: what kiln.ptr_to_int gives and kiln.int_to_ptr takes.
+def Kiln_I64Like : AnyTypeOf<[I64, RankedTensorOf<[I64]>]>;
 def Kiln_BoolLike : AnyTypeOf<[I1, RankedTensorOf<[I1]>]>;
 
 // A TMA tensor map: a kernel parameter of 128 opaque bytes, addressed
