@@ -123,7 +123,14 @@ struct PrintLowering : public ConvertOpToLLVMPattern<PrintOp> {
         Value bits;
         if (kind == 3)
           bits = LLVM::PtrToIntOp::create(b, loc, i64, v);
-        else if (kind == 2) {
+        else if (kind == 2 && op.getHex()) {
+          // hex shows the value's own bits (an fp16 as 4 digits), not
+          // those of its double widening.
+          Type raw = b.getIntegerType(element.getIntOrFloatBitWidth());
+          bits = LLVM::BitcastOp::create(b, loc, raw, v);
+          if (raw != i64)
+            bits = LLVM::ZExtOp::create(b, loc, i64, bits);
+        } else if (kind == 2) {
           Value wide = v.getType().isF64() ? v : LLVM::FPExtOp::create(b, loc, b.getF64Type(), v);
           bits = LLVM::BitcastOp::create(b, loc, i64, wide);
         } else if (v.getType() == i64)

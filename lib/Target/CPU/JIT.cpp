@@ -130,7 +130,8 @@ enum PrintKind : int32_t { SignedInt = 0, UnsignedInt = 1, Float = 2, Pointer = 
 
 extern "C" {
 /// Prints one element as `pid (x, y, z) idx (i, ...) <prefix>[(operand k) ]<value>`;
-/// `bits` holds the integer (of `byteWidth` bytes) or the double value.
+/// `bits` holds the integer (of `byteWidth` bytes), the double value of a
+/// float, or, with `hex`, a float's own `byteWidth` bytes.
 static void kilnCpuPrint(const char *prefix, int32_t rank, int32_t c0, int32_t c1,
                          int32_t c2, int32_t operand, int32_t numOperands,
                          int32_t kind, int64_t bits, int32_t byteWidth,

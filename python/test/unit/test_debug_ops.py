@@ -27,6 +27,7 @@ def print_kernel(x_ptr, f_ptr, BLOCK: kl.constexpr):
     kl.device_print("x: ", x)
     kl.device_print("h ", x, offs, hex=True)
     kl.device_print("f: ", kl.load(f_ptr + offs))
+    kl.device_print("fh ", kl.load(f_ptr + offs), kl.load(f_ptr + offs).to(kl.float32), hex=True)
     kl.device_print("pid ", kl.program_id(0))
     grid = kl.arange(0, 2)[:, None] * 10 + kl.arange(0, 2)[None, :]
     kl.device_print("g: ", grid.to(kl.uint8))
@@ -43,13 +44,16 @@ def test_device_print_lines(capfd):
             "idx (0) h (operand 0) 0x00000007", "idx (1) h (operand 0) 0xfffffffe",
             "idx (0) h (operand 1) 0x00000000", "idx (1) h (operand 1) 0x00000001",
             "idx (0) f: 0.500000", "idx (1) f: -1.250000",
+            # A float's own bits: fp16 0.5 is 0x3800, fp32 -1.25 is 0xbfa00000.
+            "idx (0) fh (operand 0) 0x3800", "idx (1) fh (operand 0) 0xbd00",
+            "idx (0) fh (operand 1) 0x3f000000", "idx (1) fh (operand 1) 0xbfa00000",
             f"idx () pid {pid}",
             "idx (0, 0) g: 0", "idx (0, 1) g: 1", "idx (1, 0) g: 10", "idx (1, 1) g: 11",
         ]
         mine = [line for line in lines if line.startswith(f"pid ({pid}, 0, 0) ")]
         # Lines of one program come in program order.
         assert [line[len(f"pid ({pid}, 0, 0) "):] for line in mine] == expected
-    assert len(lines) == 26
+    assert len(lines) == 34
 
 
 @kiln.jit
