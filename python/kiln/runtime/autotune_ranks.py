@@ -66,7 +66,7 @@ class RankGroup:
         except Exception as error:  # noqa: BLE001 - a store's timeout error type differs across torch versions
             warnings.warn(f"kiln.autotune: kernel {kernel_name}: rank {self.rank} got no tuning result from "
                           f"rank 0 within {timeout:g} s ({type(error).__name__}); tuning this key on this rank",
-                          stacklevel=4)
+                          stacklevel=_settings.user_stacklevel())
             return None
 
 

@@ -485,7 +485,7 @@ class Autotuner(_KernelWrapper):
                 return "rank 0"
             if choice is not None:
                 warnings.warn(f"kiln.autotune: kernel {self.__name__}: rank 0 chose {{{choice}}}, which is not "
-                              f"among this rank's configs; tuning this key on this rank", stacklevel=3)
+                              f"among this rank's configs; tuning this key on this rank", stacklevel=_settings.user_stacklevel())
         try:
             from_disk = self._tune_here(key, configs, args, kwargs, named)
         except AutotunerError:
@@ -585,7 +585,7 @@ class Autotuner(_KernelWrapper):
         if _print_enabled():
             print(f"Autotuning {message}")
         else:
-            warnings.warn(f"kiln.autotune: {message}", stacklevel=4)
+            warnings.warn(f"kiln.autotune: {message}", stacklevel=_settings.user_stacklevel())
 
     def _print_result(self, key: Optional[tuple], config: Config, origin: str) -> None:
         """The KILN_PRINT_AUTOTUNING report: the key, the choice, then a

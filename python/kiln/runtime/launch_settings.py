@@ -23,6 +23,7 @@ nanoseconds rather than the half microsecond of ``os.environ.get``.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Iterable, Optional
 
 from kiln import backends as _registry
@@ -346,3 +347,16 @@ def choose(kernel_name: str, names: Iterable[str], values: Iterable[Any], forced
     if first_cuda:
         return CUDA
     return CUDA if _registry.get_backend(CUDA).is_available() else CPU
+
+
+def user_stacklevel() -> int:
+    """The ``warnings.warn`` stacklevel of the first caller outside the kiln
+    package: a warning about a launch names the user's launch line, however
+    many of Kiln's frames (autotuner, heuristics, launch wrappers) lie between."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame = sys._getframe(1)  # the caller of this function: level 1 for warn
+    level = 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame = frame.f_back
+        level += 1
+    return level
