@@ -526,7 +526,8 @@ def dtype_from_signature(text: str) -> dtype:
 def str_to_ty(name: str, c: Any = None) -> dtype:
     """The dtype a signature type string names, as Triton's ``str_to_ty``:
     ``"fp32"`` -> ``float32``, ``"*u8"`` -> ``pointer_type(uint8)``,
-    ``"u1"`` / ``"i1"`` -> ``int1``, ``"void"`` -> ``void``. The canonical
+    ``"*kfp32"`` -> ``pointer_type(float32, const=True)``, ``"u1"`` /
+    ``"i1"`` -> ``int1``, ``"void"`` -> ``void``. The canonical
     strings are the values of
     ``kiln.runtime.jit.type_canonicalisation_dict``.
 
@@ -540,8 +541,6 @@ def str_to_ty(name: str, c: Any = None) -> dtype:
         raise KilnError(f"str_to_ty expects a type string such as '*fp32' or 'i32', got {name!r}")
     if name == "void":
         return void
-    if name.startswith("*") and name[1:2] == "k":
-        raise KilnError(f"unsupported signature type '{name}': Kiln has no const pointers")
     return dtype_from_signature(name)
 
 
