@@ -288,8 +288,7 @@ def compile_jit_function(
     """
     from kiln.compiler.frontend import generate_kiln_ir
     from kiln.language import target_info
-    from kiln.runtime import disk_cache
-
+    from kiln.runtime import disk_cache, disk_cache_sharing
     backend = _backends.backend_for_target(target)
     if not isinstance(num_warps, int) or num_warps < 1 or num_warps > 32 or num_warps & (num_warps - 1):
         raise LaunchOptionError(f"num_warps must be a power of 2 between 1 and 32, got {num_warps!r}")
@@ -315,29 +314,28 @@ def compile_jit_function(
         named = options if name == fn.__name__ else {**options, "kernel_name": name}
         key = disk_cache.kernel_key(fn, signature, constexprs, attrs, target, num_warps, num_stages, named,
                                     backend.name, identity)
-    if key is not None:
-        hit = disk_cache.read(directory, key, metadata)
-        if hit is not None:
-            asm, metadata = hit
+    # On a miss, other processes compiling this key wait until this one has
+    # stored it (or failed) and then read it: a key is compiled once.
+    with disk_cache_sharing.compile_once(directory, key, metadata) as claim:
+        if claim.hit is not None:
+            asm, metadata = claim.hit
             compiled = CompiledKernel(name=name, asm=asm, metadata=metadata, from_disk_cache=True)
             _dump(name, compiled.asm, backend.stage_suffixes)
             return compiled
 
-    context = _C.ir.Context()
-    # kl.target_info's queries answer for this target while the kernel is generated.
-    with target_info.compiling_for(target):
-        module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context,
-                                  debug=bool(options.get("debug", False)), name=name, target=target,
-                                  num_warps=num_warps)
-    asm: dict[str, Any] = {"kiln": module.str()}
-    # Read from the kiln stage, before a backend lowers it: the launch
-    # refuses read-only arrays for these parameters.
-    params = kernel_parameters(fn.arg_names, signature, constexprs)
-    metadata["written_args"] = [params[index] for index in module.written_kernel_arguments()]
-    compiled = backend.compile(fn, module, asm, metadata, options)
-    if key is not None:
-        disk_cache.write(directory, key, compiled.asm, compiled.metadata,
-                         _stage_file_names(name, compiled.asm, backend.stage_suffixes))
+        context = _C.ir.Context()
+        # kl.target_info's queries answer for this target while the kernel is generated.
+        with target_info.compiling_for(target):
+            module = generate_kiln_ir(fn, dict(signature), dict(constexprs), attrs, context,
+                                      debug=bool(options.get("debug", False)), name=name, target=target,
+                                      num_warps=num_warps)
+        asm: dict[str, Any] = {"kiln": module.str()}
+        # Read from the kiln stage, before a backend lowers it: the launch
+        # refuses read-only arrays for these parameters.
+        params = kernel_parameters(fn.arg_names, signature, constexprs)
+        metadata["written_args"] = [params[index] for index in module.written_kernel_arguments()]
+        compiled = backend.compile(fn, module, asm, metadata, options)
+        claim.store(compiled.asm, compiled.metadata, _stage_file_names(name, compiled.asm, backend.stage_suffixes))
     _dump(name, compiled.asm, backend.stage_suffixes)
     return compiled
 

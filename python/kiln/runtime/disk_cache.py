@@ -28,8 +28,13 @@ as a writer writes it, is removed and the kernel recompiled (silently: a
 damaged entry costs one compile, nothing else). Any OS error (an unwritable or
 unreadable directory) makes the cache step a no-op; it never fails a compile.
 
+A hit marks the entry used (its directory's modification time). Compiling
+a key once across processes, the size bound, listing, pruning and clearing
+live in :mod:`kiln.runtime.disk_cache_sharing`.
+
 ``KILN_CACHE_DIR`` names the directory (unset or empty: ``~/.cache/kiln``);
-``KILN_DISABLE_CACHE=1`` turns the cache off.
+``KILN_DISABLE_CACHE=1`` turns the cache off. ``python -m kiln cache``
+lists, prunes and clears it.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import hashlib
 import inspect
 import json
 import os
+import re
 import shutil
 import tempfile
 import types
@@ -52,10 +58,21 @@ from kiln.language.compile_time import is_constexpr_function
 from kiln.language.core import constexpr, dtype
 from kiln.runtime.launch_settings import parse_flag
 
-__all__ = ["CACHE_DIR_ENV", "DISABLE_ENV", "CacheKey", "build_identity", "cache_dir", "default_cache_dir", "kernel_key", "read", "write"]
+__all__ = ["CACHE_DIR_ENV", "DEFAULT_LOCK_TIMEOUT", "DEFAULT_MAX_SIZE", "DISABLE_ENV", "LOCK_TIMEOUT_ENV",
+           "MAX_SIZE_ENV", "CacheKey", "build_identity", "cache_dir", "configured_cache_dir", "default_cache_dir",
+           "format_size", "kernel_key", "lock_timeout", "max_size", "parse_size", "read", "write"]
 
 CACHE_DIR_ENV = "KILN_CACHE_DIR"
 DISABLE_ENV = "KILN_DISABLE_CACHE"
+LOCK_TIMEOUT_ENV = "KILN_CACHE_LOCK_TIMEOUT"
+MAX_SIZE_ENV = "KILN_CACHE_MAX_SIZE"
+#: Seconds a process waits for another one compiling the same kernel before
+#: compiling it itself: far above the slowest compiles seen (tens of seconds,
+#: ptxas included), so a slow compile is never done twice, yet short enough
+#: that a hung or stopped compiler costs minutes, not a hung program.
+DEFAULT_LOCK_TIMEOUT = 180.0
+#: Bytes the entries may take before the least recently used are pruned.
+DEFAULT_MAX_SIZE = 1 << 30
 
 # Raised to 2 (and so on) whenever the layout of an entry changes: old
 # entries then simply stop matching.
@@ -96,6 +113,74 @@ def cache_dir() -> Optional[str]:
 def default_cache_dir() -> str:
     """The cache directory when ``KILN_CACHE_DIR`` is unset: ``~/.cache/kiln``."""
     return os.path.join(os.path.expanduser("~"), ".cache", "kiln")
+
+
+def configured_cache_dir() -> str:
+    """The directory ``KILN_CACHE_DIR`` names (or the default), whether or
+    not ``KILN_DISABLE_CACHE`` turns the cache off: what ``python -m kiln
+    cache`` lists, prunes and clears."""
+    return os.environ.get(CACHE_DIR_ENV) or default_cache_dir()
+
+
+_SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(i?b)?", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str, origin: str = MAX_SIZE_ENV) -> int:
+    """Bytes from a size as ``KILN_CACHE_MAX_SIZE`` spells it: a number of
+    bytes (``1073741824``) or a number with a binary unit, K, M, G or T,
+    optionally followed by ``B`` or ``iB`` (``512M``, ``1.5G``, ``2GiB``).
+
+    Raises:
+        ValueError: naming ``origin`` (the variable or option) for anything else.
+    """
+    match = _SIZE.fullmatch(text.strip()) if isinstance(text, str) else None
+    if match is None or (match.group(3) and not match.group(2) and match.group(3).lower() != "b"):
+        raise ValueError(f"{origin}={text!r} is not a size; use a number of bytes or a number with K, M, G "
+                         f"or T (for example 512M or 2G)")
+    return int(float(match.group(1)) * _SIZE_UNITS[match.group(2).lower()])
+
+
+def format_size(size: int) -> str:
+    """``size`` bytes for people: ``512 B``, ``3.2 KiB``, ``1.0 GiB``."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def max_size() -> int:
+    """The bound on the entries' size: ``KILN_CACHE_MAX_SIZE`` (see
+    :func:`parse_size`), 1 GiB when unset or empty.
+
+    Raises:
+        ValueError: when the variable is not a size.
+    """
+    text = os.environ.get(MAX_SIZE_ENV)
+    return DEFAULT_MAX_SIZE if not text or not text.strip() else parse_size(text)
+
+
+def lock_timeout() -> float:
+    """Seconds to wait for another process compiling the same kernel:
+    ``KILN_CACHE_LOCK_TIMEOUT`` (0: never wait), :data:`DEFAULT_LOCK_TIMEOUT`
+    when unset or empty.
+
+    Raises:
+        ValueError: when the variable is not a non-negative number.
+    """
+    text = os.environ.get(LOCK_TIMEOUT_ENV)
+    if not text or not text.strip():
+        return DEFAULT_LOCK_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"{LOCK_TIMEOUT_ENV}={text!r} is not a number of seconds; use a number such as 60 "
+                         f"(0: compile without waiting for other processes)")
+    return value
 
 
 @functools.lru_cache(maxsize=1)
@@ -207,6 +292,18 @@ def _function_source(fn: Any) -> str:
         raise Uncacheable("a constexpr_function without source") from None
 
 
+def _qualified_name(value: Any) -> Optional[str]:
+    """``module.qualname`` of a module, class or function (what a kernel
+    may name besides constants and jit functions), else None."""
+    if inspect.ismodule(value):
+        return value.__name__
+    module = getattr(value, "__module__", None)
+    qualname = getattr(value, "__qualname__", None)
+    if isinstance(module, str) and isinstance(qualname, str):
+        return f"{module}.{qualname}"
+    return None
+
+
 def _functions(kernel: Any) -> list[dict[str, Any]]:
     """The key's entry for ``kernel`` and each jit function it names, transitively."""
     entries: list[dict[str, Any]] = []
@@ -238,12 +335,17 @@ def _functions(kernel: Any) -> list[dict[str, Any]]:
                 constants[".".join(chain)] = encode_constant(value)
             else:
                 # Modules, types and callables are the compiler's own (the
-                # build covers them) or rejected by the frontend when used;
-                # a constant that cannot be spelled would be rejected too.
+                # build covers their code) or rejected by the frontend when
+                # used; a constant that cannot be spelled would be rejected
+                # too. Which one a name holds is still part of the key: two
+                # kernels made by one factory from one source line may call
+                # different builtins through the same closure name.
                 try:
                     constants[".".join(chain)] = encode_constant(value)
                 except Uncacheable:
-                    pass
+                    named = _qualified_name(value)
+                    if named is not None:
+                        constants[".".join(chain)] = {"object": named}
         code = fn.fn.__code__
         entries.append({
             "name": fn.__name__,
@@ -292,16 +394,33 @@ def kernel_key(fn: Any, signature: Mapping[str, str], constexprs: Mapping[str, A
 # -- entries ------------------------------------------------------------------------
 
 
-def _discard(path: str) -> None:
+_DISCARD_PREFIX = ".discard-"
+
+
+def _discard(path: str) -> bool:
     """Removes an entry, first renaming it aside (to a name no key has) so
-    that no reader ever sees it half deleted."""
+    that no reader ever sees it half deleted. False when it could not be
+    renamed (another process removed it first, say)."""
     directory, name = os.path.split(path)
-    aside = os.path.join(directory, f".discard-{name[:16]}-{os.getpid()}-{os.urandom(4).hex()}")
+    aside = os.path.join(directory, f"{_DISCARD_PREFIX}{name.lstrip('.')[:16]}-{os.getpid()}-{os.urandom(4).hex()}")
     try:
         os.rename(path, aside)
     except OSError:
-        return
+        return False
     shutil.rmtree(aside, ignore_errors=True)
+    return True
+
+
+def _mark_used(entry: str) -> None:
+    """Records a use of ``entry`` for pruning, as its directory's
+    modification time: access times are not kept on ``noatime`` mounts,
+    while setting a time is one system call and never changes the entry's
+    content. An entry of a read-only or shared cache that cannot be marked
+    keeps the time it was written."""
+    try:
+        os.utime(entry)
+    except OSError:
+        pass
 
 
 def _entry_checksum(body: bytes, files: list[tuple[str, bytes]]) -> str:
@@ -384,28 +503,30 @@ def read(directory: str, key: CacheKey, metadata: Mapping[str, Any]) -> Optional
         # the parser, a wrong type anywhere, an unreadable file) makes it a miss, never a failed compile.
         _discard(entry)
         return None
+    _mark_used(entry)
     return asm, {**metadata, **stored}
 
 
 def write(directory: str, key: CacheKey, asm: Mapping[str, Any], metadata: Mapping[str, Any],
-          file_names: Mapping[str, str]) -> None:
+          file_names: Mapping[str, str]) -> bool:
     """Stores a compile's ``asm`` (each stage in ``file_names[stage]``) and
-    ``metadata`` under ``key``. Does nothing when they cannot be stored
-    exactly (a stage that is neither text nor bytes, metadata JSON would
-    change) or the directory cannot be written."""
+    ``metadata`` under ``key``; True when this call wrote the entry. Does
+    nothing when they cannot be stored exactly (a stage that is neither
+    text nor bytes, metadata JSON would change) or the directory cannot be
+    written."""
     stored = {name: value for name, value in metadata.items() if name not in _CALL_METADATA}
     try:
         if json.loads(json.dumps(stored)) != stored:
-            return
+            return False
     except (TypeError, ValueError):
-        return
+        return False
     if any(content is not None and not isinstance(content, (str, bytes)) for content in asm.values()):
-        return
+        return False
     try:
         os.makedirs(directory, exist_ok=True)
         temporary = tempfile.mkdtemp(prefix=f".{key.digest[:16]}-", dir=directory)
     except OSError:
-        return
+        return False
     try:
         stages: dict[str, Any] = {}
         files: list[tuple[str, bytes]] = []
@@ -429,3 +550,5 @@ def write(directory: str, key: CacheKey, asm: Mapping[str, Any], metadata: Mappi
         os.rename(temporary, os.path.join(directory, key.digest))
     except OSError:
         shutil.rmtree(temporary, ignore_errors=True)
+        return False
+    return True
