@@ -7,6 +7,9 @@
 * ``kiln cache prune [--max-size SIZE]``: removes the least recently used
   entries until the cache is at most SIZE (default ``KILN_CACHE_MAX_SIZE``).
 * ``kiln cache clear``: removes every entry.
+* ``kiln compile FILE.py:KERNEL --signature TYPES [--constexpr NAME=VALUE]
+  --target TARGET -o DIR``: ahead-of-time compilation into files a C program
+  builds with (:mod:`kiln.tools.aot`).
 
 The cache is ``$KILN_CACHE_DIR`` (default ``~/.cache/kiln``) even when
 ``KILN_DISABLE_CACHE`` turns it off for compiles. Pruning and clearing are
@@ -52,7 +55,52 @@ def _parser() -> argparse.ArgumentParser:
                        help="the size to keep at most: bytes, or a number with K, M, G or T (512M, 2G); "
                             "default: KILN_CACHE_MAX_SIZE, or 1G")
     actions.add_parser("clear", help="remove every entry (safe while other processes use the cache)")
+    aot = commands.add_parser(
+        "compile", help="compile a kernel ahead of time into files for a C program",
+        description="Compiles one specialization of a @kiln.jit kernel and writes, for an NVIDIA target, the "
+                    "PTX, the cubin and a C launcher on the CUDA driver API; for the CPU, an object file and a "
+                    "C launcher.")
+    aot.add_argument("kernel", metavar="FILE.py:KERNEL", help="the Python file and the kernel's name in it")
+    aot.add_argument("--signature", "-s", required=True,
+                     help="a type per runtime parameter, in order: '*fp32:16, *fp32:16, i32' (':16': the value "
+                          "is divisible by 16)")
+    aot.add_argument("--constexpr", "-c", action="append", default=[], metavar="NAME=VALUE",
+                     help="a constexpr parameter's value (a Python literal); repeat for each")
+    aot.add_argument("--target", "-t", required=True, help="an NVIDIA chip (sm_90a, sm_80, ...), 'cpu' or 'cpu:SPEC'")
+    aot.add_argument("--out-dir", "-o", required=True, metavar="DIR", help="where to write the files")
+    aot.add_argument("--name", "-n", default=None, help="the C prefix of the files and functions (default: the "
+                                                        "kernel's name)")
+    aot.add_argument("--num-warps", "-w", type=int, default=4)
+    aot.add_argument("--num-stages", "-ns", type=int, default=3)
     return parser
+
+
+def _compile(arguments: argparse.Namespace, out: TextIO) -> int:
+    """``kiln compile``: 0 when the files are written, 1 with a message on stderr otherwise."""
+    from kiln.errors import KilnError
+    from kiln.tools import aot
+
+    path, separator, kernel = arguments.kernel.rpartition(":")
+    if not separator or not path or not kernel:
+        print(f"kiln compile: error: expected FILE.py:KERNEL, got {arguments.kernel!r}", file=sys.stderr)
+        return 1
+    constexprs = {}
+    for item in arguments.constexpr:
+        name, equals, value = item.partition("=")
+        if not equals or not name.strip():
+            print(f"kiln compile: error: --constexpr expects NAME=VALUE, got {item!r}", file=sys.stderr)
+            return 1
+        constexprs[name.strip()] = value.strip()
+    try:
+        result = aot.compile_ahead_of_time(path, kernel, arguments.signature, constexprs, arguments.target,
+                                           arguments.out_dir, name=arguments.name, num_warps=arguments.num_warps,
+                                           num_stages=arguments.num_stages)
+    except KilnError as error:  # AOTError, and CompilationError located in the kernel
+        print(f"kiln compile: error: {error}", file=sys.stderr)
+        return 1
+    for kind, written in result.files.items():
+        out.write(f"{kind}: {written}\n")
+    return 0
 
 
 def _print_info(out: TextIO) -> None:
@@ -157,6 +205,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if arguments.command == "info":
             _print_info(out)
             return 0
+        if arguments.command == "compile":
+            return _compile(arguments, out)
         directory = disk_cache.configured_cache_dir()
         if arguments.action == "list":
             _print_entries(directory, out)

@@ -15,6 +15,7 @@
 #include "IRModule.h"
 
 #include "kiln/Target/CPU/JIT.h"
+#include "kiln/Target/CPU/ObjectFile.h"
 #include "kiln/Target/CPU/TargetSpec.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -49,6 +50,15 @@ py::tuple describeTarget(const std::string &spec) {
   mlir::kiln::cpu::CPUTarget target = parseTarget(spec);
   return py::make_tuple(target.cpu, target.features,
                         mlir::kiln::cpu::missingHostFeatures(target));
+}
+
+/// (object file bytes, undefined symbols) of a CPU compile's optimized IR.
+py::tuple emitObject(const std::string &llvmIR, const std::string &spec) {
+  mlir::kiln::cpu::CPUTarget target = parseTarget(spec);
+  auto object = mlir::kiln::cpu::emitObjectFile(llvmIR, target);
+  if (!object)
+    throw std::runtime_error(llvm::toString(object.takeError()));
+  return py::make_tuple(py::bytes(object->bytes), object->undefined);
 }
 
 /// Whether kernels compiled for `spec` may use the LLVM feature `feature`.
@@ -217,6 +227,10 @@ void initCPU(py::module_ &m) {
         "whether kernels compiled for the target specification `spec` may "
         "use the LLVM feature `feature` (e.g. 'avx2'); ValueError for an "
         "invalid specification");
+  m.def("emit_object", &emitObject, py::arg("llvm_ir"), py::arg("target") = "host",
+        "(ELF object bytes, undefined symbol names) of the optimized LLVM IR "
+        "of a CPU compile (asm['llir']) for a target specification, position "
+        "independent (ValueError for the target, RuntimeError otherwise)");
   m.def("describe_target", &describeTarget, py::arg("spec"),
         "(cpu, feature changes, features the host lacks) of a target "
         "specification such as 'host', 'x86-64-v3' or "
