@@ -247,7 +247,7 @@ def _write_cpu(compiled: Any, kernel: Any, runtime: Sequence[str], types: Mappin
     source = (_header_comment(name, kernel.__name__, types, f"the CPU ({spec})")
               + f"#include \"{name}.h\"\n\n"
               + cancel
-              + f"/* The object's entry: parameter slots, program id, grid. */\n"
+              + "/* The object's entry: parameter slots, program id, grid. */\n"
               + f"extern void {name}_entry(void **params, int32_t x, int32_t y, int32_t z, int32_t nx, int32_t ny,\n"
               + f"                         int32_t nz) __asm__(\"{entry}\");\n\n"
               + f"void {name}_launch({signature}) {{\n"

@@ -9,7 +9,6 @@ running it needs a GPU.
 
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import textwrap
