@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Hashable, Mapping, Optional, Sequence
 
@@ -34,18 +35,44 @@ __all__ = ["CheckedLaunch", "NvidiaBackend", "STAGES", "find_ptxas"]
 #: The stages of an NVIDIA compile, in order.
 STAGES = ("kiln", "kiln_gpu", "llir", "ptx", "cubin")
 
+# Where NVIDIA's pip wheels put ptxas under a site-packages directory: the
+# CUDA 13 wheel (nvidia-cuda-nvcc), then CUDA 12's (nvidia-cuda-nvcc-cu12).
+_WHEEL_PTXAS = (os.path.join("nvidia", "cu13", "bin", "ptxas"), os.path.join("nvidia", "cuda_nvcc", "bin", "ptxas"))
+
+PTXAS_PLACES = ("$KILN_PTXAS, $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin, PATH, and the "
+                "nvidia-cuda-nvcc pip wheel")
+
+
 def find_ptxas() -> str | None:
     """Locates ptxas: ``$KILN_PTXAS``, then ``$CUDA_HOME/bin``, the standard
-    toolkit location, and ``PATH``. Returns None if there is none."""
+    toolkit location, ``PATH``, and NVIDIA's ``nvidia-cuda-nvcc`` wheel in
+    any ``sys.path`` directory. Returns None if there is none."""
     candidates = [os.environ.get("KILN_PTXAS")]
     for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if home:
             candidates.append(os.path.join(home, "bin", "ptxas"))
     candidates.append(shutil.which("ptxas"))
+    candidates.extend(os.path.join(directory, relative) for directory in sys.path if directory
+                      for relative in _WHEEL_PTXAS)
     for candidate in candidates:
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None
+
+
+_said_no_ptxas = False
+
+
+def _say_no_ptxas_once() -> None:
+    """Warns, once per process, that without ptxas the driver compiles PTX."""
+    global _said_no_ptxas
+    if _said_no_ptxas:
+        return
+    _said_no_ptxas = True
+    warnings.warn(f"kiln: no ptxas found (looked in {PTXAS_PLACES}): kernels are loaded as PTX, which the CUDA "
+                  f"driver compiles itself (slower first loads, and the driver's compiler may be older). Install "
+                  f"one with `pip install nvidia-cuda-nvcc` or a CUDA toolkit, or set KILN_PTXAS.",
+                  RuntimeWarning, stacklevel=_settings.user_stacklevel())
 
 
 #: Shared memory a block may use (opt-in maximum), by compute capability:
@@ -395,6 +422,8 @@ class NvidiaBackend(Backend):
             raise located_error(fn, error, "PTX generation") from error
         asm["ptx"] = pin_source_times(ptx)
         ptxas = find_ptxas()
+        if ptxas is None:
+            _say_no_ptxas_once()
         asm["cubin"] = _run_ptxas(ptxas, asm["ptx"], target, fn) if ptxas else None
         metadata["pipelines"] = [pipeline for _, pipeline in pipelines]
         metadata["backend"] = "nvidia"

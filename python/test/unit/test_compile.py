@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import sys
+import warnings
 
 import pytest
 
@@ -370,3 +372,38 @@ def test_enable_fp_fusion_must_be_a_bool() -> None:
     with pytest.raises(TypeError, match="enable_fp_fusion must be True or False"):
         kiln.compile(mul_add_kernel, signature={"data_ptr": "*fp32"}, constexprs={"BLOCK": 128},
                      enable_fp_fusion="no")
+
+
+def test_without_ptxas_the_ptx_is_kept_and_kiln_says_so_once(monkeypatch):
+    """No ptxas anywhere: the compile keeps the PTX alone (the driver
+    compiles it when loading) and one RuntimeWarning says where Kiln looked
+    and how to get one; later compiles say nothing more."""
+    from kiln.backends import nvidia
+
+    monkeypatch.setattr(nvidia, "find_ptxas", lambda: None)
+    monkeypatch.setattr(nvidia, "_said_no_ptxas", False)
+    monkeypatch.setenv("KILN_DISABLE_CACHE", "1")
+    with pytest.warns(RuntimeWarning, match=r"no ptxas found \(looked in \$KILN_PTXAS, .*nvidia-cuda-nvcc pip wheel\).*"
+                                            r"pip install nvidia-cuda-nvcc") as record:
+        first = kiln.compile(add_kernel, signature=SIGNATURES["fp32"], constexprs={"BLOCK": 128}, target="sm_90a")
+    assert record[0].filename == __file__
+    assert first.asm["cubin"] is None and ".entry add_kernel" in first.asm["ptx"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kiln.compile(add_kernel, signature=SIGNATURES["fp32"], constexprs={"BLOCK": 256}, target="sm_90a")
+
+
+def test_ptxas_from_nvidias_pip_wheel_is_found(monkeypatch, tmp_path):
+    from kiln.backends import nvidia
+
+    ptxas = tmp_path / "nvidia" / "cu13" / "bin" / "ptxas"
+    ptxas.parent.mkdir(parents=True)
+    ptxas.write_text("#!/bin/sh\n")
+    ptxas.chmod(0o755)
+    for name in ("KILN_PTXAS", "CUDA_HOME", "CUDA_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(nvidia.shutil, "which", lambda name: None)
+    monkeypatch.setattr(nvidia.os.path, "isfile",
+                        lambda path, real=os.path.isfile: real(path) and not path.startswith("/usr/local/cuda"))
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert nvidia.find_ptxas() == str(ptxas)
