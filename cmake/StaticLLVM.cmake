@@ -38,3 +38,31 @@ foreach(_kiln_target IN LISTS _kiln_imported)
   math(EXPR _kiln_rewritten "${_kiln_rewritten} + 1")
 endforeach()
 message(STATUS "StaticLLVM: linked ${_kiln_rewritten} MLIR targets against static LLVM components")
+
+# LLVMSupport links zlib and zstd (compressed debug sections, compressed
+# offload bundles) through the shared libraries; the shipping build must need
+# nothing but glibc, so they are replaced by the static archives. Debian's
+# libz.a and libzstd.a are position-independent, as a shared object needs.
+find_library(KILN_ZLIB_STATIC NAMES libz.a)
+find_library(KILN_ZSTD_STATIC NAMES libzstd.a)
+if(NOT KILN_ZLIB_STATIC OR NOT KILN_ZSTD_STATIC)
+  message(FATAL_ERROR "StaticLLVM.cmake: the static zlib and zstd archives (libz.a from zlib1g-dev, "
+                      "libzstd.a from libzstd-dev) are needed to link LLVM statically; found "
+                      "'${KILN_ZLIB_STATIC}' and '${KILN_ZSTD_STATIC}'")
+endif()
+foreach(_kiln_target IN LISTS _kiln_imported)
+  if(NOT _kiln_target MATCHES "^LLVM")
+    continue()
+  endif()
+  get_target_property(_kiln_libs ${_kiln_target} INTERFACE_LINK_LIBRARIES)
+  if(NOT _kiln_libs)
+    continue()
+  endif()
+  set(_kiln_static_libs ${_kiln_libs})
+  list(TRANSFORM _kiln_static_libs REPLACE "^ZLIB::ZLIB$" "${KILN_ZLIB_STATIC}")
+  list(TRANSFORM _kiln_static_libs REPLACE "^zstd::libzstd_(shared|static)$" "${KILN_ZSTD_STATIC}")
+  if(NOT _kiln_static_libs STREQUAL _kiln_libs)
+    set_target_properties(${_kiln_target} PROPERTIES INTERFACE_LINK_LIBRARIES "${_kiln_static_libs}")
+    message(STATUS "StaticLLVM: ${_kiln_target} links zlib and zstd statically")
+  endif()
+endforeach()

@@ -21,11 +21,13 @@ step() { printf '==> %s\n' "$*"; }
 # --- system packages --------------------------------------------------------
 # LLVM/MLIR 22 come from Debian bookworm-security; python3-torch is the CPU
 # build (1.13), enough for the tests that need no GPU; python3-scipy is for
-# Triton's test_random.py run through kiln.compat (docs/compat.md).
+# Triton's test_random.py run through kiln.compat (docs/compat.md). The
+# static archives of zlib and zstd and python3-pip are for the wheel
+# (scripts/build_wheel.sh).
 PACKAGES=(
-  llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22 libzstd-dev
+  llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22 zlib1g-dev libzstd-dev
   pybind11-dev libgtest-dev ccache ninja-build cmake
-  python3 python3-dev python3-venv python3-numpy python3-pytest python3-torch python3-scipy
+  python3 python3-dev python3-venv python3-pip python3-numpy python3-pytest python3-torch python3-scipy
 )
 
 missing=()

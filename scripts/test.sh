@@ -82,12 +82,31 @@ else
   echo "==> Triton's tests through kiln.compat: no copy at $TRITON_TESTS (set KILN_TRITON_TESTS), skipped"
 fi
 
+# --- the wheel, installed --------------------------------------------------------
+# The Python suite runs against Kiln as users install it: the wheel (its
+# static extension built in build-wheel-cpXY/, whose compiles are ccache
+# hits of the build above), installed into a fresh virtual environment, run
+# from outside the checkout so that nothing of python/ stands in for it.
+# If the wheel cannot be built, the suite runs on the source tree instead
+# and the run fails.
+wheel_venv="$ROOT/build/wheel-venv"
+echo "==> the wheel: build, install into a fresh venv"
+if scripts/build_wheel.sh --install "$wheel_venv"; then
+  test_python="$wheel_venv/bin/python"
+  test_dir="$ROOT/build/wheel-tests"
+  mkdir -p "$test_dir"
+else
+  failed+=(wheel)
+  test_python="$ROOT/.venv/bin/python"
+  test_dir="$ROOT"
+fi
+
 # --- pytest (last: its summary is the last line) ------------------------------
 if ((${#failed[@]})); then
   echo "==> FAILED before pytest: ${failed[*]}"
 fi
-echo "==> pytest"
-.venv/bin/python -m pytest -q python/test "$@"
+echo "==> pytest ($test_python)"
+(cd "$test_dir" && unset PYTHONPATH && "$test_python" -m pytest -q -p no:cacheprovider "$ROOT/python/test" "$@")
 pytest_rc=$?
 
 ((${#failed[@]} == 0 && pytest_rc == 0))

@@ -4,8 +4,13 @@
 #
 # The GPU machine runs Python 3.12, so this builds, in its own tree build-gpu/,
 # kiln._C for Python 3.12 with LLVM and MLIR linked statically (see "Shipping
-# build" in docs/development.md). The result needs only libc, libm, libz and
-# libzstd. scripts/gpu/run_on_gpu.sh unpacks it on the GPU machine.
+# build" in docs/development.md). The result needs only glibc's libraries.
+# scripts/gpu/run_on_gpu.sh unpacks it on the GPU machine.
+#
+# The wheel (scripts/build_wheel.sh with KILN_WHEEL_PYTHON set to the GPU
+# machine's Python version; "The wheel" in docs/development.md) is to replace
+# this bundle once it is verified on the GPU machine: it carries the same
+# static extension and libdevice, installed with pip.
 #
 # Environment:
 #   KILN_PYTHON312   a Python 3.12 interpreter with its C headers (default:

@@ -21,10 +21,27 @@
 #include "llvm/Transforms/IPO/Internalize.h"
 
 #include <cstdlib>
+#include <dlfcn.h>
 
 using namespace mlir::kiln;
 
 static constexpr const char *kLibdeviceFile = "libdevice.10.bc";
+
+/// Where a wheel bundles libdevice: `lib/libdevice.10.bc` beside the binary
+/// this code is linked into (the extension kiln._C). Empty if the binary's
+/// path is unknown.
+static std::string bundledLibdevice() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void *>(&nvidia::findLibdevice), &info) ||
+      !info.dli_fname || !*info.dli_fname)
+    return {};
+  llvm::SmallString<256> path(info.dli_fname);
+  if (llvm::sys::fs::make_absolute(path))
+    return {};
+  llvm::sys::path::remove_filename(path);
+  llvm::sys::path::append(path, "lib", kLibdeviceFile);
+  return std::string(path);
+}
 
 llvm::Expected<std::string> nvidia::findLibdevice() {
   if (const char *path = std::getenv("KILN_LIBDEVICE_PATH"); path && *path) {
@@ -35,12 +52,17 @@ llvm::Expected<std::string> nvidia::findLibdevice() {
         "path of %s",
         path, kLibdeviceFile);
   }
+  std::string tried;
+  if (std::string bundled = bundledLibdevice(); !bundled.empty()) {
+    if (llvm::sys::fs::exists(bundled))
+      return bundled;
+    tried = bundled;
+  }
   std::vector<std::string> candidates;
   for (const char *variable : {"CUDA_HOME", "CUDA_PATH"})
     if (const char *home = std::getenv(variable); home && *home)
       candidates.push_back(home);
   candidates.push_back("/usr/local/cuda");
-  std::string tried;
   for (const std::string &home : candidates) {
     llvm::SmallString<256> path(home);
     llvm::sys::path::append(path, "nvvm", "libdevice", kLibdeviceFile);

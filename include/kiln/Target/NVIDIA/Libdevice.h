@@ -19,9 +19,11 @@ class Module;
 
 namespace mlir::kiln::nvidia {
 
-/// The libdevice bitcode file: `$KILN_LIBDEVICE_PATH` if set, else
-/// `nvvm/libdevice/libdevice.10.bc` under `$CUDA_HOME`, `$CUDA_PATH` or
-/// `/usr/local/cuda`, the first that exists. The error lists where it looked.
+/// The libdevice bitcode file: `$KILN_LIBDEVICE_PATH` if set, else the copy
+/// a wheel bundles (`lib/libdevice.10.bc` beside the binary this code is
+/// linked into, the extension kiln._C), else `nvvm/libdevice/libdevice.10.bc`
+/// under `$CUDA_HOME`, `$CUDA_PATH` or `/usr/local/cuda`, the first that
+/// exists. The error lists where it looked.
 llvm::Expected<std::string> findLibdevice();
 
 /// Whether `module` calls a libdevice function (declares an `__nv_` one).
