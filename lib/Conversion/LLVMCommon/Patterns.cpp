@@ -70,28 +70,16 @@ struct AddPtrOpLowering : public ConvertOpToLLVMPattern<AddPtrOp> {
 /// Pointers and addresses: LLVM's ptrtoint and inttoptr, element-wise on
 /// the vectors blocks become. A pointer cast is no instruction: LLVM's
 /// pointers are opaque, and the verifier keeps the address space.
-struct PtrToIntOpLowering : public ConvertOpToLLVMPattern<PtrToIntOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+template <typename KilnOp, typename LLVMOp>
+struct AddressCastLowering : public ConvertOpToLLVMPattern<KilnOp> {
+  using ConvertOpToLLVMPattern<KilnOp>::ConvertOpToLLVMPattern;
   LogicalResult
-  matchAndRewrite(PtrToIntOp op, OpAdaptor adaptor,
+  matchAndRewrite(KilnOp op, typename KilnOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Type resultType = getTypeConverter()->convertType(op.getType());
+    Type resultType = this->getTypeConverter()->convertType(op.getType());
     if (!resultType)
       return rewriter.notifyMatchFailure(op, "unconvertible type");
-    rewriter.replaceOpWithNewOp<LLVM::PtrToIntOp>(op, resultType, adaptor.getSrc());
-    return success();
-  }
-};
-
-struct IntToPtrOpLowering : public ConvertOpToLLVMPattern<IntToPtrOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(IntToPtrOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Type resultType = getTypeConverter()->convertType(op.getType());
-    if (!resultType)
-      return rewriter.notifyMatchFailure(op, "unconvertible type");
-    rewriter.replaceOpWithNewOp<LLVM::IntToPtrOp>(op, resultType, adaptor.getSrc());
+    rewriter.replaceOpWithNewOp<LLVMOp>(op, resultType, adaptor.getSrc());
     return success();
   }
 };
@@ -115,7 +103,9 @@ void mlir::kiln::populateSplatAndAddPtrToLLVMPatterns(
 
 void mlir::kiln::populatePointerCastToLLVMPatterns(const LLVMTypeConverter &converter,
                                                    RewritePatternSet &patterns) {
-  patterns.add<PtrToIntOpLowering, IntToPtrOpLowering, PtrBitcastOpLowering>(converter);
+  patterns.add<AddressCastLowering<PtrToIntOp, LLVM::PtrToIntOp>,
+               AddressCastLowering<IntToPtrOp, LLVM::IntToPtrOp>,
+               PtrBitcastOpLowering>(converter);
 }
 
 FailureOr<SmallVector<Value>> mlir::kiln::emitCombine(Operation *op,
