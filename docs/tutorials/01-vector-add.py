@@ -30,21 +30,22 @@ small sizes.
 # ``kiln.language`` is imported as ``kl``, the way Triton programs import
 # ``triton.language`` as ``tl``: Kiln follows Triton's names and meanings,
 # so what you learn here carries over in both directions.
+#
+# ``tutorial_support`` is ``tutorial_support.py`` next to this file (a
+# script's own folder is on ``sys.path``): the command line, the choice of
+# device and the comparison with Triton, which every tutorial shares.
 
 from __future__ import annotations
 
-import argparse
-import importlib.util
-import os
-import types
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 import torch
 
 import kiln
 import kiln.language as kl
-from kiln.runtime import driver
 from kiln.testing import Benchmark, Mark, do_bench, perf_report
+
+from tutorial_support import comparison_triton, run_tutorial, triton_twin
 
 # %%
 # The kernel
@@ -169,6 +170,9 @@ def check(device: str) -> None:
 # kernel is also compiled by Triton: the kernel names its language only
 # through the global ``kl``, so a copy of the function whose ``kl`` is
 # ``triton.language`` is a Triton kernel of the very same text.
+# ``comparison_triton`` and ``triton_twin`` (in ``tutorial_support.py``, next
+# to this file, with the rest of what the tutorials share) find the real
+# Triton and make that copy.
 
 
 def benchmark_sizes(device: str) -> list[int]:
@@ -221,83 +225,15 @@ def make_benchmark(device: str) -> Mark:
 # Running the script
 # ------------------
 #
-# The helpers below are the same in every tutorial: the choice of device,
-# finding the real Triton, compiling a Kiln kernel's text with it, and the
-# command line.
-
-
-def default_device() -> str:
-    """"cuda" when torch and Kiln can both use a CUDA GPU here, else "cpu"."""
-    return "cuda" if torch.cuda.is_available() and driver.is_available() else "cpu"
-
-
-def comparison_triton(device: str) -> Optional[tuple[Any, Any]]:
-    """``(triton, triton.language)`` to compare with on ``device``: the real
-    Triton when it is installed and ``device`` is a GPU (Triton's kernels
-    run on GPUs), else None. Imported only here, so that a CPU run never
-    loads it; under ``python -m kiln.compat`` ``import triton`` names Kiln
-    itself, which is no second compiler, so that gives None too."""
-    if device != "cuda":
-        return None
-    try:
-        import triton
-        import triton.language as tl
-    except ImportError:
-        return None
-    if triton.__name__ != "triton":
-        return None
-    return triton, tl
-
-
-def triton_twin(kernel: Any, triton: Any, tl: Any) -> Any:
-    """The Kiln kernel ``kernel`` compiled by Triton: a copy of its Python
-    function (the same code, so Triton reads the same source text) whose
-    global ``kl`` is ``triton.language``, and whose ``kl.constexpr``
-    annotations are Triton's. Jit functions it calls are twinned too."""
-    fn = kernel.fn
-    scope = dict(fn.__globals__, kl=tl)
-    for name in fn.__code__.co_names:
-        if isinstance(scope.get(name), kiln.JITFunction):
-            scope[name] = triton_twin(scope[name], triton, tl)
-    twin = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
-    twin.__qualname__, twin.__doc__, twin.__module__ = fn.__qualname__, fn.__doc__, fn.__module__
-    twin.__annotations__ = {name: tl.constexpr if kind is kl.constexpr or kind == "kl.constexpr" else kind
-                            for name, kind in fn.__annotations__.items()}
-    return triton.jit(twin)
-
-
-def parse_args(argv: Optional[Sequence[str]], description: str) -> argparse.Namespace:
-    """The command line every tutorial takes."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--device", choices=["cuda", "cpu"], default=None,
-                        help="cuda (a GPU) or cpu (Kiln's CPU backend, small sizes); default: cuda if usable")
-    parser.add_argument("--check-only", action="store_true", help="check correctness, skip the benchmark")
-    parser.add_argument("--save-path", default=os.environ.get("KILN_TUTORIAL_SAVE_PATH", ""),
-                        help="folder for the benchmark's CSV table and PNG plot "
-                             "(default: $KILN_TUTORIAL_SAVE_PATH; unset: print only)")
-    args = parser.parse_args(argv)
-    if args.device is None:
-        args.device = default_device()
-    elif args.device == "cuda" and default_device() != "cuda":
-        parser.error("--device cuda: no CUDA GPU that both torch and Kiln can use")
-    return args
-
-
-def run_benchmark(benchmark: Mark, save_path: str) -> None:
-    """Prints the benchmark's table and saves it (and its plot) under ``save_path``."""
-    benchmark.run(print_data=True, save_path=save_path)
-    if save_path:
-        plotted = importlib.util.find_spec("matplotlib") is not None
-        print(f"saved under {save_path}" + ("" if plotted else " (CSV only: matplotlib is not installed)"))
+# What every tutorial needs besides its topic (the command line, the choice
+# of device, finding the real Triton and compiling a Kiln kernel's text with
+# it, printing and saving the benchmark) is in ``tutorial_support.py`` next
+# to this file.
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     """Checks the kernel, then (unless ``--check-only``) benchmarks it."""
-    args = parse_args(argv, "Kiln tutorial 01: vector addition")
-    print(f"device: {args.device}")
-    check(args.device)
-    if not args.check_only:
-        run_benchmark(make_benchmark(args.device), args.save_path)
+    run_tutorial(argv, "Kiln tutorial 01: vector addition", check, make_benchmark)
 
 
 if __name__ == "__main__":

@@ -63,19 +63,16 @@ small sizes.
 
 from __future__ import annotations
 
-import argparse
-import importlib.util
 import math
-import os
-import types
 from typing import Any, Optional, Sequence
 
 import torch
 
 import kiln
 import kiln.language as kl
-from kiln.runtime import driver
 from kiln.testing import Benchmark, Mark, do_bench, perf_report
+
+from tutorial_support import comparison_triton, run_tutorial, triton_twin
 
 # %%
 # The forward kernel
@@ -224,6 +221,24 @@ def attention_bwd_delta(Out, DO, Delta, stride_z, stride_h, stride_tok, stride_d
     kl.store(Delta + off_hz * N_CTX + offs_m, kl.sum(o * do, axis=1), mask=offs_m < N_CTX)
 
 
+# %%
+# Step by step, an ``attention_bwd_dkdv`` program loads its ``BLOCK_N``
+# rows of ``K`` and ``V`` once, then for each block of ``BLOCK_M`` queries:
+#
+# 1. loads that block of ``Q`` transposed (``qT``, ``HEAD_DIM x BLOCK_M``)
+#    and the queries' ``M``, and recomputes ``P^T = exp2(K qT * s *
+#    log2(e) - M)``; a query past ``N_CTX`` gets ``M = +inf``, so its
+#    probabilities are 0 and it adds nothing below;
+# 2. with ``CAUSAL``, sets ``P^T`` to 0 where the key comes after the query;
+# 3. adds ``P^T dO`` to ``dV``;
+# 4. computes ``dP^T = V dO^T`` and ``dS^T = P^T * (dP^T - delta)``, and
+#    adds ``dS^T Q`` to ``dK``.
+#
+# With ``CAUSAL`` the loop starts at the block of queries that holds the
+# program's first key, since earlier queries see none of its keys. The
+# factor ``s`` of ``dK`` is applied once, after the loop.
+
+
 @kiln.jit
 def attention_bwd_dkdv(Q, K, V, sm_scale, DO, DK, DV, M, Delta,
                        stride_z, stride_h, stride_tok, stride_d, H, N_CTX,
@@ -262,6 +277,23 @@ def attention_bwd_dkdv(Q, K, V, sm_scale, DO, DK, DV, M, Delta,
     dk *= sm_scale
     kl.store(DK + kv_rows, dk.to(DK.dtype.element_ty), mask=offs_n[:, None] < N_CTX)
     kl.store(DV + kv_rows, dv.to(DV.dtype.element_ty), mask=offs_n[:, None] < N_CTX)
+
+
+# %%
+# An ``attention_bwd_dq`` program is the mirror image: it loads its
+# ``BLOCK_M`` queries' ``Q``, ``dO``, ``M`` and ``delta`` once, then for
+# each block of ``BLOCK_N`` keys:
+#
+# 1. loads that block of ``K`` and ``V`` transposed (``kT``, ``vT``) and
+#    recomputes ``P = exp2(q kT * s * log2(e) - M)``;
+# 2. sets ``P`` to 0 for keys past ``N_CTX`` (loaded as zeros, they would
+#    get ``exp2(-M)``, not 0) and, with ``CAUSAL``, for keys after the
+#    query;
+# 3. computes ``dS = P * (dO V^T - delta)`` and adds ``dS K`` to ``dQ``.
+#
+# With ``CAUSAL`` the loop stops after the block of keys that holds the
+# program's last query, as the forward's does; ``dQ`` is multiplied by
+# ``s`` after the loop.
 
 
 @kiln.jit
@@ -535,83 +567,15 @@ def make_benchmark(device: str) -> Mark:
 # Running the script
 # ------------------
 #
-# The helpers below are the same in every tutorial: the choice of device,
-# finding the real Triton, compiling a Kiln kernel's text with it, and the
-# command line.
-
-
-def default_device() -> str:
-    """"cuda" when torch and Kiln can both use a CUDA GPU here, else "cpu"."""
-    return "cuda" if torch.cuda.is_available() and driver.is_available() else "cpu"
-
-
-def comparison_triton(device: str) -> Optional[tuple[Any, Any]]:
-    """``(triton, triton.language)`` to compare with on ``device``: the real
-    Triton when it is installed and ``device`` is a GPU (Triton's kernels
-    run on GPUs), else None. Imported only here, so that a CPU run never
-    loads it; under ``python -m kiln.compat`` ``import triton`` names Kiln
-    itself, which is no second compiler, so that gives None too."""
-    if device != "cuda":
-        return None
-    try:
-        import triton
-        import triton.language as tl
-    except ImportError:
-        return None
-    if triton.__name__ != "triton":
-        return None
-    return triton, tl
-
-
-def triton_twin(kernel: Any, triton: Any, tl: Any) -> Any:
-    """The Kiln kernel ``kernel`` compiled by Triton: a copy of its Python
-    function (the same code, so Triton reads the same source text) whose
-    global ``kl`` is ``triton.language``, and whose ``kl.constexpr``
-    annotations are Triton's. Jit functions it calls are twinned too."""
-    fn = kernel.fn
-    scope = dict(fn.__globals__, kl=tl)
-    for name in fn.__code__.co_names:
-        if isinstance(scope.get(name), kiln.JITFunction):
-            scope[name] = triton_twin(scope[name], triton, tl)
-    twin = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
-    twin.__qualname__, twin.__doc__, twin.__module__ = fn.__qualname__, fn.__doc__, fn.__module__
-    twin.__annotations__ = {name: tl.constexpr if kind is kl.constexpr or kind == "kl.constexpr" else kind
-                            for name, kind in fn.__annotations__.items()}
-    return triton.jit(twin)
-
-
-def parse_args(argv: Optional[Sequence[str]], description: str) -> argparse.Namespace:
-    """The command line every tutorial takes."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--device", choices=["cuda", "cpu"], default=None,
-                        help="cuda (a GPU) or cpu (Kiln's CPU backend, small sizes); default: cuda if usable")
-    parser.add_argument("--check-only", action="store_true", help="check correctness, skip the benchmark")
-    parser.add_argument("--save-path", default=os.environ.get("KILN_TUTORIAL_SAVE_PATH", ""),
-                        help="folder for the benchmark's CSV table and PNG plot "
-                             "(default: $KILN_TUTORIAL_SAVE_PATH; unset: print only)")
-    args = parser.parse_args(argv)
-    if args.device is None:
-        args.device = default_device()
-    elif args.device == "cuda" and default_device() != "cuda":
-        parser.error("--device cuda: no CUDA GPU that both torch and Kiln can use")
-    return args
-
-
-def run_benchmark(benchmark: Mark, save_path: str) -> None:
-    """Prints the benchmark's table and saves it (and its plot) under ``save_path``."""
-    benchmark.run(print_data=True, save_path=save_path)
-    if save_path:
-        plotted = importlib.util.find_spec("matplotlib") is not None
-        print(f"saved under {save_path}" + ("" if plotted else " (CSV only: matplotlib is not installed)"))
+# What every tutorial needs besides its topic (the command line, the choice
+# of device, finding the real Triton and compiling a Kiln kernel's text with
+# it, printing and saving the benchmark) is in ``tutorial_support.py`` next
+# to this file.
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     """Checks the kernels, then (unless ``--check-only``) benchmarks them."""
-    args = parse_args(argv, "Kiln tutorial 06: fused attention")
-    print(f"device: {args.device}")
-    check(args.device)
-    if not args.check_only:
-        run_benchmark(make_benchmark(args.device), args.save_path)
+    run_tutorial(argv, "Kiln tutorial 06: fused attention", check, make_benchmark)
 
 
 if __name__ == "__main__":

@@ -7,18 +7,24 @@ positive, finite number in every cell. Each check must also reject a
 result that is slightly wrong, and each tutorial's comparison with Triton
 runs once with Kiln standing in for Triton (the real one runs on GPUs
 only), so that the code a GPU run takes for it is exercised here as well.
-docs/tutorials/README.md must describe every tutorial, with the command
-that makes its figure.
+Each tutorial also runs as the README says, ``python <tutorial>``, in a
+process of its own: that is how it finds tutorial_support.py, the code
+the tutorials share. docs/tutorials/README.md must describe every
+tutorial, with the command that makes its figure.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import importlib
 import importlib.util
 import math
+import subprocess
+import sys
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -42,6 +48,18 @@ TUTORIALS = {
 _LOADED: dict[str, types.ModuleType] = {}
 
 
+@contextlib.contextmanager
+def tutorials_on_path() -> Iterator[None]:
+    """The tutorials' folder first on sys.path while importing, as it is for
+    a tutorial run as a script, so that ``import tutorial_support`` finds
+    the file next to the tutorials."""
+    sys.path.insert(0, str(TUTORIALS_DIR))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(TUTORIALS_DIR))
+
+
 def tutorial(name: str) -> types.ModuleType:
     """The tutorial's module, imported once per session so that the tests
     share its compiled kernels."""
@@ -49,9 +67,16 @@ def tutorial(name: str) -> types.ModuleType:
         spec = importlib.util.spec_from_file_location("kiln_tutorial_" + name.replace("-", "_"),
                                                       TUTORIALS_DIR / f"{name}.py")
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        with tutorials_on_path():
+            spec.loader.exec_module(module)
         _LOADED[name] = module
     return _LOADED[name]
+
+
+def tutorial_support() -> types.ModuleType:
+    """docs/tutorials/tutorial_support.py, as the tutorials import it."""
+    with tutorials_on_path():
+        return importlib.import_module("tutorial_support")
 
 
 def test_every_tutorial_is_tested():
@@ -76,6 +101,36 @@ def test_tutorial_runs_on_cpu(name, tmp_path, capsys):
             for cell in row:
                 value = float(cell)
                 assert math.isfinite(value) and value > 0, f"{table.name}: {row}"
+
+
+@pytest.mark.parametrize("name", TUTORIALS)
+def test_tutorial_runs_as_a_script(name, tmp_path):
+    # From another folder, so that only the script's own folder on sys.path
+    # can find tutorial_support.py.
+    run = subprocess.run([sys.executable, str(TUTORIALS_DIR / f"{name}.py"), "--device", "cpu", "--check-only"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.startswith("device: cpu\n"), run.stdout
+    assert not list(tmp_path.iterdir()), "--check-only wrote files"
+
+
+def test_save_path_comes_from_the_environment_unless_given(tmp_path, monkeypatch):
+    support = tutorial_support()
+    monkeypatch.setenv("KILN_TUTORIAL_SAVE_PATH", str(tmp_path))
+    assert support.parse_args(["--device", "cpu"], "test").save_path == str(tmp_path)
+    assert support.parse_args(["--device", "cpu", "--save-path", "elsewhere"], "test").save_path == "elsewhere"
+    monkeypatch.delenv("KILN_TUTORIAL_SAVE_PATH")
+    assert support.parse_args(["--device", "cpu"], "test").save_path == ""
+
+
+def test_device_cuda_without_a_usable_gpu_is_a_usage_error(monkeypatch, capsys):
+    support = tutorial_support()
+    monkeypatch.setattr(support, "default_device", lambda: "cpu")
+    assert support.parse_args([], "test").device == "cpu"
+    with pytest.raises(SystemExit) as exit_info:
+        support.parse_args(["--device", "cuda"], "test")
+    assert exit_info.value.code == 2
+    assert "no CUDA GPU that both torch and Kiln can use" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", TUTORIALS)
