@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Runs Kiln's tests and benchmarks on a machine with a GPU that has no
-# LLVM/MLIR, from a copy of the repository that carries the bundle made by
-# scripts/gpu/build_bundle.sh (.carry/kiln-gpu-bundle.tar.xz).
+# LLVM/MLIR, from a copy of the repository that carries either a wheel for
+# that machine's Python (scripts/build_wheel.sh with KILN_WHEEL_PYTHON set to
+# such a Python, copied to .carry/) or the bundle made by
+# scripts/gpu/build_bundle.sh (.carry/kiln-gpu-bundle.tar.xz). A wheel is
+# installed into a fresh virtual environment (sharing the machine's torch,
+# Triton, CuPy, JAX) and tested as users install it, from outside the
+# checkout; the bundle is unpacked into the checkout.
 #
 # Usage (from the repository root):
 #   scripts/gpu/run_on_gpu.sh [bench/some_workload.py ...]
@@ -31,12 +36,24 @@ run() {
   "$@"
 }
 
-[[ -f "$BUNDLE" ]] || { echo "error: $BUNDLE not found; run scripts/gpu/build_bundle.sh first" >&2; exit 1; }
-step "unpacking $BUNDLE"
-tar -xJf "$BUNDLE" -C "$ROOT" || exit 1
-[[ -f .carry/kiln-gpu-bundle.info ]] && sed 's/^/    /' .carry/kiln-gpu-bundle.info
-
-export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+tag="$("$PYTHON" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')"
+wheels=(.carry/kiln-*-"$tag"-"$tag"-*.whl)
+TEST_DIR="$ROOT"
+if [[ -f "${wheels[0]}" ]]; then
+  step "installing ${wheels[0]} into a fresh virtual environment"
+  venv="$(mktemp -d)/venv"
+  "$PYTHON" -m venv --system-site-packages "$venv" || exit 1
+  "$venv/bin/python" -m pip install --no-index --no-deps --quiet "${wheels[0]}" || exit 1
+  PYTHON="$venv/bin/python"
+  TEST_DIR="$(mktemp -d)"  # outside the checkout: nothing of python/ stands in for the wheel
+else
+  [[ -f "$BUNDLE" ]] || { echo "error: neither a $tag wheel in .carry/ nor $BUNDLE; see scripts/build_wheel.sh" >&2
+                          exit 1; }
+  step "unpacking $BUNDLE"
+  tar -xJf "$BUNDLE" -C "$ROOT" || exit 1
+  [[ -f .carry/kiln-gpu-bundle.info ]] && sed 's/^/    /' .carry/kiln-gpu-bundle.info
+  export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
+fi
 export PYTHONUNBUFFERED=1
 if [[ -x /usr/local/cuda/bin/ptxas ]]; then
   export KILN_PTXAS=/usr/local/cuda/bin/ptxas
@@ -56,7 +73,8 @@ run machine machine_info
 
 failed=()
 step "pytest"
-run pytest "$PYTHON" -m pytest -q python/test || failed+=(pytest)
+run pytest bash -c 'cd "$1" && shift && "$@"' _ "$TEST_DIR" "$PYTHON" -m pytest -q -p no:cacheprovider \
+  "$ROOT/python/test" || failed+=(pytest)
 
 for script in "$@"; do
   name="bench-$(basename "$script" .py)"
