@@ -32,16 +32,15 @@ wall clock for CPU-backend launches. See docs/design/autotuning.md.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
-import tempfile
 import time
 import warnings
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from kiln.errors import AutotunerError, CompilationError, LaunchOptionError, OutOfResources
 from kiln.runtime import autotune_ranks as _ranks
+from kiln.runtime import autotune_cache as _timings_cache
+from kiln.runtime.autotune_cache import median_ms as _median_ms
 from kiln.runtime import launch_settings as _settings
 from kiln.runtime.jit import JITFunction, KernelInterface
 
@@ -55,7 +54,6 @@ _QUANTILES = (0.5, 0.2, 0.8)
 _FAILED = [float("inf")] * len(_QUANTILES)
 # Errors that make a config unusable for these arguments, not the launch wrong.
 _SKIPPED_ERRORS = (CompilationError, OutOfResources)
-_DISK_FORMAT = 1
 
 
 class Config:
@@ -189,13 +187,6 @@ def _first_line(error: BaseException) -> str:
         return f"{type(error).__name__}: {error.summary()}"
     text = str(error).strip()
     return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"
-
-
-def _median_ms(timing: Any) -> float:
-    """The time that ranks a config: the first of do_bench's quantiles, or the one number."""
-    if isinstance(timing, (list, tuple)):
-        return float(timing[0])
-    return float(timing)
 
 
 def _zero(value: Any) -> None:
@@ -502,8 +493,8 @@ class Autotuner(_KernelWrapper):
         disk) and fills ``cache[key]``; True when the timings came from disk."""
         use_disk = ((self.cache_results or _settings.parse_flag(os.environ.get(CACHE_ENV), CACHE_ENV))
                     and not any(config.pre_hook is not None for config in configs))
-        path = self._disk_cache_path(key, configs) if use_disk else None
-        timings = _read_timings(path, configs) if path is not None else None
+        path = _timings_cache.path(self.__name__, self.kernel.cache_key, key, configs) if use_disk else None
+        timings = _timings_cache.read(path, configs) if path is not None else None
         from_disk = timings is not None
         start = time.perf_counter()
         if timings is None:
@@ -524,7 +515,7 @@ class Autotuner(_KernelWrapper):
                                    for config in configs)
                 raise AutotunerError(f"kernel {self.__name__}: no config could run for key {key}:\n{listed}")
             if path is not None:
-                _write_timings(path, configs, timings)
+                _timings_cache.write(path, configs, timings)
         else:
             self.configs_errors = {}
         self.bench_time = time.perf_counter() - start
@@ -602,27 +593,6 @@ class Autotuner(_KernelWrapper):
             lines.extend(f"   {candidate}: {why}" for candidate, why in self.configs_pruned.items())
         print("\n".join(lines))
 
-    # -- the disk cache ------------------------------------------------------------------------
-
-    def _disk_cache_path(self, key: tuple, configs: Sequence[Config]) -> Optional[str]:
-        """Where the timings of ``configs`` for ``key`` are kept; None when the
-        kiln cache is disabled."""
-        from kiln.runtime import disk_cache
-
-        directory = disk_cache.cache_dir()
-        if directory is None:
-            return None
-        document = {
-            "format": _DISK_FORMAT,
-            "build": disk_cache.build_identity(),
-            "kernel": self.__name__,
-            "source": self.kernel.cache_key,
-            "key": repr(key),
-            "configs": [str(config) for config in configs],
-        }
-        digest = hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()
-        return os.path.join(directory, "autotune", f"{self.__name__[:100]}-{digest}.json")
-
 
 def _report_table(timings: Mapping[Config, Any], errors: Mapping[Config, BaseException],
                   resources: Mapping[Config, tuple], best: Config) -> str:
@@ -648,51 +618,6 @@ def _report_table(timings: Mapping[Config, Any], errors: Mapping[Config, BaseExc
         regs, spills, shared = resources.get(candidate, (None, None, None))
         lines.append(f"{head}  {times}  {cell(regs):>5}  {cell(spills):>6}  {cell(shared):>7}")
     return "\n".join(lines)
-
-
-def _read_timings(path: str, configs: Sequence[Config]) -> Optional[dict[Config, Any]]:
-    """The stored timings of ``configs``, or None when the entry is missing,
-    unreadable, or does not hold one usable timing per config, in order."""
-    try:
-        with open(path) as f:
-            entry = json.load(f)
-        stored = entry["timings"]
-        if entry["format"] != _DISK_FORMAT or len(stored) != len(configs):
-            return None
-        timings: dict[Config, Any] = {}
-        for config, (name, timing) in zip(configs, stored):
-            if name != str(config):
-                return None
-            values = timing if isinstance(timing, list) else [timing]
-            if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-                return None
-            timings[config] = timing
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if all(_median_ms(timing) == float("inf") for timing in timings.values()):
-        return None
-    return timings
-
-
-def _write_timings(path: str, configs: Sequence[Config], timings: Mapping[Config, Any]) -> None:
-    """Stores the timings (atomically: a reader sees the old file or the new
-    one); an OS error leaves the cache as it was."""
-    entry = {"format": _DISK_FORMAT, "timings": [[str(config), timings[config]] for config in configs]}
-    directory = os.path.dirname(path)
-    try:
-        os.makedirs(directory, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".autotune-", suffix=".json", dir=directory)
-    except OSError:
-        return
-    try:
-        with os.fdopen(handle, "w") as f:
-            json.dump(entry, f)
-        os.replace(temporary, path)
-    except (OSError, TypeError, ValueError):
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
 
 
 def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: Optional[Mapping[str, Any]] = None,
