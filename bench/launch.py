@@ -1,0 +1,222 @@
+"""Launch cost: host time per launch of tiny kernels, Kiln vs Triton vs torch.
+
+For each compiler, in a process of its own (so neither's import or caches
+touch the other's), with torch's ``torch.neg(x, out=y)`` measured in that
+same process as the yardstick:
+
+* µs per launch of a kernel with 0, 2, 8 and 20 arguments (half tensors,
+  half integers), launched from a Python loop: best of ``--rounds`` rounds
+  of ``--launches`` launches each, host time only (the GPU runs behind);
+* with ``--graphs`` (CUDA only), µs per kernel node of replaying a CUDA
+  graph of 100 captured launches of the 2-argument kernel;
+* with ``--first-call``, ms of the first launch of a small kernel in a fresh
+  process, with an empty on-disk cache and again with the cache warm
+  (compile or load, then launch, then synchronize; imports not included).
+
+Triton's rows are left out when triton cannot be imported (or on the CPU).
+
+    python bench/launch.py [--device cuda|cpu] [--launches 20000] [--rounds 2] [--graphs] [--first-call]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Callable
+
+ARGUMENT_COUNTS = (0, 2, 8, 20)
+
+# One kernel per argument count; the same text for both compilers (the
+# worker imports `kiln.language` or `triton.language` as `lang`). Each kernel
+# stores one value, so that no compiler can drop the launch's work.
+KERNELS = '''
+@jit
+def args0():
+    pass
+
+
+@jit
+def args2(x_ptr, n):
+    lang.store(x_ptr, n)
+
+
+@jit
+def args8(a_ptr, b_ptr, c_ptr, d_ptr, i, j, k, m):
+    lang.store(a_ptr, i + j + k + m)
+
+
+@jit
+def args20(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, i0, i1, i2, i3, i4, i5, i6, i7, i8, i9):
+    lang.store(a0, i0 + i9)
+
+
+@jit
+def first_call(x_ptr, y_ptr, n, BLOCK: lang.constexpr):
+    offs = lang.program_id(0) * BLOCK + lang.arange(0, BLOCK)
+    mask = offs < n
+    lang.store(y_ptr + offs, lang.load(x_ptr + offs, mask=mask) * 2 + 1, mask=mask)
+'''
+
+
+def _load_kernels(provider: str) -> dict[str, Any]:
+    if provider == "kiln":
+        import kiln as compiler
+        import kiln.language as lang
+    else:
+        import triton as compiler
+        import triton.language as lang
+    directory = tempfile.mkdtemp(prefix=f"launch-{provider}-")
+    path = os.path.join(directory, f"launch_kernels_{provider}.py")
+    with open(path, "w") as f:  # a file of its own: both compilers read kernel sources from files
+        f.write(KERNELS)
+    scope: dict[str, Any] = {"jit": compiler.jit, "lang": lang}
+    exec(compile(KERNELS, path, "exec"), scope)
+    return scope
+
+
+def _arguments(count: int, torch: Any, device: str) -> tuple:
+    tensors = [torch.zeros(16, dtype=torch.int32, device=device) for _ in range(count // 2)]
+    return tuple(tensors) + tuple(range(3, 3 + count - count // 2))
+
+
+def _per_launch_us(launch: Callable[[], Any], launches: int, rounds: int, synchronize: Callable[[], None]) -> float:
+    for _ in range(min(launches, 1000)):
+        launch()
+    synchronize()
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(launches):
+            launch()
+        best = min(best, time.perf_counter() - start)
+        synchronize()
+    return best / launches * 1e6
+
+
+def _worker(provider: str, device: str, launches: int, rounds: int, graphs: bool) -> dict[str, Any]:
+    import torch
+
+    scope = _load_kernels(provider)
+    synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    result: dict[str, Any] = {}
+    for count in ARGUMENT_COUNTS:
+        kernel = scope[f"args{count}"]
+        arguments = _arguments(count, torch, device)
+        launcher = kernel[(1,)]
+        result[str(count)] = _per_launch_us(lambda: launcher(*arguments), launches, rounds, synchronize)
+    x = torch.randn(1024, device=device)
+    y = torch.empty_like(x)
+    result["torch.neg"] = _per_launch_us(lambda: torch.neg(x, out=y), launches, rounds, synchronize)
+    if graphs and device == "cuda":
+        kernel, arguments = scope["args2"], _arguments(2, torch, device)
+        kernel[(1,)](*arguments)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(100):
+                kernel[(1,)](*arguments)
+        graph.replay()
+        torch.cuda.synchronize()
+        replays = max(1, launches // 100)
+        start = time.perf_counter()
+        for _ in range(replays):
+            graph.replay()
+        host = time.perf_counter() - start
+        torch.cuda.synchronize()
+        result["graph node"] = host / (replays * 100) * 1e6
+    return result
+
+
+def _first_call_worker(provider: str, device: str) -> dict[str, Any]:
+    import torch
+
+    scope = _load_kernels(provider)
+    x = torch.randn(4096, device=device)
+    y = torch.empty_like(x)
+    synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    synchronize()
+    start = time.perf_counter()
+    scope["first_call"][(4,)](x, y, 4096, BLOCK=1024)
+    synchronize()
+    elapsed = (time.perf_counter() - start) * 1e3
+    assert torch.equal(y, x * 2 + 1), "the first-call kernel computed a wrong result"
+    return {"ms": elapsed}
+
+
+def _run_worker(arguments: list[str], environment: dict[str, str]) -> dict[str, Any]:
+    completed = subprocess.run([sys.executable, __file__, *arguments], capture_output=True, text=True,
+                               env=environment, timeout=900)
+    if completed.returncode != 0:
+        raise RuntimeError(f"worker {' '.join(arguments)} failed:\n{completed.stderr}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def _triton_available(device: str) -> bool:
+    if device != "cuda":
+        return False
+    try:
+        import triton
+    except ImportError:
+        return False
+    return triton.__name__ == "triton"  # under kiln.compat, `triton` is Kiln itself
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=("cuda", "cpu"), default=None)
+    parser.add_argument("--launches", type=int, default=20000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--graphs", action="store_true")
+    parser.add_argument("--first-call", action="store_true")
+    parser.add_argument("--worker", choices=("kiln", "triton"), help=argparse.SUPPRESS)
+    parser.add_argument("--first-call-worker", choices=("kiln", "triton"), help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    import torch
+
+    device = options.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if options.worker:
+        print(json.dumps(_worker(options.worker, device, options.launches, options.rounds, options.graphs)))
+        return
+    if options.first_call_worker:
+        print(json.dumps(_first_call_worker(options.first_call_worker, device)))
+        return
+
+    providers = ["kiln"] + (["triton"] if _triton_available(device) else [])
+    environment = dict(os.environ)
+    if device == "cpu":
+        environment["KILN_BACKEND"] = "cpu"
+    common = ["--device", device, "--launches", str(options.launches), "--rounds", str(options.rounds)]
+    rows = {provider: _run_worker([*common, "--worker", provider] + (["--graphs"] if options.graphs else []),
+                                  environment) for provider in providers}
+    columns = [str(count) for count in ARGUMENT_COUNTS] + ["torch.neg"] + (["graph node"] if options.graphs and
+                                                                          device == "cuda" else [])
+    print(f"µs per launch on {device} (host time; best of {options.rounds} rounds of {options.launches}; "
+          f"each compiler in its own process, torch.neg measured in that process)")
+    print("| " + " | ".join(["compiler", *[f"{c} args" if c.isdigit() else c for c in columns]]) + " |")
+    print("|" + "---|" + "---:|" * len(columns))
+    for provider, row in rows.items():
+        print("| " + " | ".join([provider, *[f"{row[c]:.2f}" for c in columns]]) + " |")
+    for provider, row in rows.items():
+        print(f"{provider}: 2 args = {row['2'] / row['torch.neg']:.2f} x torch.neg; "
+              f"20 args = {row['20'] / row['2']:.2f} x 2 args")
+
+    if options.first_call:
+        print("\nms of the first launch in a fresh process (4096 elements; compile or load + launch + sync; "
+              "CPU-backend compiles are not kept on disk, so on the CPU both columns compile)")
+        print("| compiler | empty cache | warm cache |")
+        print("|---|---:|---:|")
+        for provider in providers:
+            cache = tempfile.mkdtemp(prefix=f"launch-cache-{provider}-")
+            fresh = {**environment, "KILN_CACHE_DIR": cache, "TRITON_CACHE_DIR": cache}
+            cold = _run_worker(["--device", device, "--first-call-worker", provider], fresh)["ms"]
+            warm = _run_worker(["--device", device, "--first-call-worker", provider], fresh)["ms"]
+            print(f"| {provider} | {cold:.1f} | {warm:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
