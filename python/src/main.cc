@@ -13,6 +13,7 @@ void initIR(py::module_ &m);
 void initCompiler(py::module_ &m);
 void initDriver(py::module_ &m);
 void initCPU(py::module_ &m);
+void initLaunch(py::module_ &m);
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Kiln's C++ core: IR building, compilation and the CUDA runtime";
@@ -24,4 +25,6 @@ PYBIND11_MODULE(_C, m) {
   initDriver(driver);
   auto cpu = m.def_submodule("cpu", "The CPU backend: host JIT and launcher");
   initCPU(cpu);
+  auto launch = m.def_submodule("launch", "kernel[grid](...): the native launch path");
+  initLaunch(launch);
 }

@@ -53,6 +53,7 @@ import textwrap
 import threading
 from typing import Any, Callable, Iterable, Optional, TypeVar, Union, overload
 
+from kiln import _C
 from kiln import backends as _registry
 from kiln.backends.base import Backend, LoadedKernel
 from kiln.compiler.specialization import Specialization
@@ -67,6 +68,9 @@ from kiln.runtime.jit_keys import (_SPECIALIZED, _PLAIN, _CONSTEXPR, _is_constex
 from kiln.runtime.jit_arguments import (JitFunctionInfo, _full_name, serialize_specialization_data, _DeviceCaches,
                                         _DeviceRoutes, _EMPTY, _FlatKernel, _array_leaves, _flattening_launch,
                                         _CompilePlan, ArgumentDescriber)
+
+_native_launch = _C.launch
+_native_launch.configure(*_settings.native_launch_environment())
 
 __all__ = ["JITFunction", "KernelInterface", "LoadedKernel", "MockTensor", "TensorWrapper", "jit", "reinterpret",
            "type_canonicalisation_dict"]
@@ -179,6 +183,11 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         # Parameters named like a launch option, by position (see run).
         self._option_params = {name: position for position, name in enumerate(self.arg_names)
                                if name in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
+        # kernel[grid](*args) computes its key and finds its route in C++
+        # (kiln._C.launch) for kernels whose keys it can compute exactly as
+        # run does: which parameters are constexprs; None turns it off.
+        self._native_mask = (None if self.do_not_specialize or self._option_params or self.annotated_types
+                             else tuple(name in self.constexpr_names for name in self.arg_names))
         # Positions and names of the parameters a compiled kernel takes (the
         # backends' loaders read them).
         self.runtime_positions = tuple(i for i, name in enumerate(self.arg_names)
@@ -235,8 +244,33 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
                            f"{self.__name__}[grid](...), or call it from inside another kernel")
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
-        """``kernel[grid]``: a launcher taking the kernel's arguments."""
-        return functools.partial(self.run, grid=grid)
+        """``kernel[grid]``: a launcher taking the kernel's arguments (its
+        calls with positional arguments take the native launch path)."""
+        return _native_launch.grid_launcher(self, grid, self._native_mask)
+
+    def _register_fast_route(self, native_key: tuple, bound: tuple) -> None:
+        """Called by the native launch path after ``run`` launched ``bound``
+        (positional arguments, default options): makes ``native_key`` (its
+        own spelling of the launch's key) lead straight to the loaded
+        kernel, when the route qualifies: one loaded kernel whatever the
+        current device (not a key routed by device), and a launch that
+        reports nothing after running (not checked mode); a key that does
+        not qualify is marked so (False)."""
+        key = (None, _settings.environment(), 4, 3, (None, None, None),
+               tuple([table[value.__class__](value) for table, value in zip(self._key_tables, bound)]))
+        try:
+            route = self._routes.get(key)
+        except TypeError:
+            return
+        if route is None:
+            return
+        if route.__class__ is _DeviceRoutes or route.kernel.metadata.get("checked"):
+            # Such keys never qualify: the native path sends them to run
+            # without asking again.
+            self._routes[native_key] = False
+            return
+        threads = _settings.parse_threads(_settings.threads_setting(), _settings.THREADS_ENV)
+        self._routes[native_key] = (route, threads)
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
@@ -640,6 +674,11 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
             self._routes.pop(key, None)
         elif route.__class__ is _DeviceRoutes and route.get(device) is loaded:
             route.pop(device, None)
+        # The native path's keys for it (list(): one step, safe while other
+        # threads add routes).
+        for native_key, native in list(self._routes.items()):
+            if native.__class__ is tuple and native[0] is loaded:
+                self._routes.pop(native_key, None)
         for compile_key in [k for k, compiled in self._compiled.items() if compiled is loaded.kernel]:
             self._compiled.pop(compile_key, None)
 

@@ -360,3 +360,14 @@ def user_stacklevel() -> int:
         frame = frame.f_back
         level += 1
     return level
+
+
+def native_launch_environment() -> tuple[Optional[dict], tuple]:
+    """What the native launch path (``kiln._C.launch``) reads on every call:
+    os.environ's data dict and the keys of the variables a launch depends on
+    (those of :func:`environment`, then ``KILN_CPU_THREADS``); (None, ())
+    where that dict is not available, which turns the native path off."""
+    if os.name != "posix" or not isinstance(_ENV_DATA, dict):
+        return None, ()
+    return _ENV_DATA, (_BACKEND_KEY, _CHECKED_KEY, _DEBUG_KEY, _ALL_CHECKED_KEY, _CPU_TARGET_KEY, _FP_FUSION_KEY,
+                       _THREADS_KEY)

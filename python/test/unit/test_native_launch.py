@@ -1,0 +1,153 @@
+"""kernel[grid](*args) through the native launch path (kiln._C.launch).
+
+The path must launch exactly what JITFunction.run would: the same loaded
+kernel for every specialization its key covers, a new compile where run's
+key differs (an int's 1 / divisible-by-16 class, a tensor's alignment or
+dtype, a constexpr value, the environment), and run itself for whatever it
+does not cover. Checked on the CPU backend, whose launches are real.
+"""
+
+import pytest
+import torch
+
+import kiln
+import kiln.language as kl
+from kiln.runtime import jit as jit_module
+
+
+@kiln.jit
+def axpy(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: kl.constexpr):
+    offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+    mask = offs < n
+    kl.store(out_ptr + offs, alpha * kl.load(x_ptr + offs, mask=mask) + kl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@kiln.jit(do_not_specialize=["n"])
+def axpy_plain(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: kl.constexpr):
+    offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+    mask = offs < n
+    kl.store(out_ptr + offs, alpha * kl.load(x_ptr + offs, mask=mask) + kl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch):
+    for kernel in (axpy, axpy_plain):
+        monkeypatch.setattr(kernel, "_routes", {})
+        monkeypatch.setattr(kernel, "_compiled", {})
+        monkeypatch.setattr(kernel, "cache", {})
+    for name in ("KILN_BACKEND", "KILN_CHECKED", "KILN_CPU_CHECKED", "KILN_DEBUG"):
+        monkeypatch.delenv(name, raising=False)
+
+
+class Runs:
+    """Counts the launches that went through JITFunction.run."""
+
+    def __init__(self, monkeypatch):
+        self.count = 0
+        original = jit_module.JITFunction.run
+
+        def counted(kernel, *args, **kwargs):
+            self.count += 1
+            return original(kernel, *args, **kwargs)
+
+        monkeypatch.setattr(jit_module.JITFunction, "run", counted)
+
+
+def operands(n, seed, dtype=torch.float32, offset=0):
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(n + offset, generator=generator).to(dtype)[offset:]
+    y = torch.randn(n, generator=generator).to(dtype)
+    return x, y, torch.full((n,), float("nan"), dtype=dtype)
+
+
+def check(kernel, n, alpha, seed, block=128, **kwargs):
+    x, y, out = operands(n, seed, **kwargs)
+    compiled = kernel[(kiln.cdiv(n, block),)](x, y, out, n, alpha, block)
+    expected = (alpha * x.double() + y.double()).to(out.dtype)
+    torch.testing.assert_close(out, expected, rtol=1e-6, atol=1e-6)
+    return compiled
+
+
+def test_repeated_launches_skip_run_and_reuse_the_kernel(monkeypatch):
+    runs = Runs(monkeypatch)
+    first = check(axpy, 1000, 0.5, seed=1)
+    assert runs.count == 1
+    for seed in range(2, 6):
+        assert check(axpy, 1000, -1.5, seed=seed) is first  # same key: native hits
+    assert runs.count == 1
+
+
+@pytest.mark.parametrize("change", ["n equal to 1", "n divisible by 16", "n beyond i32", "misaligned x", "fp64",
+                                    "another BLOCK", "alpha an int", "environment"])
+def test_what_changes_run_s_key_compiles_again(change, monkeypatch):
+    runs = Runs(monkeypatch)
+    base = check(axpy, 1000, 0.5, seed=1)
+    assert runs.count == 1
+    n, alpha, block, options = 1000, 0.5, 128, {}
+    if change == "n equal to 1":
+        n = 1
+    elif change == "n divisible by 16":
+        n = 1008
+    elif change == "misaligned x":
+        options = {"offset": 1}
+    elif change == "fp64":
+        options = {"dtype": torch.float64}
+    elif change == "another BLOCK":
+        block = 256
+    elif change == "alpha an int":
+        alpha = 2
+    elif change == "environment":
+        monkeypatch.setenv("KILN_CPU_CHECKED", "1")
+    if change == "n beyond i32":
+        x, y, out = operands(16, seed=2)
+        other = axpy[(1,)](x, y, out, 2**40, 1.0, 16)  # n only bounds the mask here
+        torch.testing.assert_close(out, x + y)
+    else:
+        other = check(axpy, n, alpha, seed=2, block=block, **options)
+    assert other is not base and runs.count == 2
+    # And that specialization is a native hit from then on.
+    if change != "n beyond i32":
+        check(axpy, n, alpha, seed=3, block=block, **options)
+        assert runs.count == (2 if change != "environment" else 3)  # checked launches always take run
+
+
+def test_calls_it_does_not_cover_take_run(monkeypatch):
+    runs = Runs(monkeypatch)
+    x, y, out = operands(100, seed=4)
+    axpy[(1,)](x, y, out, 100, 1.0, BLOCK=128)  # a keyword argument
+    axpy[lambda meta: (1,)](x, y, out, 100, 1.0, 128)  # a grid callable
+    axpy[(1,)](x.numpy(), y.numpy(), out.numpy(), 100, 1.0, 128)  # numpy arrays
+    check(axpy_plain, 100, 1.0, seed=5)  # do_not_specialize
+    check(axpy_plain, 100, 1.0, seed=6)
+    assert runs.count == 5
+
+
+def test_an_evicted_kernel_is_not_launched_natively(monkeypatch):
+    """The CPU backend's code cache evicts kernels; the native route to an
+    evicted kernel goes with it, and the next launch compiles again."""
+    runs = Runs(monkeypatch)
+    first = check(axpy, 500, 2.0, seed=7)
+    routes = [value for value in axpy._routes.values() if value.__class__ is tuple]
+    assert len(routes) == 1
+    loaded = routes[0][0]
+    key = next(key for key, value in axpy._routes.items() if value is loaded)
+    axpy._forget(key, "cpu", loaded)
+    assert not any(value.__class__ is tuple for value in axpy._routes.values())
+    second = check(axpy, 500, 2.0, seed=8)
+    assert runs.count == 2 and second is not first
+
+
+def test_grid_errors_name_the_kernel():
+    x, y, out = operands(100, seed=9)
+    check(axpy, 100, 1.0, seed=9)
+    with pytest.raises(ValueError, match=r"^kernel axpy: grid "):
+        axpy[(-1,)](x, y, out, 100, 1.0, 128)
+
+
+def test_errors_of_the_arguments_are_run_s():
+    x, y, out = operands(100, seed=10)
+    check(axpy, 100, 1.0, seed=10)
+    with pytest.raises(TypeError, match="takes 6 arguments but 7 were given"):
+        axpy[(1,)](x, y, out, 100, 1.0, 128, 5)
+    with pytest.raises(TypeError, match="missing required argument"):
+        axpy[(1,)](x, y, out, 100, 1.0)
