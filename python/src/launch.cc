@@ -52,6 +52,7 @@ struct Config {
   PyObject *getDeviceName = nullptr;
   PyObject *nameName = nullptr;
   PyObject *gridPrefix = nullptr; // "grid "
+  PyObject *torchName = nullptr;
   PyObject *one = nullptr;
   PyTypeObject *tensorType = nullptr; // torch.Tensor, once torch is imported
 } config;
@@ -150,9 +151,7 @@ long intCode(PyObject *value) {
 /// imports torch for this).
 PyTypeObject *tensorType() {
   if (!config.tensorType) {
-    PyObject *name = PyUnicode_InternFromString("torch");
-    PyObject *torch = name ? PyImport_GetModule(name) : nullptr;
-    Py_XDECREF(name);
+    PyObject *torch = PyImport_GetModule(config.torchName);
     if (torch) {
       PyObject *tensor = PyObject_GetAttrString(torch, "Tensor");
       Py_DECREF(torch);
@@ -328,7 +327,7 @@ PyObject *launcherCall(PyObject *self, PyObject *const *args, size_t nargsf, PyO
     }
     PyObject *callArgs[3] = {launcher->function, key, bound};
     PyObject *registered = PyObject_VectorcallMethod(config.registerName, callArgs,
-                                                     3 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+                                                     3, nullptr);
     Py_DECREF(bound);
     if (!registered) {
       Py_DECREF(result);
@@ -425,6 +424,7 @@ void initLaunch(py::module_ &m) {
   config.getDeviceName = PyUnicode_InternFromString("get_device");
   config.nameName = PyUnicode_InternFromString("__name__");
   config.gridPrefix = PyUnicode_InternFromString("grid ");
+  config.torchName = PyUnicode_InternFromString("torch");
   config.one = PyLong_FromLong(1);
   PyObject *make = PyCFunction_NewEx(&makeDefinition, nullptr, nullptr);
   m.attr("grid_launcher") = py::reinterpret_steal<py::object>(make);
