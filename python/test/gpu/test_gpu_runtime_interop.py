@@ -125,15 +125,21 @@ def test_cupy_arrays():
     x, y = rng.standard_normal(n, dtype=cupy.float32), rng.standard_normal(n, dtype=cupy.float32)
     out = cupy.full(n, cupy.nan, dtype=cupy.float32)
     stream = cupy.cuda.Stream(non_blocking=True)
-    with stream:  # the producer writes on its own stream; the launch must wait for it
+    with stream:
+        # The producer writes on its own stream and names it in the arrays'
+        # interface (CuPy exports its current stream): the launch, on torch's
+        # stream, must wait for that write.
         x *= 2
-    axpy_kernel[grid(n)](x, y, out, n, 0.25, BLOCK=256)
+        axpy_kernel[grid(n)](x, y, out, n, 0.25, BLOCK=256)
     torch.cuda.synchronize()
     expected = 0.25 * cupy.asnumpy(x).astype("float64") + cupy.asnumpy(y).astype("float64")
     assert abs(cupy.asnumpy(out) - expected).max() < 1e-5
 
 
 def test_jax_arrays():
+    # JAX would otherwise take most of the GPU's memory at its first use,
+    # from every test process.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     jax = pytest.importorskip("jax")
     jnp = pytest.importorskip("jax.numpy")
     gpus = [device for device in jax.devices() if device.platform == "gpu"]
