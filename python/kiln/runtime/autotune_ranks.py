@@ -76,16 +76,8 @@ def rank_timeout() -> float:
     Raises:
         ValueError: when the variable is not a positive number.
     """
-    text = os.environ.get(TIMEOUT_ENV)
-    if not text or not text.strip():
-        return DEFAULT_TIMEOUT
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        raise ValueError(f"{TIMEOUT_ENV}={text!r} is not a positive number of seconds")
-    return value
+    return _settings.seconds_setting(TIMEOUT_ENV, DEFAULT_TIMEOUT, allow_zero=False,
+                                     complaint="is not a positive number of seconds")
 
 
 def current_group() -> Optional[RankGroup]:

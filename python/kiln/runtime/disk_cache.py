@@ -56,7 +56,7 @@ from kiln.compiler.frontend import global_scope, is_kernel_source
 from kiln.compiler.specialization import Specialization
 from kiln.language.compile_time import is_constexpr_function
 from kiln.language.core import constexpr, dtype
-from kiln.runtime.launch_settings import parse_flag
+from kiln.runtime.launch_settings import parse_flag, seconds_setting
 
 __all__ = ["CACHE_DIR_ENV", "DEFAULT_LOCK_TIMEOUT", "DEFAULT_MAX_SIZE", "DISABLE_ENV", "LOCK_TIMEOUT_ENV",
            "MAX_SIZE_ENV", "CacheKey", "build_identity", "cache_dir", "configured_cache_dir", "default_cache_dir",
@@ -107,7 +107,7 @@ def cache_dir() -> Optional[str]:
     """
     if parse_flag(os.environ.get(DISABLE_ENV), DISABLE_ENV):
         return None
-    return os.environ.get(CACHE_DIR_ENV) or default_cache_dir()
+    return configured_cache_dir()
 
 
 def default_cache_dir() -> str:
@@ -170,17 +170,9 @@ def lock_timeout() -> float:
     Raises:
         ValueError: when the variable is not a non-negative number.
     """
-    text = os.environ.get(LOCK_TIMEOUT_ENV)
-    if not text or not text.strip():
-        return DEFAULT_LOCK_TIMEOUT
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0 or value == float("inf"):
-        raise ValueError(f"{LOCK_TIMEOUT_ENV}={text!r} is not a number of seconds; use a number such as 60 "
-                         f"(0: compile without waiting for other processes)")
-    return value
+    return seconds_setting(LOCK_TIMEOUT_ENV, DEFAULT_LOCK_TIMEOUT, allow_zero=True,
+                           complaint="is not a number of seconds; use a number such as 60 (0: compile without "
+                                     "waiting for other processes)")
 
 
 @functools.lru_cache(maxsize=1)

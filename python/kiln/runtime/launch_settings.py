@@ -349,6 +349,26 @@ def choose(kernel_name: str, names: Iterable[str], values: Iterable[Any], forced
     return CUDA if _registry.get_backend(CUDA).is_available() else CPU
 
 
+def seconds_setting(name: str, default: float, allow_zero: bool, complaint: str) -> float:
+    """A duration in seconds from the environment variable ``name``:
+    ``default`` when unset or empty, else a finite number, positive (or 0
+    when ``allow_zero``).
+
+    Raises:
+        ValueError: ``"{name}={text!r} {complaint}"`` for anything else.
+    """
+    text = os.environ.get(name)
+    if not text or not text.strip():
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (value >= 0 if allow_zero else value > 0) or value == float("inf"):
+        raise ValueError(f"{name}={text!r} {complaint}")
+    return value
+
+
 def user_stacklevel() -> int:
     """The ``warnings.warn`` stacklevel of the first caller outside the kiln
     package: a warning about a launch names the user's launch line, however
