@@ -476,7 +476,8 @@ class Autotuner(_KernelWrapper):
                 return "rank 0"
             if choice is not None:
                 warnings.warn(f"kiln.autotune: kernel {self.__name__}: rank 0 chose {{{choice}}}, which is not "
-                              f"among this rank's configs; tuning this key on this rank", stacklevel=_settings.user_stacklevel())
+                              f"among this rank's configs; tuning this key on this rank",
+                              stacklevel=_settings.user_stacklevel())
         try:
             from_disk = self._tune_here(key, configs, args, kwargs, named)
         except AutotunerError:

@@ -248,6 +248,14 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         calls with positional arguments take the native launch path)."""
         return _native_launch.grid_launcher(self, grid, self._native_mask)
 
+    def _launch_key(self, bound: tuple, backend: Optional[str], num_warps: int, num_stages: int,
+                    compile_options: tuple) -> tuple:
+        """The key of a launch in ``_routes``: the options, the environment
+        variables that change a compile, and one piece per argument from its
+        parameter's table (jit_keys.py)."""
+        return (backend, _settings.environment(), num_warps, num_stages, compile_options,
+                tuple([table[value.__class__](value) for table, value in zip(self._key_tables, bound)]))
+
     def _register_fast_route(self, native_key: tuple, bound: tuple) -> None:
         """Called by the native launch path after ``run`` launched ``bound``
         (positional arguments, default options): makes ``native_key`` (its
@@ -256,8 +264,7 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         current device (not a key routed by device), and a launch that
         reports nothing after running (not checked mode); a key that does
         not qualify is marked so (False)."""
-        key = (None, _settings.environment(), 4, 3, (None, None, None),
-               tuple([table[value.__class__](value) for table, value in zip(self._key_tables, bound)]))
+        key = self._launch_key(bound, None, 4, 3, (None, None, None))
         try:
             route = self._routes.get(key)
         except TypeError:
@@ -352,8 +359,7 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
             num_stages = 3
         bound = args if not kwargs and len(args) == self._num_params else self._bind(args, kwargs)
         compile_options = (maxnreg, enable_fp_fusion, enable_reflect_ftz)
-        key = (backend, _settings.environment(), num_warps, num_stages, compile_options,
-               tuple([table[value.__class__](value) for table, value in zip(self._key_tables, bound)]))
+        key = self._launch_key(bound, backend, num_warps, num_stages, compile_options)
         # A new key or an unhashable constexpr take the miss path, which
         # validates and explains.
         try:
@@ -455,7 +461,8 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         return compiled
 
     def _miss(self, bound: tuple, key: tuple, backend_option: Any, num_warps: int, num_stages: int,
-              compile_options: tuple, warmup: bool = False, allow_async: bool = True) -> Union[LoadedKernel, _async_compile.FutureKernel, None]:
+              compile_options: tuple, warmup: bool = False,
+              allow_async: bool = True) -> Union[LoadedKernel, _async_compile.FutureKernel, None]:
         """The kernel for a key the hot path did not find, loaded by the
         first thread to get here; the others wait for it and find it.
 
