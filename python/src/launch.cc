@@ -233,17 +233,26 @@ PyObject *launchKey(GridLauncher *launcher, PyObject *const *args) {
   return key;
 }
 
+/// A tuple of the `count` arguments at `args` (what the launchers take as
+/// the bound arguments), or null with an error set.
+PyObject *tupleOf(PyObject *const *args, Py_ssize_t count) {
+  PyObject *tuple = PyTuple_New(count);
+  if (!tuple)
+    return nullptr;
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(tuple, i, args[i]);
+  }
+  return tuple;
+}
+
 /// Launches a registered route: (loaded kernel, CPU threads).
 PyObject *launchRoute(GridLauncher *launcher, PyObject *route, PyObject *const *args) {
   PyObject *loaded = PyTuple_GET_ITEM(route, 0);
   PyObject *threads = PyTuple_GET_ITEM(route, 1);
-  PyObject *bound = PyTuple_New(launcher->numParams);
+  PyObject *bound = tupleOf(args, launcher->numParams);
   if (!bound)
     return nullptr;
-  for (Py_ssize_t i = 0; i < launcher->numParams; ++i) {
-    Py_INCREF(args[i]);
-    PyTuple_SET_ITEM(bound, i, args[i]);
-  }
   PyObject *launch = PyObject_GetAttr(loaded, config.launchName);
   if (!launch) {
     Py_DECREF(bound);
@@ -320,15 +329,11 @@ PyObject *launcherCall(PyObject *self, PyObject *const *args, size_t nargsf, PyO
   }
   PyObject *result = runSlowly(launcher, args, nargsf, kwnames);
   if (result) {
-    PyObject *bound = PyTuple_New(nargs);
-    for (Py_ssize_t i = 0; i < nargs; ++i) {
-      Py_INCREF(args[i]);
-      PyTuple_SET_ITEM(bound, i, args[i]);
-    }
+    PyObject *bound = tupleOf(args, nargs);
     PyObject *callArgs[3] = {launcher->function, key, bound};
-    PyObject *registered = PyObject_VectorcallMethod(config.registerName, callArgs,
-                                                     3, nullptr);
-    Py_DECREF(bound);
+    PyObject *registered =
+        bound ? PyObject_VectorcallMethod(config.registerName, callArgs, 3, nullptr) : nullptr;
+    Py_XDECREF(bound);
     if (!registered) {
       Py_DECREF(result);
       result = nullptr;
