@@ -60,10 +60,10 @@ class AOTResult:
 _SCALAR_C_TYPES = {"i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
                    "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t",
                    "fp32": "float", "fp64": "double"}
-_POINTER_C_TYPES = {"i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
-                    "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t",
-                    "fp16": "uint16_t", "bf16": "uint16_t", "fp32": "float", "fp64": "double",
-                    "fp8e4nv": "uint8_t", "fp8e5": "uint8_t", "i1": "int8_t"}
+# Pointers reach every element type: those without a C type of their own
+# point to bytes of their size.
+_POINTER_C_TYPES = {**_SCALAR_C_TYPES, "fp16": "uint16_t", "bf16": "uint16_t", "fp8e4nv": "uint8_t",
+                    "fp8e5": "uint8_t", "i1": "int8_t"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -152,10 +152,11 @@ def compile_ahead_of_time(path: str, kernel_name: str, signature: str, constexpr
     if unknown:
         raise AOTError(f"--constexpr {', '.join(unknown)}: not constexpr parameters of {kernel_name} (they are: "
                        f"{', '.join(sorted(kernel.constexpr_names)) or 'none'})")
-    missing = sorted(set(kernel.constexpr_names) - set(values) - set(_defaults(kernel)))
+    defaults = {name: value for name, value in kernel._defaults.items() if name in kernel.constexpr_names}
+    missing = sorted(set(kernel.constexpr_names) - set(values) - set(defaults))
     if missing:
         raise AOTError(f"--constexpr needs a value for {', '.join(missing)}")
-    values = {**_defaults(kernel), **values}
+    values = {**defaults, **values}
     cpu_spec = None
     if target == "cpu" or target.startswith("cpu:"):
         cpu_spec = target[4:] or "host"
@@ -181,15 +182,6 @@ def compile_ahead_of_time(path: str, kernel_name: str, signature: str, constexpr
                                 attrs=attrs)
         files = _write_gpu(compiled, runtime, types, name, num_warps, out_dir)
     return AOTResult(name, files)
-
-
-def _defaults(kernel: Any) -> dict[str, Any]:
-    """Default values of the kernel's constexpr parameters."""
-    import inspect
-
-    signature = inspect.signature(kernel.fn)
-    return {p.name: p.default for p in signature.parameters.values()
-            if p.name in kernel.constexpr_names and p.default is not inspect.Parameter.empty}
 
 
 def _c_parameters(runtime: Sequence[str], types: Mapping[str, str], pointer: str) -> list[str]:
