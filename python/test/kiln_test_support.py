@@ -1,4 +1,6 @@
-"""Helpers shared by the test folders' conftest files."""
+"""Helpers shared by the test folders (their conftest files and tests)."""
+
+import inspect
 
 
 def cuda_skip_reason():
@@ -16,3 +18,23 @@ def cuda_skip_reason():
     if not driver.is_available():
         return f"kiln's CUDA driver is unavailable: {driver.unavailable_reason()}"
     return None
+
+
+def assert_located_error(build_ir, kernel, signature, constexprs, text, *fragments):
+    """Builds ``kernel``'s IR (``build_ir``, the unit tests' fixture) and
+    checks that it fails with a CompilationError located at the first line
+    of the kernel's body holding ``text``, in the kernel's source file, and
+    whose message holds each of ``fragments``."""
+    import pytest
+
+    from kiln.errors import CompilationError
+
+    with pytest.raises(CompilationError) as info:
+        build_ir(kernel, signature, constexprs)
+    error = info.value
+    fn = getattr(kernel, "fn", kernel)
+    lines, first = inspect.getsourcelines(fn)
+    line = next(first + i for i, source in enumerate(lines) if text in source and i > 0)
+    assert (error.filename, error.lineno) == (inspect.getsourcefile(fn), line), str(error)
+    for fragment in fragments:
+        assert fragment in str(error), str(error)

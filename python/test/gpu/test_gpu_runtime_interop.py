@@ -195,7 +195,8 @@ AOT_MAIN = textwrap.dedent("""
     #include <stdlib.h>
     #include "scale_add.h"
 
-    #define CHECK(call) do { CUresult r = (call); if (r != CUDA_SUCCESS) { printf("%s: %d\\n", #call, r); return 1; } } while (0)
+    #define CHECK(call) \\
+      do { CUresult r = (call); if (r != CUDA_SUCCESS) { printf("%s: %d\\n", #call, r); return 1; } } while (0)
 
     int main(void) {
       int n = 10000;

@@ -629,8 +629,10 @@ def test_print_autotuning_says_why_configs_were_pruned(monkeypatch, capsys):
     assert "pruned before benchmarking:\n" in text
     assert "   BLOCK: 32, num_warps: 4, num_stages: 3: left out by early_config_prune\n" in text
     # 1/BLOCK ranks 512 and 256 first: 128 is third of four, 64 fourth.
-    assert "   BLOCK: 128, num_warps: 4, num_stages: 3: perf_model estimate 0.007812 ranks 3 of 4, outside top_k=2" in text
-    assert "   BLOCK: 64, num_warps: 4, num_stages: 3: perf_model estimate 0.01562 ranks 4 of 4, outside top_k=2" in text
+    assert ("   BLOCK: 128, num_warps: 4, num_stages: 3: perf_model estimate 0.007812 ranks 3 of 4, "
+            "outside top_k=2") in text
+    assert ("   BLOCK: 64, num_warps: 4, num_stages: 3: perf_model estimate 0.01562 ranks 4 of 4, "
+            "outside top_k=2") in text
     assert set(tuned.configs_timings) == {configs[3], configs[4]}
 
 

@@ -3,23 +3,11 @@ kl.range's hints; each error at its source line."""
 
 from __future__ import annotations
 
-import inspect
-
 import pytest
 
 import kiln.language as kl
 from kiln.errors import CompilationError
-
-
-def located_error(build_ir, kernel, signature, text: str, *fragments: str) -> None:
-    with pytest.raises(CompilationError) as info:
-        build_ir(kernel, signature, {})
-    err = info.value
-    lines, first = inspect.getsourcelines(getattr(kernel, "fn", kernel))
-    line = next(first + i for i, s in enumerate(lines) if text in s and i > 0)
-    assert (err.filename, err.lineno) == (__file__, line), str(err)
-    for fragment in fragments:
-        assert fragment in str(err), str(err)
+from kiln_test_support import assert_located_error
 
 
 def test_rounding_needs_a_narrowing_float_cast(jit, build_ir):
@@ -27,8 +15,8 @@ def test_rounding_needs_a_narrowing_float_cast(jit, build_ir):
     def kernel(p, x):
         kl.store(p, x.to(kl.float64, fp_downcast_rounding="rtz"))
 
-    located_error(build_ir, kernel, {"p": "*fp64", "x": "fp32"}, 'fp_downcast_rounding="rtz"',
-                  "only for conversions to a narrower float type", "fp32 to kl.float64")
+    assert_located_error(build_ir, kernel, {"p": "*fp64", "x": "fp32"}, {}, 'fp_downcast_rounding="rtz"',
+                         "only for conversions to a narrower float type", "fp32 to kl.float64")
 
 
 def test_unknown_rounding(jit, build_ir):
@@ -36,8 +24,8 @@ def test_unknown_rounding(jit, build_ir):
     def kernel(p, x):
         kl.store(p, kl.cast(x, kl.float16, fp_downcast_rounding="up"))
 
-    located_error(build_ir, kernel, {"p": "*fp16", "x": "fp32"}, 'fp_downcast_rounding="up"',
-                  "must be 'rtne' or 'rtz', got 'up'")
+    assert_located_error(build_ir, kernel, {"p": "*fp16", "x": "fp32"}, {}, 'fp_downcast_rounding="up"',
+                         "must be 'rtne' or 'rtz', got 'up'")
 
 
 def test_rtz_is_a_select_on_the_nearest(jit, build_ir):
@@ -54,7 +42,8 @@ def test_zeros_like_of_a_pointer(jit, build_ir):
     def kernel(p):
         kl.store(p, kl.zeros_like(p))
 
-    located_error(build_ir, kernel, {"p": "*fp32"}, "kl.zeros_like(p)", "zeros_like needs a block of numbers")
+    assert_located_error(build_ir, kernel, {"p": "*fp32"}, {}, "kl.zeros_like(p)",
+                         "zeros_like needs a block of numbers")
 
 
 def test_dtype_methods_and_static_assert(jit, build_ir):
@@ -64,8 +53,8 @@ def test_dtype_methods_and_static_assert(jit, build_ir):
         kl.static_assert(p.dtype.is_ptr() and p.dtype.element_ty.is_int(), "p must point to integers")
 
     build_ir(kernel, {"p": "*i32", "x": "fp32"})
-    located_error(build_ir, kernel, {"p": "*fp32", "x": "fp32"}, "p must point to integers",
-                  "static_assert failed: p must point to integers")
+    assert_located_error(build_ir, kernel, {"p": "*fp32", "x": "fp32"}, {}, "p must point to integers",
+                         "static_assert failed: p must point to integers")
 
 
 def test_shape_is_a_tuple(jit, build_ir):
@@ -129,8 +118,8 @@ def test_where_between_a_pointer_and_a_number(jit, build_ir):
     def kernel(x_ptr):
         p = kl.where(kl.arange(0, 16) < 4, x_ptr, 0)
 
-    located_error(build_ir, kernel, {"x_ptr": "*fp32"}, "kl.where(",
-                  "where cannot choose between a pointer and a non-pointer, got pointer<fp32> and int")
+    assert_located_error(build_ir, kernel, {"x_ptr": "*fp32"}, {}, "kl.where(",
+                         "where cannot choose between a pointer and a non-pointer, got pointer<fp32> and int")
 
 
 def test_where_between_pointers_of_two_types(jit, build_ir):
@@ -138,8 +127,8 @@ def test_where_between_pointers_of_two_types(jit, build_ir):
     def kernel(x_ptr, y_ptr):
         p = kl.where(kl.arange(0, 16) < 4, x_ptr, y_ptr)
 
-    located_error(build_ir, kernel, {"x_ptr": "*fp32", "y_ptr": "*i32"}, "kl.where(",
-                  "where needs pointers of one type")
+    assert_located_error(build_ir, kernel, {"x_ptr": "*fp32", "y_ptr": "*i32"}, {}, "kl.where(",
+                         "where needs pointers of one type")
 
 
 def test_where_between_pointers_compiles_for_the_gpu():

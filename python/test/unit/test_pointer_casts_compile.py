@@ -6,24 +6,10 @@ CompilationError at its source line."""
 
 from __future__ import annotations
 
-import inspect
 import re
 
-import pytest
-
 import kiln.language as kl
-from kiln.errors import CompilationError
-
-
-def located_error(build_ir, kernel, signature, text: str, *fragments: str) -> None:
-    with pytest.raises(CompilationError) as info:
-        build_ir(kernel, signature, {"BLOCK": 16})
-    err = info.value
-    lines, first = inspect.getsourcelines(getattr(kernel, "fn", kernel))
-    line = next(first + i for i, s in enumerate(lines) if text in s and i > 0)
-    assert (err.filename, err.lineno) == (__file__, line), str(err)
-    for fragment in fragments:
-        assert fragment in str(err), str(err)
+from kiln_test_support import assert_located_error
 
 
 def test_pointer_to_pointer_is_one_bitcast(jit, build_ir):
@@ -84,8 +70,8 @@ def test_float_to_pointer_is_located(jit, build_ir):
         p = f.to(kl.pointer_type(kl.float32))
         kl.store(p, f)
 
-    located_error(build_ir, kernel, {"out": "*fp32", "f": "fp32"}, "f.to(kl.pointer_type",
-                  "cannot cast fp32 to pointer<fp32>", "only a 64-bit integer")
+    assert_located_error(build_ir, kernel, {"out": "*fp32", "f": "fp32"}, {"BLOCK": 16}, "f.to(kl.pointer_type",
+                         "cannot cast fp32 to pointer<fp32>", "only a 64-bit integer")
 
 
 def test_pointer_to_float_is_located(jit, build_ir):
@@ -93,8 +79,8 @@ def test_pointer_to_float_is_located(jit, build_ir):
     def kernel(out, BLOCK: kl.constexpr):
         kl.store(out, kl.cast(out, kl.float32))
 
-    located_error(build_ir, kernel, {"out": "*fp32"}, "kl.cast(out, kl.float32)",
-                  "cannot cast pointer<fp32> to fp32", "an integer type or another pointer type")
+    assert_located_error(build_ir, kernel, {"out": "*fp32"}, {"BLOCK": 16}, "kl.cast(out, kl.float32)",
+                         "cannot cast pointer<fp32> to fp32", "an integer type or another pointer type")
 
 
 def test_narrow_integer_to_pointer_is_located(jit, build_ir):
@@ -103,8 +89,8 @@ def test_narrow_integer_to_pointer_is_located(jit, build_ir):
         offs = kl.arange(0, BLOCK)
         kl.store(offs.to(kl.pointer_type(kl.int32)), offs)
 
-    located_error(build_ir, kernel, {"out": "*fp32"}, "offs.to(kl.pointer_type",
-                  "cannot cast int32 to pointer<int32>", "only a 64-bit integer")
+    assert_located_error(build_ir, kernel, {"out": "*fp32"}, {"BLOCK": 16}, "offs.to(kl.pointer_type",
+                         "cannot cast int32 to pointer<int32>", "only a 64-bit integer")
 
 
 def test_bool_to_pointer_is_located(jit, build_ir):
@@ -113,8 +99,8 @@ def test_bool_to_pointer_is_located(jit, build_ir):
         flag = kl.arange(0, BLOCK) < 3
         kl.store(out, kl.load(flag.to(kl.pointer_type(kl.float32))))
 
-    located_error(build_ir, kernel, {"out": "*fp32"}, "flag.to(kl.pointer_type",
-                  "cannot cast int1 to pointer<fp32>")
+    assert_located_error(build_ir, kernel, {"out": "*fp32"}, {"BLOCK": 16}, "flag.to(kl.pointer_type",
+                         "cannot cast int1 to pointer<fp32>")
 
 
 def test_other_address_space_is_located(jit, build_ir):
@@ -123,8 +109,8 @@ def test_other_address_space_is_located(jit, build_ir):
         p = out.to(kl.pointer_type(kl.float32, 3))
         kl.store(p, 1.0)
 
-    located_error(build_ir, kernel, {"out": "*fp32"}, "out.to(kl.pointer_type",
-                  "different address spaces (1 and 3)")
+    assert_located_error(build_ir, kernel, {"out": "*fp32"}, {"BLOCK": 16}, "out.to(kl.pointer_type",
+                         "different address spaces (1 and 3)")
 
 
 def test_fp8_to_pointer_is_located(jit, build_ir):
@@ -133,5 +119,5 @@ def test_fp8_to_pointer_is_located(jit, build_ir):
         v = kl.load(x)
         kl.store(out, kl.load(v.to(kl.pointer_type(kl.float32))))
 
-    located_error(build_ir, kernel, {"out": "*fp32", "x": "*fp8e5"}, "v.to(kl.pointer_type",
-                  "cannot cast fp8e5 to pointer<fp32>")
+    assert_located_error(build_ir, kernel, {"out": "*fp32", "x": "*fp8e5"}, {"BLOCK": 16}, "v.to(kl.pointer_type",
+                         "cannot cast fp8e5 to pointer<fp32>")
