@@ -252,17 +252,26 @@ def forward_and_backward(attention: Callable, q: torch.Tensor, k: torch.Tensor, 
 
 # -- the plain kernel ------------------------------------------------------------
 
-def triton_twin(kernel: Any) -> Any:
+def triton_twin(kernel: Any, twins: Optional[dict] = None) -> Any:
     """The Python function of the Kiln kernel `kernel`, compiled by Triton:
     the same code object (Triton reads the same source text from the same
-    file), with the global `kl` bound to triton.language."""
+    file), with the global `kl` bound to triton.language and the Kiln
+    functions it calls bound to their own twins."""
+    twins = {} if twins is None else twins
+    if id(kernel) in twins:
+        return twins[id(kernel)]
     fn = kernel.fn
-    twin = types.FunctionType(fn.__code__, dict(fn.__globals__, kl=tl), fn.__name__, fn.__defaults__,
-                              fn.__closure__)
+    namespace = dict(fn.__globals__, kl=tl)
+    twin = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
     twin.__qualname__ = fn.__qualname__
     twin.__doc__ = fn.__doc__
     twin.__annotations__ = dict(fn.__annotations__)
-    return triton.jit(twin)
+    twins[id(kernel)] = compiled = triton.jit(twin)
+    for name in fn.__code__.co_names:
+        value = fn.__globals__.get(name)
+        if isinstance(value, kiln.JITFunction):
+            namespace[name] = triton_twin(value, twins)
+    return compiled
 
 
 def plain_kernels(kernel: Any = attention_kernels.attention_forward, suffix: str = "") -> dict[str, Any]:

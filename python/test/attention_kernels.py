@@ -95,16 +95,48 @@ def attention_forward(Q, K, V, Out, M, sm_scale, stride_z, stride_h, stride_tok,
 
 
 @kiln.jit
+def _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, lo, hi, offs_m, qk_scale, N_CTX,
+                               BLOCK_N: kl.constexpr, DIAGONAL: kl.constexpr, MASK_KEYS: kl.constexpr):
+    """The online softmax over the key blocks [lo, hi) of
+    `attention_forward_descriptors`, carrying the descriptors' row offset
+    as Triton's tutorial does. DIAGONAL: the blocks that straddle the
+    causal diagonal, which need the causal mask."""
+    offs_n = kl.arange(0, BLOCK_N)
+    offset_kv = row + lo
+    for start_n in range(lo, hi, BLOCK_N):
+        k = desc_k.load([offset_kv, 0]).T
+        qk = kl.dot(q, k)
+        if MASK_KEYS:
+            qk = kl.where((start_n + offs_n)[None, :] < N_CTX, qk, -float("inf"))
+        if DIAGONAL:
+            qk = kl.where(offs_m[:, None] >= start_n + offs_n[None, :], qk, -float("inf"))
+        m_ij = kl.maximum(m_i, kl.max(qk, 1) * qk_scale)
+        p = kl.exp2(qk * qk_scale - m_ij[:, None])
+        alpha = kl.exp2(m_i - m_ij)
+        l_ij = kl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = desc_v.load([offset_kv, 0])
+        acc = kl.dot(p.to(v.dtype), v, acc)
+        l_i = l_i * alpha + l_ij
+        m_i = m_ij
+        offset_kv += BLOCK_N
+    return acc, l_i, m_i
+
+
+@kiln.jit
 def attention_forward_descriptors(Q, K, V, Out, M, sm_scale, stride_z, stride_h, stride_tok, H, N_CTX,
                                   HEAD_DIM: kl.constexpr, BLOCK_M: kl.constexpr, BLOCK_N: kl.constexpr,
                                   CAUSAL: kl.constexpr, MASK_KEYS: kl.constexpr):
     """The forward of `attention_forward` written as Triton's tutorial
-    writes it, with tensor descriptors, K read as `desc_k.load().T`: Q, K
-    and V are either host descriptors of the [Z * H * N_CTX, HEAD_DIM]
-    arrays (N_CTX then a multiple of BLOCK_M and BLOCK_N: a block must not
-    cross into the next head), or pointers, from which the kernel makes one
-    [N_CTX, HEAD_DIM] descriptor per (batch, head) and operand, rows past
-    N_CTX reading as zero. The last dimension must be contiguous."""
+    writes it, with tensor descriptors, K read as `desc_k.load().T`, the
+    row offset carried by the loop, and, when causal, one loop over the
+    blocks below the diagonal (no causal mask) and one over the blocks on
+    it: Q, K and V are either host descriptors of the
+    [Z * H * N_CTX, HEAD_DIM] arrays (N_CTX then a multiple of BLOCK_M and
+    BLOCK_N: a block must not cross into the next head), or pointers, from
+    which the kernel makes one [N_CTX, HEAD_DIM] descriptor per (batch,
+    head) and operand, rows past N_CTX reading as zero. The last dimension
+    must be contiguous."""
     start_m = kl.program_id(0)
     off_hz = kl.program_id(1)
     offset = (off_hz // H).to(kl.int64) * stride_z + (off_hz % H).to(kl.int64) * stride_h
@@ -120,32 +152,23 @@ def attention_forward_descriptors(Q, K, V, Out, M, sm_scale, stride_z, stride_h,
                                            block_shape=[BLOCK_N, HEAD_DIM])
         row = 0
     offs_m = start_m * BLOCK_M + kl.arange(0, BLOCK_M)
-    offs_n = kl.arange(0, BLOCK_N)
     m_i = kl.zeros([BLOCK_M], dtype=kl.float32) - float("inf")
     l_i = kl.zeros([BLOCK_M], dtype=kl.float32) + 1.0
     acc = kl.zeros([BLOCK_M, HEAD_DIM], dtype=kl.float32)
     qk_scale = sm_scale * 1.44269504
     q = desc_q.load([row + start_m * BLOCK_M, 0])
     if CAUSAL:
-        hi = kl.minimum((start_m + 1) * BLOCK_M, N_CTX)
+        # Key blocks that end at or before the block's first row need no
+        # causal mask.
+        diagonal = start_m * BLOCK_M // BLOCK_N * BLOCK_N
+        acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, 0, diagonal,
+                                                   offs_m, qk_scale, N_CTX, BLOCK_N, False, MASK_KEYS)
+        acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, diagonal,
+                                                   kl.minimum((start_m + 1) * BLOCK_M, N_CTX), offs_m,
+                                                   qk_scale, N_CTX, BLOCK_N, True, MASK_KEYS)
     else:
-        hi = N_CTX
-    for start_n in range(0, hi, BLOCK_N):
-        k = desc_k.load([row + start_n, 0]).T
-        qk = kl.dot(q, k)
-        if MASK_KEYS:
-            qk = kl.where((start_n + offs_n)[None, :] < N_CTX, qk, -float("inf"))
-        if CAUSAL:
-            qk = kl.where(offs_m[:, None] >= start_n + offs_n[None, :], qk, -float("inf"))
-        m_ij = kl.maximum(m_i, kl.max(qk, 1) * qk_scale)
-        p = kl.exp2(qk * qk_scale - m_ij[:, None])
-        alpha = kl.exp2(m_i - m_ij)
-        l_ij = kl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        v = desc_v.load([row + start_n, 0])
-        acc = kl.dot(p.to(v.dtype), v, acc)
-        l_i = l_i * alpha + l_ij
-        m_i = m_ij
+        acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, 0, N_CTX, offs_m,
+                                                   qk_scale, N_CTX, BLOCK_N, False, MASK_KEYS)
     m_i += kl.log2(l_i)
     acc = acc / l_i[:, None]
     kl.store(M + off_hz * N_CTX + offs_m, m_i, mask=offs_m < N_CTX)

@@ -91,3 +91,46 @@ def test_sm90a_forward_with_descriptors_made_in_the_kernel(block_m, block_n, num
     assert re.search(r"kiln_gpu\.async_copy .*kMajor = true>, transposed\}", body)
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[%r\d+\], \[%rd\d+\], (\d+)", ptx))
     assert sizes == {"16"}
+
+
+def host_descriptor_signature(path):
+    """A host TensorDescriptor of a 2-D fp16 array, with its tensor map."""
+    return {path: "tensordesc", f"{path}[0]": "*fp16", f"{path}[1]": "tuple", f"{path}[1][0]": "i32",
+            f"{path}[1][1]": "i32", f"{path}[2]": "tuple", f"{path}[2][0]": "i32", f"{path}[2][1]": "i32",
+            f"{path}[3]": "tuple", f"{path}[5]": "nvTmaDesc"}
+
+
+@pytest.mark.parametrize("block_m,block_n,num_warps", [(128, 64, 8), (64, 64, 4)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sm90a_forward_with_host_descriptors(block_m, block_n, num_warps, causal):
+    """Tutorial 06's forward on Hopper when causal: host descriptors, the
+    loop carrying the rows it reads, and (causal) a second loop over the
+    diagonal blocks. The TMA unit copies K and V in every loop (the
+    descriptors' masked pointers, computed from the same carried offset,
+    run ahead with the coordinates), and Q, loaded once and read by both
+    loops, is copied into a slot of each loop instead of being stored from
+    registers every iteration."""
+    signature = {name: ty for name, ty in SIGNATURE.items() if name not in ("stride_d", "Q", "K", "V")}
+    constexprs = {"HEAD_DIM": 128, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": causal,
+                  "MASK_KEYS": False}
+    divisible = set(CONTIGUOUS.divisible_by_16) - {"Q", "K", "V"}
+    for path, rows in (("Q", block_m), ("K", block_n), ("V", block_n)):
+        signature.update(host_descriptor_signature(path))
+        constexprs.update({f"{path}[3][0]": rows, f"{path}[3][1]": 128, f"{path}[4]": "zero"})
+        divisible |= {f"{path}[0]", f"{path}[1][0]", f"{path}[1][1]", f"{path}[2][0]"}
+    attrs = Specialization(divisible_by_16=frozenset(divisible),
+                           equal_to_1=frozenset({"Q[2][1]", "K[2][1]", "V[2][1]"}))
+    compiled = kiln.compile(attention_forward_descriptors, signature=signature, target="sm_90a",
+                            num_warps=num_warps, num_stages=3, attrs=attrs, constexprs=constexprs)
+    ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
+    loops = 2 if causal else 1
+    bodies = [ir[start:ir.index("scf.yield", start)] for start in
+              (match.start() for match in re.finditer(r"scf\.for", ir))]
+    assert len(bodies) == loops
+    for body in bodies:
+        assert "kiln.load" not in body and "kiln_gpu.convert_layout" not in body
+        assert body.count("kiln_gpu.shared_operand") == 3  # Q, K, V
+        assert body.count("kiln_gpu.async_tma_copy") == 2  # K, V
+    # Q: one cp.async copy per loop, none from registers in a loop.
+    assert ir.count("kiln_gpu.async_copy ") == loops
+    assert "cp.async.bulk.tensor.2d" in ptx and "ld.global" not in ptx

@@ -25,6 +25,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::kiln::gpu {
@@ -42,20 +43,41 @@ namespace {
 /// A loop's own pipeline depth (`kl.range(..., num_stages=)`).
 constexpr StringLiteral kLoopStagesAttr = "kiln.num_stages";
 
-/// A load whose block only feeds one operand of one of the loop's dots.
+/// A dot that reads a pipelined block from its slot.
+struct SlotReader {
+  DotOp dot;
+  unsigned index;   // 0: A, 1: B
+  /// B is the transpose of the block (`b.T` of a [N, K] block).
+  bool transposed;
+  /// B's view of the slot is K-major: [N][K].
+  bool kMajor;
+  /// The ops between the load and the dot (layout conversions, and for a
+  /// transposed B the transpose), which the slot replaces.
+  SmallVector<Operation *> between;
+};
+
+/// A load whose block only feeds operands of the loop's dots (when loaded
+/// before the loop, also anything else): one dot's A, or the B of one or
+/// more wgmma dots, each reading the slot in its own view. The slot holds
+/// the block's rows along its slowest dimension, each contiguous along
+/// its fastest one, as the copies write it; that is [N][K] (K-major) for
+/// a B that is contiguous along K, and [K][N] (N-major) for one that is
+/// contiguous along N, so one slot serves a dot reading the block and
+/// another reading its transpose (tutorial 06's backward: `dot(k, qT)`
+/// and `dot(dsT, tl.trans(qT))`).
 struct PipelinedOperand {
   mutable LoadOp load;
-  DotOp dot;
   TensorCores tensorCores;
   TensorCoreOperands tensorCore;
   /// Loaded before the loop (the same block every iteration): copied once
   /// into a slot of its own.
   bool invariant;
-  /// The ops between the load and the dot (layout conversions, and for a
-  /// transposed B the transpose), which the slot replaces.
-  SmallVector<Operation *> between;
-  unsigned index;          // 0: A, 1: B
-  bool kMajor;             // B contiguous along K: its slot holds [N][K]
+  SmallVector<SlotReader> readers;
+  /// The view the copies write through: the operand (0: A, 1: B), whether
+  /// the slot is K-major in it, and whether it is the block's transpose.
+  unsigned index;
+  bool kMajor;
+  bool transposed;
   /// Whether cp.async can copy it (its runs along the slot's rows are at
   /// least 4 bytes wide).
   bool copyable;
@@ -64,7 +86,6 @@ struct PipelinedOperand {
   /// lies: a B slot is K-major exactly when the dot reads the block
   /// transposed.
   std::optional<TmaBox> tmaBox;
-  bool transposed;
 };
 
 /// The ops that run ahead: in body order, and the loop-carried values
@@ -115,67 +136,120 @@ std::optional<TmaBox> getOperandTmaBox(LoadOp load, unsigned index, bool kMajor,
   return getTmaBox(buffer, type.getShape(), tensorCore.elementBytes);
 }
 
-/// The operands of `dot` that can be copied asynchronously: each a load
-/// in the body or before the loop, only read by the dot (maybe through a layout conversion), with
-/// runs of at least 4 bytes along the layout's fastest dimension, which
-/// the slot's rows hold contiguously (the last one; for B also K, into a
-/// K-major slot), and of a type the tensor cores can read as copied
-/// (TensorCoreOperands::canCopyAsync). A load through a tensor map also
-/// records its TMA box. A B that is the transpose of a load (`b.T` of a
-/// [N, K] descriptor's block) is copied as it lies into a K-major slot:
-/// by the TMA unit, or by cp.async when its runs are along K.
-SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, DotOp dot,
-                                                   TensorCores tensorCores,
-                                                   const TensorCoreOperands &tensorCore,
+/// The loads whose blocks the loop's tensor-core dots can read from
+/// pipeline slots: each a load in the body whose every reader is such a
+/// dot operand (maybe through layout conversions, and for B a
+/// transpose), or a load before the loop (read by anything else too);
+/// several readers only as the B of wgmma dots. cp.async copies a block
+/// whose runs along the layout's fastest dimension are at least 4 bytes
+/// wide, which the slot's rows hold contiguously, for readers of a type
+/// the tensor cores read as copied (TensorCoreOperands::canCopyAsync). A
+/// load through a tensor map also records its TMA box. A B that is the
+/// transpose of a load (`b.T` of a [N, K] descriptor's block) is copied as
+/// it lies into a K-major slot: by the TMA unit, or by cp.async when its
+/// runs are along K.
+SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, ArrayRef<DotOp> dots,
+                                                   int numWarps, int threadsPerWarp,
                                                    AxisInfoAnalysis &axisInfo) {
-  SmallVector<PipelinedOperand> operands;
-  for (unsigned index : {0u, 1u}) {
-    Value value = dot->getOperand(index);
-    SmallVector<Operation *> between;
-    TransOp trans;
-    auto peel = [&]() {
+  // Every dot operand that is a load, maybe through conversions and a
+  // transpose, grouped by load in the order first read.
+  llvm::MapVector<Operation *, PipelinedOperand> candidates;
+  llvm::DenseSet<Operation *> mismatched;
+  for (DotOp dot : dots) {
+    TensorCores tensorCores = *getDotTensorCores(dot, numWarps, threadsPerWarp);
+    TensorCoreOperands tensorCore = *getTensorCoreOperands(dot);
+    for (unsigned index : {0u, 1u}) {
+      Value value = dot->getOperand(index);
+      SlotReader reader{dot, index, false, false, {}};
       while (Operation *op = value.getDefiningOp()) {
-        auto convert = dyn_cast<ConvertLayoutOp>(op);
         auto transpose = dyn_cast<TransOp>(op);
-        if (!(convert || (transpose && !trans && index == 1)) || !op->hasOneUse())
-          return;
-        if (transpose)
-          trans = transpose;
-        between.push_back(op);
+        if (!(isa<ConvertLayoutOp>(op) || (transpose && !reader.transposed && index == 1)) ||
+            !op->hasOneUse())
+          break;
+        reader.transposed |= bool(transpose);
+        reader.between.push_back(op);
         value = op->getOperand(0);
       }
-    };
-    peel();
-    auto load = value.getDefiningOp<LoadOp>();
-    if (!load || !load->hasOneUse() || load.getIsVolatile())
+      auto load = value.getDefiningOp<LoadOp>();
+      if (!load || load.getIsVolatile())
+        continue;
+      bool invariant = !loop->isAncestor(load);
+      if (!invariant && load->getBlock() != loop.getBody())
+        continue;
+      auto [it, inserted] = candidates.try_emplace(load.getOperation());
+      PipelinedOperand &operand = it->second;
+      if (inserted) {
+        operand.load = load;
+        operand.tensorCores = tensorCores;
+        operand.tensorCore = tensorCore;
+        operand.invariant = invariant;
+      } else if (operand.tensorCores != tensorCores ||
+                 operand.tensorCore.elementBytes != tensorCore.elementBytes) {
+        mismatched.insert(load.getOperation());
+      }
+      operand.readers.push_back(std::move(reader));
+    }
+  }
+
+  SmallVector<PipelinedOperand> operands;
+  for (auto &[op, operand] : candidates) {
+    LoadOp load = operand.load;
+    ArrayRef<SlotReader> readers = operand.readers;
+    if (mismatched.contains(op))
       continue;
-    bool invariant = !loop->isAncestor(load);
-    if (!invariant && load->getBlock() != loop.getBody())
+    // A block loaded in the body reaches nothing but these readers (each
+    // reads it through one use).
+    if (!operand.invariant &&
+        size_t(std::distance(load->use_begin(), load->use_end())) != readers.size())
       continue;
-    bool transposed = bool(trans);
+    // An A slot's rows are permuted for wgmma: only B slots are shared.
+    if (readers.size() > 1 &&
+        (operand.tensorCores != TensorCores::wgmma ||
+         llvm::any_of(readers, [](const SlotReader &r) { return r.index != 1; })))
+      continue;
+    // The copies write through a reader that reads the block as loaded,
+    // else through a transposed reader's K-major view.
+    const SlotReader *writer = llvm::find_if(readers, [](const SlotReader &r) {
+      return !r.transposed;
+    });
+    if (writer == readers.end())
+      writer = &readers.front();
+    operand.index = writer->index;
+    operand.transposed = writer->transposed;
+
     // (A block loaded once is copied once, by cp.async.)
-    std::optional<TmaBox> box =
-        invariant ? std::nullopt
-                  : getOperandTmaBox(load, index, /*kMajor=*/transposed, tensorCores, tensorCore);
-    bool copyable = false, kMajor = false;
+    std::optional<TmaBox> box;
+    bool tmaReadable = !operand.invariant && llvm::all_of(readers, [&](const SlotReader &r) {
+      return !(r.index == 1 && !r.transposed && operand.tensorCore.needsKMajorB());
+    });
+    if (tmaReadable)
+      box = getOperandTmaBox(load, operand.index, /*kMajor=*/operand.transposed,
+                             operand.tensorCores, operand.tensorCore);
+    bool copyable = false;
     auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType());
-    if (isZeroOrAbsent(load.getOther()) && ptrType && ptrType.getRank() == 2) {
-      std::optional<ThreadLayout> layout = getThreadLayout(ptrType);
-      if (layout && layout->slicedDim < 0) {
-        unsigned fastest = layout->blocked.getOrder()[0];
+    std::optional<ThreadLayout> layout =
+        ptrType && ptrType.getRank() == 2 ? getThreadLayout(ptrType) : std::nullopt;
+    if (isZeroOrAbsent(load.getOther()) && layout && layout->slicedDim < 0 &&
+        getAccessWidth(axisInfo, load.getPtr(), load.getMask()) *
+                operand.tensorCore.elementBytes >= 4) {
+      unsigned fastest = layout->blocked.getOrder()[0];
+      copyable = true;
+      for (SlotReader &reader : operand.readers) {
         // A transposed B is loaded [N, K]: its K is the block's columns,
         // and its runs along K go into a K-major slot as they lie.
-        unsigned kDim = index == 0 || transposed ? 1 : 0;
+        unsigned kDim = reader.index == 0 || reader.transposed ? 1 : 0;
         bool alongK = fastest == kDim;
-        kMajor = index == 1 && alongK;
-        copyable = (!transposed || alongK) && tensorCore.canCopyAsync(index, alongK) &&
-                   getAccessWidth(axisInfo, load.getPtr(), load.getMask()) *
-                           tensorCore.elementBytes >= 4;
+        reader.kMajor = reader.index == 1 && alongK;
+        // (A transposed reader's N-major view is written by another's.)
+        bool written = !reader.transposed || alongK || !writer->transposed;
+        copyable &= written && operand.tensorCore.canCopyAsync(reader.index, alongK);
       }
     }
+    operand.kMajor = writer->kMajor;
+    operand.copyable = copyable;
+    operand.tmaBox = box;
     if (copyable || box)
-      operands.push_back({load, dot, tensorCores, tensorCore, invariant, between, index, kMajor,
-                          copyable, box, transposed});
+      operands.push_back(operand);
   }
   return operands;
 }
@@ -241,11 +315,13 @@ FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> op
   SmallVector<Value> roots;
   for (const PipelinedOperand &operand : operands) {
     // The TMA unit reads the block from its coordinates; cp.async from
-    // the pointers, under the mask.
-    if (tma) {
+    // the pointers, under the mask. A load through a tensor map also has
+    // pointers and a mask (what every other path reads), computed from
+    // the same carried offsets: they run ahead too, so that nothing
+    // outside the stage reads those offsets, and are dead once the TMA
+    // copies replace the load.
+    if (tma)
       llvm::append_range(roots, operand.load.getTensorCoords());
-      continue;
-    }
     roots.push_back(operand.load.getPtr());
     if (operand.load.getMask())
       roots.push_back(operand.load.getMask());
@@ -461,24 +537,25 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // The operands of every tensor-core dot of the body (an attention loop
   // has two): loaded in the body, or once before the loop.
   SmallVector<DotOp> dots;
+  for (Operation &op : *loop.getBody())
+    if (auto dot = dyn_cast<DotOp>(op); dot && getDotTensorCores(dot, numWarps, threadsPerWarp))
+      dots.push_back(dot);
+  if (dots.empty())
+    return failure();
   SmallVector<PipelinedOperand> looped, invariants;
-  for (Operation &op : *loop.getBody()) {
-    auto dot = dyn_cast<DotOp>(op);
-    std::optional<TensorCores> tensorCores =
-        dot ? getDotTensorCores(dot, numWarps, threadsPerWarp) : std::nullopt;
-    if (!tensorCores)
-      continue;
-    dots.push_back(dot);
-    for (PipelinedOperand &operand : getPipelinedOperands(
-             loop, dot, *tensorCores, *getTensorCoreOperands(dot), axisInfo))
-      (operand.invariant ? invariants : looped).push_back(operand);
-  }
+  for (PipelinedOperand &operand :
+       getPipelinedOperands(loop, dots, numWarps, threadsPerWarp, axisInfo))
+    (operand.invariant ? invariants : looped).push_back(operand);
   llvm::erase_if(invariants, [](const PipelinedOperand &operand) { return !operand.copyable; });
   bool tma = !looped.empty() && canUseTma(looped);
-  if (tma)
-    for (PipelinedOperand &operand : looped)
+  if (tma) {
+    // The TMA unit writes the block as it lies.
+    for (PipelinedOperand &operand : looped) {
       operand.kMajor = operand.transposed;
-  else
+      for (SlotReader &reader : operand.readers)
+        reader.kMajor = reader.transposed;
+    }
+  } else
     llvm::erase_if(looped, [](const PipelinedOperand &operand) { return !operand.copyable; });
   // A block loaded before the loop is copied only along with the loop's.
   if (looped.empty())
@@ -544,7 +621,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   Value firstSlot = createI32(builder, loc, 0);
   for (auto [operand, buffer] : llvm::zip(invariants, invariantBuffers))
     AsyncCopyOp::create(builder, operand.load.getLoc(), operand.load.getPtr(), firstSlot,
-                        operand.load.getMask(), buffer);
+                        operand.load.getMask(), buffer, operand.transposed);
   if (!invariants.empty())
     AsyncCommitGroupOp::create(builder, loc);
   // Before the loop: the copies of the first `lookahead` iterations, each
@@ -609,14 +686,20 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
 
   // The dots read their operands from the slots.
   auto readFromSlot = [&](const PipelinedOperand &operand, OperandBufferAttr buffer, Value slot) {
-    DotOp dot = operand.dot;
-    builder.setInsertionPoint(dot);
-    Type type = dot->getOperand(operand.index).getType();
-    Value shared = SharedOperandOp::create(builder, operand.load.getLoc(), type, slot, buffer);
-    dot->setOperand(operand.index, shared);
-    // Nearest the dot first: each is then unused.
-    for (Operation *op : operand.between)
-      op->erase();
+    for (const SlotReader &reader : operand.readers) {
+      DotOp dot = reader.dot;
+      builder.setInsertionPoint(dot);
+      Type type = dot->getOperand(reader.index).getType();
+      // The reader's own view of the slot's bytes.
+      auto view = OperandBufferAttr::get(context, reader.index, buffer.getTensorCores(),
+                                         buffer.getOffset(), buffer.getSlotBytes(),
+                                         buffer.getSlots(), reader.kMajor);
+      Value shared = SharedOperandOp::create(builder, operand.load.getLoc(), type, slot, view);
+      dot->setOperand(reader.index, shared);
+      // Nearest the dot first: each is then unused.
+      for (Operation *op : reader.between)
+        op->erase();
+    }
   };
   for (auto [operand, buffer] : llvm::zip(looped, buffers))
     readFromSlot(operand, buffer, readSlot);
@@ -638,8 +721,12 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
       writeSlot);
   emitCopies(builder, loc, newLoop, *stage, looped, buffers, ahead, aheadIv, writeSlot,
              tmaBarriers);
+  llvm::SetVector<Operation *> copiedLoads;
   for (const PipelinedOperand &operand : llvm::concat<PipelinedOperand>(looped, invariants))
-    operand.load.erase();
+    copiedLoads.insert(operand.load);
+  for (Operation *load : copiedLoads)
+    if (load->use_empty())
+      load->erase();
 
   // After the loop: an asynchronous dot's accumulator is read after its
   // wait, then no copy is left in flight and every thread is past both
