@@ -180,8 +180,11 @@ func.func @int8_wide(%a: tensor<128x32xi8, #bA>, %b: tensor<32x256xi8, #bA>, %c:
 // CHECK-NOT: arith.truncf
 // CHECK: kiln.dot {{.*}}maxNumImpreciseAcc = 16 : i32{{.*}} : tensor<128x32xi8, #{{.*}}> * tensor<32x128xi8, #{{.*}}> -> tensor<128x128xf32, #[[WG]]>
 // CHECK-LABEL: func.func @fp8_narrow
+// CHECK-NOT: arith.truncf
+// CHECK: kiln.dot {{.*}} : tensor<128x32xi8, #{{.*}}> * tensor<32x32xi8, #{{.*}}> -> tensor<128x32xf32, #[[WG]]>
+// CHECK-LABEL: func.func @fp8_n48
 // CHECK: arith.truncf
-// CHECK: kiln.dot {{.*}} : tensor<128x32xf16, #{{.*}}> * tensor<32x32xf16, #{{.*}}> -> tensor<128x32xf32, #{{.*}}>
+// CHECK: kiln.dot {{.*}} : tensor<128x32xf16, #{{.*}}> * tensor<32x48xf16, #{{.*}}> -> tensor<128x48xf32, #{{.*}}>
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
 func.func @fp8(%a: tensor<128x32xi8, #bA>, %b: tensor<32x128xi8, #bA>, %c: tensor<128x128xf32, #bA>) -> tensor<128x128xf32, #bA> {
   %d = kiln.dot %a, %b, %c {aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e5m2>, inputPrecision = #kiln.precision<ieee>, maxNumImpreciseAcc = 32 : i32} : tensor<128x32xi8, #bA> * tensor<32x128xi8, #bA> -> tensor<128x128xf32, #bA>
@@ -191,10 +194,15 @@ func.func @fp8_promoting(%a: tensor<128x32xi8, #bA>, %b: tensor<32x128xi8, #bA>,
   %d = kiln.dot %a, %b, %c {aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e5m2>, inputPrecision = #kiln.precision<ieee>, maxNumImpreciseAcc = 16 : i32} : tensor<128x32xi8, #bA> * tensor<32x128xi8, #bA> -> tensor<128x128xf32, #bA>
   return %d : tensor<128x128xf32, #bA>
 }
-// N = 32: wgmma reads B in blocks of 64 columns.
+// N = 32: one block of B, K-major (8-bit B always is).
 func.func @fp8_narrow(%a: tensor<128x32xi8, #bA>, %b: tensor<32x32xi8, #bA>, %c: tensor<128x32xf32, #bA>) -> tensor<128x32xf32, #bA> {
   %d = kiln.dot %a, %b, %c {aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e4m3>, inputPrecision = #kiln.precision<ieee>, maxNumImpreciseAcc = 32 : i32} : tensor<128x32xi8, #bA> * tensor<32x32xi8, #bA> -> tensor<128x32xf32, #bA>
   return %d : tensor<128x32xf32, #bA>
+}
+// N = 48: wgmma's N-major blocks are 16, 32 or a multiple of 64 columns.
+func.func @fp8_n48(%a: tensor<128x32xi8, #bA>, %b: tensor<32x48xi8, #bA>, %c: tensor<128x48xf32, #bA>) -> tensor<128x48xf32, #bA> {
+  %d = kiln.dot %a, %b, %c {aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e4m3>, inputPrecision = #kiln.precision<ieee>, maxNumImpreciseAcc = 32 : i32} : tensor<128x32xi8, #bA> * tensor<32x48xi8, #bA> -> tensor<128x48xf32, #bA>
+  return %d : tensor<128x48xf32, #bA>
 }
 }
 

@@ -193,8 +193,10 @@ BlockedEncodingAttr mlir::kiln::gpu::getWgmmaAccumulatorLayout(
   if (shape.size() != 2 || threadsPerWarp != 32 || numWarps % 4 != 0)
     return {};
   int64_t m = shape[0], n = shape[1];
-  // B is read in blocks of 64 columns (128-byte swizzled rows).
-  if (m % (16 * numWarps) != 0 || n % 64 != 0 || n > 256)
+  // An N-major B is read in blocks of 64 columns (128-byte swizzled
+  // rows), or, 16 or 32 columns wide, as one block of 32- or 64-byte
+  // swizzled rows (a 16-bit B; others are K-major, any N rows).
+  if (m % (16 * numWarps) != 0 || !(n % 64 == 0 || n == 16 || n == 32) || n > 256)
     return {};
   return BlockedEncodingAttr::get(context, {1, 2}, {8, 4},
                                   {unsigned(numWarps), 1u}, {1, 0});
