@@ -1,6 +1,16 @@
 """Helpers shared by the test folders (their conftest files and tests)."""
 
 import inspect
+import os
+
+
+def kiln_search_path():
+    """The directory holding the `kiln` package under test (the checkout's
+    python/ directory, or site-packages where a wheel is installed), for the
+    PYTHONPATH of child processes: they must import the same Kiln."""
+    import kiln
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(kiln.__file__)))
 
 
 def cuda_skip_reason():

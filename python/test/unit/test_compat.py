@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-PYTHON_DIR = str(Path(__file__).resolve().parents[2])
+from kiln_test_support import kiln_search_path
+
+PYTHON_DIR = kiln_search_path()
 
 
 def run_python(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:

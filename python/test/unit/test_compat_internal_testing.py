@@ -18,11 +18,13 @@ import torch
 import kiln
 import kiln.language as kl
 from kiln import knobs
+
+from kiln_test_support import kiln_search_path
 from kiln.compat import internal_testing as it
 from kiln.errors import CompilationError, CompileTimeAssertionFailure, KilnError
 from kiln.runtime import _allocation
 
-PYTHON_DIR = str(Path(__file__).resolve().parents[2])
+PYTHON_DIR = kiln_search_path()
 
 
 @pytest.fixture

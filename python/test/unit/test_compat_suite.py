@@ -16,6 +16,7 @@ SCRIPT = REPOSITORY / "scripts" / "compat_suite.py"
 
 sys.path.insert(0, str(SCRIPT.parent))
 import compat_suite  # noqa: E402
+from kiln_test_support import kiln_search_path  # noqa: E402
 
 
 def test_normalize_cause_drops_locations_and_addresses():
@@ -85,7 +86,7 @@ def suite(tmp_path: Path) -> Path:
 
 
 def test_runner_tables_every_outcome(suite: Path):
-    env = dict(os.environ, PYTHONPATH=str(REPOSITORY / "python"))
+    env = dict(os.environ, PYTHONPATH=kiln_search_path())
     result = subprocess.run([sys.executable, str(SCRIPT), str(suite), "--timeout", "2", "--grace", "5"],
                             capture_output=True, text=True, timeout=300, env=env)
     out = result.stdout

@@ -18,6 +18,8 @@ import kiln.language as kl
 from kiln.backends.nvidia import find_ptxas
 from kiln.errors import CompilationError
 
+from kiln_test_support import kiln_search_path
+
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "kernels"))
 
 import test_inline_asm as kernels  # noqa: E402
@@ -215,8 +217,7 @@ def test_triton_import_paths(tmp_path):
             assert callable(getattr(tl.extra.cuda, name)), name
         print("ok")
     """)
-    python_dir = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    env = dict(os.environ, PYTHONPATH=python_dir)
+    env = dict(os.environ, PYTHONPATH=kiln_search_path())
     script = tmp_path / "imports.py"
     script.write_text(code)
     result = subprocess.run([sys.executable, "-m", "kiln.compat", str(script)], cwd=tmp_path, env=env,
