@@ -795,3 +795,180 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
     return
   }
 }
+
+// -----
+
+// A [32, 64] block read as B by two wgmma dots: as loaded ([K][N],
+// N-major) by one, and transposed ([K][N] = [64][32], K-major) by the
+// other (tutorial 06's backward reads dO and qT so). One slot holds its
+// rows as loaded; the copies write it through the first dot's view, and
+// each dot reads it in its own.
+// CHECK-LABEL: func.func @one_slot_two_views
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 1, {{.*}}offset = 0, slotBytes = 4096, slots = 3>} : tensor<32x64x!kiln.ptr<f16>
+// CHECK: scf.for
+// CHECK: %[[N:.*]] = kiln_gpu.shared_operand {{.*}}operand = 1, {{.*}}offset = 0, slotBytes = 4096, slots = 3>} : tensor<32x64xf16
+// CHECK: kiln.dot %{{.*}}, %[[N]]
+// CHECK: %[[K:.*]] = kiln_gpu.shared_operand {{.*}}operand = 1, {{.*}}offset = 0, slotBytes = 4096, slots = 3, kMajor = true>} : tensor<64x32xf16
+// CHECK-NOT: kiln.trans
+// CHECK: kiln.dot %{{.*}}, %[[K]]
+// CHECK-NOT: kiln.load
+// CHECK: scf.yield
+// ONE-LABEL: func.func @one_slot_two_views
+// ONE-NOT: async_copy
+#acc = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#rowMajor = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#colMajor = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]}>
+#rows = #kiln_gpu.slice<{dim = 1, parent = #rowMajor}>
+#cols = #kiln_gpu.slice<{dim = 0, parent = #rowMajor}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @one_slot_two_views(%b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %x: tensor<64x32xf16, #rowMajor>, %z: tensor<64x64xf16, #rowMajor>, %out: !kiln.ptr<f32>, %n: i32) attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c64 = arith.constant 64 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #acc>
+    %zeroNarrow = arith.constant dense<0.000000e+00> : tensor<64x32xf32, #acc>
+    %stride = arith.constant dense<64> : tensor<32x1xi32, #rowMajor>
+    %r = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #rows>
+    %c = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #cols>
+    %r2 = kiln.expand_dims %r {axis = 1 : i32} : tensor<32xi32, #rows> -> tensor<32x1xi32, #rowMajor>
+    %rs = arith.muli %r2, %stride : tensor<32x1xi32, #rowMajor>
+    %c2 = kiln.expand_dims %c {axis = 0 : i32} : tensor<64xi32, #cols> -> tensor<1x64xi32, #rowMajor>
+    %rb = kiln.broadcast %rs : tensor<32x1xi32, #rowMajor> -> tensor<32x64xi32, #rowMajor>
+    %cb = kiln.broadcast %c2 : tensor<1x64xi32, #rowMajor> -> tensor<32x64xi32, #rowMajor>
+    %offsets = arith.addi %rb, %cb : tensor<32x64xi32, #rowMajor>
+    %res:2 = scf.for %i = %c0 to %n step %c64 iter_args(%s = %zero, %t = %zeroNarrow) -> (tensor<64x64xf32, #acc>, tensor<64x32xf32, #acc>) : i32 {
+      %step = kiln.splat %i : i32 -> tensor<32x64xi32, #rowMajor>
+      %at = arith.addi %offsets, %step : tensor<32x64xi32, #rowMajor>
+      %pb0 = kiln.splat %b : !kiln.ptr<f16> -> tensor<32x64x!kiln.ptr<f16>, #rowMajor>
+      %pb = kiln.addptr %pb0, %at : tensor<32x64x!kiln.ptr<f16>, #rowMajor>, tensor<32x64xi32, #rowMajor>
+      %y = kiln.load %pb : tensor<32x64x!kiln.ptr<f16>, #rowMajor> -> tensor<32x64xf16, #rowMajor>
+      %d = kiln.dot %x, %y, %s {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #rowMajor> * tensor<32x64xf16, #rowMajor> -> tensor<64x64xf32, #acc>
+      %yt = kiln.trans %y {order = array<i32: 1, 0>} : tensor<32x64xf16, #rowMajor> -> tensor<64x32xf16, #colMajor>
+      %e = kiln.dot %z, %yt, %t {inputPrecision = #kiln.precision<ieee>} : tensor<64x64xf16, #rowMajor> * tensor<64x32xf16, #colMajor> -> tensor<64x32xf32, #acc>
+      scf.yield %d, %e : tensor<64x64xf32, #acc>, tensor<64x32xf32, #acc>
+    }
+    %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #acc>
+    kiln.store %po, %res#0 : tensor<64x64x!kiln.ptr<f32>, #acc>, tensor<64x64xf32, #acc>
+    %pn = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x32x!kiln.ptr<f32>, #acc>
+    kiln.store %pn, %res#1 : tensor<64x32x!kiln.ptr<f32>, #acc>, tensor<64x32xf32, #acc>
+    return
+  }
+}
+
+// -----
+
+// A block loaded before two loops and read as A in each (the causal
+// forward's Q): each loop copies it into a slot of its own before it
+// starts; the load is gone once the second loop reads its slot.
+// CHECK-LABEL: func.func @invariant_two_loops
+// CHECK-NOT: kiln.load %{{.*}} : tensor<64x32x
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 0, {{.*}}slots = 1>} : tensor<64x32x!kiln.ptr<f16>
+// CHECK: scf.for
+// CHECK: kiln_gpu.shared_operand %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0, {{.*}}slots = 1>}
+// CHECK: scf.yield
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 0, {{.*}}slots = 1>} : tensor<64x32x!kiln.ptr<f16>
+// CHECK: scf.for
+// CHECK: kiln_gpu.shared_operand %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0, {{.*}}slots = 1>}
+// CHECK-NOT: kiln.load
+// CHECK: return
+// ONE-LABEL: func.func @invariant_two_loops
+// ONE-NOT: async_copy
+#acc = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#rowMajor = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#wide = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#rows = #kiln_gpu.slice<{dim = 1, parent = #rowMajor}>
+#cols = #kiln_gpu.slice<{dim = 0, parent = #rowMajor}>
+#wideRows = #kiln_gpu.slice<{dim = 1, parent = #wide}>
+#wideCols = #kiln_gpu.slice<{dim = 0, parent = #wide}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @invariant_two_loops(%a: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %out: !kiln.ptr<f32>, %n: i32) attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c64 = arith.constant 64 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #acc>
+    %stride = arith.constant dense<1024> : tensor<64x1xi32, #rowMajor>
+    %r = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #rows>
+    %c = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #cols>
+    %r2 = kiln.expand_dims %r {axis = 1 : i32} : tensor<64xi32, #rows> -> tensor<64x1xi32, #rowMajor>
+    %rs = arith.muli %r2, %stride : tensor<64x1xi32, #rowMajor>
+    %c2 = kiln.expand_dims %c {axis = 0 : i32} : tensor<32xi32, #cols> -> tensor<1x32xi32, #rowMajor>
+    %rb = kiln.broadcast %rs : tensor<64x1xi32, #rowMajor> -> tensor<64x32xi32, #rowMajor>
+    %cb = kiln.broadcast %c2 : tensor<1x32xi32, #rowMajor> -> tensor<64x32xi32, #rowMajor>
+    %offsets = arith.addi %rb, %cb : tensor<64x32xi32, #rowMajor>
+    %pa0 = kiln.splat %a : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #rowMajor>
+    %pa = kiln.addptr %pa0, %offsets : tensor<64x32x!kiln.ptr<f16>, #rowMajor>, tensor<64x32xi32, #rowMajor>
+    %q = kiln.load %pa : tensor<64x32x!kiln.ptr<f16>, #rowMajor> -> tensor<64x32xf16, #rowMajor>
+    %bstride = arith.constant dense<64> : tensor<32x1xi32, #wide>
+    %br = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #wideRows>
+    %bc = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #wideCols>
+    %br2 = kiln.expand_dims %br {axis = 1 : i32} : tensor<32xi32, #wideRows> -> tensor<32x1xi32, #wide>
+    %brs = arith.muli %br2, %bstride : tensor<32x1xi32, #wide>
+    %bc2 = kiln.expand_dims %bc {axis = 0 : i32} : tensor<64xi32, #wideCols> -> tensor<1x64xi32, #wide>
+    %brb = kiln.broadcast %brs : tensor<32x1xi32, #wide> -> tensor<32x64xi32, #wide>
+    %bcb = kiln.broadcast %bc2 : tensor<1x64xi32, #wide> -> tensor<32x64xi32, #wide>
+    %boffsets = arith.addi %brb, %bcb : tensor<32x64xi32, #wide>
+    %pb0 = kiln.splat %b : !kiln.ptr<f16> -> tensor<32x64x!kiln.ptr<f16>, #wide>
+    %first = scf.for %i = %c0 to %n step %c64 iter_args(%sum = %zero) -> (tensor<64x64xf32, #acc>) : i32 {
+      %step = kiln.splat %i : i32 -> tensor<32x64xi32, #wide>
+      %at = arith.addi %boffsets, %step : tensor<32x64xi32, #wide>
+      %pb = kiln.addptr %pb0, %at : tensor<32x64x!kiln.ptr<f16>, #wide>, tensor<32x64xi32, #wide>
+      %y = kiln.load %pb : tensor<32x64x!kiln.ptr<f16>, #wide> -> tensor<32x64xf16, #wide>
+      %d = kiln.dot %q, %y, %sum {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #rowMajor> * tensor<32x64xf16, #wide> -> tensor<64x64xf32, #acc>
+      scf.yield %d : tensor<64x64xf32, #acc>
+    }
+    %second = scf.for %i = %c0 to %n step %c64 iter_args(%sum = %first) -> (tensor<64x64xf32, #acc>) : i32 {
+      %step = kiln.splat %i : i32 -> tensor<32x64xi32, #wide>
+      %at = arith.addi %boffsets, %step : tensor<32x64xi32, #wide>
+      %pb = kiln.addptr %pb0, %at : tensor<32x64x!kiln.ptr<f16>, #wide>, tensor<32x64xi32, #wide>
+      %y = kiln.load %pb : tensor<32x64x!kiln.ptr<f16>, #wide> -> tensor<32x64xf16, #wide>
+      %d = kiln.dot %q, %y, %sum {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #rowMajor> * tensor<32x64xf16, #wide> -> tensor<64x64xf32, #acc>
+      scf.yield %d : tensor<64x64xf32, #acc>
+    }
+    %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #acc>
+    kiln.store %po, %second : tensor<64x64x!kiln.ptr<f32>, #acc>, tensor<64x64xf32, #acc>
+    return
+  }
+}
+
+// -----
+
+// Loads through host tensor descriptors whose row the loop carries (as
+// tutorial 06's forward does): the masked pointers, computed from the same
+// carried row, run ahead with the coordinates (and die), so the loop is
+// pipelined.
+// CHECK-LABEL: func.func @tma_carried_row
+// CHECK: kiln_gpu.init_tma_barriers
+// CHECK: scf.for
+// CHECK: kiln_gpu.wait_tma_barrier
+// CHECK: kiln.dot
+// CHECK: kiln_gpu.async_tma_copy
+// CHECK: kiln_gpu.async_tma_copy
+// CHECK-NOT: kiln.load
+// CHECK: scf.yield
+// ONE-LABEL: func.func @tma_carried_row
+// ONE-NOT: async_tma_copy
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blockedT = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @tma_carried_row(%a: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapA: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapB: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %out: !kiln.ptr<f32>, %n: i32, %row: i32, %col: i32) attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c32 = arith.constant 32 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %pa = kiln.splat %a : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %pb = kiln.splat %b : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %acc:2 = scf.for %i = %c0 to %n step %c1 iter_args(%sum = %zero, %k = %c0) -> (tensor<64x64xf32, #blocked>, i32) : i32 {
+      %ko = kiln.splat %k : i32 -> tensor<64x32xi32, #blocked2>
+      %pak = kiln.addptr %pa, %ko : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+      %pbk = kiln.addptr %pb, %ko : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+      %x = kiln.load %pak tensor_map %mapA[%row, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %y = kiln.load %pbk tensor_map %mapB[%col, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %yt = kiln.trans %y {order = array<i32: 1, 0>} : tensor<64x32xf16, #blocked2> -> tensor<32x64xf16, #blockedT>
+      %d = kiln.dot %x, %yt, %sum {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blockedT> -> tensor<64x64xf32, #blocked>
+      %next = arith.addi %k, %c32 : i32
+      scf.yield %d, %next : tensor<64x64xf32, #blocked>, i32
+    }
+    %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    kiln.store %po, %acc#0 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}
