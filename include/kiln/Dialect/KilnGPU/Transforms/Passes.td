@@ -179,7 +179,15 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     previous iteration's slot may still be read when a warpgroup copies,
     and the ring gets one more slot. A dot operand loaded once before the
     loop (attention's Q) is copied once into a slot of its own, as the
-    first commit group. A loop with chained dots (kiln-gpu-overlap-dots) on
+    first commit group; a block that later loops read too is copied again
+    before each of them, and its load stays while anything else reads it.
+    A block read as B by several wgmma dots, as loaded by one and
+    transposed by another (attention's backward), has one slot: it holds
+    the block's rows along its slowest dimension, which one dot reads as
+    `[K][N]` and the other as `[N][K]` (K-major), each through its own
+    `kiln_gpu.shared_operand`. Through host tensor descriptors the TMA unit
+    copies the blocks instead; the load's masked pointers, computed from
+    the same carried offsets, run ahead with the coordinates and die. A loop with chained dots (kiln-gpu-overlap-dots) on
     one warpgroup with one 64-row tile has its copies run one iteration
     less ahead and is marked `kiln_gpu.overlap_dots`. Runs on sm_80 and
     later when `num-stages` (or the loop's `kiln.num_stages`) is 2 or more; a
