@@ -199,7 +199,6 @@ def run_file(directory: Path, test_file: str, args: argparse.Namespace) -> FileR
     """Runs one test file (restarting past killed tests) and gathers its outcomes."""
     result = FileResult(test_file)
     started = time.monotonic()
-    repository = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as scratch:
         results_path = os.path.join(scratch, "results.jsonl")
         open(results_path, "w").close()
@@ -207,7 +206,7 @@ def run_file(directory: Path, test_file: str, args: argparse.Namespace) -> FileR
         env[RESULTS_ENV] = results_path
         env[TIMEOUT_ENV] = str(args.timeout)
         env["PYTHONPATH"] = os.pathsep.join(
-            [str(repository / "python"), str(Path(__file__).resolve().parent)]
+            [kiln_search_path(), str(Path(__file__).resolve().parent)]
             + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         command = [args.python, "-m", "kiln.compat", "-m", "pytest", test_file, "--device", args.device, "-q",
                    "-p", "no:cacheprovider", "-p", "compat_suite"]
@@ -217,8 +216,15 @@ def run_file(directory: Path, test_file: str, args: argparse.Namespace) -> FileR
         log = open(os.path.join(args.log_dir, f"{Path(test_file).stem}.log"), "a") if args.log_dir else None
         try:
             while True:
-                killed = _run_watched(command, directory, env, results_path, args.timeout + args.grace, log)
+                killed, status = _run_watched(command, directory, env, results_path, args.timeout + args.grace,
+                                              log)
                 events = _read_events(results_path)
+                if not events and status != 0:
+                    # Nothing ran: pytest, kiln or the file failed to import.
+                    why = f"the test process exited with status {status} before any test ran"
+                    _record_to(results_path, {"event": "outcome", "nodeid": "<startup>", "outcome": "error",
+                                              "cause": why + (f" (see {log.name})" if log else "")})
+                    break
                 stuck = _last_unfinished(events)
                 if stuck is None:
                     break
@@ -244,17 +250,27 @@ def _record_to(path: str, event: dict[str, Any]) -> None:
         f.write(json.dumps(event) + "\n")
 
 
+def kiln_search_path() -> str:
+    """The directory holding the ``kiln`` package this interpreter imports
+    (an installed wheel's site-packages), else the checkout's python/."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("kiln")
+    if spec is not None and spec.origin:
+        return str(Path(spec.origin).resolve().parents[1])
+    return str(Path(__file__).resolve().parents[1] / "python")
+
+
 def _run_watched(command: list[str], cwd: Path, env: dict[str, str], results_path: str, stall_seconds: float,
-                 log: Any) -> bool:
+                 log: Any) -> tuple[bool, int]:
     """Runs ``command``; kills it when the results file has not grown for
-    ``stall_seconds``. Returns whether it was killed."""
+    ``stall_seconds``. Returns whether it was killed, and its exit status."""
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log or subprocess.DEVNULL,
                                stderr=subprocess.STDOUT, start_new_session=True)
     last_size, last_change = -1, time.monotonic()
     while True:
         try:
-            process.wait(timeout=1.0)
-            return False
+            return False, process.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
             pass
         size = os.path.getsize(results_path)
@@ -262,8 +278,7 @@ def _run_watched(command: list[str], cwd: Path, env: dict[str, str], results_pat
             last_size, last_change = size, time.monotonic()
         elif time.monotonic() - last_change > stall_seconds:
             os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            return True
+            return True, process.wait()
 
 
 def format_table(result: FileResult, top: int) -> str:

@@ -149,13 +149,18 @@ def test_jax_arrays():
     key = jax.random.PRNGKey(12)
     x = jax.device_put(jax.random.normal(key, (n,), dtype=jnp.float32), gpus[0])
     y = jax.device_put(jax.random.normal(jax.random.PRNGKey(13), (n,), dtype=jnp.float32), gpus[0])
-    out = jax.device_put(jnp.zeros(n, dtype=jnp.float32), gpus[0])
+    # JAX arrays are immutable (their DLPack capsules are read-only): the
+    # result goes to a torch tensor, and writing into a JAX array is refused.
+    out = torch.full((n,), float("nan"), device="cuda")
     axpy_kernel[grid(n)](x, y, out, n, 4.0, BLOCK=256)
     torch.cuda.synchronize()
     import numpy as np
 
     expected = 4.0 * np.asarray(x, dtype=np.float64) + np.asarray(y, dtype=np.float64)
-    assert abs(np.asarray(out) - expected).max() < 1e-4
+    assert abs(out.cpu().numpy() - expected).max() < 1e-4
+    frozen = jax.device_put(jnp.zeros(n, dtype=jnp.float32), gpus[0])
+    with pytest.raises(ValueError, match="read-only"):
+        axpy_kernel[grid(n)](x, y, frozen, n, 4.0, BLOCK=256)
 
 
 # -- devices --------------------------------------------------------------------------------

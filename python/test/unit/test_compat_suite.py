@@ -114,3 +114,17 @@ def test_runner_rejects_bad_arguments(tmp_path: Path):
     result = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), "test_missing.py"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "no test file test_missing.py" in result.stderr
+
+
+def test_a_file_that_runs_no_test_is_an_error(tmp_path: Path):
+    """A test process that dies before its first test (here its conftest
+    fails to import) is one error, not a file of no tests."""
+    (tmp_path / "conftest.py").write_text("raise ImportError('no such helper')\n")
+    (tmp_path / "test_nothing.py").write_text("def test_it():\n    pass\n")
+    env = dict(os.environ, PYTHONPATH=kiln_search_path())
+    result = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path), "--timeout", "30"],
+                            capture_output=True, text=True, timeout=300, env=env)
+    out = result.stdout
+    assert result.returncode == 1, out + result.stderr
+    assert out.splitlines()[2].split() == ["0", "0", "0", "1", "0"], out
+    assert "exited with status" in out and "before any test ran" in out
