@@ -15,7 +15,7 @@ same process as the yardstick:
 
 Triton's rows are left out when triton cannot be imported (or on the CPU).
 
-    python bench/launch.py [--device cuda|cpu] [--launches 20000] [--rounds 2] [--graphs] [--first-call]
+    python bench/launch.py [--device cuda|cpu] [--launches 20000] [--rounds 2] [--graphs] [--first-call [--profile-first-call]]
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def _worker(provider: str, device: str, launches: int, rounds: int, graphs: bool
     return result
 
 
-def _first_call_worker(provider: str, device: str) -> dict[str, Any]:
+def _first_call_worker(provider: str, device: str, profile: bool = False) -> dict[str, Any]:
     import torch
 
     scope = _load_kernels(provider)
@@ -140,20 +140,39 @@ def _first_call_worker(provider: str, device: str) -> dict[str, Any]:
     y = torch.empty_like(x)
     synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     synchronize()
+    profiler = None
+    if profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     start = time.perf_counter()
     scope["first_call"][(4,)](x, y, 4096, BLOCK=1024)
     synchronize()
     elapsed = (time.perf_counter() - start) * 1e3
+    if profiler is not None:
+        import io
+        import pstats
+
+        profiler.disable()
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(25)
+        print(text.getvalue())
     assert torch.equal(y, x * 2 + 1), "the first-call kernel computed a wrong result"
     return {"ms": elapsed}
 
 
-def _run_worker(arguments: list[str], environment: dict[str, str]) -> dict[str, Any]:
+def _run_worker(arguments: list[str], environment: dict[str, str], echo: bool = False) -> dict[str, Any]:
+    """Runs this script as a worker and returns its result (its last line);
+    `echo` prints what it wrote before that."""
     completed = subprocess.run([sys.executable, __file__, *arguments], capture_output=True, text=True,
                                env=environment, timeout=900)
     if completed.returncode != 0:
         raise RuntimeError(f"worker {' '.join(arguments)} failed:\n{completed.stderr}")
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    lines = completed.stdout.strip().splitlines()
+    if echo:
+        print(f"-- worker {' '.join(arguments)}", *lines[:-1], sep="\n", file=sys.stderr)
+    return json.loads(lines[-1])
 
 
 def _triton_available(device: str) -> bool:
@@ -173,6 +192,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--graphs", action="store_true")
     parser.add_argument("--first-call", action="store_true")
+    parser.add_argument("--profile-first-call", action="store_true",
+                        help="with --first-call, print where each first call spends its time (cProfile)")
     parser.add_argument("--worker", choices=("kiln", "triton"), help=argparse.SUPPRESS)
     parser.add_argument("--first-call-worker", choices=("kiln", "triton"), help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -183,7 +204,7 @@ def main() -> None:
         print(json.dumps(_worker(options.worker, device, options.launches, options.rounds, options.graphs)))
         return
     if options.first_call_worker:
-        print(json.dumps(_first_call_worker(options.first_call_worker, device)))
+        print(json.dumps(_first_call_worker(options.first_call_worker, device, options.profile_first_call)))
         return
 
     providers = ["kiln"] + (["triton"] if _triton_available(device) else [])
@@ -213,8 +234,10 @@ def main() -> None:
         for provider in providers:
             cache = tempfile.mkdtemp(prefix=f"launch-cache-{provider}-")
             fresh = {**environment, "KILN_CACHE_DIR": cache, "TRITON_CACHE_DIR": cache}
-            cold = _run_worker(["--device", device, "--first-call-worker", provider], fresh)["ms"]
-            warm = _run_worker(["--device", device, "--first-call-worker", provider], fresh)["ms"]
+            worker = ["--device", device, "--first-call-worker", provider] + (
+                ["--profile-first-call"] if options.profile_first_call else [])
+            cold = _run_worker(worker, fresh, echo=options.profile_first_call)["ms"]
+            warm = _run_worker(worker, fresh, echo=options.profile_first_call)["ms"]
             print(f"| {provider} | {cold:.1f} | {warm:.1f} |")
 
 
