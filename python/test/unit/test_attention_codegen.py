@@ -11,7 +11,7 @@ import pytest
 import kiln
 from kiln.compiler.specialization import Specialization
 
-from attention_kernels import attention_forward, attention_forward_descriptors
+from attention_kernels import attention_backward_dkdv, attention_forward, attention_forward_descriptors
 
 SIGNATURE = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "M": "*fp32",
              "sm_scale": "fp32", "stride_z": "i32", "stride_h": "i32", "stride_tok": "i32",
@@ -134,3 +134,36 @@ def test_sm90a_forward_with_host_descriptors(block_m, block_n, num_warps, causal
     # Q: one cp.async copy per loop, none from registers in a loop.
     assert ir.count("kiln_gpu.async_copy ") == loops
     assert "cp.async.bulk.tensor.2d" in ptx and "ld.global" not in ptx
+
+
+@pytest.mark.parametrize("block_m,block_n", [(32, 128), (16, 64), (64, 128)])
+def test_sm90a_backward_dkdv_on_wgmma_from_slots(block_m, block_n):
+    """The dK/dV loop of the backward (tutorial 06's shape): every dot on
+    wgmma, also those BLOCK_M (16 or 32) columns wide; qT and dO, each read
+    by two dots (once transposed), each copied once into a slot that both
+    read in their own views; K and V, loaded before the loop, in slots of
+    their own; the rows of M and delta loaded an iteration ahead."""
+    signature = dict(SIGNATURE)
+    signature.update({"DO": "*fp16", "DK": "*fp16", "DV": "*fp16", "Delta": "*fp32"})
+    signature = {name: signature[name] for name in
+                 ("Q", "K", "V", "sm_scale", "DO", "DK", "DV", "M", "Delta", "stride_z", "stride_h",
+                  "stride_tok", "stride_d", "H", "N_CTX")}
+    attrs = Specialization(divisible_by_16=CONTIGUOUS.divisible_by_16 | {"DO", "DK", "DV", "Delta"},
+                           equal_to_1=frozenset({"stride_d"}))
+    compiled = kiln.compile(attention_backward_dkdv, signature=signature, target="sm_90a", num_warps=4,
+                            num_stages=3, attrs=attrs,
+                            constexprs={"HEAD_DIM": 128, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": False})
+    ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
+    assert "mma.sync" not in ptx
+    assert f"wgmma.mma_async.sync.aligned.m64n{block_m}k16" in ptx
+    body = loop_body(ir)
+    assert not re.search(r"kiln\.load .*tensor<\d+x\d+x!kiln\.ptr", body)
+    views = re.findall(r"kiln_gpu\.shared_operand .*operand = 1, .*offset = (\d+), .*slots = 3(, kMajor = true)?>",
+                       body)
+    # qT and dO: one slot each, read N-major by one dot and K-major by another.
+    assert len(views) == 4 and len({offset for offset, _ in views}) == 2
+    assert sorted(bool(k_major) for _, k_major in views) == [False, False, True, True]
+    # M and delta come in as loop-carried rows.
+    loop_header = ir[ir.rindex("scf.for"):]
+    loop_header = loop_header[:loop_header.index("{")]
+    assert loop_header.count(f"tensor<{block_m}xf32") == 2

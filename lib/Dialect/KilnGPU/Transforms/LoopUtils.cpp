@@ -16,8 +16,12 @@ using namespace mlir::kiln::nvidia;
 bool mlir::kiln::gpu::writesMemory(scf::ForOp loop) {
   bool writes = false;
   loop.getBody()->walk([&](Operation *op) {
+    // (A pipelined loop's copies, waits and slot reads only write its own
+    // shared-memory slots, which no load reads.)
+    bool pipelining = isa<AsyncCopyOp, AsyncCommitGroupOp, AsyncWaitOp, SharedOperandOp,
+                          AsyncTmaCopyOp, WaitTmaBarrierOp, AsyncDotWaitOp>(op);
     if (isa<StoreOp, AtomicRMWOp, AtomicCASOp, PrintOp, AssertOp>(op) ||
-        (!isMemoryEffectFree(op) && !isa<LoadOp>(op) &&
+        (!isMemoryEffectFree(op) && !isa<LoadOp>(op) && !pipelining &&
          !op->hasTrait<OpTrait::IsTerminator>()))
       writes = true;
   });

@@ -35,13 +35,23 @@ using namespace mlir::kiln::gpu;
 
 namespace {
 
-/// The loads in the loop body whose result is an operand (a or b) of a dot
-/// in the body, directly or through a layout conversion.
-SmallVector<LoadOp> getDotOperandLoads(scf::ForOp loop) {
+/// Elements per thread up to which a block that feeds no dot is loaded an
+/// iteration ahead too: a few registers held across the iteration.
+constexpr int64_t kSmallBlockElementsPerThread = 4;
+
+/// The loads in the loop body to issue an iteration early: those whose
+/// result is an operand (a or b) of a dot in the body, directly or through
+/// a layout conversion, and small blocks read by anything (the backward
+/// of attention reads a row block of M and of delta per iteration, whose
+/// latency the dots alone do not cover).
+SmallVector<LoadOp> getPrefetchedLoads(scf::ForOp loop) {
+  ModuleOp module = loop->getParentOfType<ModuleOp>();
+  int64_t threads = int64_t(getNumWarps(module)) * getThreadsPerWarp(module);
   SmallVector<LoadOp> loads;
   for (Operation &op : *loop.getBody()) {
     auto load = dyn_cast<LoadOp>(op);
-    if (!load || load.getIsVolatile() || !isa<RankedTensorType>(load.getType()))
+    auto type = load ? dyn_cast<RankedTensorType>(load.getType()) : RankedTensorType();
+    if (!type || load.getIsVolatile())
       continue;
     bool feedsDot = llvm::any_of(load->getUsers(), [&](Operation *user) {
       if (auto convert = dyn_cast<ConvertLayoutOp>(user))
@@ -49,7 +59,7 @@ SmallVector<LoadOp> getDotOperandLoads(scf::ForOp loop) {
       auto dot = dyn_cast<DotOp>(user);
       return dot && dot.getC() != load.getResult();
     });
-    if (feedsDot)
+    if (feedsDot || type.getNumElements() <= kSmallBlockElementsPerThread * threads)
       loads.push_back(load);
   }
   return loads;
@@ -81,7 +91,7 @@ Value cloneLoad(OpBuilder &builder, LoadOp load, ArrayRef<Operation *> slice,
 LogicalResult prefetch(scf::ForOp loop) {
   if (writesMemory(loop))
     return failure();
-  SmallVector<LoadOp> loads = getDotOperandLoads(loop);
+  SmallVector<LoadOp> loads = getPrefetchedLoads(loop);
   if (loads.empty())
     return failure();
   Block *body = loop.getBody();
