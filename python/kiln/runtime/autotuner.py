@@ -352,6 +352,8 @@ class Autotuner(_KernelWrapper):
             ValueError: when the caller passes a meta-parameter a config sets.
             AutotunerError: when no config could run.
         """
+        if _settings.launches_skipped():
+            return None
         if kwargs.pop("warmup", False):
             return self.warmup(*args, **kwargs)
         named = _named_arguments(self.kernel, args, kwargs)

@@ -346,8 +346,11 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
                 denormal inputs and results to zero (as Triton's option;
                 None: on). NVIDIA only: the CPU backend keeps denormals.
 
-        Returns the compiled kernel (the compiler's CompiledKernel).
+        Returns the compiled kernel (the compiler's CompiledKernel), or None
+        where launches are skipped (``launch_settings.skipping_launches``).
         """
+        if _settings.launches_skipped():
+            return None
         if self._option_params:
             kwargs = self._with_option_arguments(args, kwargs, {"num_warps": num_warps, "num_stages": num_stages,
                                                                 "num_ctas": num_ctas, "maxnreg": maxnreg})

@@ -22,9 +22,11 @@ nanoseconds rather than the half microsecond of ``os.environ.get``.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import sys
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 from kiln import backends as _registry
 from kiln.runtime.arrays import ArrayKind, array_kind
@@ -391,3 +393,25 @@ def native_launch_environment() -> tuple[Optional[dict], tuple]:
         return None, ()
     return _ENV_DATA, (_BACKEND_KEY, _CHECKED_KEY, _DEBUG_KEY, _ALL_CHECKED_KEY, _CPU_TARGET_KEY, _FP_FUSION_KEY,
                        _THREADS_KEY)
+
+
+#: Set while a function that launches kernels runs only to find its outputs'
+#: shapes (kiln.torch's fake implementations, during torch.compile's
+#: tracing): launches then do nothing.
+_LAUNCHES_SKIPPED: contextvars.ContextVar[bool] = contextvars.ContextVar("kiln_launches_skipped", default=False)
+
+
+def launches_skipped() -> bool:
+    """Whether kernel launches are skipped here (see :func:`skipping_launches`)."""
+    return _LAUNCHES_SKIPPED.get()
+
+
+@contextlib.contextmanager
+def skipping_launches() -> Iterator[None]:
+    """Within this block (this thread or task), ``kernel[grid](...)`` checks
+    nothing, compiles nothing and launches nothing, and returns None."""
+    token = _LAUNCHES_SKIPPED.set(True)
+    try:
+        yield
+    finally:
+        _LAUNCHES_SKIPPED.reset(token)
