@@ -26,13 +26,9 @@ def scaled_add_kernel(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: kl.constexpr):
              mask=mask)
 
 
-@kiln.autotune(configs=[kiln.Config({"BLOCK": 64}), kiln.Config({"BLOCK": 128})], key=["n"])
-@kiln.jit
-def tuned_add_kernel(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: kl.constexpr):
-    offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
-    mask = offs < n
-    kl.store(out_ptr + offs, alpha * kl.load(x_ptr + offs, mask=mask) + kl.load(y_ptr + offs, mask=mask),
-             mask=mask)
+#: The same kernel, autotuned over its block size.
+tuned_add_kernel = kiln.autotune(configs=[kiln.Config({"BLOCK": 64}), kiln.Config({"BLOCK": 128})],
+                                 key=["n"])(kiln.jit(scaled_add_kernel.fn))
 
 
 def launch_scaled_add(x, y, alpha):
