@@ -43,6 +43,11 @@ if [[ -f "${wheels[0]}" ]]; then
   step "installing ${wheels[0]} into a fresh virtual environment"
   venv="$(mktemp -d)/venv"
   "$PYTHON" -m venv --system-site-packages "$venv" || exit 1
+  # --system-site-packages sees the base interpreter's packages only: when
+  # $PYTHON is itself a virtual environment (torch's, say), name its
+  # site-packages too.
+  "$PYTHON" -c 'import site; print("\n".join(site.getsitepackages()))' \
+    > "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/parent-env.pth" || exit 1
   "$venv/bin/python" -m pip install --no-index --no-deps --quiet "${wheels[0]}" || exit 1
   PYTHON="$venv/bin/python"
   TEST_DIR="$(mktemp -d)"  # outside the checkout: nothing of python/ stands in for the wheel
