@@ -46,7 +46,7 @@ if [[ -f "${wheels[0]}" ]]; then
   # --system-site-packages sees the base interpreter's packages only: when
   # $PYTHON is itself a virtual environment (torch's, say), name its
   # site-packages too.
-  "$PYTHON" -c 'import site; print("\n".join(site.getsitepackages()))' \
+  "$PYTHON" -c 'import site; print("".join(f"import site; site.addsitedir({d!r})\n" for d in site.getsitepackages()))' \
     > "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/parent-env.pth" || exit 1
   "$venv/bin/python" -m pip install --no-index --no-deps --quiet "${wheels[0]}" || exit 1
   PYTHON="$venv/bin/python"
