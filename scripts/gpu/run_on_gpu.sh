@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
 # Runs Kiln's tests and benchmarks on a machine with a GPU that has no
-# LLVM/MLIR, from a copy of the repository that carries either a wheel for
-# that machine's Python (scripts/build_wheel.sh with KILN_WHEEL_PYTHON set to
-# such a Python, copied to .carry/) or the bundle made by
-# scripts/gpu/build_bundle.sh (.carry/kiln-gpu-bundle.tar.xz). A wheel is
-# installed into a fresh virtual environment (sharing the machine's torch,
-# Triton, CuPy, JAX) and tested as users install it, from outside the
-# checkout; the bundle is unpacked into the checkout.
+# LLVM/MLIR, from a copy of the repository that carries a wheel for that
+# machine's Python (scripts/build_wheel.sh with KILN_WHEEL_PYTHON set to such
+# a Python, copied to .carry/). The wheel is installed into a fresh virtual
+# environment (sharing the machine's torch, Triton, CuPy, JAX) and tested as
+# users install it, from outside the checkout.
 #
 # Usage (from the repository root):
 #   scripts/gpu/run_on_gpu.sh [bench/some_workload.py ...]
@@ -18,7 +16,6 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
 
-BUNDLE=".carry/kiln-gpu-bundle.tar.xz"
 PYTHON="${PYTHON:-python3}"
 LOG_DIR="${OUT:-}"
 [[ -n "$LOG_DIR" ]] && mkdir -p "$LOG_DIR"
@@ -38,27 +35,19 @@ run() {
 
 tag="$("$PYTHON" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')"
 wheels=(.carry/kiln-*-"$tag"-"$tag"-*.whl)
-TEST_DIR="$ROOT"
-if [[ -f "${wheels[0]}" ]]; then
-  step "installing ${wheels[0]} into a fresh virtual environment"
-  venv="$(mktemp -d)/venv"
-  "$PYTHON" -m venv --system-site-packages "$venv" || exit 1
-  # --system-site-packages sees the base interpreter's packages only: when
-  # $PYTHON is itself a virtual environment (torch's, say), name its
-  # site-packages too.
-  "$PYTHON" -c 'import site; print("".join(f"import site; site.addsitedir({d!r})\n" for d in site.getsitepackages()))' \
-    > "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/parent-env.pth" || exit 1
-  "$venv/bin/python" -m pip install --no-index --no-deps --quiet "${wheels[0]}" || exit 1
-  PYTHON="$venv/bin/python"
-  TEST_DIR="$(mktemp -d)"  # outside the checkout: nothing of python/ stands in for the wheel
-else
-  [[ -f "$BUNDLE" ]] || { echo "error: neither a $tag wheel in .carry/ nor $BUNDLE; see scripts/build_wheel.sh" >&2
-                          exit 1; }
-  step "unpacking $BUNDLE"
-  tar -xJf "$BUNDLE" -C "$ROOT" || exit 1
-  [[ -f .carry/kiln-gpu-bundle.info ]] && sed 's/^/    /' .carry/kiln-gpu-bundle.info
-  export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}"
-fi
+[[ -f "${wheels[0]}" ]] || { echo "error: no $tag wheel in .carry/; see scripts/build_wheel.sh" >&2
+                            exit 1; }
+step "installing ${wheels[0]} into a fresh virtual environment"
+venv="$(mktemp -d)/venv"
+"$PYTHON" -m venv --system-site-packages "$venv" || exit 1
+# --system-site-packages sees the base interpreter's packages only: when
+# $PYTHON is itself a virtual environment (torch's, say), name its
+# site-packages too.
+"$PYTHON" -c 'import site; print("".join(f"import site; site.addsitedir({d!r})\n" for d in site.getsitepackages()))' \
+  > "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/parent-env.pth" || exit 1
+"$venv/bin/python" -m pip install --no-index --no-deps --quiet "${wheels[0]}" || exit 1
+PYTHON="$venv/bin/python"
+TEST_DIR="$(mktemp -d)"  # outside the checkout: nothing of python/ stands in for the wheel
 export PYTHONUNBUFFERED=1
 if [[ -x /usr/local/cuda/bin/ptxas ]]; then
   export KILN_PTXAS=/usr/local/cuda/bin/ptxas
@@ -78,8 +67,11 @@ run machine machine_info
 
 failed=()
 step "pytest"
+# In parallel where pytest-xdist is installed (the suite takes minutes serially).
+workers=()
+"$PYTHON" -c 'import xdist' 2>/dev/null && workers=(-n "${KILN_TEST_WORKERS:-16}")
 run pytest bash -c 'cd "$1" && shift && "$@"' _ "$TEST_DIR" "$PYTHON" -m pytest -q -p no:cacheprovider \
-  "$ROOT/python/test" || failed+=(pytest)
+  "${workers[@]}" "$ROOT/python/test" || failed+=(pytest)
 
 for script in "$@"; do
   name="bench-$(basename "$script" .py)"
