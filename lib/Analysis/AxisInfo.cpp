@@ -206,6 +206,12 @@ AxisInfo AxisInfoAnalysis::computeFromDefinition(Value value) {
     return getAxisInfo(op->getOperand(i));
   };
 
+  // A loop's result is its initial value or one the body yields: what
+  // holds of the loop-carried value holds of it (the next loop of a split
+  // one starts from it).
+  if (auto loop = dyn_cast<scf::ForOp>(op))
+    return getAxisInfo(loop.getRegionIterArgs()[cast<OpResult>(value).getResultNumber()]);
+
   // User hints: facts the user guarantees, combined with what is proven.
   if (auto hint = dyn_cast<AxisHintOp>(op)) {
     AxisInfo info = operandInfo(0);

@@ -98,8 +98,9 @@ func.func @hints(%off: i32, %n: i32) -> (i32, tensor<64xi32>) attributes {kiln.k
 // -----
 
 // A loop-carried offset stepped by a multiple keeps the runs of its initial
-// value and the divisibility of both. The loop's result is not modelled:
-// nothing is known of it (the loads that matter are inside the loop).
+// value and the divisibility of both, and so does the loop's result (the
+// initial value or a yielded one: the next loop of a split loop starts
+// from it).
 func.func @loop(%k: i32) -> tensor<128xi32> attributes {kiln.kernel} {
   // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: contiguity = [128], divisibility = [1073741824], constancy = [1]
   %r = kiln.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
@@ -110,7 +111,7 @@ func.func @loop(%k: i32) -> tensor<128xi32> attributes {kiln.kernel} {
   // CHECK: :[[@LINE+1]]:{{[0-9]+}}: remark: {{.*}}constant = 1
   %step = arith.constant 1 : i32
   // The result, the induction variable, the carried offset.
-  // CHECK: :[[@LINE+3]]:10: remark: contiguity = [1], divisibility = [1], constancy = [1]
+  // CHECK: :[[@LINE+3]]:10: remark: contiguity = [128], divisibility = [64], constancy = [1]
   // CHECK: :[[@LINE+2]]:18: remark: contiguity = [1], divisibility = [1], constancy = [1]
   // CHECK: :[[@LINE+1]]:54: remark: contiguity = [128], divisibility = [64], constancy = [1]
   %out = scf.for %i = %lb to %k step %step iter_args(%acc = %r) -> (tensor<128xi32>) : i32 {

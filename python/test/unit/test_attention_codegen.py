@@ -167,3 +167,21 @@ def test_sm90a_backward_dkdv_on_wgmma_from_slots(block_m, block_n):
     loop_header = ir[ir.rindex("scf.for"):]
     loop_header = loop_header[:loop_header.index("{")]
     assert loop_header.count(f"tensor<{block_m}xf32") == 2
+
+
+@pytest.mark.parametrize("block_m,block_n,num_warps", [(128, 64, 8), (64, 64, 4)])
+def test_sm90a_causal_mask_only_on_the_diagonal(block_m, block_n, num_warps):
+    """The plain causal forward writes one loop with the mask in every
+    iteration: kiln-split-masked-loops splits it where the mask becomes
+    needed, so the blocks below the diagonal compute no mask, and both loops
+    are pipelined (the second from the pointers the first leaves)."""
+    compiled = compile_forward("sm_90a", head_dim=128, block_m=block_m, block_n=block_n, num_warps=num_warps,
+                               causal=True)
+    ir = compiled.asm["kiln_gpu"]
+    bodies = [ir[start:ir.index("scf.yield", start)] for start in
+              (match.start() for match in re.finditer(r"scf\.for", ir))]
+    assert len(bodies) == 2
+    masked = [bool(re.search(r"arith\.select .*tensor<\d+x\d+xf32", body)) for body in bodies]
+    assert masked == [False, True]
+    for body in bodies:
+        assert body.count("kiln_gpu.shared_operand") == 3 and "kiln.load" not in body

@@ -195,18 +195,23 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
 
 // -----
 
-// The pointers of A are read after the loop, which would see them two
-// iterations ahead: the loop is not pipelined. (The pointer blocks are
-// still carried as offset sums; after the loop, A's is rebuilt from the
-// final sum.)
+// The pointers of A are read after the loop (as the next loop of a split
+// one reads them), which ends with them two iterations ahead: they are
+// carried as an offset sum advanced by a constant step, so after the loop
+// the sum steps back two steps and A's pointers are rebuilt from it.
 // CHECK: // -----
 // CHECK-LABEL: func.func @pointer_used_after
-// CHECK-NOT: async_copy
 // CHECK: %[[INIT:.*]] = kiln.addptr %{{.*}}, %{{.*}} : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
-// CHECK: %[[LOOP:.*]]:5 = scf.for
-// CHECK: kiln.load
-// CHECK: %[[SUM:.*]] = kiln.splat %[[LOOP]]#3 : i64
-// CHECK-NEXT: %[[LAST:.*]] = kiln.addptr %[[INIT]], %[[SUM]]
+// CHECK: %[[STEP:.*]] = arith.extsi %{{.*}} : i32 to i64
+// CHECK: kiln_gpu.async_copy
+// CHECK: %[[LOOP:.*]]:6 = scf.for
+// CHECK-NOT: kiln.load
+// CHECK: scf.yield
+// CHECK: %[[BACK:.*]] = arith.constant -2 : i64
+// CHECK: %[[DELTA:.*]] = arith.muli %[[STEP]], %[[BACK]] : i64
+// CHECK: %[[SUM:.*]] = arith.addi %[[LOOP]]#3, %[[DELTA]] : i64
+// CHECK: %[[SPLAT:.*]] = kiln.splat %[[SUM]] : i64
+// CHECK-NEXT: %[[LAST:.*]] = kiln.addptr %[[INIT]], %[[SPLAT]]
 // CHECK: kiln.load %[[LAST]]
 #blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked1 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

@@ -25,12 +25,16 @@ void mlir::kiln::buildTargetNeutralPipeline(OpPassManager &pm) {
   // A branch's loads start before it where that is harmless, so that
   // their latency overlaps the condition's.
   pm.addPass(createKilnHoistBranchLoads());
+  // Loops whose masks are all true in most iterations (attention's causal
+  // mask) split there, and the masks' compares die.
+  pm.addPass(createKilnSplitMaskedLoops());
+  pm.addPass(createCanonicalizerPass());
 }
 
 void mlir::kiln::registerTargetNeutralPipeline() {
   PassPipelineRegistration<>(
       "kiln-target-neutral",
-      "Inline, simplify and hoist branch loads: the start of every target's "
-      "pipeline",
+      "Inline, simplify, hoist branch loads and split masked loops: the "
+      "start of every target's pipeline",
       buildTargetNeutralPipeline);
 }

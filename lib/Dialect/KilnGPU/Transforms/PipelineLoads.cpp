@@ -93,7 +93,43 @@ struct PipelinedOperand {
 struct CopyStage {
   SmallVector<Operation *> ops;
   llvm::SetVector<unsigned> carried;
+  /// Carried values read after the loop, each advanced by a loop-invariant
+  /// step (`x + c`, `addptr(x, c)`): the loop ends with them L steps ahead,
+  /// and the code after it rewinds them (rewindAfterLoop).
+  SmallVector<unsigned> rewound;
 };
+
+/// The loop-invariant step by which the loop advances its carried value
+/// `index` (`x + c` or `addptr(x, c)`, c defined outside the loop), or null.
+Value getInvariantStep(scf::ForOp loop, unsigned index) {
+  BlockArgument arg = loop.getRegionIterArgs()[index];
+  Operation *next = loop.getBody()->getTerminator()->getOperand(index).getDefiningOp();
+  if (!isa_and_present<arith::AddIOp, AddPtrOp>(next) || next->getOperand(0) != arg)
+    return {};
+  Value step = next->getOperand(1);
+  return loop->isAncestor(step.getParentRegion()->getParentOp()) ? Value() : step;
+}
+
+/// After `loop`, whose copies ran `lookahead` iterations ahead: each
+/// rewound carried value, read after the loop, stepped back by `lookahead`
+/// steps to the value the loop would have ended with.
+void rewindAfterLoop(OpBuilder &builder, scf::ForOp loop, const CopyStage &stage,
+                     ArrayRef<Value> steps, int lookahead) {
+  for (auto [index, step] : llvm::zip(stage.rewound, steps)) {
+    Value result = loop.getResult(index);
+    Location loc = result.getLoc();
+    Type stepType = step.getType();
+    TypedAttr back = builder.getIntegerAttr(getElementTypeOrSelf(stepType), -lookahead);
+    if (auto shaped = dyn_cast<ShapedType>(stepType))
+      back = DenseElementsAttr::get(shaped, back);
+    Value delta = arith::MulIOp::create(builder, loc, step,
+                                        arith::ConstantOp::create(builder, loc, back));
+    Operation *rewind = isa<PointerType>(getElementTypeOrSelf(result.getType()))
+                            ? AddPtrOp::create(builder, loc, result.getType(), result, delta)
+                            : arith::AddIOp::create(builder, loc, result, delta);
+    result.replaceAllUsesExcept(rewind->getResult(0), rewind);
+  }
+}
 
 /// Whether a masked-off element may read as zero: cp.async zero-fills it.
 bool isZeroOrAbsent(Value other) {
@@ -358,10 +394,18 @@ FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> op
     });
   };
   llvm::DenseSet<Value> ahead;
+  SmallVector<unsigned> rewound;
   for (unsigned index : carried) {
     BlockArgument arg = loop.getRegionIterArgs()[index];
-    if (!onlyStageReads(arg) || !loop->getResult(index).use_empty())
+    if (!onlyStageReads(arg))
       return failure();
+    // Read after the loop (the next loop of a split one starts from it):
+    // only a value advanced by a constant step can be rewound.
+    if (!loop->getResult(index).use_empty()) {
+      if (!getInvariantStep(loop, index))
+        return failure();
+      rewound.push_back(index);
+    }
     ahead.insert(arg);
   }
   for (Operation &op : *body) {
@@ -382,6 +426,7 @@ FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> op
   stage.ops.assign(ops.begin(), ops.end());
   llvm::sort(stage.ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   stage.carried = std::move(carried);
+  stage.rewound = std::move(rewound);
   return stage;
 }
 
@@ -565,6 +610,9 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   FailureOr<CopyStage> stage = getCopyStage(loop, looped, tma);
   if (failed(stage))
     return failure();
+  SmallVector<Value> rewindSteps;
+  for (unsigned index : stage->rewound)
+    rewindSteps.push_back(getInvariantStep(loop, index));
 
   // A wgmma dot that only accumulates, both operands in slots, also runs
   // asynchronously. (An operand in registers goes through the one
@@ -727,6 +775,9 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   for (Operation *load : copiedLoads)
     if (load->use_empty())
       load->erase();
+
+  builder.setInsertionPointAfter(newLoop);
+  rewindAfterLoop(builder, newLoop, *stage, rewindSteps, lookahead);
 
   // After the loop: an asynchronous dot's accumulator is read after its
   // wait, then no copy is left in flight and every thread is past both

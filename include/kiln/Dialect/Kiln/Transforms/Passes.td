@@ -91,6 +91,55 @@ def KilnDecodeFloat8Dots : Pass<"kiln-decode-fp8-dots", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def KilnSplitMaskedLoops : Pass<"kiln-split-masked-loops", "mlir::ModuleOp"> {
+  let summary = "Split a loop where a select's mask becomes all true";
+  let description = [{
+    In an `scf.for` that computes a `kiln.dot`, a block `arith.select` whose
+    condition is a signed `arith.cmpi` between two integer blocks, one of
+    them the induction variable plus a range and the other a range the loop
+    does not change (each made of `kiln.splat`, `kiln.make_range`,
+    constants, `arith.addi`, `kiln.expand_dims` and `kiln.broadcast` over
+    the induction variable and scalars defined outside the loop), is true
+    for every element in all iterations up to a bound (or from one) that
+    the ranges' ends give. The loop splits there into two loops over the
+    same step, the first carrying its results into the second, and in the
+    part where the mask is all true the select becomes its true value.
+    Every such select of the body in the direction of the first moves to
+    the split at the nearest of their bounds. A bound from above is used
+    only in a loop that starts at a constant: one that starts elsewhere is
+    most likely the part on the diagonal, already split by hand, whose
+    masks are all needed (a split there would only add an empty loop).
+
+    Attention's causal mask `where(offs_m[:, None] >= start_n +
+    offs_n[None, :], qk, -inf)` then applies only to the blocks on the
+    diagonal, and a mask of keys past the sequence's end only to the last
+    block, as tutorial 06 writes by hand with two loops. Other loops, and
+    selects of other shapes, are left alone.
+
+    Before:
+    ```mlir
+    scf.for %i = %lb to %ub step %s iter_args(%acc = %init) {
+      %cols = arith.addi %splat_i, %range : tensor<64xi32>
+      %keep = arith.cmpi sge, %rows, %cols : tensor<128x64xi32>
+      %x = arith.select %keep, %qk, %minus_inf : tensor<128x64xi1>, tensor<128x64xf32>
+      ...
+    }
+    ```
+    After (the bound is min(rows) - max(cols) - i, here
+    `%row0 - 63`):
+    ```mlir
+    %split = ... // lb plus the iterations with i <= bound, at most ub
+    %r = scf.for %i = %lb to %split step %s iter_args(%acc = %init) {
+      ... %qk ...               // no select
+    }
+    scf.for %i = %split to %ub step %s iter_args(%acc = %r) {
+      %x = arith.select %keep, %qk, %minus_inf : ...
+      ...
+    }
+    ```
+  }];
+}
+
 def KilnHoistBranchLoads : Pass<"kiln-hoist-branch-loads", "mlir::ModuleOp"> {
   let summary = "Start a branch's loads before the branch where that is harmless";
   let description = [{

@@ -1,0 +1,124 @@
+// RUN: kiln-opt %s -split-input-file -kiln-split-masked-loops | FileCheck %s
+
+// Attention's causal mask, rows [r0, r0 + 128) against keys
+// [i, i + 64): all true while i <= r0 - 63. The loop from 0 splits after
+// the last such iteration ((r0 - 63) / 64 + 1 of them, none when r0 < 63,
+// at most up to %n); the first part has no select, the second keeps it and
+// starts from the first's results.
+// CHECK-LABEL: func.func @causal
+// CHECK-SAME: (%[[R0:.*]]: i32, %[[N:.*]]: i32
+// CHECK: %[[OFF:.*]] = arith.constant -63 : i32
+// CHECK: %[[BOUND:.*]] = arith.addi %[[OFF]], %[[R0]] : i32
+// CHECK: %[[D:.*]] = arith.subi %[[BOUND]], %{{.*}} : i32
+// CHECK: %[[Q:.*]] = arith.divsi %[[D]], %{{.*}} : i32
+// CHECK: %[[COUNT:.*]] = arith.addi %[[Q]], %{{.*}} : i32
+// CHECK: %[[NEG:.*]] = arith.cmpi slt, %[[D]], %{{.*}} : i32
+// CHECK: %[[C:.*]] = arith.select %[[NEG]], %{{.*}}, %[[COUNT]] : i32
+// CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK: %[[SPLIT:.*]] = arith.minsi %[[AT]], %[[N]] : i32
+// CHECK: %[[FIRST:.*]] = scf.for %{{.*}} = %{{.*}} to %[[SPLIT]] step
+// CHECK-NOT: arith.select
+// CHECK: kiln.dot
+// CHECK: scf.yield
+// CHECK: scf.for %{{.*}} = %[[SPLIT]] to %[[N]] step %{{.*}} iter_args(%{{.*}} = %[[FIRST]])
+// CHECK: arith.select
+// CHECK: scf.yield
+func.func @causal(%r0: i32, %n: i32, %a: tensor<128x16xf16>, %b: tensor<16x64xf16>) -> tensor<128x64xf32> {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %minf = arith.constant dense<0xFF800000> : tensor<128x64xf32>
+  %rows0 = kiln.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
+  %r0s = kiln.splat %r0 : i32 -> tensor<128xi32>
+  %rows = arith.addi %r0s, %rows0 : tensor<128xi32>
+  %cols = kiln.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32>
+  %out = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero) -> (tensor<128x64xf32>) : i32 {
+    %qk = kiln.dot %a, %b, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<128x16xf16> * tensor<16x64xf16> -> tensor<128x64xf32>
+    %is = kiln.splat %i : i32 -> tensor<64xi32>
+    %keys = arith.addi %is, %cols : tensor<64xi32>
+    %r2 = kiln.expand_dims %rows {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+    %k2 = kiln.expand_dims %keys {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %rb = kiln.broadcast %r2 : tensor<128x1xi32> -> tensor<128x64xi32>
+    %kb = kiln.broadcast %k2 : tensor<1x64xi32> -> tensor<128x64xi32>
+    %keep = arith.cmpi sge, %rb, %kb : tensor<128x64xi32>
+    %masked = arith.select %keep, %qk, %minf : tensor<128x64xi1>, tensor<128x64xf32>
+    %next = arith.addf %acc, %masked : tensor<128x64xf32>
+    scf.yield %next : tensor<128x64xf32>
+  }
+  return %out : tensor<128x64xf32>
+}
+
+// -----
+
+// The backward's dK/dV mask, queries [i, i + 32) against keys
+// [k0, k0 + 64): all true once i >= k0 + 63. The first part (up to the
+// first such iteration, ceil((k0 + 63 - lb) / 32) iterations) keeps the
+// select; the second has none.
+// CHECK-LABEL: func.func @from_a_bound
+// CHECK: %[[FIRST:.*]] = scf.for
+// CHECK: arith.select
+// CHECK: scf.yield
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[FIRST]])
+// CHECK-NOT: arith.select
+// CHECK: scf.yield
+func.func @from_a_bound(%k0: i32, %lb: i32, %n: i32, %a: tensor<64x16xf16>, %b: tensor<16x32xf16>) -> tensor<64x32xf32> {
+  %c32 = arith.constant 32 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x32xf32>
+  %keys0 = kiln.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32>
+  %k0s = kiln.splat %k0 : i32 -> tensor<64xi32>
+  %keys = arith.addi %k0s, %keys0 : tensor<64xi32>
+  %rows0 = kiln.make_range {start = 0 : i32, end = 32 : i32} : tensor<32xi32>
+  %out = scf.for %i = %lb to %n step %c32 iter_args(%acc = %zero) -> (tensor<64x32xf32>) : i32 {
+    %p = kiln.dot %a, %b, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<64x16xf16> * tensor<16x32xf16> -> tensor<64x32xf32>
+    %is = kiln.splat %i : i32 -> tensor<32xi32>
+    %rows = arith.addi %is, %rows0 : tensor<32xi32>
+    %q2 = kiln.expand_dims %rows {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+    %k2 = kiln.expand_dims %keys {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %qb = kiln.broadcast %q2 : tensor<1x32xi32> -> tensor<64x32xi32>
+    %kb = kiln.broadcast %k2 : tensor<64x1xi32> -> tensor<64x32xi32>
+    %keep = arith.cmpi sge, %qb, %kb : tensor<64x32xi32>
+    %masked = arith.select %keep, %p, %zero : tensor<64x32xi1>, tensor<64x32xf32>
+    %next = arith.addf %acc, %masked : tensor<64x32xf32>
+    scf.yield %next : tensor<64x32xf32>
+  }
+  return %out : tensor<64x32xf32>
+}
+
+// -----
+
+// A loop that starts elsewhere than at a constant, with a mask all true up
+// to a bound (the diagonal loop a kernel split by hand), and a loop
+// without a dot, are left alone.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-COUNT-2: scf.for
+// CHECK-NOT: scf.for
+func.func @left_alone(%r0: i32, %lb: i32, %n: i32, %a: tensor<128x16xf16>, %b: tensor<16x64xf16>) -> (tensor<128x64xf32>, tensor<64xf32>) {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %zero1 = arith.constant dense<0.0> : tensor<64xf32>
+  %one = arith.constant dense<1.0> : tensor<64xf32>
+  %r0s = kiln.splat %r0 : i32 -> tensor<128x64xi32>
+  %cols = kiln.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32>
+  %diag = scf.for %i = %lb to %n step %c64 iter_args(%acc = %zero) -> (tensor<128x64xf32>) : i32 {
+    %qk = kiln.dot %a, %b, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<128x16xf16> * tensor<16x64xf16> -> tensor<128x64xf32>
+    %is = kiln.splat %i : i32 -> tensor<64xi32>
+    %keys = arith.addi %is, %cols : tensor<64xi32>
+    %k2 = kiln.expand_dims %keys {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %kb = kiln.broadcast %k2 : tensor<1x64xi32> -> tensor<128x64xi32>
+    %keep = arith.cmpi sge, %r0s, %kb : tensor<128x64xi32>
+    %masked = arith.select %keep, %qk, %zero : tensor<128x64xi1>, tensor<128x64xf32>
+    %next = arith.addf %acc, %masked : tensor<128x64xf32>
+    scf.yield %next : tensor<128x64xf32>
+  }
+  %sum = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero1) -> (tensor<64xf32>) : i32 {
+    %is = kiln.splat %i : i32 -> tensor<64xi32>
+    %keys = arith.addi %is, %cols : tensor<64xi32>
+    %ns = kiln.splat %n : i32 -> tensor<64xi32>
+    %keep = arith.cmpi slt, %keys, %ns : tensor<64xi32>
+    %masked = arith.select %keep, %one, %zero1 : tensor<64xi1>, tensor<64xf32>
+    %next = arith.addf %acc, %masked : tensor<64xf32>
+    scf.yield %next : tensor<64xf32>
+  }
+  return %diag, %sum : tensor<128x64xf32>, tensor<64xf32>
+}
