@@ -383,7 +383,8 @@ Status CudaDriver::loadBinary(const std::string &name, const void *image,
   CUresult result = d->moduleLoadDataEx(&module, data, 2, options, values);
   if (result != CUDA_SUCCESS) {
     restore();
-    std::string message = d->describe("cuModuleLoadData", result);
+    // Named as the function lookup's failure is: a process loads many.
+    std::string message = d->describe("cuModuleLoadData", result) + " (kernel " + name + ")";
     if (errorLog[0])
       message += "\n" + std::string(errorLog.data());
     return Status::failure(message);

@@ -1,0 +1,97 @@
+"""Kiln's CUDA driver code (kiln._C.driver) against a stand-in libcuda
+(fake_libcuda.c, built here with the system C compiler): loading on a device
+that is not current, launching in the function's own context and restoring
+the caller's, the packed parameters, and a failing load reported, all on a
+machine without a GPU."""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kiln_test_support import kiln_search_path
+
+SOURCE = Path(__file__).with_name("fake_libcuda.c")
+COMPILER = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+
+
+@pytest.fixture(scope="module")
+def fake_libcuda(tmp_path_factory):
+    if COMPILER is None:
+        pytest.skip("no C compiler to build the stand-in libcuda")
+    library = tmp_path_factory.mktemp("fake_cuda") / "libcuda.so"
+    subprocess.run([COMPILER, "-shared", "-fPIC", "-O1", "-o", str(library), str(SOURCE)], check=True,
+                   capture_output=True, text=True, timeout=120)
+    return library
+
+
+def run_with_fake_driver(library: Path, tmp_path: Path, code: str, params: int = 0) -> tuple[str, list[str]]:
+    """Runs `code` in a fresh interpreter whose kiln._C.driver opens the
+    stand-in; returns its output and the driver's log lines."""
+    log = tmp_path / "cuda.log"
+    env = dict(os.environ, KILN_LIBCUDA_PATH=str(library), FAKE_CUDA_LOG=str(log),
+               FAKE_CUDA_PARAMS=str(params), PYTHONPATH=kiln_search_path())
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout, log.read_text().splitlines() if log.exists() else []
+
+
+def test_devices_and_properties(fake_libcuda, tmp_path):
+    out, _ = run_with_fake_driver(fake_libcuda, tmp_path, """
+        from kiln._C import driver
+        assert driver.is_available(), driver.unavailable_reason()
+        print(driver.device_count())
+        properties = driver.get_device_properties(1)
+        print(properties["name"], properties["capability"], properties["max_shared_mem"])
+    """)
+    assert out.splitlines() == ["2", "Fake GPU 1 (9, 0) 232448"]
+
+
+def test_launch_runs_in_the_function_context_and_restores_the_callers(fake_libcuda, tmp_path):
+    """A kernel loaded on device 1 while device 0 is current loads in device
+    1's context and launches there, and device 0's context is current again
+    after each call; the parameters arrive as packed (a pointer, an i32, an
+    f32, an i64)."""
+    _, log = run_with_fake_driver(fake_libcuda, tmp_path, """
+        import struct
+        from kiln._C import driver
+        driver.set_current_device(0)
+        module, function, registers, spills = driver.load_binary("kernel_a", b"cubin", 1024, 1)
+        assert (registers, spills) == (40, 0), (registers, spills)
+        assert driver.current_device() == 0
+        driver.launch(3, 2, 1, 4, 1024, 0x77, function, "pifl", (0x1000, -2, 1.5, 2**40))
+        assert driver.current_device() == 0
+    """, params=4)
+    f32 = "3fc00000"  # 1.5
+    i32 = "fffffffe"  # -2, in the low half of its slot
+    assert log[0] == "set context 0"
+    assert log[1:4] == ["set context 1", "load context 1", "set context 0"]
+    launch = [line for line in log if line.startswith("launch")]
+    assert len(launch) == 1
+    words = launch[0].split(" params ")[1].split(",")
+    assert launch[0].startswith("launch kernel_a context 1 grid 3,2,1 block 128,1,1 shared 1024 stream 77 ")
+    assert words[0] == "1000" and words[1].endswith(i32) and words[2].endswith(f32) and words[3] == "10000000000"
+    assert log[-1] == "set context 0"
+
+
+def test_a_failing_load_is_a_clear_error(fake_libcuda, tmp_path):
+    out, _ = run_with_fake_driver(fake_libcuda, tmp_path, """
+        from kiln._C import driver
+        driver.set_current_device(0)
+        try:
+            driver.load_binary("broken", b"FAIL: not a cubin", 0, 0)
+        except RuntimeError as error:
+            print(error)
+        try:
+            driver.load_binary("greedy", b"cubin", 10**6, 0)
+        except RuntimeError as error:
+            print(error)
+    """)
+    first, second = out.splitlines()
+    assert "CUDA_ERROR_INVALID_IMAGE" in first and "broken" in first, first
+    assert "greedy" in second and "232448" in second, second
