@@ -95,3 +95,36 @@ def test_a_failing_load_is_a_clear_error(fake_libcuda, tmp_path):
     first, second = out.splitlines()
     assert "CUDA_ERROR_INVALID_IMAGE" in first and "broken" in first, first
     assert "greedy" in second and "232448" in second, second
+
+
+def test_a_kernel_launch_through_the_jit(fake_libcuda, tmp_path):
+    """kernel[grid](...) with scalar arguments only runs on the (stand-in)
+    GPU: compiled for its sm_90a, loaded once, launched with the grid, the
+    block of num_warps warps and the parameters in order (the constexpr
+    left out; an i32 sign-extended in its 8-byte slot), on the default
+    stream (no CUDA torch here)."""
+    source = tmp_path / "scalar_kernel.py"
+    source.write_text(textwrap.dedent("""
+        import kiln
+        import kiln.language as kl
+
+
+        @kiln.jit
+        def scalars(a, b, x, N: kl.constexpr):
+            kl.device_assert(a + b > -(2**31), "never")
+    """))
+    out, log = run_with_fake_driver(fake_libcuda, tmp_path, f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from scalar_kernel import scalars
+        compiled = scalars[(5, 2)](7, 11, 2.5, N=4, num_warps=2)
+        scalars[(6,)](-3, 5, -1.0, 4, num_warps=2)
+        print(compiled.metadata["target"])
+    """, params=3)
+    assert out.splitlines() == ["sm_90a"]
+    assert [line for line in log if line.startswith("load")] == ["load context 0"]
+    launches = [line for line in log if line.startswith("launch")]
+    assert launches == [
+        "launch scalars context 0 grid 5,2,1 block 64,1,1 shared 0 stream 0 params 7,b,40200000",
+        "launch scalars context 0 grid 6,1,1 block 64,1,1 shared 0 stream 0 params fffffffffffffffd,5,bf800000",
+    ]
