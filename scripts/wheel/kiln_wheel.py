@@ -10,7 +10,8 @@ runs it without pip. For the interpreter that runs it, it
    never over the development build's ``python/kiln/_C*.so``;
 2. builds it with ninja (``$KILN_BUILD_JOBS`` jobs, under ``flock
    $KILN_BUILD_LOCK`` when set, as scripts/setup.sh does);
-3. strips a copy and checks it: it may need glibc's libraries only, and the
+3. strips a copy and checks it: it may need glibc's libraries and libgcc_s
+   (GCC's unwinder, which glibc loads itself) only, and the
    highest GLIBC_x.y symbol version it needs names the wheel's platform tag
    (``manylinux_x_y_<arch>``), so the tag is the oldest glibc it really runs
    on; the copy must import, beside the package, in an interpreter without
@@ -65,8 +66,11 @@ MLIR_DIR = f"/usr/lib/llvm-{LLVM_VERSION}/lib/cmake/mlir"
 LIBDEVICE_NAME = "libdevice.10.bc"
 LIBDEVICE_IN_PACKAGE = f"lib/{LIBDEVICE_NAME}"
 
-#: The libraries the extension may need: glibc's own.
-GLIBC_LIBRARIES = re.compile(r"^(libc|libm|libpthread|libdl|librt)\.so\.\d+$|^ld-linux(-x86-64|-aarch64)?\.so\.\d+$")
+#: The libraries the extension may need: glibc's own, and GCC's unwinder
+#: (libgcc_s.so.1), which glibc itself loads to end a thread and every
+#: manylinux system has.
+GLIBC_LIBRARIES = re.compile(r"^(libc|libm|libpthread|libdl|librt)\.so\.\d+$|^ld-linux(-x86-64|-aarch64)?\.so\.\d+$"
+                             r"|^libgcc_s\.so\.1$")
 
 #: Architectures by ELF e_machine, as wheel platform tags name them.
 ELF_MACHINES = {62: "x86_64", 183: "aarch64"}
@@ -309,7 +313,8 @@ def elf_needs(path: Path) -> tuple[str, list[str], dict[str, set[str]]]:
 def platform_tag(extension: Path) -> str:
     """``manylinux_X_Y_<arch>`` for the extension: Y is the highest
     GLIBC_X.Y symbol version it needs. Raises WheelBuildError if it needs a
-    library other than glibc's, or a symbol version other than GLIBC_*."""
+    library other than glibc's and libgcc_s, or a symbol version other than
+    GLIBC_* (GCC_* of libgcc_s)."""
     arch, needed, versions = elf_needs(extension)
     foreign = [library for library in needed if not GLIBC_LIBRARIES.match(library)]
     if foreign:
@@ -318,6 +323,8 @@ def platform_tag(extension: Path) -> str:
     glibc: list[tuple[int, int]] = []
     for library, names in sorted(versions.items()):
         for name in sorted(names):
+            if library == "libgcc_s.so.1" and re.fullmatch(r"GCC_\d+(\.\d+)*", name):
+                continue  # the unwinder's versions, which every libgcc_s since GCC 4 has
             match = re.fullmatch(r"GLIBC_(\d+)\.(\d+)(\.\d+)?", name)
             if not match:
                 raise WheelBuildError(f"the extension needs symbol version {name} of {library}, not a "

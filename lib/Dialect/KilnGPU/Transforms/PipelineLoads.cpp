@@ -228,7 +228,9 @@ SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, ArrayRef<Dot
   }
 
   SmallVector<PipelinedOperand> operands;
-  for (auto &[op, operand] : candidates) {
+  for (auto &candidate : candidates) {
+    Operation *op = candidate.first;
+    PipelinedOperand &operand = candidate.second;
     LoadOp load = operand.load;
     ArrayRef<SlotReader> readers = operand.readers;
     if (mismatched.contains(op))
