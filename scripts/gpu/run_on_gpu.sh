@@ -7,9 +7,10 @@
 # users install it, from outside the checkout.
 #
 # Usage (from the repository root):
-#   scripts/gpu/run_on_gpu.sh [bench/some_workload.py ...]
+#   scripts/gpu/run_on_gpu.sh ["bench/some_workload.py [its arguments]" ...]
 # Runs pytest over python/test (GPU tests included), then each benchmark
-# script given. When $OUT is set, every log is also written under it.
+# given (one argument each: the script and its own arguments, split at
+# spaces). When $OUT is set, every log is also written under it.
 # Exits non-zero if pytest or any benchmark fails.
 set -uo pipefail
 
@@ -73,10 +74,11 @@ workers=()
 run pytest bash -c 'cd "$1" && shift && "$@"' _ "$TEST_DIR" "$PYTHON" -m pytest -q -p no:cacheprovider \
   "${workers[@]}" "$ROOT/python/test" || failed+=(pytest)
 
-for script in "$@"; do
-  name="bench-$(basename "$script" .py)"
-  step "$script"
-  run "$name" "$PYTHON" "$script" || failed+=("$script")
+for command in "$@"; do
+  read -ra words <<< "$command"
+  name="bench-$(basename "${words[0]}" .py)"
+  step "$command"
+  run "$name" "$PYTHON" "${words[@]}" || failed+=("$command")
 done
 
 if ((${#failed[@]})); then
