@@ -54,18 +54,11 @@ std::optional<IntegerRange> getRange(Value value, scf::ForOp loop, int depth = 0
   if (matchPattern(value, m_ConstantInt(&constant)))
     return IntegerRange{0, {}, constant.getSExtValue(), constant.getSExtValue()};
   Operation *op = value.getDefiningOp();
-  bool invariant = !loop->isAncestor(value.getParentRegion()->getParentOp());
-  if (!op || (invariant && !isa<SplatOp, MakeRangeOp, ExpandDimsOp, BroadcastOp, arith::AddIOp>(op))) {
-    // A scalar the loop does not change.
-    if (invariant && value.getType().isIntOrIndex())
-      return IntegerRange{0, {value}, 0, 0};
-    return std::nullopt;
-  }
-  if (auto range = dyn_cast<MakeRangeOp>(op))
+  if (auto range = dyn_cast_if_present<MakeRangeOp>(op))
     return IntegerRange{0, {}, range.getStart(), int64_t(range.getEnd()) - 1};
-  if (isa<SplatOp, ExpandDimsOp, BroadcastOp>(op))
+  if (isa_and_present<SplatOp, ExpandDimsOp, BroadcastOp>(op))
     return getRange(op->getOperand(0), loop, depth + 1);
-  if (auto add = dyn_cast<arith::AddIOp>(op)) {
+  if (auto add = dyn_cast_if_present<arith::AddIOp>(op)) {
     std::optional<IntegerRange> lhs = getRange(add.getLhs(), loop, depth + 1);
     std::optional<IntegerRange> rhs = getRange(add.getRhs(), loop, depth + 1);
     if (!lhs || !rhs || lhs->ivCoefficient + rhs->ivCoefficient > 1)
@@ -76,6 +69,8 @@ std::optional<IntegerRange> getRange(Value value, scf::ForOp loop, int depth = 0
     lhs->high += rhs->high;
     return lhs;
   }
+  // Otherwise only a scalar the loop does not change.
+  bool invariant = !loop->isAncestor(value.getParentRegion()->getParentOp());
   if (invariant && value.getType().isIntOrIndex())
     return IntegerRange{0, {value}, 0, 0};
   return std::nullopt;
@@ -101,25 +96,15 @@ std::optional<AllTrue> getAllTrue(arith::SelectOp select, scf::ForOp loop) {
   std::optional<IntegerRange> rhs = getRange(compare.getRhs(), loop);
   if (!lhs || !rhs || lhs->ivCoefficient + rhs->ivCoefficient != 1)
     return std::nullopt;
-  // All true exactly when min(x) - max(y) >= k.
-  int64_t k;
-  IntegerRange *x, *y;
-  switch (compare.getPredicate()) {
-  case arith::CmpIPredicate::sge:
-    k = 0, x = &*lhs, y = &*rhs;
-    break;
-  case arith::CmpIPredicate::sgt:
-    k = 1, x = &*lhs, y = &*rhs;
-    break;
-  case arith::CmpIPredicate::sle:
-    k = 0, x = &*rhs, y = &*lhs;
-    break;
-  case arith::CmpIPredicate::slt:
-    k = 1, x = &*rhs, y = &*lhs;
-    break;
-  default:
+  // All true exactly when min(x) - max(y) >= k, x the side the predicate
+  // says is the greater.
+  using Predicate = arith::CmpIPredicate;
+  Predicate predicate = compare.getPredicate();
+  if (!llvm::is_contained({Predicate::sge, Predicate::sgt, Predicate::sle, Predicate::slt}, predicate))
     return std::nullopt;
-  }
+  bool lhsGreater = predicate == Predicate::sge || predicate == Predicate::sgt;
+  int64_t k = predicate == Predicate::sgt || predicate == Predicate::slt ? 1 : 0;
+  IntegerRange *x = lhsGreater ? &*lhs : &*rhs, *y = lhsGreater ? &*rhs : &*lhs;
   // iv in y: iv <= sum(x) - sum(y) + low(x) - high(y) - k; in x:
   // iv >= sum(y) - sum(x) + high(y) - low(x) + k.
   if (y->ivCoefficient)
@@ -154,7 +139,7 @@ void split(scf::ForOp loop, ArrayRef<std::pair<arith::SelectOp, AllTrue>> select
   // the first past the smallest, for lower bounds the first at or past the
   // largest.
   Value bound;
-  for (const auto &[select, allTrue] : selects) {
+  for (const AllTrue &allTrue : llvm::make_second_range(selects)) {
     Value next = emitBound(builder, loc, type, allTrue);
     bound = !bound ? next
             : upper ? Value(arith::MinSIOp::create(builder, loc, bound, next))
@@ -185,8 +170,7 @@ void split(scf::ForOp loop, ArrayRef<std::pair<arith::SelectOp, AllTrue>> select
   first.getUpperBoundMutable().assign(splitAt);
   loop.getLowerBoundMutable().assign(splitAt);
   loop.getInitArgsMutable().assign(first.getResults());
-  for (auto [select, allTrue] : selects) {
-    (void)allTrue;
+  for (arith::SelectOp select : llvm::make_first_range(selects)) {
     auto target = upper ? cast<arith::SelectOp>(mapping.lookup(select.getOperation())) : select;
     target.getResult().replaceAllUsesWith(target.getTrueValue());
     target.erase();

@@ -94,9 +94,10 @@ struct CopyStage {
   SmallVector<Operation *> ops;
   llvm::SetVector<unsigned> carried;
   /// Carried values read after the loop, each advanced by a loop-invariant
-  /// step (`x + c`, `addptr(x, c)`): the loop ends with them L steps ahead,
-  /// and the code after it rewinds them (rewindAfterLoop).
-  SmallVector<unsigned> rewound;
+  /// step (`x + c`, `addptr(x, c)`), by index with that step: the loop ends
+  /// with them L steps ahead, and the code after it rewinds them
+  /// (rewindAfterLoop).
+  SmallVector<std::pair<unsigned, Value>> rewound;
 };
 
 /// The loop-invariant step by which the loop advances its carried value
@@ -113,9 +114,8 @@ Value getInvariantStep(scf::ForOp loop, unsigned index) {
 /// After `loop`, whose copies ran `lookahead` iterations ahead: each
 /// rewound carried value, read after the loop, stepped back by `lookahead`
 /// steps to the value the loop would have ended with.
-void rewindAfterLoop(OpBuilder &builder, scf::ForOp loop, const CopyStage &stage,
-                     ArrayRef<Value> steps, int lookahead) {
-  for (auto [index, step] : llvm::zip(stage.rewound, steps)) {
+void rewindAfterLoop(OpBuilder &builder, scf::ForOp loop, const CopyStage &stage, int lookahead) {
+  for (auto [index, step] : stage.rewound) {
     Value result = loop.getResult(index);
     Location loc = result.getLoc();
     Type stepType = step.getType();
@@ -396,7 +396,7 @@ FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> op
     });
   };
   llvm::DenseSet<Value> ahead;
-  SmallVector<unsigned> rewound;
+  SmallVector<std::pair<unsigned, Value>> rewound;
   for (unsigned index : carried) {
     BlockArgument arg = loop.getRegionIterArgs()[index];
     if (!onlyStageReads(arg))
@@ -404,9 +404,10 @@ FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> op
     // Read after the loop (the next loop of a split one starts from it):
     // only a value advanced by a constant step can be rewound.
     if (!loop->getResult(index).use_empty()) {
-      if (!getInvariantStep(loop, index))
+      Value step = getInvariantStep(loop, index);
+      if (!step)
         return failure();
-      rewound.push_back(index);
+      rewound.emplace_back(index, step);
     }
     ahead.insert(arg);
   }
@@ -612,9 +613,6 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   FailureOr<CopyStage> stage = getCopyStage(loop, looped, tma);
   if (failed(stage))
     return failure();
-  SmallVector<Value> rewindSteps;
-  for (unsigned index : stage->rewound)
-    rewindSteps.push_back(getInvariantStep(loop, index));
 
   // A wgmma dot that only accumulates, both operands in slots, also runs
   // asynchronously. (An operand in registers goes through the one
@@ -779,7 +777,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
       load->erase();
 
   builder.setInsertionPointAfter(newLoop);
-  rewindAfterLoop(builder, newLoop, *stage, rewindSteps, lookahead);
+  rewindAfterLoop(builder, newLoop, *stage, lookahead);
 
   // After the loop: an asynchronous dot's accumulator is read after its
   // wait, then no copy is left in flight and every thread is past both
