@@ -12,6 +12,7 @@ import kiln
 from kiln.compiler.specialization import Specialization
 
 from attention_kernels import attention_backward_dkdv, attention_forward, attention_forward_descriptors
+from test_dot_codegen import descriptor_signature
 
 SIGNATURE = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "M": "*fp32",
              "sm_scale": "fp32", "stride_z": "i32", "stride_h": "i32", "stride_tok": "i32",
@@ -33,10 +34,14 @@ def compile_forward(target: str, head_dim: int = 128, block_m: int = 128, block_
                                     "CAUSAL": causal, "MASK_KEYS": False})
 
 
+def loop_bodies(ir: str) -> list[str]:
+    """The text of each scf.for of a kiln_gpu module, up to its yield."""
+    return [ir[match.start():ir.index("scf.yield", match.start())] for match in re.finditer(r"scf\.for", ir)]
+
+
 def loop_body(ir: str) -> str:
     """The text of the (last) scf.for of a kiln_gpu module."""
-    start = ir.rindex("scf.for")
-    return ir[start:ir.index("scf.yield", start)]
+    return loop_bodies(ir)[-1]
 
 
 @pytest.mark.parametrize("head_dim,block_m,block_n,num_warps",
@@ -93,13 +98,6 @@ def test_sm90a_forward_with_descriptors_made_in_the_kernel(block_m, block_n, num
     assert sizes == {"16"}
 
 
-def host_descriptor_signature(path):
-    """A host TensorDescriptor of a 2-D fp16 array, with its tensor map."""
-    return {path: "tensordesc", f"{path}[0]": "*fp16", f"{path}[1]": "tuple", f"{path}[1][0]": "i32",
-            f"{path}[1][1]": "i32", f"{path}[2]": "tuple", f"{path}[2][0]": "i32", f"{path}[2][1]": "i32",
-            f"{path}[3]": "tuple", f"{path}[5]": "nvTmaDesc"}
-
-
 @pytest.mark.parametrize("block_m,block_n,num_warps", [(128, 64, 8), (64, 64, 4)])
 @pytest.mark.parametrize("causal", [False, True])
 def test_sm90a_forward_with_host_descriptors(block_m, block_n, num_warps, causal):
@@ -115,7 +113,7 @@ def test_sm90a_forward_with_host_descriptors(block_m, block_n, num_warps, causal
                   "MASK_KEYS": False}
     divisible = set(CONTIGUOUS.divisible_by_16) - {"Q", "K", "V"}
     for path, rows in (("Q", block_m), ("K", block_n), ("V", block_n)):
-        signature.update(host_descriptor_signature(path))
+        signature.update(descriptor_signature(path, "fp16"))
         constexprs.update({f"{path}[3][0]": rows, f"{path}[3][1]": 128, f"{path}[4]": "zero"})
         divisible |= {f"{path}[0]", f"{path}[1][0]", f"{path}[1][1]", f"{path}[2][0]"}
     attrs = Specialization(divisible_by_16=frozenset(divisible),
@@ -124,8 +122,7 @@ def test_sm90a_forward_with_host_descriptors(block_m, block_n, num_warps, causal
                             num_warps=num_warps, num_stages=3, attrs=attrs, constexprs=constexprs)
     ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
     loops = 2 if causal else 1
-    bodies = [ir[start:ir.index("scf.yield", start)] for start in
-              (match.start() for match in re.finditer(r"scf\.for", ir))]
+    bodies = loop_bodies(ir)
     assert len(bodies) == loops
     for body in bodies:
         assert "kiln.load" not in body and "kiln_gpu.convert_layout" not in body
@@ -178,8 +175,7 @@ def test_sm90a_causal_mask_only_on_the_diagonal(block_m, block_n, num_warps):
     compiled = compile_forward("sm_90a", head_dim=128, block_m=block_m, block_n=block_n, num_warps=num_warps,
                                causal=True)
     ir = compiled.asm["kiln_gpu"]
-    bodies = [ir[start:ir.index("scf.yield", start)] for start in
-              (match.start() for match in re.finditer(r"scf\.for", ir))]
+    bodies = loop_bodies(ir)
     assert len(bodies) == 2
     masked = [bool(re.search(r"arith\.select .*tensor<\d+x\d+xf32", body)) for body in bodies]
     assert masked == [False, True]
