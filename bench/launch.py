@@ -6,7 +6,12 @@ same process as the yardstick:
 
 * µs per launch of a kernel with 0, 2, 8 and 20 arguments (half tensors,
   half integers), launched from a Python loop: best of ``--rounds`` rounds
-  of ``--launches`` launches each, host time only (the GPU runs behind);
+  of ``--launches`` launches each, host time only. The launches are timed in
+  bursts of ``--burst`` (200), the GPU drained between bursts and not timed,
+  so that a full launch queue never makes the host wait for the GPU (with
+  ``--burst 0``, one timed loop of all launches: host and GPU together);
+* on CUDA, the driver's floor: the same timing of ``cuLaunchKernel`` of an
+  empty kernel called from C (bench/launch_floor.c, built with ``cc``);
 * with ``--graphs`` (CUDA only), µs per kernel node of replaying a CUDA
   graph of 100 captured launches of the 2-argument kernel;
 * with ``--first-call``, ms of the first launch of a small kernel in a fresh
@@ -15,7 +20,7 @@ same process as the yardstick:
 
 Triton's rows are left out when triton cannot be imported (or on the CPU).
 
-    python bench/launch.py [--device cuda|cpu] [--launches 20000] [--rounds 2] [--graphs] [--first-call [--profile-first-call]]
+    python bench/launch.py [--device cuda|cpu] [--launches 20000] [--rounds 2] [--burst 200] [--graphs] [--first-call [--profile-first-call]]
 """
 
 from __future__ import annotations
@@ -84,21 +89,27 @@ def _arguments(count: int, torch: Any, device: str) -> tuple:
     return tuple(tensors) + tuple(range(3, 3 + count - count // 2))
 
 
-def _per_launch_us(launch: Callable[[], Any], launches: int, rounds: int, synchronize: Callable[[], None]) -> float:
+def _per_launch_us(launch: Callable[[], Any], launches: int, rounds: int, synchronize: Callable[[], None],
+                   burst: int) -> float:
     for _ in range(min(launches, 1000)):
         launch()
     synchronize()
+    burst = burst or launches
+    bursts = max(1, launches // burst)
     best = float("inf")
     for _ in range(rounds):
-        start = time.perf_counter()
-        for _ in range(launches):
-            launch()
-        best = min(best, time.perf_counter() - start)
-        synchronize()
-    return best / launches * 1e6
+        total = 0.0
+        for _ in range(bursts):
+            start = time.perf_counter()
+            for _ in range(burst):
+                launch()
+            total += time.perf_counter() - start
+            synchronize()
+        best = min(best, total)
+    return best / (bursts * burst) * 1e6
 
 
-def _worker(provider: str, device: str, launches: int, rounds: int, graphs: bool) -> dict[str, Any]:
+def _worker(provider: str, device: str, launches: int, rounds: int, burst: int, graphs: bool) -> dict[str, Any]:
     import torch
 
     scope = _load_kernels(provider)
@@ -108,10 +119,10 @@ def _worker(provider: str, device: str, launches: int, rounds: int, graphs: bool
         kernel = scope[f"args{count}"]
         arguments = _arguments(count, torch, device)
         launcher = kernel[(1,)]
-        result[str(count)] = _per_launch_us(lambda: launcher(*arguments), launches, rounds, synchronize)
+        result[str(count)] = _per_launch_us(lambda: launcher(*arguments), launches, rounds, synchronize, burst)
     x = torch.randn(1024, device=device)
     y = torch.empty_like(x)
-    result["torch.neg"] = _per_launch_us(lambda: torch.neg(x, out=y), launches, rounds, synchronize)
+    result["torch.neg"] = _per_launch_us(lambda: torch.neg(x, out=y), launches, rounds, synchronize, burst)
     if graphs and device == "cuda":
         kernel, arguments = scope["args2"], _arguments(2, torch, device)
         kernel[(1,)](*arguments)
@@ -175,6 +186,28 @@ def _run_worker(arguments: list[str], environment: dict[str, str], echo: bool = 
     return json.loads(lines[-1])
 
 
+def _driver_floor_us(launches: int, rounds: int, burst: int) -> float | None:
+    """µs per cuLaunchKernel from C (bench/launch_floor.c), or None where it
+    cannot be built or run (no C compiler, no libcuda)."""
+    import shutil
+
+    compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if compiler is None:
+        return None
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch_floor.c")
+    binary = os.path.join(tempfile.mkdtemp(prefix="launch-floor-"), "launch_floor")
+    built = subprocess.run([compiler, "-O2", "-o", binary, source, "-ldl"], capture_output=True, text=True)
+    if built.returncode != 0:
+        print(f"(driver floor not measured: {built.stderr.strip()})", file=sys.stderr)
+        return None
+    ran = subprocess.run([binary, str(launches), str(rounds), str(burst or launches)], capture_output=True,
+                         text=True, timeout=600)
+    if ran.returncode != 0:
+        print(f"(driver floor not measured: {ran.stderr.strip()})", file=sys.stderr)
+        return None
+    return float(ran.stdout.strip())
+
+
 def _triton_available(device: str) -> bool:
     if device != "cuda":
         return False
@@ -190,6 +223,8 @@ def main() -> None:
     parser.add_argument("--device", choices=("cuda", "cpu"), default=None)
     parser.add_argument("--launches", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--burst", type=int, default=200,
+                        help="launches per timed burst, the GPU drained between bursts (0: one timed loop)")
     parser.add_argument("--graphs", action="store_true")
     parser.add_argument("--first-call", action="store_true")
     parser.add_argument("--profile-first-call", action="store_true",
@@ -201,7 +236,8 @@ def main() -> None:
 
     device = options.device or ("cuda" if torch.cuda.is_available() else "cpu")
     if options.worker:
-        print(json.dumps(_worker(options.worker, device, options.launches, options.rounds, options.graphs)))
+        print(json.dumps(_worker(options.worker, device, options.launches, options.rounds, options.burst,
+                                 options.graphs)))
         return
     if options.first_call_worker:
         print(json.dumps(_first_call_worker(options.first_call_worker, device, options.profile_first_call)))
@@ -211,12 +247,15 @@ def main() -> None:
     environment = dict(os.environ)
     if device == "cpu":
         environment["KILN_BACKEND"] = "cpu"
-    common = ["--device", device, "--launches", str(options.launches), "--rounds", str(options.rounds)]
+    common = ["--device", device, "--launches", str(options.launches), "--rounds", str(options.rounds),
+              "--burst", str(options.burst)]
     rows = {provider: _run_worker([*common, "--worker", provider] + (["--graphs"] if options.graphs else []),
                                   environment) for provider in providers}
     columns = [str(count) for count in ARGUMENT_COUNTS] + ["torch.neg"] + (["graph node"] if options.graphs and
                                                                           device == "cuda" else [])
-    print(f"µs per launch on {device} (host time; best of {options.rounds} rounds of {options.launches}; "
+    timing = (f"in bursts of {options.burst}, the GPU drained between them" if options.burst else
+              "one loop, host and GPU together")
+    print(f"µs per launch on {device} (host time; best of {options.rounds} rounds of {options.launches}, {timing}; "
           f"each compiler in its own process, torch.neg measured in that process)")
     print("| " + " | ".join(["compiler", *[f"{c} args" if c.isdigit() else c for c in columns]]) + " |")
     print("|" + "---|" + "---:|" * len(columns))
@@ -225,6 +264,11 @@ def main() -> None:
     for provider, row in rows.items():
         print(f"{provider}: 2 args = {row['2'] / row['torch.neg']:.2f} x torch.neg; "
               f"20 args = {row['20'] / row['2']:.2f} x 2 args")
+    if device == "cuda":
+        floor = _driver_floor_us(options.launches, options.rounds, options.burst)
+        if floor is not None:
+            print(f"driver floor (cuLaunchKernel of an empty 2-parameter kernel from C, same timing): "
+                  f"{floor:.2f} µs; kiln 2 args = {rows['kiln']['2'] / floor:.2f} x the floor")
 
     if options.first_call:
         print("\nms of the first launch in a fresh process (4096 elements; compile or load + launch + sync; "

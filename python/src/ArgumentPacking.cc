@@ -153,9 +153,16 @@ bool readGrid(PyObject *object, const char *axis, long long limit,
 
 bool packArguments(const char *codes, Py_ssize_t count, PyObject *args,
                    uint64_t *slots, void **params, Py_ssize_t &used) {
+  return packArguments(codes, count, reinterpret_cast<PyTupleObject *>(args)->ob_item, nullptr,
+                       slots, params, used);
+}
+
+bool packArguments(const char *codes, Py_ssize_t count, PyObject *const *items,
+                   const KnownAddresses *known, uint64_t *slots, void **params,
+                   Py_ssize_t &used) {
   used = 0;
   for (Py_ssize_t i = 0; i < count; ++i) {
-    PyObject *object = PyTuple_GET_ITEM(args, i);
+    PyObject *object = items[i];
     uint64_t &slot = slots[used];
     slot = 0;
     bool ok = true;
@@ -163,7 +170,10 @@ bool packArguments(const char *codes, Py_ssize_t count, PyObject *args,
     case '-':
       continue;
     case 'p':
-      ok = readPointer(object, i, slot);
+      if (known && known->isKnown[i])
+        slot = known->addresses[i];
+      else
+        ok = readPointer(object, i, slot);
       break;
     case 'T': {
       // A TMA tensor map, passed by value: the launch copies the 128 bytes

@@ -43,6 +43,20 @@ bool readUInt64(PyObject *object, unsigned long long &value);
 bool packArguments(const char *codes, Py_ssize_t count, PyObject *args,
                    uint64_t *slots, void **params, Py_ssize_t &used);
 
+/// Pointer arguments whose addresses the caller already read (the native
+/// launch path reads each tensor's for its key): `isKnown[i]` says whether
+/// `addresses[i]` holds argument i's.
+struct KnownAddresses {
+  const uint64_t *addresses;
+  const bool *isKnown;
+};
+
+/// As above, for the `count` objects at `items`, taking the addresses in
+/// `known` (when not null) instead of asking their objects again.
+bool packArguments(const char *codes, Py_ssize_t count, PyObject *const *items,
+                   const KnownAddresses *known, uint64_t *slots, void **params,
+                   Py_ssize_t &used);
+
 /// Reads one grid dimension: a non-negative int at most `limit`. Returns
 /// false with a Python exception set.
 bool readGrid(PyObject *object, const char *axis, long long limit,

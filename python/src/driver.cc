@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ArgumentPacking.h"
+#include "DirectLaunch.h"
 
 #include "kiln/Target/NVIDIA/CudaDriver.h"
 
@@ -30,6 +31,7 @@ namespace py = pybind11;
 using kiln::runtime::CudaDriver;
 using kiln::runtime::DeviceProperties;
 using kiln::runtime::LoadedKernel;
+using kiln::python::KnownAddresses;
 using kiln::python::packArguments;
 using kiln::python::readInt64;
 using kiln::python::readUInt64;
@@ -43,6 +45,44 @@ namespace {
 void throwIfFailed(const Status &status) {
   if (!status.ok())
     throw std::runtime_error(status.message());
+}
+
+/// Packs the `count` arguments at `items` by `codes` and launches `function`
+/// over `grid` (nothing for an empty grid, as with CUDA). Returns false with
+/// a Python exception set.
+bool packAndLaunch(void *function, const unsigned grid[3], unsigned blockX,
+                   unsigned shared, void *stream, const char *codes,
+                   Py_ssize_t count, PyObject *const *items,
+                   const KnownAddresses *known) {
+  // Small kernels pack on the stack; only unusually long signatures allocate.
+  constexpr Py_ssize_t kInline = 64;
+  uint64_t inlineSlots[kInline];
+  void *inlineParams[kInline];
+  std::vector<uint64_t> heapSlots;
+  std::vector<void *> heapParams;
+  uint64_t *slots = inlineSlots;
+  void **params = inlineParams;
+  if (count > kInline) {
+    heapSlots.resize(count);
+    heapParams.resize(count);
+    slots = heapSlots.data();
+    params = heapParams.data();
+  }
+  Py_ssize_t used;
+  if (!packArguments(codes, count, items, known, slots, params, used))
+    return false;
+  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
+    return true;
+  Status status;
+  Py_BEGIN_ALLOW_THREADS;
+  status = CudaDriver::get().launch(function, grid[0], grid[1], grid[2], blockX,
+                                    shared, stream, params);
+  Py_END_ALLOW_THREADS;
+  if (!status.ok()) {
+    PyErr_SetString(PyExc_RuntimeError, status.message().c_str());
+    return false;
+  }
+  return true;
 }
 
 /// launch(grid_x, grid_y, grid_z, num_warps, shared_mem, stream,
@@ -102,40 +142,11 @@ PyObject *launch(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
                  PyTuple_GET_SIZE(args));
     return nullptr;
   }
-
-  // Small kernels pack on the stack; only unusually long signatures allocate.
-  constexpr Py_ssize_t kInline = 64;
-  uint64_t inlineSlots[kInline];
-  void *inlineParams[kInline];
-  std::vector<uint64_t> heapSlots;
-  std::vector<void *> heapParams;
-  uint64_t *slots = inlineSlots;
-  void **params = inlineParams;
-  if (codeCount > kInline) {
-    heapSlots.resize(codeCount);
-    heapParams.resize(codeCount);
-    slots = heapSlots.data();
-    params = heapParams.data();
-  }
-  Py_ssize_t used;
-  if (!packArguments(codes, codeCount, args, slots, params, used))
+  if (!packAndLaunch(reinterpret_cast<void *>(uintptr_t(function)), grid,
+                     unsigned(32 * numWarps), unsigned(shared),
+                     reinterpret_cast<void *>(uintptr_t(stream)), codes, codeCount,
+                     reinterpret_cast<PyTupleObject *>(args)->ob_item, nullptr))
     return nullptr;
-
-  // As with CUDA, an empty grid launches nothing.
-  if (grid[0] == 0 || grid[1] == 0 || grid[2] == 0)
-    Py_RETURN_NONE;
-
-  Status status;
-  Py_BEGIN_ALLOW_THREADS;
-  status = CudaDriver::get().launch(
-      reinterpret_cast<void *>(uintptr_t(function)), grid[0], grid[1],
-      grid[2], unsigned(32 * numWarps), unsigned(shared),
-      reinterpret_cast<void *>(uintptr_t(stream)), params);
-  Py_END_ALLOW_THREADS;
-  if (!status.ok()) {
-    PyErr_SetString(PyExc_RuntimeError, status.message().c_str());
-    return nullptr;
-  }
   Py_RETURN_NONE;
 }
 
@@ -149,6 +160,63 @@ PyMethodDef launchDefinition = {
     "character per element of args (see driver.cc); '-' skips a constexpr. "
     "An empty grid launches nothing. Raises RuntimeError naming the CUDA "
     "error."};
+
+/// A CUDA kernel's launch for the native path (DirectLaunch.h).
+struct CudaDirectLaunch {
+  PyObject_HEAD
+  void *function;
+  std::string *codes;
+  unsigned blockX;
+  unsigned shared;
+  PyObject *device;       // int, what the stream source takes
+  PyObject *streamSource; // the module whose current_stream(device) gives the stream
+};
+
+PyTypeObject *CudaDirectLaunchType = nullptr;
+PyObject *currentStreamName = nullptr;
+
+void directLaunchDealloc(PyObject *self) {
+  auto *direct = reinterpret_cast<CudaDirectLaunch *>(self);
+  delete direct->codes;
+  Py_XDECREF(direct->device);
+  Py_XDECREF(direct->streamSource);
+  PyTypeObject *type = Py_TYPE(self);
+  type->tp_free(self);
+  Py_DECREF(type); // instances of heap types hold a reference to it
+}
+
+PyType_Slot directLaunchSlots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void *>(directLaunchDealloc)},
+    {Py_tp_doc, const_cast<char *>(
+                    "A loaded CUDA kernel's launch, run by the native launch path "
+                    "without Python code")},
+    {0, nullptr}};
+
+PyType_Spec directLaunchSpec = {"kiln._C.driver.DirectLaunch", sizeof(CudaDirectLaunch), 0,
+                                Py_TPFLAGS_DEFAULT, directLaunchSlots};
+
+/// The raw handle of the current stream on the kernel's device: the stream
+/// source module's current_stream(device), read per launch (it rebinds
+/// itself to torch's entry point on first use, and tests replace it).
+bool currentStream(CudaDirectLaunch *direct, void *&stream) {
+  PyObject *source = PyObject_GetAttr(direct->streamSource, currentStreamName);
+  if (!source)
+    return false;
+  PyObject *handle = PyObject_CallOneArg(source, direct->device);
+  Py_DECREF(source);
+  if (!handle)
+    return false;
+  unsigned long long value = 0;
+  bool ok = handle == Py_None || readUInt64(handle, value);
+  Py_DECREF(handle);
+  if (!ok) {
+    PyErr_Clear();
+    PyErr_SetString(PyExc_TypeError, "current_stream() must return an int handle or None");
+    return false;
+  }
+  stream = reinterpret_cast<void *>(uintptr_t(value));
+  return true;
+}
 
 py::dict propertiesToDict(const DeviceProperties &p) {
   py::dict d;
@@ -171,6 +239,29 @@ py::dict propertiesToDict(const DeviceProperties &p) {
 }
 
 } // namespace
+
+namespace kiln::python {
+
+bool isDirectLaunch(PyObject *object) {
+  return CudaDirectLaunchType && Py_TYPE(object) == CudaDirectLaunchType;
+}
+
+bool launchDirectly(PyObject *object, const unsigned grid[3], PyObject *const *args,
+                    Py_ssize_t count, const KnownAddresses &known) {
+  auto *direct = reinterpret_cast<CudaDirectLaunch *>(object);
+  if (Py_ssize_t(direct->codes->size()) != count) {
+    PyErr_Format(PyExc_TypeError, "kernel takes %zd arguments, got %zd",
+                 Py_ssize_t(direct->codes->size()), count);
+    return false;
+  }
+  void *stream = nullptr;
+  if (!currentStream(direct, stream))
+    return false;
+  return packAndLaunch(direct->function, grid, direct->blockX, direct->shared, stream,
+                       direct->codes->data(), count, args, &known);
+}
+
+} // namespace kiln::python
 
 void initDriver(py::module_ &m) {
   m.def(
@@ -297,4 +388,39 @@ void initDriver(py::module_ &m) {
   if (!function)
     throw py::error_already_set();
   m.attr("launch") = py::reinterpret_steal<py::object>(function);
+
+  CudaDirectLaunchType = reinterpret_cast<PyTypeObject *>(PyType_FromSpec(&directLaunchSpec));
+  if (!CudaDirectLaunchType)
+    throw py::error_already_set();
+  currentStreamName = PyUnicode_InternFromString("current_stream");
+  m.attr("DirectLaunch") = py::reinterpret_borrow<py::object>(
+      reinterpret_cast<PyObject *>(CudaDirectLaunchType));
+  m.def(
+      "direct_launch",
+      [](uintptr_t function, const std::string &codes, int numWarps, int shared, int device,
+         py::object streamSource) {
+        if (function == 0)
+          throw py::value_error("direct_launch: function must be a handle returned by load_binary");
+        if (numWarps < 1 || numWarps > 32)
+          throw py::value_error("direct_launch: num_warps must be between 1 and 32");
+        if (shared < 0)
+          throw py::value_error("direct_launch: shared must be non-negative");
+        if (codes.find('T') != std::string::npos)
+          throw py::value_error("direct_launch: tensor maps are encoded per launch in Python");
+        auto *direct = PyObject_New(CudaDirectLaunch, CudaDirectLaunchType);
+        if (!direct)
+          throw py::error_already_set();
+        direct->function = reinterpret_cast<void *>(function);
+        direct->codes = new std::string(codes);
+        direct->blockX = unsigned(32 * numWarps);
+        direct->shared = unsigned(shared);
+        direct->device = PyLong_FromLong(device);
+        direct->streamSource = streamSource.inc_ref().ptr();
+        return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject *>(direct));
+      },
+      py::arg("function"), py::arg("codes"), py::arg("num_warps"), py::arg("shared"),
+      py::arg("device"), py::arg("stream_source"),
+      "A DirectLaunch of a loaded kernel: the native launch path launches it "
+      "from C++ (codes as launch()'s, without 'T'; the stream is "
+      "stream_source.current_stream(device) at each launch).");
 }

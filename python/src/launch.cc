@@ -4,7 +4,9 @@
 // only, it computes the launch's key in C++ and looks it up among the
 // routes the JITFunction registered for such launches (in its `_routes`
 // dict, under keys of their own); a hit launches the loaded kernel with no
-// Python frame of the runtime in between. Everything else (keyword
+// Python frame of the runtime in between: a route with a DirectLaunch
+// (DirectLaunch.h) packs the arguments and calls the driver here, the others
+// call the loaded kernel's launch function. Everything else (keyword
 // arguments, grid callables, argument types the key below does not cover,
 // a first launch) goes to `JITFunction.run`, which explains errors and
 // compiles; after a successful launch there, the JITFunction is asked to
@@ -24,12 +26,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DirectLaunch.h"
+
 #include <pybind11/pybind11.h>
 
 #include <Python.h>
 #include <structmember.h>
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
+#include <new>
 
 namespace py = pybind11;
 
@@ -51,29 +58,84 @@ struct Config {
   PyObject *dataPtrName = nullptr;
   PyObject *getDeviceName = nullptr;
   PyObject *nameName = nullptr;
+  PyObject *currentDeviceName = nullptr;
   PyObject *gridPrefix = nullptr; // "grid "
   PyObject *torchName = nullptr;
   PyObject *one = nullptr;
-  PyTypeObject *tensorType = nullptr; // torch.Tensor, once torch is imported
+  PyObject *launchesSkipped = nullptr; // a ContextVar: true while launches are skipped
+  PyTypeObject *tensorType = nullptr;  // torch.Tensor, once torch is imported
 } config;
+
+/// A launch's grid: three Python ints (what the Python launch functions
+/// take; owned references) and their values.
+struct LaunchGrid {
+  PyObject *xyz[3] = {nullptr, nullptr, nullptr};
+  unsigned counts[3] = {0, 0, 0};
+
+  void clear() {
+    for (PyObject *&value : xyz)
+      Py_CLEAR(value);
+  }
+};
+
+/// Reads a grid of 1 to 3 exact ints (a tuple, or a list a grid function
+/// returned) within CUDA's limits (those of readGrid) into `grid`. False,
+/// with no error set, for anything else: the Python path then reports it.
+bool readLaunchGrid(PyObject *value, LaunchGrid &grid) {
+  bool isTuple = PyTuple_CheckExact(value);
+  if (!isTuple && !PyList_CheckExact(value))
+    return false;
+  Py_ssize_t size = isTuple ? PyTuple_GET_SIZE(value) : PyList_GET_SIZE(value);
+  if (size < 1 || size > 3)
+    return false;
+  for (Py_ssize_t i = 0; i < 3; ++i) {
+    PyObject *item = i >= size ? config.one
+                     : isTuple ? PyTuple_GET_ITEM(value, i)
+                               : PyList_GET_ITEM(value, i);
+    if (!PyLong_CheckExact(item))
+      return false;
+    int overflow = 0;
+    long long read = PyLong_AsLongLongAndOverflow(item, &overflow);
+    long long limit = i == 0 ? 0x7fffffffLL : 65535;
+    if (overflow || read < 0 || read > limit) {
+      PyErr_Clear();
+      return false;
+    }
+    grid.counts[i] = unsigned(read);
+  }
+  for (Py_ssize_t i = 0; i < 3; ++i) {
+    PyObject *item = i >= size ? config.one
+                     : isTuple ? PyTuple_GET_ITEM(value, i)
+                               : PyList_GET_ITEM(value, i);
+    Py_INCREF(item);
+    Py_XSETREF(grid.xyz[i], item);
+  }
+  return true;
+}
 
 struct GridLauncher {
   PyObject_HEAD
   vectorcallfunc vectorcall;
-  PyObject *function; // the JITFunction
-  PyObject *grid;     // as given
-  PyObject *xyz[3];   // the grid's three ints, when it is a tuple of 1 to 3 ints
-  bool gridIsFast;
+  PyObject *function;  // the JITFunction
+  PyObject *grid;      // as given
+  LaunchGrid fixed;    // the grid, when it is a tuple of 1 to 3 ints
+  bool gridIsFixed;    // ... that readGrid accepted
+  bool gridIsCallable; // a function of the bound arguments by name
   Py_ssize_t numParams; // -1: not eligible for the fast path
   char *constexprMask;  // numParams flags
+  PyObject *names;      // tuple: the parameters' names
+  PyObject *defaults;   // tuple: each parameter's default, or `noDefault`
+  PyObject *noDefault;  // the marker of a parameter without a default
 };
 
 void launcherDealloc(PyObject *self) {
   auto *launcher = reinterpret_cast<GridLauncher *>(self);
   Py_XDECREF(launcher->function);
   Py_XDECREF(launcher->grid);
-  for (PyObject *value : launcher->xyz)
-    Py_XDECREF(value);
+  launcher->fixed.clear();
+  Py_XDECREF(launcher->names);
+  Py_XDECREF(launcher->defaults);
+  Py_XDECREF(launcher->noDefault);
   PyMem_Free(launcher->constexprMask);
   PyTypeObject *type = Py_TYPE(self);
   type->tp_free(self);
@@ -166,8 +228,10 @@ PyTypeObject *tensorType() {
 }
 
 /// The launch key of `args`, or null (no error set) when an argument is of
-/// a type the key does not cover.
-PyObject *launchKey(GridLauncher *launcher, PyObject *const *args) {
+/// a type the key does not cover. Records in `known` the address of each
+/// tensor argument, which the key reads anyway.
+PyObject *launchKey(GridLauncher *launcher, PyObject *const *args, uint64_t *addresses,
+                    bool *isKnown) {
   Py_ssize_t envCount = PyTuple_GET_SIZE(config.environKeys);
   // At most 4 items per argument (a tensor: type, dtype, alignment, device).
   Py_ssize_t capacity = envCount + 4 * launcher->numParams;
@@ -187,6 +251,8 @@ PyObject *launchKey(GridLauncher *launcher, PyObject *const *args) {
     pushBorrowed(value ? value : Py_None);
   }
   bool covered = true;
+  for (Py_ssize_t i = 0; i < launcher->numParams; ++i)
+    isKnown[i] = false;
   for (Py_ssize_t i = 0; i < launcher->numParams && covered; ++i) {
     PyObject *value = args[i];
     PyTypeObject *type = Py_TYPE(value);
@@ -214,6 +280,8 @@ PyObject *launchKey(GridLauncher *launcher, PyObject *const *args) {
       }
       unsigned long long bits = PyLong_AsUnsignedLongLongMask(address);
       Py_DECREF(address);
+      addresses[i] = bits;
+      isKnown[i] = true;
       push(dtype);
       push(PyLong_FromLong(bits == 0 ? 2 : (bits & 15) == 0 ? 1 : 0));
       push(device);
@@ -246,10 +314,45 @@ PyObject *tupleOf(PyObject *const *args, Py_ssize_t count) {
   return tuple;
 }
 
-/// Launches a registered route: (loaded kernel, CPU threads).
-PyObject *launchRoute(GridLauncher *launcher, PyObject *route, PyObject *const *args) {
+/// Names the kernel in a grid error from the launchers, which check the
+/// grid in C++ where the kernel has no name (as JITFunction.run does).
+void nameKernelInGridError(GridLauncher *launcher) {
+  if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError))
+    return;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyErr_NormalizeException(&type, &value, &traceback);
+  PyObject *text = value ? PyObject_Str(value) : nullptr;
+  PyObject *name = PyObject_GetAttr(launcher->function, config.nameName);
+  if (text && name && PyUnicode_Check(text) && PyUnicode_GetLength(text) >= 5 &&
+      PyUnicode_Tailmatch(text, config.gridPrefix, 0, 5, -1) == 1) {
+    PyErr_Format(type, "kernel %S: %S", name, text);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+  } else {
+    PyErr_Restore(type, value, traceback);
+  }
+  Py_XDECREF(text);
+  Py_XDECREF(name);
+}
+
+/// Launches a registered route: (loaded kernel, CPU threads, DirectLaunch
+/// or None, compiled kernel). With a DirectLaunch the launch runs here;
+/// otherwise through the loaded kernel's Python launch function. Returns
+/// the compiled kernel, as kernel[grid](...) does.
+PyObject *launchRoute(GridLauncher *launcher, PyObject *route, PyObject *const *args,
+                      const LaunchGrid &grid, const kiln::python::KnownAddresses &known) {
   PyObject *loaded = PyTuple_GET_ITEM(route, 0);
   PyObject *threads = PyTuple_GET_ITEM(route, 1);
+  PyObject *direct = PyTuple_GET_ITEM(route, 2);
+  PyObject *compiled = PyTuple_GET_ITEM(route, 3);
+  if (kiln::python::isDirectLaunch(direct)) {
+    if (!kiln::python::launchDirectly(direct, grid.counts, args, launcher->numParams, known))
+      return nullptr;
+    Py_INCREF(compiled);
+    return compiled;
+  }
   PyObject *bound = tupleOf(args, launcher->numParams);
   if (!bound)
     return nullptr;
@@ -258,44 +361,141 @@ PyObject *launchRoute(GridLauncher *launcher, PyObject *route, PyObject *const *
     Py_DECREF(bound);
     return nullptr;
   }
-  PyObject *callArgs[5] = {launcher->xyz[0], launcher->xyz[1], launcher->xyz[2], bound, threads};
+  PyObject *callArgs[5] = {grid.xyz[0], grid.xyz[1], grid.xyz[2], bound, threads};
   PyObject *done = PyObject_Vectorcall(launch, callArgs, 5, nullptr);
   Py_DECREF(launch);
   Py_DECREF(bound);
   if (!done) {
-    // As JITFunction.run: the launchers check the grid in C++, where the
-    // kernel has no name.
-    if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_ValueError)) {
-      PyObject *type, *value, *traceback;
-      PyErr_Fetch(&type, &value, &traceback);
-      PyErr_NormalizeException(&type, &value, &traceback);
-      PyObject *text = value ? PyObject_Str(value) : nullptr;
-      PyObject *name = PyObject_GetAttr(launcher->function, config.nameName);
-      if (text && name && PyUnicode_Check(text) && PyUnicode_GetLength(text) >= 5 &&
-          PyUnicode_Tailmatch(text, config.gridPrefix, 0, 5, -1) == 1) {
-        PyErr_Format(type, "kernel %S: %S", name, text);
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(traceback);
-      } else {
-        PyErr_Restore(type, value, traceback);
-      }
-      Py_XDECREF(text);
-      Py_XDECREF(name);
-    }
+    nameKernelInGridError(launcher);
     return nullptr;
   }
   Py_DECREF(done);
-  return PyObject_GetAttr(loaded, config.kernelName);
+  Py_INCREF(compiled);
+  return compiled;
+}
+
+/// Whether launches are skipped here (launch_settings.skipping_launches):
+/// 1 yes, 0 no, -1 with an error set.
+int launchesSkipped() {
+  if (!config.launchesSkipped)
+    return 0;
+  PyObject *value = nullptr;
+  if (PyContextVar_Get(config.launchesSkipped, nullptr, &value) < 0)
+    return -1;
+  int skipped = value ? PyObject_IsTrue(value) : 0;
+  Py_XDECREF(value);
+  return skipped;
+}
+
+/// Binds a call's arguments to the kernel's parameters in order, as
+/// JITFunction._bind does, into `bound` (borrowed references: the call's
+/// arguments and the defaults). False when the call is not a plain one
+/// (too many arguments, an unknown or repeated keyword, a launch option such
+/// as num_warps, a missing argument): the Python path then handles it.
+bool bindArguments(GridLauncher *launcher, PyObject *const *args, Py_ssize_t nargs,
+                   PyObject *kwnames, PyObject **bound) {
+  Py_ssize_t count = launcher->numParams;
+  if (nargs > count)
+    return false;
+  for (Py_ssize_t i = 0; i < count; ++i)
+    bound[i] = i < nargs ? args[i] : nullptr;
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+    Py_ssize_t position = -1;
+    // Keyword names and parameter names are interned: compare pointers
+    // first, then text.
+    for (Py_ssize_t i = nargs; i < count && position < 0; ++i)
+      if (PyTuple_GET_ITEM(launcher->names, i) == name)
+        position = i;
+    for (Py_ssize_t i = nargs; i < count && position < 0; ++i)
+      if (PyUnicode_Compare(PyTuple_GET_ITEM(launcher->names, i), name) == 0)
+        position = i;
+    if (PyErr_Occurred())
+      PyErr_Clear();
+    if (position < 0 || bound[position])
+      return false;
+    bound[position] = args[nargs + k];
+  }
+  for (Py_ssize_t i = nargs; i < count; ++i) {
+    if (bound[i])
+      continue;
+    PyObject *value = PyTuple_GET_ITEM(launcher->defaults, i);
+    if (value == launcher->noDefault)
+      return false;
+    bound[i] = value;
+  }
+  return true;
+}
+
+/// The grid of a call: the launcher's own, or its grid function's result
+/// for these arguments. False, with no error set, where the Python path
+/// must compute it (and report what is wrong); false with an error set
+/// where the grid function raised.
+bool callGrid(GridLauncher *launcher, PyObject *const *bound, LaunchGrid &grid) {
+  if (launcher->gridIsFixed) {
+    for (int i = 0; i < 3; ++i) {
+      Py_INCREF(launcher->fixed.xyz[i]);
+      grid.xyz[i] = launcher->fixed.xyz[i];
+      grid.counts[i] = launcher->fixed.counts[i];
+    }
+    return true;
+  }
+  PyObject *named = PyDict_New();
+  if (!named)
+    return false;
+  for (Py_ssize_t i = 0; i < launcher->numParams; ++i)
+    if (PyDict_SetItem(named, PyTuple_GET_ITEM(launcher->names, i), bound[i]) < 0) {
+      Py_DECREF(named);
+      return false;
+    }
+  PyObject *value = PyObject_CallOneArg(launcher->grid, named);
+  Py_DECREF(named);
+  if (!value)
+    return false;
+  bool read = readLaunchGrid(value, grid);
+  Py_DECREF(value);
+  return read;
 }
 
 PyObject *launcherCall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   auto *launcher = reinterpret_cast<GridLauncher *>(self);
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (launcher->numParams < 0 || !launcher->gridIsFast || nargs != launcher->numParams ||
-      (kwnames && PyTuple_GET_SIZE(kwnames)) || !config.environData)
+  Py_ssize_t count = launcher->numParams;
+  if (count < 0 || !(launcher->gridIsFixed || launcher->gridIsCallable) || !config.environData)
     return runSlowly(launcher, args, nargsf, kwnames);
-  PyObject *key = launchKey(launcher, args);
+  switch (launchesSkipped()) {
+  case -1:
+    return nullptr;
+  case 1: // run() returns None without looking at anything
+    return runSlowly(launcher, args, nargsf, kwnames);
+  }
+  // Small signatures keep their arguments and addresses on the stack.
+  constexpr Py_ssize_t kInline = 32;
+  PyObject *inlineBound[kInline];
+  uint64_t inlineAddresses[kInline];
+  bool inlineKnown[kInline];
+  std::unique_ptr<PyObject *[]> heapBound;
+  std::unique_ptr<uint64_t[]> heapAddresses;
+  std::unique_ptr<bool[]> heapKnown;
+  PyObject **bound = inlineBound;
+  uint64_t *addresses = inlineAddresses;
+  bool *isKnown = inlineKnown;
+  if (count > kInline) {
+    heapBound.reset(new PyObject *[count]);
+    heapAddresses.reset(new uint64_t[count]);
+    heapKnown.reset(new bool[count]);
+    bound = heapBound.get();
+    addresses = heapAddresses.get();
+    isKnown = heapKnown.get();
+  }
+  bool hasKeywords = kwnames && PyTuple_GET_SIZE(kwnames);
+  if (nargs == count && !hasKeywords)
+    std::copy(args, args + count, bound);
+  else if (!bindArguments(launcher, args, nargs, kwnames, bound))
+    return runSlowly(launcher, args, nargsf, kwnames);
+
+  PyObject *key = launchKey(launcher, bound, addresses, isKnown);
   if (!key) {
     if (PyErr_Occurred())
       return nullptr;
@@ -309,14 +509,37 @@ PyObject *launcherCall(PyObject *self, PyObject *const *args, size_t nargsf, PyO
     return runSlowly(launcher, args, nargsf, kwnames);
   }
   PyObject *route = PyDict_GetItemWithError(routes, key); // borrowed
-  if (route && PyTuple_CheckExact(route) && PyTuple_GET_SIZE(route) == 2) {
-    Py_INCREF(route); // a launch may run Python that changes the dict
+  PyObject *byDevice = nullptr;                           // owned, when the route is by device
+  if (route && PyDict_Check(route)) {
+    // A key that names no device: {device: route}, by the current device.
+    byDevice = route;
+    Py_INCREF(byDevice);
+    PyObject *device = PyObject_CallMethodNoArgs(byDevice, config.currentDeviceName);
+    route = device ? PyDict_GetItemWithError(byDevice, device) : nullptr;
+    Py_XDECREF(device);
+    if (!route && PyErr_Occurred()) {
+      Py_DECREF(byDevice);
+      Py_DECREF(routes);
+      Py_DECREF(key);
+      return nullptr;
+    }
+  }
+  if (route && PyTuple_CheckExact(route) && PyTuple_GET_SIZE(route) == 4) {
+    Py_INCREF(route); // a launch may run Python that changes the dicts
+    Py_XDECREF(byDevice);
     Py_DECREF(routes);
     Py_DECREF(key);
-    PyObject *result = launchRoute(launcher, route, args);
+    LaunchGrid grid;
+    PyObject *result = nullptr;
+    if (callGrid(launcher, bound, grid))
+      result = launchRoute(launcher, route, bound, grid, {addresses, isKnown});
+    else if (!PyErr_Occurred())
+      result = runSlowly(launcher, args, nargsf, kwnames);
+    grid.clear();
     Py_DECREF(route);
     return result;
   }
+  Py_XDECREF(byDevice); // this device's route is not there yet: run registers it
   Py_DECREF(routes);
   if (route == Py_False) { // a key whose route does not qualify
     Py_DECREF(key);
@@ -329,11 +552,11 @@ PyObject *launcherCall(PyObject *self, PyObject *const *args, size_t nargsf, PyO
   }
   PyObject *result = runSlowly(launcher, args, nargsf, kwnames);
   if (result) {
-    PyObject *bound = tupleOf(args, nargs);
-    PyObject *callArgs[3] = {launcher->function, key, bound};
+    PyObject *boundTuple = tupleOf(bound, count);
+    PyObject *callArgs[3] = {launcher->function, key, boundTuple};
     PyObject *registered =
-        bound ? PyObject_VectorcallMethod(config.registerName, callArgs, 3, nullptr) : nullptr;
-    Py_XDECREF(bound);
+        boundTuple ? PyObject_VectorcallMethod(config.registerName, callArgs, 3, nullptr) : nullptr;
+    Py_XDECREF(boundTuple);
     if (!registered) {
       Py_DECREF(result);
       result = nullptr;
@@ -361,10 +584,11 @@ PyType_Spec launcherSpec = {"kiln._C.launch.GridLauncher", sizeof(GridLauncher),
 
 PyTypeObject *GridLauncherType = nullptr;
 
-/// grid_launcher(function, grid, constexpr_mask or None) -> GridLauncher
+/// grid_launcher(function, grid, signature or None) -> GridLauncher, where
+/// signature is (constexpr_mask, names, defaults, no_default).
 PyObject *makeGridLauncher(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
   if (argc != 3) {
-    PyErr_SetString(PyExc_TypeError, "grid_launcher(function, grid, constexpr_mask)");
+    PyErr_SetString(PyExc_TypeError, "grid_launcher(function, grid, signature)");
     return nullptr;
   }
   auto *launcher = PyObject_New(GridLauncher, GridLauncherType);
@@ -375,40 +599,53 @@ PyObject *makeGridLauncher(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
   launcher->function = argv[0];
   Py_INCREF(argv[1]);
   launcher->grid = argv[1];
-  launcher->xyz[0] = launcher->xyz[1] = launcher->xyz[2] = nullptr;
+  new (&launcher->fixed) LaunchGrid();
   launcher->constexprMask = nullptr;
+  launcher->names = launcher->defaults = launcher->noDefault = nullptr;
   launcher->numParams = -1;
-  PyObject *grid = argv[1];
-  launcher->gridIsFast = PyTuple_CheckExact(grid) && PyTuple_GET_SIZE(grid) >= 1 && PyTuple_GET_SIZE(grid) <= 3;
-  for (Py_ssize_t i = 0; launcher->gridIsFast && i < PyTuple_GET_SIZE(grid); ++i)
-    launcher->gridIsFast = PyLong_CheckExact(PyTuple_GET_ITEM(grid, i));
-  if (launcher->gridIsFast)
-    for (Py_ssize_t i = 0; i < 3; ++i) {
-      PyObject *value = i < PyTuple_GET_SIZE(grid) ? PyTuple_GET_ITEM(grid, i) : config.one;
-      Py_INCREF(value);
-      launcher->xyz[i] = value;
-    }
-  PyObject *mask = argv[2];
-  if (mask != Py_None) {
-    if (!PyTuple_Check(mask)) {
-      Py_DECREF(launcher);
-      PyErr_SetString(PyExc_TypeError, "constexpr_mask must be a tuple of bools or None");
-      return nullptr;
-    }
-    Py_ssize_t n = PyTuple_GET_SIZE(mask);
-    launcher->constexprMask = static_cast<char *>(PyMem_Malloc(n > 0 ? n : 1));
-    for (Py_ssize_t i = 0; i < n; ++i)
-      launcher->constexprMask[i] = PyObject_IsTrue(PyTuple_GET_ITEM(mask, i)) == 1;
-    launcher->numParams = n;
+  launcher->gridIsFixed = readLaunchGrid(argv[1], launcher->fixed) && PyTuple_CheckExact(argv[1]);
+  launcher->gridIsCallable = !PyTuple_Check(argv[1]) && !PyList_Check(argv[1]) &&
+                             PyCallable_Check(argv[1]);
+  PyObject *signature = argv[2];
+  if (signature == Py_None)
+    return reinterpret_cast<PyObject *>(launcher);
+  if (!PyTuple_Check(signature) || PyTuple_GET_SIZE(signature) != 4 ||
+      !PyTuple_Check(PyTuple_GET_ITEM(signature, 0)) ||
+      !PyTuple_Check(PyTuple_GET_ITEM(signature, 1)) ||
+      !PyTuple_Check(PyTuple_GET_ITEM(signature, 2))) {
+    Py_DECREF(launcher);
+    PyErr_SetString(PyExc_TypeError,
+                    "signature must be (constexpr_mask, names, defaults, no_default) or None");
+    return nullptr;
   }
+  PyObject *mask = PyTuple_GET_ITEM(signature, 0);
+  Py_ssize_t n = PyTuple_GET_SIZE(mask);
+  if (PyTuple_GET_SIZE(PyTuple_GET_ITEM(signature, 1)) != n ||
+      PyTuple_GET_SIZE(PyTuple_GET_ITEM(signature, 2)) != n) {
+    Py_DECREF(launcher);
+    PyErr_SetString(PyExc_ValueError, "signature: one mask flag, name and default per parameter");
+    return nullptr;
+  }
+  launcher->constexprMask = static_cast<char *>(PyMem_Malloc(n > 0 ? n : 1));
+  for (Py_ssize_t i = 0; i < n; ++i)
+    launcher->constexprMask[i] = PyObject_IsTrue(PyTuple_GET_ITEM(mask, i)) == 1;
+  launcher->names = PyTuple_GET_ITEM(signature, 1);
+  launcher->defaults = PyTuple_GET_ITEM(signature, 2);
+  launcher->noDefault = PyTuple_GET_ITEM(signature, 3);
+  Py_INCREF(launcher->names);
+  Py_INCREF(launcher->defaults);
+  Py_INCREF(launcher->noDefault);
+  launcher->numParams = n;
   return reinterpret_cast<PyObject *>(launcher);
 }
 
 PyMethodDef makeDefinition = {
     "grid_launcher", reinterpret_cast<PyCFunction>(reinterpret_cast<void *>(makeGridLauncher)),
     METH_FASTCALL,
-    "grid_launcher(function, grid, constexpr_mask): what kernel[grid] returns. constexpr_mask "
-    "(one bool per parameter) enables the native path; None sends every call to function.run."};
+    "grid_launcher(function, grid, signature): what kernel[grid] returns. signature "
+    "(constexpr_mask, names, defaults, no_default: one entry per parameter in each, "
+    "no_default marking a parameter without one) enables the native path; None sends every "
+    "call to function.run."};
 
 } // namespace
 
@@ -428,6 +665,7 @@ void initLaunch(py::module_ &m) {
   config.dataPtrName = PyUnicode_InternFromString("data_ptr");
   config.getDeviceName = PyUnicode_InternFromString("get_device");
   config.nameName = PyUnicode_InternFromString("__name__");
+  config.currentDeviceName = PyUnicode_InternFromString("current_device");
   config.gridPrefix = PyUnicode_InternFromString("grid ");
   config.torchName = PyUnicode_InternFromString("torch");
   config.one = PyLong_FromLong(1);
@@ -435,7 +673,11 @@ void initLaunch(py::module_ &m) {
   m.attr("grid_launcher") = py::reinterpret_steal<py::object>(make);
   m.def(
       "configure",
-      [](py::object environData, py::tuple environKeys) {
+      [](py::object environData, py::tuple environKeys, py::object launchesSkipped) {
+        if (!launchesSkipped.is_none() && !PyContextVar_CheckExact(launchesSkipped.ptr()))
+          throw py::type_error("launches_skipped must be a ContextVar or None");
+        Py_XDECREF(config.launchesSkipped);
+        config.launchesSkipped = launchesSkipped.is_none() ? nullptr : launchesSkipped.inc_ref().ptr();
         Py_XDECREF(config.environData);
         Py_XDECREF(config.environKeys);
         if (environData.is_none()) {
@@ -447,7 +689,8 @@ void initLaunch(py::module_ &m) {
         config.environData = environData.inc_ref().ptr();
         config.environKeys = environKeys.inc_ref().ptr();
       },
-      py::arg("environ_data"), py::arg("environ_keys"),
-      "The dict os.environ keeps its data in (None: no native path) and the "
-      "keys whose raw values are part of every launch key");
+      py::arg("environ_data"), py::arg("environ_keys"), py::arg("launches_skipped") = py::none(),
+      "The dict os.environ keeps its data in (None: no native path), the "
+      "keys whose raw values are part of every launch key, and the ContextVar "
+      "that is true where launches are skipped (those calls go to run)");
 }

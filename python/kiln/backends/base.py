@@ -82,14 +82,17 @@ class LoadedKernel:
         shared: dynamic shared memory bytes; num_warps: warps per program.
         n_regs / n_spills: registers per thread and spilled bytes per thread.
         launcher: the :class:`kiln.runtime.cpu_launcher.CpuLauncher` of a CPU kernel, else None.
+        direct: what the native launch path launches without calling ``launch``
+            (a ``kiln._C.driver.DirectLaunch``), or None where a launch needs
+            Python (tensor maps, foreign arrays, checked mode, the CPU).
     """
 
     __slots__ = ("kernel", "launch", "backend", "module", "function", "arg_codes", "shared", "num_warps", "n_regs",
-                 "n_spills", "device", "launcher")
+                 "n_spills", "device", "launcher", "direct")
 
     def __init__(self, kernel: Any, launch: LaunchFn, backend: str, device: Hashable, *, arg_codes: str,
                  num_warps: int, module: Optional[int] = None, function: Optional[int] = None, shared: int = 0,
-                 n_regs: int = 0, n_spills: int = 0, launcher: Any = None):
+                 n_regs: int = 0, n_spills: int = 0, launcher: Any = None, direct: Any = None):
         self.kernel = kernel
         self.launch = launch
         self.backend = backend
@@ -102,6 +105,7 @@ class LoadedKernel:
         self.n_regs = n_regs
         self.n_spills = n_spills
         self.launcher = launcher
+        self.direct = direct
 
     def __repr__(self) -> str:
         return (f"LoadedKernel({getattr(self.kernel, 'name', '?')}, device={self.device}, "

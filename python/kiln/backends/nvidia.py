@@ -492,5 +492,13 @@ class NvidiaBackend(Backend):
                                    [name for name, code in zip(kernel.arg_names, arg_codes) if code != "-"],
                                    compiled.metadata.get("checked_sites", []), device)
 
+        # The native launch path launches a plain kernel itself; one whose
+        # launch needs Python above (tensor maps to encode, foreign arrays,
+        # checked mode), or a replaced driver.launch (a recorder, a
+        # profiler's hook), keeps every launch in Python.
+        direct = None
+        if not map_positions and not foreign and not checked and _driver.launch is _C.driver.launch:
+            direct = _C.driver.direct_launch(function, codes, num_warps, shared, device, _driver)
         return LoadedKernel(compiled, launch, self.name, device, arg_codes=arg_codes, num_warps=num_warps,
-                            module=module, function=function, shared=shared, n_regs=n_regs, n_spills=n_spills)
+                            module=module, function=function, shared=shared, n_regs=n_regs, n_spills=n_spills,
+                            direct=direct)

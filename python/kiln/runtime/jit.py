@@ -70,7 +70,8 @@ from kiln.runtime.jit_arguments import (JitFunctionInfo, _full_name, serialize_s
                                         _CompilePlan, ArgumentDescriber)
 
 _native_launch = _C.launch
-_native_launch.configure(*_settings.native_launch_environment())
+_native_launch.configure(*_settings.native_launch_environment(),
+                         launches_skipped=_settings.launches_skipped_variable())
 
 __all__ = ["JITFunction", "KernelInterface", "LoadedKernel", "MockTensor", "TensorWrapper", "jit", "reinterpret",
            "type_canonicalisation_dict"]
@@ -185,9 +186,13 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
                                if name in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
         # kernel[grid](*args) computes its key and finds its route in C++
         # (kiln._C.launch) for kernels whose keys it can compute exactly as
-        # run does: which parameters are constexprs; None turns it off.
-        self._native_mask = (None if self.do_not_specialize or self._option_params or self.annotated_types
-                             else tuple(name in self.constexpr_names for name in self.arg_names))
+        # run does: which parameters are constexprs, their names and
+        # defaults (to bind keyword arguments as _bind does); None turns it
+        # off.
+        self._native_signature = (
+            None if self.do_not_specialize or self._option_params or self.annotated_types else
+            (tuple(name in self.constexpr_names for name in self.arg_names), tuple(self.arg_names),
+             tuple(self._defaults.get(name, _EMPTY) for name in self.arg_names), _EMPTY))
         # Positions and names of the parameters a compiled kernel takes (the
         # backends' loaders read them).
         self.runtime_positions = tuple(i for i, name in enumerate(self.arg_names)
@@ -245,8 +250,9 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         """``kernel[grid]``: a launcher taking the kernel's arguments (its
-        calls with positional arguments take the native launch path)."""
-        return _native_launch.grid_launcher(self, grid, self._native_mask)
+        calls with the kernel's arguments only, no launch options, take the
+        native launch path)."""
+        return _native_launch.grid_launcher(self, grid, self._native_signature)
 
     def _launch_key(self, bound: tuple, backend: Optional[str], num_warps: int, num_stages: int,
                     compile_options: tuple) -> tuple:
@@ -260,10 +266,11 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         """Called by the native launch path after ``run`` launched ``bound``
         (positional arguments, default options): makes ``native_key`` (its
         own spelling of the launch's key) lead straight to the loaded
-        kernel, when the route qualifies: one loaded kernel whatever the
-        current device (not a key routed by device), and a launch that
-        reports nothing after running (not checked mode); a key that does
-        not qualify is marked so (False)."""
+        kernel, when the route qualifies: a launch that reports nothing
+        after running (not checked mode); a key that does not qualify is
+        marked so (False). A key routed by the current device (no array
+        chose one) gets the current device's route in a _DeviceRoutes of
+        native routes."""
         key = self._launch_key(bound, None, 4, 3, (None, None, None))
         try:
             route = self._routes.get(key)
@@ -271,13 +278,28 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
             return
         if route is None:
             return
-        if route.__class__ is _DeviceRoutes or route.kernel.metadata.get("checked"):
+        by_device = route.__class__ is _DeviceRoutes
+        if by_device:
+            device = route.current_device()
+            route = route.get(device)
+            if route is None:
+                return
+        if route.kernel.metadata.get("checked"):
             # Such keys never qualify: the native path sends them to run
             # without asking again.
             self._routes[native_key] = False
             return
         threads = _settings.parse_threads(_settings.threads_setting(), _settings.THREADS_ENV)
-        self._routes[native_key] = (route, threads)
+        native = (route, threads, route.direct, route.kernel)
+        if not by_device:
+            self._routes[native_key] = native
+            return
+        # The native key names no device either: {device: route}, as the
+        # Python key's _DeviceRoutes.
+        native_routes = self._routes.get(native_key)
+        if native_routes.__class__ is not _DeviceRoutes:
+            native_routes = self._routes[native_key] = _DeviceRoutes(_registry.get_backend(route.backend))
+        native_routes[device] = native
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
@@ -526,6 +548,7 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
             view = _FlatKernel(self, described.leaves, signature)
             loaded = backend.load(view, compiled, signature, described.kinds, device, num_warps, options)
             loaded.launch = _flattening_launch(loaded.launch, self._flatten_arguments)
+            loaded.direct = None  # the flattening runs in Python
         # compiled[grid](...) launches again through this function.
         maxnreg, enable_fp_fusion, enable_reflect_ftz = compile_options
         compiled.launched_by = (self, {"num_warps": num_warps, "num_stages": num_stages, "maxnreg": maxnreg,
@@ -689,6 +712,10 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         for native_key, native in list(self._routes.items()):
             if native.__class__ is tuple and native[0] is loaded:
                 self._routes.pop(native_key, None)
+            elif native.__class__ is _DeviceRoutes:
+                native_route = native.get(device)
+                if native_route.__class__ is tuple and native_route[0] is loaded:
+                    native.pop(device, None)
         for compile_key in [k for k, compiled in self._compiled.items() if compiled is loaded.kernel]:
             self._compiled.pop(compile_key, None)
 

@@ -406,6 +406,12 @@ def launches_skipped() -> bool:
     return _LAUNCHES_SKIPPED.get()
 
 
+def launches_skipped_variable() -> contextvars.ContextVar[bool]:
+    """The context variable behind :func:`launches_skipped`, which the
+    native launch path reads itself."""
+    return _LAUNCHES_SKIPPED
+
+
 @contextlib.contextmanager
 def skipping_launches() -> Iterator[None]:
     """Within this block (this thread or task), ``kernel[grid](...)`` checks

@@ -128,3 +128,55 @@ def test_a_kernel_launch_through_the_jit(fake_libcuda, tmp_path):
         "launch scalars context 0 grid 5,2,1 block 64,1,1 shared 0 stream 0 params 7,b,40200000",
         "launch scalars context 0 grid 6,1,1 block 64,1,1 shared 0 stream 0 params fffffffffffffffd,5,bf800000",
     ]
+
+
+def test_repeated_launches_take_the_direct_path(fake_libcuda, tmp_path):
+    """From the second positional launch of a key on, kernel[grid](...) is
+    launched by the native path from C++ (a DirectLaunch of the loaded
+    kernel): the parameters are packed as before, the stream is the stream
+    source's at each launch, the compiled kernel is returned, launches in a
+    skipping_launches block do nothing, and a grid out of CUDA's range is
+    still reported by name."""
+    source = tmp_path / "scalar_kernel.py"
+    source.write_text(textwrap.dedent("""
+        import kiln
+        import kiln.language as kl
+
+
+        @kiln.jit
+        def scalars(a, b, x, N: kl.constexpr):
+            kl.device_assert(a + b > -(2**31), "never")
+    """))
+    out, log = run_with_fake_driver(fake_libcuda, tmp_path, f"""
+        import itertools
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from kiln.runtime import driver, launch_settings
+        from scalar_kernel import scalars
+        first = scalars[(2,)](3, 2, 0.5, 4)
+        streams = itertools.count(0x51)
+        driver.current_stream = lambda device: next(streams)
+        second = scalars[(3,)](-3, 5, -1.0, 4)
+        third = scalars[(4,)](7, 8, 2.0, 4)
+        native = [route for routes in scalars._routes.values() if isinstance(routes, dict)
+                  for route in routes.values() if isinstance(route, tuple)]
+        print(len(native), [type(route[2]).__name__ for route in native])
+        print(first is second is third)
+        with launch_settings.skipping_launches():
+            print(scalars[(5,)](1, 1, 1.0, 4))
+        try:
+            scalars[(2**31,)](1, 2, 0.5, 4)
+        except ValueError as error:
+            print(error)
+    """, params=3)
+    lines = out.splitlines()
+    assert lines[0] == "1 ['DirectLaunch']", lines
+    assert lines[1] == "True"
+    assert lines[2] == "None"
+    assert lines[3].startswith("kernel scalars: grid x is 2147483648"), lines
+    launches = [line for line in log if line.startswith("launch")]
+    assert launches == [
+        "launch scalars context 0 grid 2,1,1 block 128,1,1 shared 0 stream 0 params 3,2,3f000000",
+        "launch scalars context 0 grid 3,1,1 block 128,1,1 shared 0 stream 51 params fffffffffffffffd,5,bf800000",
+        "launch scalars context 0 grid 4,1,1 block 128,1,1 shared 0 stream 52 params 7,8,40000000",
+    ]

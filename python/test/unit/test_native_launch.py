@@ -111,15 +111,56 @@ def test_what_changes_run_s_key_compiles_again(change, monkeypatch):
         assert runs.count == (2 if change != "environment" else 3)  # checked launches always take run
 
 
+def test_keyword_arguments_and_grid_functions_are_covered(monkeypatch):
+    """Arguments by keyword bind as in Python (defaults included), and a
+    grid function gets them by name on every launch: after the first
+    launch of a key, neither takes run."""
+    runs = Runs(monkeypatch)
+    x, y, out = operands(300, seed=4)
+    axpy[(3,)](x, y, out, 300, 1.0, BLOCK=128)
+    assert runs.count == 1
+    for seed, (n, alpha) in enumerate([(300, 2.0), (250, -1.0)], start=5):
+        x, y, out = operands(n, seed=seed)
+        grids = []
+
+        def grid(meta):
+            grids.append(dict(meta))
+            return (kiln.cdiv(meta["n"], meta["BLOCK"]),)
+
+        axpy[grid](x, y, out_ptr=out, alpha=alpha, n=n, BLOCK=128)
+        torch.testing.assert_close(out, (alpha * x.double() + y.double()).float(), rtol=1e-6, atol=1e-6)
+        assert [sorted(meta) for meta in grids] == [["BLOCK", "alpha", "n", "out_ptr", "x_ptr", "y_ptr"]]
+        assert grids[0]["n"] == n and grids[0]["BLOCK"] == 128
+    assert runs.count == 1
+
+
 def test_calls_it_does_not_cover_take_run(monkeypatch):
     runs = Runs(monkeypatch)
     x, y, out = operands(100, seed=4)
-    axpy[(1,)](x, y, out, 100, 1.0, BLOCK=128)  # a keyword argument
-    axpy[lambda meta: (1,)](x, y, out, 100, 1.0, 128)  # a grid callable
+    axpy[(1,)](x, y, out, 100, 1.0, BLOCK=128, num_warps=4)  # a launch option
+    axpy[(1,)](x, y, out, 100, 1.0, BLOCK=128, num_warps=4)
+    axpy[[1]](x, y, out, 100, 1.0, 128)  # a grid that is a list
     axpy[(1,)](x.numpy(), y.numpy(), out.numpy(), 100, 1.0, 128)  # numpy arrays
     check(axpy_plain, 100, 1.0, seed=5)  # do_not_specialize
     check(axpy_plain, 100, 1.0, seed=6)
-    assert runs.count == 5
+    assert runs.count == 6
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda x, y, out: axpy[(1,)](x, y, out, 100, 1.0, BLOCK=128, bogus=1), "unexpected keyword argument 'bogus'"),
+    (lambda x, y, out: axpy[(1,)](x, y, out, 100, 1.0, 128, BLOCK=128), "multiple values for argument 'BLOCK'"),
+    (lambda x, y, out: axpy[(1,)](x, y, out, 100, BLOCK=128), "missing required argument: 'alpha'"),
+    (lambda x, y, out: axpy[lambda meta: (1.5,)](x, y, out, 100, 1.0, BLOCK=128), "grid"),
+    (lambda x, y, out: axpy[lambda meta: 1 / 0](x, y, out, 100, 1.0, BLOCK=128), "division by zero"),
+])
+def test_bad_calls_after_a_native_hit_are_reported_as_by_run(call, message):
+    """A call the native path cannot bind, or whose grid function fails,
+    is explained as run explains it, also once the key has a route."""
+    x, y, out = operands(100, seed=8)
+    axpy[(1,)](x, y, out, 100, 1.0, BLOCK=128)
+    axpy[(1,)](x, y, out, 100, 1.0, BLOCK=128)
+    with pytest.raises((TypeError, ValueError, ZeroDivisionError), match=message):
+        call(x, y, out)
 
 
 def test_an_evicted_kernel_is_not_launched_natively(monkeypatch):
