@@ -68,14 +68,18 @@ def first_call(x_ptr, y_ptr, n, BLOCK: lang.constexpr):
 '''
 
 
-def _load_kernels(provider: str) -> dict[str, Any]:
+def _load_kernels(provider: str, directory: str = "") -> dict[str, Any]:
+    """The kernels, compiled by `provider`, from a file in `directory` (a
+    new temporary one when empty). A kernel's file is part of Kiln's cache
+    key (the compiled code's line info names it): runs that should share
+    the disk cache must share the directory."""
     if provider == "kiln":
         import kiln as compiler
         import kiln.language as lang
     else:
         import triton as compiler
         import triton.language as lang
-    directory = tempfile.mkdtemp(prefix=f"launch-{provider}-")
+    directory = directory or tempfile.mkdtemp(prefix=f"launch-{provider}-")
     path = os.path.join(directory, f"launch_kernels_{provider}.py")
     with open(path, "w") as f:  # a file of its own: both compilers read kernel sources from files
         f.write(KERNELS)
@@ -143,10 +147,10 @@ def _worker(provider: str, device: str, launches: int, rounds: int, burst: int, 
     return result
 
 
-def _first_call_worker(provider: str, device: str, profile: bool = False) -> dict[str, Any]:
+def _first_call_worker(provider: str, device: str, kernels_dir: str, profile: bool = False) -> dict[str, Any]:
     import torch
 
-    scope = _load_kernels(provider)
+    scope = _load_kernels(provider, kernels_dir)
     x = torch.randn(4096, device=device)
     y = torch.empty_like(x)
     synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
@@ -231,6 +235,7 @@ def main() -> None:
                         help="with --first-call, print where each first call spends its time (cProfile)")
     parser.add_argument("--worker", choices=("kiln", "triton"), help=argparse.SUPPRESS)
     parser.add_argument("--first-call-worker", choices=("kiln", "triton"), help=argparse.SUPPRESS)
+    parser.add_argument("--kernels-dir", default="", help=argparse.SUPPRESS)
     options = parser.parse_args()
     import torch
 
@@ -240,7 +245,8 @@ def main() -> None:
                                  options.graphs)))
         return
     if options.first_call_worker:
-        print(json.dumps(_first_call_worker(options.first_call_worker, device, options.profile_first_call)))
+        print(json.dumps(_first_call_worker(options.first_call_worker, device, options.kernels_dir,
+                                            options.profile_first_call)))
         return
 
     providers = ["kiln"] + (["triton"] if _triton_available(device) else [])
@@ -278,7 +284,10 @@ def main() -> None:
         for provider in providers:
             cache = tempfile.mkdtemp(prefix=f"launch-cache-{provider}-")
             fresh = {**environment, "KILN_CACHE_DIR": cache, "TRITON_CACHE_DIR": cache}
-            worker = ["--device", device, "--first-call-worker", provider] + (
+            # Both runs read the kernels from the same file, as a program
+            # run twice would.
+            kernels = tempfile.mkdtemp(prefix=f"launch-kernels-{provider}-")
+            worker = ["--device", device, "--first-call-worker", provider, "--kernels-dir", kernels] + (
                 ["--profile-first-call"] if options.profile_first_call else [])
             cold = _run_worker(worker, fresh, echo=options.profile_first_call)["ms"]
             warm = _run_worker(worker, fresh, echo=options.profile_first_call)["ms"]
