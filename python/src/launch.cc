@@ -128,15 +128,39 @@ struct GridLauncher {
   PyObject *noDefault;  // the marker of a parameter without a default
 };
 
-void launcherDealloc(PyObject *self) {
+// A launcher is kept in its JITFunction's cache of launchers and refers to
+// the JITFunction: the garbage collector must see that cycle.
+int launcherTraverse(PyObject *self, visitproc visit, void *arg) {
   auto *launcher = reinterpret_cast<GridLauncher *>(self);
-  Py_XDECREF(launcher->function);
-  Py_XDECREF(launcher->grid);
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(launcher->function);
+  Py_VISIT(launcher->grid);
+  for (PyObject *value : launcher->fixed.xyz)
+    Py_VISIT(value);
+  Py_VISIT(launcher->names);
+  Py_VISIT(launcher->defaults);
+  Py_VISIT(launcher->noDefault);
+  return 0;
+}
+
+int launcherClear(PyObject *self) {
+  auto *launcher = reinterpret_cast<GridLauncher *>(self);
+  Py_CLEAR(launcher->function);
+  Py_CLEAR(launcher->grid);
   launcher->fixed.clear();
-  Py_XDECREF(launcher->names);
-  Py_XDECREF(launcher->defaults);
-  Py_XDECREF(launcher->noDefault);
-  PyMem_Free(launcher->constexprMask);
+  Py_CLEAR(launcher->names);
+  Py_CLEAR(launcher->defaults);
+  Py_CLEAR(launcher->noDefault);
+  // A cleared launcher takes the Python path, which then fails cleanly.
+  launcher->numParams = -1;
+  launcher->gridIsFixed = launcher->gridIsCallable = false;
+  return 0;
+}
+
+void launcherDealloc(PyObject *self) {
+  PyObject_GC_UnTrack(self);
+  launcherClear(self);
+  PyMem_Free(reinterpret_cast<GridLauncher *>(self)->constexprMask);
   PyTypeObject *type = Py_TYPE(self);
   type->tp_free(self);
   Py_DECREF(type); // instances of heap types hold a reference to it
@@ -574,24 +598,76 @@ PyMemberDef launcherMembers[] = {
 
 PyType_Slot launcherSlots[] = {
     {Py_tp_dealloc, reinterpret_cast<void *>(launcherDealloc)},
+    {Py_tp_traverse, reinterpret_cast<void *>(launcherTraverse)},
+    {Py_tp_clear, reinterpret_cast<void *>(launcherClear)},
     {Py_tp_call, reinterpret_cast<void *>(PyVectorcall_Call)},
     {Py_tp_members, launcherMembers},
     {Py_tp_doc, const_cast<char *>("kernel[grid]: launches the kernel over grid when called")},
     {0, nullptr}};
 
 PyType_Spec launcherSpec = {"kiln._C.launch.GridLauncher", sizeof(GridLauncher), 0,
-                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, launcherSlots};
+                            Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC,
+                            launcherSlots};
 
 PyTypeObject *GridLauncherType = nullptr;
 
-/// grid_launcher(function, grid, signature or None) -> GridLauncher, where
-/// signature is (constexpr_mask, names, defaults, no_default).
+/// A new launcher of `function` over `grid`, or null with an error set.
+PyObject *newGridLauncher(PyObject *const *argv);
+
+/// Launchers a JITFunction keeps, by grid: at most this many (then the
+/// cache starts again), so that grids computed per call do not pile up.
+constexpr Py_ssize_t kMaxCachedLaunchers = 256;
+
+/// Whether kernel[grid] may reuse a launcher made for an equal grid: a
+/// tuple of exact ints (equal ones launch alike), or a plain function
+/// (equal only to itself).
+bool isCacheableGrid(PyObject *grid) {
+  if (PyFunction_Check(grid))
+    return true;
+  if (!PyTuple_CheckExact(grid))
+    return false;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(grid); ++i)
+    if (!PyLong_CheckExact(PyTuple_GET_ITEM(grid, i)))
+      return false;
+  return true;
+}
+
+/// grid_launcher(function, grid, signature or None, cache or None) ->
+/// GridLauncher, where signature is (constexpr_mask, names, defaults,
+/// no_default) and cache a dict of the function's launchers by grid.
 PyObject *makeGridLauncher(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
-  if (argc != 3) {
-    PyErr_SetString(PyExc_TypeError, "grid_launcher(function, grid, signature)");
+  if (argc != 4) {
+    PyErr_SetString(PyExc_TypeError, "grid_launcher(function, grid, signature, cache)");
     return nullptr;
   }
-  auto *launcher = PyObject_New(GridLauncher, GridLauncherType);
+  PyObject *cache = argv[3];
+  if (cache != Py_None && !PyDict_CheckExact(cache)) {
+    PyErr_SetString(PyExc_TypeError, "grid_launcher: cache must be a dict or None");
+    return nullptr;
+  }
+  if (cache == Py_None || !isCacheableGrid(argv[1]))
+    return newGridLauncher(argv);
+  PyObject *cached = PyDict_GetItemWithError(cache, argv[1]);
+  if (cached) {
+    Py_INCREF(cached);
+    return cached;
+  }
+  if (PyErr_Occurred())
+    return nullptr;
+  PyObject *launcher = newGridLauncher(argv);
+  if (!launcher)
+    return nullptr;
+  if (PyDict_GET_SIZE(cache) >= kMaxCachedLaunchers)
+    PyDict_Clear(cache);
+  if (PyDict_SetItem(cache, argv[1], launcher) < 0) {
+    Py_DECREF(launcher);
+    return nullptr;
+  }
+  return launcher;
+}
+
+PyObject *newGridLauncher(PyObject *const *argv) {
+  auto *launcher = PyObject_GC_New(GridLauncher, GridLauncherType);
   if (!launcher)
     return nullptr;
   launcher->vectorcall = launcherCall;
@@ -606,6 +682,7 @@ PyObject *makeGridLauncher(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
   launcher->gridIsFixed = readLaunchGrid(argv[1], launcher->fixed) && PyTuple_CheckExact(argv[1]);
   launcher->gridIsCallable = !PyTuple_Check(argv[1]) && !PyList_Check(argv[1]) &&
                              PyCallable_Check(argv[1]);
+  PyObject_GC_Track(launcher);
   PyObject *signature = argv[2];
   if (signature == Py_None)
     return reinterpret_cast<PyObject *>(launcher);
@@ -642,10 +719,12 @@ PyObject *makeGridLauncher(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
 PyMethodDef makeDefinition = {
     "grid_launcher", reinterpret_cast<PyCFunction>(reinterpret_cast<void *>(makeGridLauncher)),
     METH_FASTCALL,
-    "grid_launcher(function, grid, signature): what kernel[grid] returns. signature "
+    "grid_launcher(function, grid, signature, cache): what kernel[grid] returns. signature "
     "(constexpr_mask, names, defaults, no_default: one entry per parameter in each, "
     "no_default marking a parameter without one) enables the native path; None sends every "
-    "call to function.run."};
+    "call to function.run. cache (a dict, or None) keeps the launchers of grids of ints and "
+    "of grid functions, so that kernel[grid] with such a grid allocates nothing after the "
+    "first time."};
 
 } // namespace
 

@@ -189,6 +189,8 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         # run does: which parameters are constexprs, their names and
         # defaults (to bind keyword arguments as _bind does); None turns it
         # off.
+        # kernel[grid]'s launchers by grid (kiln._C.launch keeps it).
+        self._grid_launchers: dict[Any, Any] = {}
         self._native_signature = (
             None if self.do_not_specialize or self._option_params or self.annotated_types else
             (tuple(name in self.constexpr_names for name in self.arg_names), tuple(self.arg_names),
@@ -252,7 +254,7 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         """``kernel[grid]``: a launcher taking the kernel's arguments (its
         calls with the kernel's arguments only, no launch options, take the
         native launch path)."""
-        return _native_launch.grid_launcher(self, grid, self._native_signature)
+        return _native_launch.grid_launcher(self, grid, self._native_signature, self._grid_launchers)
 
     def _launch_key(self, bound: tuple, backend: Optional[str], num_warps: int, num_stages: int,
                     compile_options: tuple) -> tuple:

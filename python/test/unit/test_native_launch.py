@@ -192,3 +192,37 @@ def test_errors_of_the_arguments_are_run_s():
         axpy[(1,)](x, y, out, 100, 1.0, 128, 5)
     with pytest.raises(TypeError, match="missing required argument"):
         axpy[(1,)](x, y, out, 100, 1.0)
+
+
+def test_launchers_are_kept_per_grid():
+    """kernel[grid] with a grid of ints, or a grid function, returns the
+    launcher made the first time; a grid that is not all ints gets its own,
+    which reports it."""
+    grid = lambda meta: (1,)  # noqa: E731 - a grid function as users write them
+    assert axpy[(4,)] is axpy[(4,)] and axpy[(4, 1)] is not axpy[(4,)]
+    assert axpy[grid] is axpy[grid]
+    x, y, out = operands(100, seed=9)
+    axpy[(1,)](x, y, out, 100, 1.0, 128)
+    with pytest.raises(TypeError, match="grid x must be an int"):
+        axpy[(1.0,)](x, y, out, 100, 1.0, 128)
+
+
+def test_a_dropped_kernel_and_its_launchers_are_collected():
+    """A launcher refers to its kernel, which keeps it: the garbage
+    collector frees both once nothing else refers to them. (Launched, a
+    kernel is also kept by its backend's cache of loaded kernels, which
+    is bounded: not launched here.)"""
+    import gc
+    import weakref
+
+    def make():
+        @kiln.jit
+        def fill(out_ptr, value, BLOCK: kl.constexpr):
+            kl.store(out_ptr + kl.arange(0, BLOCK), kl.full((BLOCK,), value, kl.float32))
+
+        assert fill[(1,)] is fill[(1,)]
+        return weakref.ref(fill)
+
+    kernel = make()
+    gc.collect()
+    assert kernel() is None
