@@ -139,7 +139,7 @@ def test_sm90a_backward_dkdv_on_wgmma_from_slots(block_m, block_n):
     wgmma, also those BLOCK_M (16 or 32) columns wide; qT and dO, each read
     by two dots (once transposed), each copied once into a slot that both
     read in their own views; K and V, loaded before the loop, in slots of
-    their own; the rows of M and delta loaded an iteration ahead."""
+    their own; the rows of M and delta loaded in the loop."""
     signature = dict(SIGNATURE)
     signature.update({"DO": "*fp16", "DK": "*fp16", "DV": "*fp16", "Delta": "*fp32"})
     signature = {name: signature[name] for name in
@@ -160,10 +160,12 @@ def test_sm90a_backward_dkdv_on_wgmma_from_slots(block_m, block_n):
     # qT and dO: one slot each, read N-major by one dot and K-major by another.
     assert len(views) == 4 and len({offset for offset, _ in views}) == 2
     assert sorted(bool(k_major) for _, k_major in views) == [False, False, True, True]
-    # M and delta come in as loop-carried rows.
+    # M and delta are loaded in the iteration that reads them (moved an
+    # iteration ahead, they cost the backward 12 % on an H100).
     loop_header = ir[ir.rindex("scf.for"):]
     loop_header = loop_header[:loop_header.index("{")]
-    assert loop_header.count(f"tensor<{block_m}xf32") == 2
+    assert loop_header.count(f"tensor<{block_m}xf32") == 0
+    assert len(re.findall(rf"kiln\.load .*tensor<{block_m}x!kiln\.ptr<f32>", body)) == 2
 
 
 @pytest.mark.parametrize("block_m,block_n,num_warps", [(128, 64, 8), (64, 64, 4)])

@@ -255,13 +255,11 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
 }
 
 def KilnGPUPrefetchLoads : Pass<"kiln-gpu-prefetch-loads", "mlir::ModuleOp"> {
-  let summary = "Load a loop's dot operands and small blocks one iteration ahead";
+  let summary = "Load a loop's dot operands one iteration ahead";
   let description = [{
     In an `scf.for` that computes a `kiln.dot` and stores nothing (a
     pipelined loop's copies into its slots do not count), each load whose
-    result feeds a dot operand, and each load of a small block (at most
-    four elements per thread: a row of the attention backward's M) whatever
-    reads it, is issued one iteration early: the
+    result feeds a dot operand is issued one iteration early: the
     loop carries the loaded block, the body loads the next iteration's
     block (its pointers and mask recomputed from the values the loop
     yields, its mask also false past the last iteration) before the dot,
