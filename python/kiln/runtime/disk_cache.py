@@ -178,12 +178,14 @@ def lock_timeout() -> float:
 @functools.lru_cache(maxsize=1)
 def build_identity() -> str:
     """The compiler build, computed once per process: ``kiln.__version__``,
-    a hash of the Python sources of the ``kiln`` package (the frontend and
-    the language decide the IR; hashing them takes about a millisecond), and
-    the size and modification time of the ``kiln._C`` extension. The
-    extension's bytes are not hashed: the shipped, statically linked module
-    is about 90 MB, which takes about 0.45 s to hash, more than the 55 ms
-    compile it would save. A rebuild rewrites the file, changing its time."""
+    a hash of the path, size and modification time of each Python source
+    of the ``kiln`` package (the frontend and the language decide the IR),
+    and the size and modification time of the ``kiln._C`` extension. File
+    contents are not read: an installed package's files keep the times its
+    wheel gives them, and editing or rebuilding rewrites a file, changing
+    its time; reading them all costs a first call in a fresh process
+    several milliseconds (the shipped, statically linked extension alone is
+    about 90 MB, about 0.45 s to hash)."""
     import kiln
     from kiln import _C
 
@@ -194,9 +196,8 @@ def build_identity() -> str:
         for name in sorted(files):
             if name.endswith(".py"):
                 path = os.path.join(directory, name)
-                sources.update(os.path.relpath(path, package).encode() + b"\0")
-                with open(path, "rb") as f:
-                    sources.update(f.read())
+                stat = os.stat(path)
+                sources.update(f"{os.path.relpath(path, package)}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
     extension = os.stat(_C.__file__)
     return (f"kiln {kiln.__version__}; python {sources.hexdigest()}; "
             f"_C {os.path.basename(_C.__file__)} {extension.st_size} {extension.st_mtime_ns}")
