@@ -5,17 +5,19 @@
 // pointers and masks come from, with the loop-carried values those read)
 // run L iterations ahead of everything else. Only the copies cross the
 // stages, through the shared-memory slots, so a stage-0 value that anything
-// else reads keeps the loop from being pipelined.
+// else reads keeps the loop from being pipelined. Which loads the slots
+// take, and in which views their dots read them, is PipelinedOperands.cpp's
+// part.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Analysis/AxisInfo.h"
-#include "kiln/Dialect/KilnGPU/Analysis/AccessWidth.h"
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 #include "kiln/Target/NVIDIA/TensorCores.h"
 
 #include "LoopUtils.h"
+#include "PipelinedOperands.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -23,9 +25,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::kiln::gpu {
@@ -42,51 +42,6 @@ namespace {
 
 /// A loop's own pipeline depth (`kl.range(..., num_stages=)`).
 constexpr StringLiteral kLoopStagesAttr = "kiln.num_stages";
-
-/// A dot that reads a pipelined block from its slot.
-struct SlotReader {
-  DotOp dot;
-  unsigned index;   // 0: A, 1: B
-  /// B is the transpose of the block (`b.T` of a [N, K] block).
-  bool transposed;
-  /// B's view of the slot is K-major: [N][K].
-  bool kMajor;
-  /// The ops between the load and the dot (layout conversions, and for a
-  /// transposed B the transpose), which the slot replaces.
-  SmallVector<Operation *> between;
-};
-
-/// A load whose block only feeds operands of the loop's dots (when loaded
-/// before the loop, also anything else): one dot's A, or the B of one or
-/// more wgmma dots, each reading the slot in its own view. The slot holds
-/// the block's rows along its slowest dimension, each contiguous along
-/// its fastest one, as the copies write it; that is [N][K] (K-major) for
-/// a B that is contiguous along K, and [K][N] (N-major) for one that is
-/// contiguous along N, so one slot serves a dot reading the block and
-/// another reading its transpose (tutorial 06's backward: `dot(k, qT)`
-/// and `dot(dsT, tl.trans(qT))`).
-struct PipelinedOperand {
-  mutable LoadOp load;
-  TensorCores tensorCores;
-  TensorCoreOperands tensorCore;
-  /// Loaded before the loop (the same block every iteration): copied once
-  /// into a slot of its own.
-  bool invariant;
-  SmallVector<SlotReader> readers;
-  /// The view the copies write through: the operand (0: A, 1: B), whether
-  /// the slot is K-major in it, and whether it is the block's transpose.
-  unsigned index;
-  bool kMajor;
-  bool transposed;
-  /// Whether cp.async can copy it (its runs along the slot's rows are at
-  /// least 4 bytes wide).
-  bool copyable;
-  /// The TMA box, where the load names a tensor map (a kernel parameter)
-  /// whose box the slot can take. The TMA unit copies the block as it
-  /// lies: a B slot is K-major exactly when the dot reads the block
-  /// transposed.
-  std::optional<TmaBox> tmaBox;
-};
 
 /// The ops that run ahead: in body order, and the loop-carried values
 /// (by iter-arg index) they read and advance.
@@ -128,204 +83,6 @@ void rewindAfterLoop(OpBuilder &builder, scf::ForOp loop, const CopyStage &stage
                             ? AddPtrOp::create(builder, loc, result.getType(), result, delta)
                             : arith::AddIOp::create(builder, loc, result, delta);
     result.replaceAllUsesExcept(rewind->getResult(0), rewind);
-  }
-}
-
-/// Whether a masked-off element may read as zero: cp.async zero-fills it.
-bool isZeroOrAbsent(Value other) {
-  if (!other)
-    return true;
-  if (auto splat = other.getDefiningOp<SplatOp>())
-    other = splat.getSrc();
-  return matchPattern(other, m_AnyZeroFloat()) || matchPattern(other, m_Zero());
-}
-
-/// The kernel parameter a load's tensor map is, or null. (The launcher
-/// encodes the kernel's parameters only: a map that a helper function
-/// receives, or a loop carries, is not one.)
-BlockArgument getTensorMapParameter(LoadOp load) {
-  auto arg = dyn_cast_if_present<BlockArgument>(load.getTensorMap());
-  if (!arg)
-    return {};
-  auto function = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
-  if (!function || !function->hasAttr("kiln.kernel") ||
-      !function.getArgAttr(arg.getArgNumber(), "kiln.tensor_map"))
-    return {};
-  return arg;
-}
-
-/// The box a TMA copy of operand `index`'s load into a wgmma slot uses
-/// (the tile as loaded; K-major for a transposed B), or nullopt.
-std::optional<TmaBox> getOperandTmaBox(LoadOp load, unsigned index, bool kMajor,
-                                       TensorCores tensorCores,
-                                       const TensorCoreOperands &tensorCore) {
-  if (tensorCores != TensorCores::wgmma || !getTensorMapParameter(load) || tensorCore.elementBytes == 4)
-    return std::nullopt;
-  // Only 16-bit B is read N-major.
-  if (index == 1 && !kMajor && tensorCore.needsKMajorB())
-    return std::nullopt;
-  auto type = cast<RankedTensorType>(load.getType());
-  // The box depends on the buffer's operand and tensor cores only.
-  auto buffer = OperandBufferAttr::get(load.getContext(), index,
-                                       TensorCoresAttr::get(load.getContext(), tensorCores),
-                                       0, 0, 1, kMajor);
-  return getTmaBox(buffer, type.getShape(), tensorCore.elementBytes);
-}
-
-/// The loads whose blocks the loop's tensor-core dots can read from
-/// pipeline slots: each a load in the body whose every reader is such a
-/// dot operand (maybe through layout conversions, and for B a
-/// transpose), or a load before the loop (read by anything else too);
-/// several readers only as the B of wgmma dots. cp.async copies a block
-/// whose runs along the layout's fastest dimension are at least 4 bytes
-/// wide, which the slot's rows hold contiguously, for readers of a type
-/// the tensor cores read as copied (TensorCoreOperands::canCopyAsync). A
-/// load through a tensor map also records its TMA box. A B that is the
-/// transpose of a load (`b.T` of a [N, K] descriptor's block) is copied as
-/// it lies into a K-major slot: by the TMA unit, or by cp.async when its
-/// runs are along K.
-SmallVector<PipelinedOperand> getPipelinedOperands(scf::ForOp loop, ArrayRef<DotOp> dots,
-                                                   int numWarps, int threadsPerWarp,
-                                                   AxisInfoAnalysis &axisInfo) {
-  // Every dot operand that is a load, maybe through conversions and a
-  // transpose, grouped by load in the order first read.
-  llvm::MapVector<Operation *, PipelinedOperand> candidates;
-  llvm::DenseSet<Operation *> mismatched;
-  for (DotOp dot : dots) {
-    TensorCores tensorCores = *getDotTensorCores(dot, numWarps, threadsPerWarp);
-    TensorCoreOperands tensorCore = *getTensorCoreOperands(dot);
-    for (unsigned index : {0u, 1u}) {
-      Value value = dot->getOperand(index);
-      SlotReader reader{dot, index, false, false, {}};
-      while (Operation *op = value.getDefiningOp()) {
-        auto transpose = dyn_cast<TransOp>(op);
-        if (!(isa<ConvertLayoutOp>(op) || (transpose && !reader.transposed && index == 1)) ||
-            !op->hasOneUse())
-          break;
-        reader.transposed |= bool(transpose);
-        reader.between.push_back(op);
-        value = op->getOperand(0);
-      }
-      auto load = value.getDefiningOp<LoadOp>();
-      if (!load || load.getIsVolatile())
-        continue;
-      bool invariant = !loop->isAncestor(load);
-      if (!invariant && load->getBlock() != loop.getBody())
-        continue;
-      auto [it, inserted] = candidates.try_emplace(load.getOperation());
-      PipelinedOperand &operand = it->second;
-      if (inserted) {
-        operand.load = load;
-        operand.tensorCores = tensorCores;
-        operand.tensorCore = tensorCore;
-        operand.invariant = invariant;
-      } else if (operand.tensorCores != tensorCores ||
-                 operand.tensorCore.elementBytes != tensorCore.elementBytes) {
-        mismatched.insert(load.getOperation());
-      }
-      operand.readers.push_back(std::move(reader));
-    }
-  }
-
-  SmallVector<PipelinedOperand> operands;
-  for (auto &candidate : candidates) {
-    Operation *op = candidate.first;
-    PipelinedOperand &operand = candidate.second;
-    LoadOp load = operand.load;
-    ArrayRef<SlotReader> readers = operand.readers;
-    if (mismatched.contains(op))
-      continue;
-    // A block loaded in the body reaches nothing but these readers (each
-    // reads it through one use).
-    if (!operand.invariant &&
-        size_t(std::distance(load->use_begin(), load->use_end())) != readers.size())
-      continue;
-    // An A slot's rows are permuted for wgmma: only B slots are shared.
-    if (readers.size() > 1 &&
-        (operand.tensorCores != TensorCores::wgmma ||
-         llvm::any_of(readers, [](const SlotReader &r) { return r.index != 1; })))
-      continue;
-    // The copies write through a reader that reads the block as loaded,
-    // else through a transposed reader's K-major view.
-    const SlotReader *writer = llvm::find_if(readers, [](const SlotReader &r) {
-      return !r.transposed;
-    });
-    if (writer == readers.end())
-      writer = &readers.front();
-    operand.index = writer->index;
-    operand.transposed = writer->transposed;
-
-    // (A block loaded once is copied once, by cp.async.)
-    std::optional<TmaBox> box;
-    bool tmaReadable = !operand.invariant && llvm::all_of(readers, [&](const SlotReader &r) {
-      return !(r.index == 1 && !r.transposed && operand.tensorCore.needsKMajorB());
-    });
-    if (tmaReadable)
-      box = getOperandTmaBox(load, operand.index, /*kMajor=*/operand.transposed,
-                             operand.tensorCores, operand.tensorCore);
-    bool copyable = false;
-    auto ptrType = dyn_cast<RankedTensorType>(load.getPtr().getType());
-    std::optional<ThreadLayout> layout =
-        ptrType && ptrType.getRank() == 2 ? getThreadLayout(ptrType) : std::nullopt;
-    if (isZeroOrAbsent(load.getOther()) && layout && layout->slicedDim < 0 &&
-        getAccessWidth(axisInfo, load.getPtr(), load.getMask()) *
-                operand.tensorCore.elementBytes >= 4) {
-      unsigned fastest = layout->blocked.getOrder()[0];
-      copyable = true;
-      for (SlotReader &reader : operand.readers) {
-        // A transposed B is loaded [N, K]: its K is the block's columns,
-        // and its runs along K go into a K-major slot as they lie.
-        unsigned kDim = reader.index == 0 || reader.transposed ? 1 : 0;
-        bool alongK = fastest == kDim;
-        reader.kMajor = reader.index == 1 && alongK;
-        // (A transposed reader's N-major view is written by another's.)
-        bool written = !reader.transposed || alongK || !writer->transposed;
-        copyable &= written && operand.tensorCore.canCopyAsync(reader.index, alongK);
-      }
-    }
-    operand.kMajor = writer->kMajor;
-    operand.copyable = copyable;
-    operand.tmaBox = box;
-    if (copyable || box)
-      operands.push_back(operand);
-  }
-  return operands;
-}
-
-/// Whether the TMA unit can copy every operand: each load names a tensor
-/// map with a box for its slot, and no parameter is asked for two boxes.
-/// (The box is a property of the parameter's tensor map, which the host
-/// encodes once per launch.)
-bool canUseTma(ArrayRef<PipelinedOperand> operands) {
-  llvm::DenseMap<BlockArgument, TmaBox> boxes;
-  for (const PipelinedOperand &operand : operands) {
-    if (!operand.tmaBox)
-      return false;
-    BlockArgument arg = getTensorMapParameter(operand.load);
-    auto function = cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
-    const TmaBox &box = *operand.tmaBox;
-    SmallVector<int64_t> wanted{box.rows, box.cols, box.swizzleBytes};
-    if (auto existing = function.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(),
-                                                                       kTensorMapBoxAttr))
-      if (existing.asArrayRef() != ArrayRef<int64_t>(wanted))
-        return false;
-    auto [it, inserted] = boxes.try_emplace(arg, box);
-    if (!inserted && (it->second.rows != box.rows || it->second.cols != box.cols))
-      return false;
-  }
-  return true;
-}
-
-/// Records on each tensor-map parameter the box its copies use
-/// (kTensorMapBoxAttr), which the host encodes the tensor map with.
-void recordTmaBoxes(ArrayRef<PipelinedOperand> operands) {
-  for (const PipelinedOperand &operand : operands) {
-    BlockArgument arg = getTensorMapParameter(operand.load);
-    auto function = cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
-    const TmaBox &box = *operand.tmaBox;
-    function.setArgAttr(arg.getArgNumber(), kTensorMapBoxAttr,
-                        DenseI64ArrayAttr::get(arg.getContext(),
-                                               {box.rows, box.cols, box.swizzleBytes}));
   }
 }
 
