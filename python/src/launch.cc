@@ -24,6 +24,12 @@
 // key holds, and KILN_CPU_THREADS, which the route's thread count was read
 // from. Any other argument type takes the Python path.
 //
+// An autotuner's launcher (kiln.autotune over a jit function) keys the same
+// way, after the autotuner itself, with the values of its tuning-key
+// arguments and without the parameters its configs set: its route holds
+// the config's values for those, which fill the bound arguments, and the
+// config, which becomes the autotuner's best_config.
+//
 //===----------------------------------------------------------------------===//
 
 #include "DirectLaunch.h"
@@ -59,6 +65,7 @@ struct Config {
   PyObject *getDeviceName = nullptr;
   PyObject *nameName = nullptr;
   PyObject *currentDeviceName = nullptr;
+  PyObject *bestConfigName = nullptr;
   PyObject *gridPrefix = nullptr; // "grid "
   PyObject *torchName = nullptr;
   PyObject *one = nullptr;
@@ -113,6 +120,14 @@ bool readLaunchGrid(PyObject *value, LaunchGrid &grid) {
   return true;
 }
 
+/// What a parameter contributes to the launch key.
+enum ParamKind : char {
+  kRuntime = 0,   // a runtime argument: its type and specialization
+  kConstexpr = 1, // its value
+  kTuned = 2,     // set by an autotuner's config (the route's), not the caller
+  kTuningKey = 3, // a runtime argument an autotuner tunes by: its value
+};
+
 struct GridLauncher {
   PyObject_HEAD
   vectorcallfunc vectorcall;
@@ -122,10 +137,11 @@ struct GridLauncher {
   bool gridIsFixed;    // ... that readGrid accepted
   bool gridIsCallable; // a function of the bound arguments by name
   Py_ssize_t numParams; // -1: not eligible for the fast path
-  char *constexprMask;  // numParams flags
+  char *kinds;          // numParams ParamKind values
   PyObject *names;      // tuple: the parameters' names
   PyObject *defaults;   // tuple: each parameter's default, or `noDefault`
   PyObject *noDefault;  // the marker of a parameter without a default
+  PyObject *keyPrefix;  // the key's first item (an autotuner: itself), or null
 };
 
 // A launcher is kept in its JITFunction's cache of launchers and refers to
@@ -140,6 +156,7 @@ int launcherTraverse(PyObject *self, visitproc visit, void *arg) {
   Py_VISIT(launcher->names);
   Py_VISIT(launcher->defaults);
   Py_VISIT(launcher->noDefault);
+  Py_VISIT(launcher->keyPrefix);
   return 0;
 }
 
@@ -151,6 +168,7 @@ int launcherClear(PyObject *self) {
   Py_CLEAR(launcher->names);
   Py_CLEAR(launcher->defaults);
   Py_CLEAR(launcher->noDefault);
+  Py_CLEAR(launcher->keyPrefix);
   // A cleared launcher takes the Python path, which then fails cleanly.
   launcher->numParams = -1;
   launcher->gridIsFixed = launcher->gridIsCallable = false;
@@ -160,7 +178,7 @@ int launcherClear(PyObject *self) {
 void launcherDealloc(PyObject *self) {
   PyObject_GC_UnTrack(self);
   launcherClear(self);
-  PyMem_Free(reinterpret_cast<GridLauncher *>(self)->constexprMask);
+  PyMem_Free(reinterpret_cast<GridLauncher *>(self)->kinds);
   PyTypeObject *type = Py_TYPE(self);
   type->tp_free(self);
   Py_DECREF(type); // instances of heap types hold a reference to it
@@ -258,7 +276,7 @@ PyObject *launchKey(GridLauncher *launcher, PyObject *const *args, uint64_t *add
                     bool *isKnown) {
   Py_ssize_t envCount = PyTuple_GET_SIZE(config.environKeys);
   // At most 4 items per argument (a tensor: type, dtype, alignment, device).
-  Py_ssize_t capacity = envCount + 4 * launcher->numParams;
+  Py_ssize_t capacity = envCount + 4 * launcher->numParams + 1;
   PyObject *key = PyTuple_New(capacity);
   if (!key)
     return nullptr;
@@ -270,6 +288,8 @@ PyObject *launchKey(GridLauncher *launcher, PyObject *const *args, uint64_t *add
     Py_INCREF(item);
     push(item);
   };
+  if (launcher->keyPrefix)
+    pushBorrowed(launcher->keyPrefix);
   for (Py_ssize_t i = 0; i < envCount; ++i) {
     PyObject *value = PyDict_GetItem(config.environData, PyTuple_GET_ITEM(config.environKeys, i));
     pushBorrowed(value ? value : Py_None);
@@ -280,9 +300,24 @@ PyObject *launchKey(GridLauncher *launcher, PyObject *const *args, uint64_t *add
   for (Py_ssize_t i = 0; i < launcher->numParams && covered; ++i) {
     PyObject *value = args[i];
     PyTypeObject *type = Py_TYPE(value);
+    char kind = launcher->kinds[i];
+    if (kind == kTuned) {
+      // The caller left it to the config (its default is the marker);
+      // setting it is an error that run reports.
+      if (value != PyTuple_GET_ITEM(launcher->defaults, i))
+        covered = false;
+      continue;
+    }
     pushBorrowed(reinterpret_cast<PyObject *>(type));
-    if (launcher->constexprMask[i]) {
+    if (kind == kConstexpr) {
       pushBorrowed(value);
+    } else if (kind == kTuningKey) {
+      // Its value picks the config: a scalar's value; an array's shape
+      // (the autotuner's rule) is for run to read.
+      if (type == &PyLong_Type || type == &PyFloat_Type || type == &PyBool_Type || value == Py_None)
+        pushBorrowed(value);
+      else
+        covered = false;
     } else if (type == &PyLong_Type) {
       long code = intCode(value);
       if (code < 0)
@@ -482,6 +517,32 @@ bool callGrid(GridLauncher *launcher, PyObject *const *bound, LaunchGrid &grid) 
   return read;
 }
 
+/// An autotuner's route (loaded kernel, CPU threads, DirectLaunch or None,
+/// compiled kernel, fills, config): puts the config's values into `bound`
+/// (fills: (position, value) pairs, kept alive by the route) and makes the
+/// config the autotuner's `best_config`, as its run does. False with an
+/// error set.
+bool applyConfig(GridLauncher *launcher, PyObject *route, PyObject **bound) {
+  PyObject *fills = PyTuple_GET_ITEM(route, 4);
+  if (!PyTuple_Check(fills)) {
+    PyErr_SetString(PyExc_TypeError, "an autotuner's route must hold a tuple of fills");
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fills); ++i) {
+    PyObject *fill = PyTuple_GET_ITEM(fills, i);
+    Py_ssize_t position = PyTuple_Check(fill) && PyTuple_GET_SIZE(fill) == 2
+                              ? PyLong_AsSsize_t(PyTuple_GET_ITEM(fill, 0))
+                              : -1;
+    if (position < 0 || position >= launcher->numParams) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_ValueError, "an autotuner's route names no parameter");
+      return false;
+    }
+    bound[position] = PyTuple_GET_ITEM(fill, 1);
+  }
+  return PyObject_SetAttr(launcher->function, config.bestConfigName, PyTuple_GET_ITEM(route, 5)) == 0;
+}
+
 PyObject *launcherCall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   auto *launcher = reinterpret_cast<GridLauncher *>(self);
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -548,11 +609,16 @@ PyObject *launcherCall(PyObject *self, PyObject *const *args, size_t nargsf, PyO
       return nullptr;
     }
   }
-  if (route && PyTuple_CheckExact(route) && PyTuple_GET_SIZE(route) == 4) {
+  Py_ssize_t routeSize = route && PyTuple_CheckExact(route) ? PyTuple_GET_SIZE(route) : 0;
+  if (routeSize == 4 || routeSize == 6) {
     Py_INCREF(route); // a launch may run Python that changes the dicts
     Py_XDECREF(byDevice);
     Py_DECREF(routes);
     Py_DECREF(key);
+    if (routeSize == 6 && !applyConfig(launcher, route, bound)) {
+      Py_DECREF(route);
+      return nullptr;
+    }
     LaunchGrid grid;
     PyObject *result = nullptr;
     if (callGrid(launcher, bound, grid))
@@ -633,8 +699,8 @@ bool isCacheableGrid(PyObject *grid) {
 }
 
 /// grid_launcher(function, grid, signature or None, cache or None) ->
-/// GridLauncher, where signature is (constexpr_mask, names, defaults,
-/// no_default) and cache a dict of the function's launchers by grid.
+/// GridLauncher, where signature is (kinds, names, defaults, no_default[,
+/// key_prefix]) and cache a dict of the function's launchers by grid.
 PyObject *makeGridLauncher(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
   if (argc != 4) {
     PyErr_SetString(PyExc_TypeError, "grid_launcher(function, grid, signature, cache)");
@@ -676,8 +742,8 @@ PyObject *newGridLauncher(PyObject *const *argv) {
   Py_INCREF(argv[1]);
   launcher->grid = argv[1];
   new (&launcher->fixed) LaunchGrid();
-  launcher->constexprMask = nullptr;
-  launcher->names = launcher->defaults = launcher->noDefault = nullptr;
+  launcher->kinds = nullptr;
+  launcher->names = launcher->defaults = launcher->noDefault = launcher->keyPrefix = nullptr;
   launcher->numParams = -1;
   launcher->gridIsFixed = readLaunchGrid(argv[1], launcher->fixed) && PyTuple_CheckExact(argv[1]);
   launcher->gridIsCallable = !PyTuple_Check(argv[1]) && !PyList_Check(argv[1]) &&
@@ -686,32 +752,45 @@ PyObject *newGridLauncher(PyObject *const *argv) {
   PyObject *signature = argv[2];
   if (signature == Py_None)
     return reinterpret_cast<PyObject *>(launcher);
-  if (!PyTuple_Check(signature) || PyTuple_GET_SIZE(signature) != 4 ||
+  if (!PyTuple_Check(signature) ||
+      (PyTuple_GET_SIZE(signature) != 4 && PyTuple_GET_SIZE(signature) != 5) ||
       !PyTuple_Check(PyTuple_GET_ITEM(signature, 0)) ||
       !PyTuple_Check(PyTuple_GET_ITEM(signature, 1)) ||
       !PyTuple_Check(PyTuple_GET_ITEM(signature, 2))) {
     Py_DECREF(launcher);
     PyErr_SetString(PyExc_TypeError,
-                    "signature must be (constexpr_mask, names, defaults, no_default) or None");
+                    "signature must be (kinds, names, defaults, no_default[, key_prefix]) or None");
     return nullptr;
   }
-  PyObject *mask = PyTuple_GET_ITEM(signature, 0);
-  Py_ssize_t n = PyTuple_GET_SIZE(mask);
+  PyObject *kinds = PyTuple_GET_ITEM(signature, 0);
+  Py_ssize_t n = PyTuple_GET_SIZE(kinds);
   if (PyTuple_GET_SIZE(PyTuple_GET_ITEM(signature, 1)) != n ||
       PyTuple_GET_SIZE(PyTuple_GET_ITEM(signature, 2)) != n) {
     Py_DECREF(launcher);
-    PyErr_SetString(PyExc_ValueError, "signature: one mask flag, name and default per parameter");
+    PyErr_SetString(PyExc_ValueError, "signature: one kind, name and default per parameter");
     return nullptr;
   }
-  launcher->constexprMask = static_cast<char *>(PyMem_Malloc(n > 0 ? n : 1));
-  for (Py_ssize_t i = 0; i < n; ++i)
-    launcher->constexprMask[i] = PyObject_IsTrue(PyTuple_GET_ITEM(mask, i)) == 1;
+  launcher->kinds = static_cast<char *>(PyMem_Malloc(n > 0 ? n : 1));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(kinds, i)); // a bool is 0 or 1
+    if (kind < kRuntime || kind > kTuningKey) {
+      PyErr_Clear();
+      Py_DECREF(launcher);
+      PyErr_SetString(PyExc_ValueError, "signature: a parameter kind is 0 to 3");
+      return nullptr;
+    }
+    launcher->kinds[i] = char(kind);
+  }
   launcher->names = PyTuple_GET_ITEM(signature, 1);
   launcher->defaults = PyTuple_GET_ITEM(signature, 2);
   launcher->noDefault = PyTuple_GET_ITEM(signature, 3);
   Py_INCREF(launcher->names);
   Py_INCREF(launcher->defaults);
   Py_INCREF(launcher->noDefault);
+  if (PyTuple_GET_SIZE(signature) == 5 && PyTuple_GET_ITEM(signature, 4) != Py_None) {
+    launcher->keyPrefix = PyTuple_GET_ITEM(signature, 4);
+    Py_INCREF(launcher->keyPrefix);
+  }
   launcher->numParams = n;
   return reinterpret_cast<PyObject *>(launcher);
 }
@@ -720,9 +799,10 @@ PyMethodDef makeDefinition = {
     "grid_launcher", reinterpret_cast<PyCFunction>(reinterpret_cast<void *>(makeGridLauncher)),
     METH_FASTCALL,
     "grid_launcher(function, grid, signature, cache): what kernel[grid] returns. signature "
-    "(constexpr_mask, names, defaults, no_default: one entry per parameter in each, "
-    "no_default marking a parameter without one) enables the native path; None sends every "
-    "call to function.run. cache (a dict, or None) keeps the launchers of grids of ints and "
+    "(kinds, names, defaults, no_default[, key_prefix]: one entry per parameter in each of the "
+    "first three; kinds 0 runtime, 1 constexpr, 2 set by an autotuner's config, 3 a tuning key "
+    "argument; no_default marking a parameter without one) enables the native path; None "
+    "sends every call to function.run. cache (a dict, or None) keeps the launchers of grids of ints and "
     "of grid functions, so that kernel[grid] with such a grid allocates nothing after the "
     "first time."};
 
@@ -745,6 +825,7 @@ void initLaunch(py::module_ &m) {
   config.getDeviceName = PyUnicode_InternFromString("get_device");
   config.nameName = PyUnicode_InternFromString("__name__");
   config.currentDeviceName = PyUnicode_InternFromString("current_device");
+  config.bestConfigName = PyUnicode_InternFromString("best_config");
   config.gridPrefix = PyUnicode_InternFromString("grid ");
   config.torchName = PyUnicode_InternFromString("torch");
   config.one = PyLong_FromLong(1);

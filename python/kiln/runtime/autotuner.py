@@ -42,6 +42,7 @@ from kiln.runtime import autotune_ranks as _ranks
 from kiln.runtime import autotune_cache as _timings_cache
 from kiln.runtime.autotune_cache import median_ms as _median_ms
 from kiln.runtime import launch_settings as _settings
+from kiln import _C
 from kiln.runtime.jit import JITFunction, KernelInterface
 
 __all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CACHE_ENV", "PRINT_ENV"]
@@ -150,6 +151,16 @@ def _jit_function(fn: Any, decorator: str) -> JITFunction:
                             f"@kiln.heuristics above one), got {type(fn).__name__}")
         inner = inner.fn
     return inner
+
+
+class _Tuned:
+    """The native launch path's stand-in for a parameter the configs set."""
+
+    def __repr__(self) -> str:
+        return "<set by the autotuner's config>"
+
+
+_TUNED = _Tuned()
 
 
 def _named_arguments(kernel: JITFunction, args: tuple, kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -318,6 +329,22 @@ class Autotuner(_KernelWrapper):
         self.best_config: Optional[Config] = None
         self.bench_time = 0.0
         self.nargs: Optional[dict[str, Any]] = None
+        # The native launch path (kiln._C.launch) for an autotuner directly
+        # over a jit function whose launches it covers: the kernel's
+        # parameters, those the configs set marked as such (kind 2, with
+        # _TUNED as their default) and the tuning-key ones keyed by value
+        # (kind 3); the autotuner itself prefixes its keys, which live in
+        # the kernel's _routes with the kernel's own.
+        self._grid_launchers: dict[Any, Any] = {}
+        self._native_signature: Optional[tuple] = None
+        signature = self.kernel._native_signature
+        if signature is not None and self.fn is self.kernel:
+            names = self.kernel.arg_names
+            kinds = tuple(2 if name in self._tuned_names else 1 if name in self.kernel.constexpr_names
+                          else 3 if name in self.keys else 0 for name in names)
+            defaults = tuple(_TUNED if name in self._tuned_names else default
+                             for name, default in zip(names, signature[2]))
+            self._native_signature = (kinds, signature[1], defaults, signature[3], self)
 
     # -- what the wrapped kernel offers ------------------------------------------------
 
@@ -339,6 +366,51 @@ class Autotuner(_KernelWrapper):
         self.restore_copies = {}
 
     # -- launching ---------------------------------------------------------------------------
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        """``kernel[grid]``: a launcher taking the kernel's arguments (its
+        calls with the kernel's arguments only, no launch options, take the
+        native launch path once their key is tuned)."""
+        if self._native_signature is None:
+            return functools.partial(self.run, grid=grid)
+        return _C.launch.grid_launcher(self, grid, self._native_signature, self._grid_launchers)
+
+    @property
+    def _routes(self) -> dict:
+        """Where the native path finds this autotuner's routes: the kernel's
+        own dict (so that a kernel the backend evicts takes its routes
+        along, whoever registered them)."""
+        return self.kernel._routes
+
+    def _register_fast_route(self, native_key: tuple, bound: tuple) -> None:
+        """Called by the native launch path after ``run`` launched ``bound``
+        (the kernel's arguments, _TUNED for those the configs set): makes
+        ``native_key`` lead to the kernel the chosen config launched, with
+        the config's values and the config itself. Not for a config with a
+        pre_hook (which must run before each launch) or other than one CTA,
+        nor for keys routed by the current device: those go to ``run``."""
+        names = self.kernel.arg_names
+        named = {name: value for name, value in zip(names, bound) if value is not _TUNED}
+        if len(self.configs) > 1:
+            config = self.cache.get(self._tuning_key(named, {}))
+            if config is None:
+                return
+        else:
+            config = self.configs[0]
+        full = tuple(config.kwargs.get(name, self.kernel._defaults.get(name, value)) if value is _TUNED else value
+                     for name, value in zip(names, bound))
+        if config.pre_hook is not None or config.num_ctas != 1 or any(value is _TUNED for value in full):
+            self._routes[native_key] = False
+            return
+        found = self.kernel._native_route(full, config.num_warps, config.num_stages, (config.maxnreg, None, None))
+        if found is None:
+            return
+        native, device = found
+        if native is False or device is not None:
+            self._routes[native_key] = False
+            return
+        fills = tuple((position, full[position]) for position, value in enumerate(bound) if value is _TUNED)
+        self._routes[native_key] = (*native, fills, config)
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """Launches with the tuned config for these arguments, tuning first on a new key.

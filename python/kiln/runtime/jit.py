@@ -273,35 +273,46 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         marked so (False). A key routed by the current device (no array
         chose one) gets the current device's route in a _DeviceRoutes of
         native routes."""
-        key = self._launch_key(bound, None, 4, 3, (None, None, None))
-        try:
-            route = self._routes.get(key)
-        except TypeError:
+        found = self._native_route(bound, 4, 3, (None, None, None))
+        if found is None:
             return
-        if route is None:
-            return
-        by_device = route.__class__ is _DeviceRoutes
-        if by_device:
-            device = route.current_device()
-            route = route.get(device)
-            if route is None:
-                return
-        if route.kernel.metadata.get("checked"):
-            # Such keys never qualify: the native path sends them to run
-            # without asking again.
-            self._routes[native_key] = False
-            return
-        threads = _settings.parse_threads(_settings.threads_setting(), _settings.THREADS_ENV)
-        native = (route, threads, route.direct, route.kernel)
-        if not by_device:
+        native, device = found
+        if native is False or device is None:
             self._routes[native_key] = native
             return
         # The native key names no device either: {device: route}, as the
         # Python key's _DeviceRoutes.
         native_routes = self._routes.get(native_key)
         if native_routes.__class__ is not _DeviceRoutes:
-            native_routes = self._routes[native_key] = _DeviceRoutes(_registry.get_backend(route.backend))
+            native_routes = self._routes[native_key] = _DeviceRoutes(_registry.get_backend(native[0].backend))
         native_routes[device] = native
+
+    def _native_route(self, bound: tuple, num_warps: int, num_stages: int,
+                      compile_options: tuple) -> Optional[tuple]:
+        """The native path's route to the kernel ``run`` loaded for these
+        arguments and options, ``((loaded, threads, direct, compiled),
+        device)``, with ``device`` None unless the key is routed by the
+        current device; ``(False, None)`` for a launch that must go through
+        ``run`` every time (checked mode reports after running); None when
+        ``run`` has no such route (an unhashable constexpr, a skipped
+        launch)."""
+        key = self._launch_key(bound, None, num_warps, num_stages, compile_options)
+        try:
+            route = self._routes.get(key)
+        except TypeError:
+            return None
+        if route is None:
+            return None
+        device = None
+        if route.__class__ is _DeviceRoutes:
+            device = route.current_device()
+            route = route.get(device)
+            if route is None:
+                return None
+        if route.kernel.metadata.get("checked"):
+            return False, None
+        threads = _settings.parse_threads(_settings.threads_setting(), _settings.THREADS_ENV)
+        return (route, threads, route.direct, route.kernel), device
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"

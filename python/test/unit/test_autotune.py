@@ -708,3 +708,74 @@ def test_disk_cache_skips_configs_with_pre_hooks():
         x, y, out = random_inputs(700, seed=21)
         tuned[grid](x, y, out, 700)
     assert bench.calls == 4 and cache_files() == []
+
+
+# -- the native launch path -----------------------------------------------------------
+
+
+class AutotunerRuns:
+    """Counts the launches that went through Autotuner.run."""
+
+    def __init__(self, monkeypatch):
+        from kiln.runtime.autotuner import Autotuner
+
+        self.count = 0
+        original = Autotuner.run
+
+        def counted(tuner, *args, **kwargs):
+            self.count += 1
+            return original(tuner, *args, **kwargs)
+
+        monkeypatch.setattr(Autotuner, "run", counted)
+
+
+def fresh_add_tuner(**options):
+    return kiln.autotune([kiln.Config({"BLOCK": 64}), kiln.Config({"BLOCK": 256}, num_warps=2)], key=["n"],
+                         **options)(add_kernel)
+
+
+def test_tuned_launches_take_the_native_path(monkeypatch):
+    """Once a key is tuned, kernel[grid](...) launches the chosen config's
+    kernel without Autotuner.run: the config's values reach the kernel and
+    the grid function, and it becomes best_config. A new tuning-key value
+    tunes again."""
+    tuner = fresh_add_tuner()
+    runs = AutotunerRuns(monkeypatch)
+    blocks = []
+
+    def grid(meta):
+        blocks.append(meta["BLOCK"])
+        return (kiln.cdiv(meta["n"], meta["BLOCK"]),)
+
+    for seed, n in enumerate([1000, 1000, 1000, 700, 700]):
+        generator = torch.Generator().manual_seed(seed)
+        x, y = torch.randn(n, generator=generator), torch.randn(n, generator=generator)
+        out = torch.full((n,), float("nan"))
+        tuner[grid](x, y, out, n)
+        torch.testing.assert_close(out, (x.double() + y.double()).float(), rtol=0, atol=0)
+        assert blocks[-1] == tuner.best_config.kwargs["BLOCK"]
+    assert runs.count == 2  # n = 1000 tuned (then native), n = 700 tuned (then native)
+    tuner.best_config = None
+    tuner[grid](x, y, out, 700)
+    assert runs.count == 2 and tuner.best_config is not None
+
+
+def test_tuned_launches_that_need_run_still_take_it(monkeypatch):
+    """A meta-parameter the configs set, passed by the caller, is still the
+    autotuner's error after a native hit; a config's pre_hook runs before
+    every launch, so such a key stays on run."""
+    n = 512
+    x, y, out = torch.randn(n), torch.randn(n), torch.empty(n)
+    tuner = fresh_add_tuner()
+    tuner[lambda meta: (kiln.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
+    tuner[lambda meta: (kiln.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
+    with pytest.raises(ValueError, match="Conflicting meta-parameters: BLOCK"):
+        tuner[(8,)](x, y, out, n, BLOCK=64)
+
+    calls = []
+    hooked = kiln.autotune([kiln.Config({"BLOCK": 64}, pre_hook=lambda args: calls.append(args["n"]))],
+                           key=["n"])(add_kernel)
+    for _ in range(3):
+        hooked[(8,)](x, y, out, n)
+    assert calls == [n, n, n]
+    torch.testing.assert_close(out, x + y)
