@@ -10,6 +10,9 @@ same process as the yardstick:
   bursts of ``--burst`` (200), the GPU drained between bursts and not timed,
   so that a full launch queue never makes the host wait for the GPU (with
   ``--burst 0``, one timed loop of all launches: host and GPU together);
+* µs per launch of the 2-argument kernel through ``autotune`` (two
+  configs, tuned by the first launch) with a grid function, as autotuned
+  kernels are launched;
 * on CUDA, the driver's floor: the same timing of ``cuLaunchKernel`` of an
   empty kernel called from C (bench/launch_floor.c, built with ``cc``);
 * with ``--graphs`` (CUDA only), µs per kernel node of replaying a CUDA
@@ -60,6 +63,12 @@ def args20(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, i0, i1, i2, i3, i4, i5, i6, i
     lang.store(a0, i0 + i9)
 
 
+@autotune(configs=[Config({"BLOCK": 16}), Config({"BLOCK": 32})], key=["n"])
+@jit
+def args2_autotuned(x_ptr, n, BLOCK: lang.constexpr):
+    lang.store(x_ptr + lang.arange(0, BLOCK), lang.full((BLOCK,), n, lang.int32))
+
+
 @jit
 def first_call(x_ptr, y_ptr, n, BLOCK: lang.constexpr):
     offs = lang.program_id(0) * BLOCK + lang.arange(0, BLOCK)
@@ -83,7 +92,8 @@ def _load_kernels(provider: str, directory: str = "") -> dict[str, Any]:
     path = os.path.join(directory, f"launch_kernels_{provider}.py")
     with open(path, "w") as f:  # a file of its own: both compilers read kernel sources from files
         f.write(KERNELS)
-    scope: dict[str, Any] = {"jit": compiler.jit, "lang": lang}
+    scope: dict[str, Any] = {"jit": compiler.jit, "autotune": compiler.autotune, "Config": compiler.Config,
+                             "lang": lang}
     exec(compile(KERNELS, path, "exec"), scope)
     return scope
 
@@ -124,6 +134,12 @@ def _worker(provider: str, device: str, launches: int, rounds: int, burst: int, 
         arguments = _arguments(count, torch, device)
         launcher = kernel[(1,)]
         result[str(count)] = _per_launch_us(lambda: launcher(*arguments), launches, rounds, synchronize, burst)
+    # The same 2-argument launch through an autotuner (tuned on the first
+    # call), with a grid function, as autotuned kernels are launched.
+    tuned, arguments = scope["args2_autotuned"], (torch.zeros(32, dtype=torch.int32, device=device), 3)
+    tuned_launcher = tuned[lambda meta: (1,)]
+    result["2 autotuned"] = _per_launch_us(lambda: tuned_launcher(*arguments), launches, rounds, synchronize,
+                                           burst)
     x = torch.randn(1024, device=device)
     y = torch.empty_like(x)
     result["torch.neg"] = _per_launch_us(lambda: torch.neg(x, out=y), launches, rounds, synchronize, burst)
@@ -257,13 +273,16 @@ def main() -> None:
               "--burst", str(options.burst)]
     rows = {provider: _run_worker([*common, "--worker", provider] + (["--graphs"] if options.graphs else []),
                                   environment) for provider in providers}
-    columns = [str(count) for count in ARGUMENT_COUNTS] + ["torch.neg"] + (["graph node"] if options.graphs and
-                                                                          device == "cuda" else [])
+    columns = [str(count) for count in ARGUMENT_COUNTS] + ["2 autotuned", "torch.neg"]
+    if options.graphs and device == "cuda":
+        columns.append("graph node")
     timing = (f"in bursts of {options.burst}, the GPU drained between them" if options.burst else
               "one loop, host and GPU together")
     print(f"µs per launch on {device} (host time; best of {options.rounds} rounds of {options.launches}, {timing}; "
           f"each compiler in its own process, torch.neg measured in that process)")
-    print("| " + " | ".join(["compiler", *[f"{c} args" if c.isdigit() else c for c in columns]]) + " |")
+    print("| " + " | ".join(["compiler", *[f"{c} args" if c.isdigit() else
+                                            "2 args, autotuned" if c == "2 autotuned" else c
+                                            for c in columns]]) + " |")
     print("|" + "---|" + "---:|" * len(columns))
     for provider, row in rows.items():
         print("| " + " | ".join([provider, *[f"{row[c]:.2f}" for c in columns]]) + " |")
