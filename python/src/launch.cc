@@ -28,7 +28,9 @@
 // way, after the autotuner itself, with the values of its tuning-key
 // arguments and without the parameters its configs set: its route holds
 // the config's values for those, which fill the bound arguments, and the
-// config, which becomes the autotuner's best_config.
+// config, which becomes the autotuner's best_config. A heuristics launcher
+// (kiln.heuristics over a jit function) calls its functions first and keys
+// by their results.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +45,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <vector>
 
 namespace py = pybind11;
 
@@ -126,6 +129,7 @@ enum ParamKind : char {
   kConstexpr = 1, // its value
   kTuned = 2,     // set by an autotuner's config (the route's), not the caller
   kTuningKey = 3, // a runtime argument an autotuner tunes by: its value
+  kHeuristic = 4, // computed by a heuristics function of the others: its value
 };
 
 struct GridLauncher {
@@ -142,6 +146,7 @@ struct GridLauncher {
   PyObject *defaults;   // tuple: each parameter's default, or `noDefault`
   PyObject *noDefault;  // the marker of a parameter without a default
   PyObject *keyPrefix;  // the key's first item (an autotuner: itself), or null
+  PyObject *heuristics; // tuple of (position, function), computed in order, or null
 };
 
 // A launcher is kept in its JITFunction's cache of launchers and refers to
@@ -157,6 +162,7 @@ int launcherTraverse(PyObject *self, visitproc visit, void *arg) {
   Py_VISIT(launcher->defaults);
   Py_VISIT(launcher->noDefault);
   Py_VISIT(launcher->keyPrefix);
+  Py_VISIT(launcher->heuristics);
   return 0;
 }
 
@@ -169,6 +175,7 @@ int launcherClear(PyObject *self) {
   Py_CLEAR(launcher->defaults);
   Py_CLEAR(launcher->noDefault);
   Py_CLEAR(launcher->keyPrefix);
+  Py_CLEAR(launcher->heuristics);
   // A cleared launcher takes the Python path, which then fails cleanly.
   launcher->numParams = -1;
   launcher->gridIsFixed = launcher->gridIsCallable = false;
@@ -309,7 +316,7 @@ PyObject *launchKey(GridLauncher *launcher, PyObject *const *args, uint64_t *add
       continue;
     }
     pushBorrowed(reinterpret_cast<PyObject *>(type));
-    if (kind == kConstexpr) {
+    if (kind == kConstexpr || kind == kHeuristic) {
       pushBorrowed(value);
     } else if (kind == kTuningKey) {
       // Its value picks the config: a scalar's value; an array's shape
@@ -543,6 +550,49 @@ bool applyConfig(GridLauncher *launcher, PyObject *route, PyObject **bound) {
   return PyObject_SetAttr(launcher->function, config.bestConfigName, PyTuple_GET_ITEM(route, 5)) == 0;
 }
 
+/// Owned references that a call holds until it returns.
+struct OwnedValues {
+  std::vector<PyObject *> values;
+  ~OwnedValues() {
+    for (PyObject *value : values)
+      Py_DECREF(value);
+  }
+};
+
+/// A heuristics launcher's computed arguments (kiln.heuristics): each
+/// function, in order, receives the arguments by name (those bound, the
+/// ones computed before it, and the grid, as Heuristics.run gives them;
+/// parameters left to a heuristic with no value yet are absent), and its
+/// result becomes its parameter's argument (kept alive in `results`).
+/// False with an error set when a function raised.
+bool computeHeuristics(GridLauncher *launcher, PyObject **bound, OwnedValues &results) {
+  PyObject *named = PyDict_New();
+  if (!named)
+    return false;
+  bool ok = true;
+  for (Py_ssize_t i = 0; ok && i < launcher->numParams; ++i)
+    if (bound[i] != PyTuple_GET_ITEM(launcher->defaults, i) || launcher->kinds[i] != kHeuristic)
+      ok = PyDict_SetItem(named, PyTuple_GET_ITEM(launcher->names, i), bound[i]) == 0;
+  ok = ok && PyDict_SetItem(named, config.gridName, launcher->grid) == 0;
+  for (Py_ssize_t k = 0; ok && k < PyTuple_GET_SIZE(launcher->heuristics); ++k) {
+    PyObject *entry = PyTuple_GET_ITEM(launcher->heuristics, k);
+    Py_ssize_t position = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 0));
+    // Each function sees its own copy, as Heuristics.run's `{**named, **kwargs}`.
+    PyObject *view = PyDict_Copy(named);
+    PyObject *value = view ? PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 1), view) : nullptr;
+    Py_XDECREF(view);
+    if (!value) {
+      ok = false;
+      break;
+    }
+    results.values.push_back(value);
+    bound[position] = value;
+    ok = PyDict_SetItem(named, PyTuple_GET_ITEM(launcher->names, position), value) == 0;
+  }
+  Py_DECREF(named);
+  return ok;
+}
+
 PyObject *launcherCall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
   auto *launcher = reinterpret_cast<GridLauncher *>(self);
   Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -579,6 +629,9 @@ PyObject *launcherCall(PyObject *self, PyObject *const *args, size_t nargsf, PyO
     std::copy(args, args + count, bound);
   else if (!bindArguments(launcher, args, nargs, kwnames, bound))
     return runSlowly(launcher, args, nargsf, kwnames);
+  OwnedValues heuristicValues;
+  if (launcher->heuristics && !computeHeuristics(launcher, bound, heuristicValues))
+    return nullptr;
 
   PyObject *key = launchKey(launcher, bound, addresses, isKnown);
   if (!key) {
@@ -744,6 +797,7 @@ PyObject *newGridLauncher(PyObject *const *argv) {
   new (&launcher->fixed) LaunchGrid();
   launcher->kinds = nullptr;
   launcher->names = launcher->defaults = launcher->noDefault = launcher->keyPrefix = nullptr;
+  launcher->heuristics = nullptr;
   launcher->numParams = -1;
   launcher->gridIsFixed = readLaunchGrid(argv[1], launcher->fixed) && PyTuple_CheckExact(argv[1]);
   launcher->gridIsCallable = !PyTuple_Check(argv[1]) && !PyList_Check(argv[1]) &&
@@ -752,14 +806,14 @@ PyObject *newGridLauncher(PyObject *const *argv) {
   PyObject *signature = argv[2];
   if (signature == Py_None)
     return reinterpret_cast<PyObject *>(launcher);
-  if (!PyTuple_Check(signature) ||
-      (PyTuple_GET_SIZE(signature) != 4 && PyTuple_GET_SIZE(signature) != 5) ||
+  if (!PyTuple_Check(signature) || PyTuple_GET_SIZE(signature) < 4 || PyTuple_GET_SIZE(signature) > 6 ||
       !PyTuple_Check(PyTuple_GET_ITEM(signature, 0)) ||
       !PyTuple_Check(PyTuple_GET_ITEM(signature, 1)) ||
       !PyTuple_Check(PyTuple_GET_ITEM(signature, 2))) {
     Py_DECREF(launcher);
     PyErr_SetString(PyExc_TypeError,
-                    "signature must be (kinds, names, defaults, no_default[, key_prefix]) or None");
+                    "signature must be (kinds, names, defaults, no_default[, key_prefix[, "
+                    "heuristics]]) or None");
     return nullptr;
   }
   PyObject *kinds = PyTuple_GET_ITEM(signature, 0);
@@ -773,10 +827,10 @@ PyObject *newGridLauncher(PyObject *const *argv) {
   launcher->kinds = static_cast<char *>(PyMem_Malloc(n > 0 ? n : 1));
   for (Py_ssize_t i = 0; i < n; ++i) {
     long kind = PyLong_AsLong(PyTuple_GET_ITEM(kinds, i)); // a bool is 0 or 1
-    if (kind < kRuntime || kind > kTuningKey) {
+    if (kind < kRuntime || kind > kHeuristic) {
       PyErr_Clear();
       Py_DECREF(launcher);
-      PyErr_SetString(PyExc_ValueError, "signature: a parameter kind is 0 to 3");
+      PyErr_SetString(PyExc_ValueError, "signature: a parameter kind is 0 to 4");
       return nullptr;
     }
     launcher->kinds[i] = char(kind);
@@ -787,9 +841,29 @@ PyObject *newGridLauncher(PyObject *const *argv) {
   Py_INCREF(launcher->names);
   Py_INCREF(launcher->defaults);
   Py_INCREF(launcher->noDefault);
-  if (PyTuple_GET_SIZE(signature) == 5 && PyTuple_GET_ITEM(signature, 4) != Py_None) {
+  if (PyTuple_GET_SIZE(signature) >= 5 && PyTuple_GET_ITEM(signature, 4) != Py_None) {
     launcher->keyPrefix = PyTuple_GET_ITEM(signature, 4);
     Py_INCREF(launcher->keyPrefix);
+  }
+  if (PyTuple_GET_SIZE(signature) == 6 && PyTuple_GET_ITEM(signature, 5) != Py_None) {
+    PyObject *heuristics = PyTuple_GET_ITEM(signature, 5);
+    bool valid = PyTuple_Check(heuristics);
+    for (Py_ssize_t i = 0; valid && i < PyTuple_GET_SIZE(heuristics); ++i) {
+      PyObject *entry = PyTuple_GET_ITEM(heuristics, i);
+      Py_ssize_t position = PyTuple_Check(entry) && PyTuple_GET_SIZE(entry) == 2
+                                ? PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 0))
+                                : -1;
+      valid = position >= 0 && position < n && launcher->kinds[position] == kHeuristic;
+    }
+    if (!valid) {
+      PyErr_Clear();
+      Py_DECREF(launcher);
+      PyErr_SetString(PyExc_ValueError,
+                      "signature: heuristics must be (position, function) pairs of kind-4 parameters");
+      return nullptr;
+    }
+    launcher->heuristics = heuristics;
+    Py_INCREF(heuristics);
   }
   launcher->numParams = n;
   return reinterpret_cast<PyObject *>(launcher);

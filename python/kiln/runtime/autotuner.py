@@ -163,6 +163,16 @@ class _Tuned:
 _TUNED = _Tuned()
 
 
+class _Computed:
+    """The native launch path's stand-in for a parameter a heuristic computes."""
+
+    def __repr__(self) -> str:
+        return "<computed by a heuristic>"
+
+
+_COMPUTED = _Computed()
+
+
 def _named_arguments(kernel: JITFunction, args: tuple, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """The kernel's parameters by name: the positional arguments, the keyword
     arguments that are parameters, and the defaults of the others that have one."""
@@ -772,6 +782,46 @@ class Heuristics(_KernelWrapper):
                 raise TypeError(f"kiln.heuristics({self.__name__}): the value for '{name}' must be a function of "
                                 f"the arguments, got {type(function).__name__}")
         self.values = dict(values)
+        # The native launch path (kiln._C.launch) for heuristics directly
+        # over a jit function: the computed parameters are kind 4 (keyed by
+        # the value their function returns, which the path calls on every
+        # launch in values' order), with _COMPUTED as their default; the
+        # heuristics object prefixes its keys, which live in the kernel's
+        # _routes.
+        self._grid_launchers: dict[Any, Any] = {}
+        self._native_signature: Optional[tuple] = None
+        signature = self.kernel._native_signature
+        if signature is not None and self.fn is self.kernel:
+            names = self.kernel.arg_names
+            kinds = tuple(4 if name in self.values else kind for name, kind in zip(names, signature[0]))
+            defaults = tuple(_COMPUTED if name in self.values else default
+                             for name, default in zip(names, signature[2]))
+            functions = tuple((names.index(name), function) for name, function in self.values.items())
+            self._native_signature = (kinds, signature[1], defaults, signature[3], self, functions)
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        """``kernel[grid]``: a launcher taking the kernel's arguments (its
+        calls with the kernel's arguments only, no launch options, take the
+        native launch path, which calls the heuristics on every launch)."""
+        if self._native_signature is None:
+            return functools.partial(self.run, grid=grid)
+        return _C.launch.grid_launcher(self, grid, self._native_signature, self._grid_launchers)
+
+    @property
+    def _routes(self) -> dict:
+        """Where the native path finds these heuristics' routes: the kernel's own dict."""
+        return self.kernel._routes
+
+    def _register_fast_route(self, native_key: tuple, bound: tuple) -> None:
+        """Called by the native launch path after ``run`` launched ``bound``
+        (the computed values included, which are part of ``native_key``):
+        makes the key lead to the kernel ``run`` loaded. Keys routed by the
+        current device, and checked mode, go to ``run``."""
+        found = self.kernel._native_route(bound, 4, 3, (None, None, None))
+        if found is None:
+            return
+        native, device = found
+        self._routes[native_key] = native if device is None else False
 
     def __repr__(self) -> str:
         return f"Heuristics({self.__module__}:{self.__qualname__}, {', '.join(self.values)})"

@@ -779,3 +779,39 @@ def test_tuned_launches_that_need_run_still_take_it(monkeypatch):
         hooked[(8,)](x, y, out, n)
     assert calls == [n, n, n]
     torch.testing.assert_close(out, x + y)
+
+
+def test_heuristics_launches_take_the_native_path(monkeypatch):
+    """kiln.heuristics over a jit function: the native path calls the
+    heuristic on every launch (in order, with the arguments by name and
+    the grid) and keys by what it returns, so a value that changes picks
+    another kernel; after the first launch of a key, Heuristics.run is not
+    called. A value passed by keyword is replaced, and a heuristic that
+    raises is the caller's error, as through run."""
+    from kiln.runtime.autotuner import Heuristics
+
+    seen = []
+
+    def even(args):
+        seen.append((args["n"], args["BLOCK"], "grid" in args, "EVEN" in args))
+        return args["n"] % args["BLOCK"] == 0
+
+    kernel = kiln.heuristics(values={"EVEN": even})(scale_kernel)
+    calls = []
+    original = Heuristics.run
+    monkeypatch.setattr(Heuristics, "run", lambda self, *a, **k: (calls.append(1), original(self, *a, **k))[1])
+    for seed, n in enumerate([256, 256, 200, 200, 256]):
+        generator = torch.Generator().manual_seed(seed)
+        x = torch.randn(n, generator=generator)
+        out = torch.full((n,), float("nan"))
+        kernel[(kiln.cdiv(n, 64),)](x, out, n, 2.5, BLOCK=64)
+        torch.testing.assert_close(out, (x.double() * 2.5).float(), rtol=0, atol=0)
+    assert len(calls) == 2  # the first launch of EVEN True and of EVEN False
+    assert seen[0] == (256, 64, True, False) and len(seen) == 5 + len(calls)
+    x, out = torch.randn(200), torch.empty(200)
+    kernel[(4,)](x, out, 200, 1.0, BLOCK=64, EVEN=True)  # replaced by the heuristic: masked, right
+    torch.testing.assert_close(out, x)
+    broken = kiln.heuristics(values={"EVEN": lambda args: 1 // 0})(scale_kernel)
+    for _ in range(2):
+        with pytest.raises(ZeroDivisionError):
+            broken[(4,)](x, out, 200, 1.0, BLOCK=64)
