@@ -12,7 +12,8 @@ same process as the yardstick:
   ``--burst 0``, one timed loop of all launches: host and GPU together);
 * µs per launch of the 2-argument kernel through ``autotune`` (two
   configs, tuned by the first launch) with a grid function, as autotuned
-  kernels are launched;
+  kernels are launched, and through ``heuristics`` (one constexpr computed
+  from an argument);
 * on CUDA, the driver's floor: the same timing of ``cuLaunchKernel`` of an
   empty kernel called from C (bench/launch_floor.c, built with ``cc``);
 * with ``--graphs`` (CUDA only), µs per kernel node of replaying a CUDA
@@ -69,6 +70,12 @@ def args2_autotuned(x_ptr, n, BLOCK: lang.constexpr):
     lang.store(x_ptr + lang.arange(0, BLOCK), lang.full((BLOCK,), n, lang.int32))
 
 
+@heuristics(values={"EVEN": lambda args: args["n"] % 16 == 0})
+@jit
+def args2_heuristics(x_ptr, n, EVEN: lang.constexpr):
+    lang.store(x_ptr, n + EVEN)
+
+
 @jit
 def first_call(x_ptr, y_ptr, n, BLOCK: lang.constexpr):
     offs = lang.program_id(0) * BLOCK + lang.arange(0, BLOCK)
@@ -93,7 +100,7 @@ def _load_kernels(provider: str, directory: str = "") -> dict[str, Any]:
     with open(path, "w") as f:  # a file of its own: both compilers read kernel sources from files
         f.write(KERNELS)
     scope: dict[str, Any] = {"jit": compiler.jit, "autotune": compiler.autotune, "Config": compiler.Config,
-                             "lang": lang}
+                             "heuristics": compiler.heuristics, "lang": lang}
     exec(compile(KERNELS, path, "exec"), scope)
     return scope
 
@@ -140,6 +147,10 @@ def _worker(provider: str, device: str, launches: int, rounds: int, burst: int, 
     tuned_launcher = tuned[lambda meta: (1,)]
     result["2 autotuned"] = _per_launch_us(lambda: tuned_launcher(*arguments), launches, rounds, synchronize,
                                            burst)
+    # And through a heuristic computing a constexpr from n.
+    heuristic_launcher, arguments = scope["args2_heuristics"][(1,)], _arguments(2, torch, device)
+    result["2 heuristics"] = _per_launch_us(lambda: heuristic_launcher(*arguments), launches, rounds, synchronize,
+                                            burst)
     x = torch.randn(1024, device=device)
     y = torch.empty_like(x)
     result["torch.neg"] = _per_launch_us(lambda: torch.neg(x, out=y), launches, rounds, synchronize, burst)
@@ -273,7 +284,7 @@ def main() -> None:
               "--burst", str(options.burst)]
     rows = {provider: _run_worker([*common, "--worker", provider] + (["--graphs"] if options.graphs else []),
                                   environment) for provider in providers}
-    columns = [str(count) for count in ARGUMENT_COUNTS] + ["2 autotuned", "torch.neg"]
+    columns = [str(count) for count in ARGUMENT_COUNTS] + ["2 autotuned", "2 heuristics", "torch.neg"]
     if options.graphs and device == "cuda":
         columns.append("graph node")
     timing = (f"in bursts of {options.burst}, the GPU drained between them" if options.burst else
@@ -281,7 +292,7 @@ def main() -> None:
     print(f"µs per launch on {device} (host time; best of {options.rounds} rounds of {options.launches}, {timing}; "
           f"each compiler in its own process, torch.neg measured in that process)")
     print("| " + " | ".join(["compiler", *[f"{c} args" if c.isdigit() else
-                                            "2 args, autotuned" if c == "2 autotuned" else c
+                                            f"2 args, {c[2:]}" if c.startswith("2 ") else c
                                             for c in columns]]) + " |")
     print("|" + "---|" + "---:|" * len(columns))
     for provider, row in rows.items():

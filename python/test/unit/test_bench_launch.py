@@ -18,8 +18,9 @@ def test_launch_bench_on_the_cpu(tmp_path):
     header = re.search(r"^\| compiler \|(.*)\|$", result.stdout, re.M)
     assert header is not None, result.stdout
     columns = [name.strip() for name in header.group(1).split("|")]
-    assert columns == ["0 args", "2 args", "8 args", "20 args", "2 args, autotuned", "torch.neg"], columns
-    row = re.search(r"^\| kiln \|((?: [\d.]+ \|){6})$", result.stdout, re.M)
+    assert columns == ["0 args", "2 args", "8 args", "20 args", "2 args, autotuned", "2 args, heuristics",
+                       "torch.neg"], columns
+    row = re.search(r"^\| kiln \|((?: [\d.]+ \|){7})$", result.stdout, re.M)
     assert row is not None, result.stdout
     assert all(float(value) > 0 for value in row.group(1).strip(" |").split(" | "))
     first = re.search(r"^\| kiln \| ([\d.]+) \| ([\d.]+) \|$", result.stdout, re.M)
