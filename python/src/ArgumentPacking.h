@@ -57,6 +57,9 @@ bool packArguments(const char *codes, Py_ssize_t count, PyObject *const *items,
                    const KnownAddresses *known, uint64_t *slots, void **params,
                    Py_ssize_t &used);
 
+/// CUDA's largest grid: 2^31 - 1 programs along x, 65535 along y and z.
+inline constexpr long long kMaxCudaGrid[3] = {0x7fffffffLL, 65535, 65535};
+
 /// Reads one grid dimension: a non-negative int at most `limit`. Returns
 /// false with a Python exception set.
 bool readGrid(PyObject *object, const char *axis, long long limit,

@@ -32,6 +32,7 @@ using kiln::runtime::CudaDriver;
 using kiln::runtime::DeviceProperties;
 using kiln::runtime::LoadedKernel;
 using kiln::python::KnownAddresses;
+using kiln::python::kMaxCudaGrid;
 using kiln::python::packArguments;
 using kiln::python::readInt64;
 using kiln::python::readUInt64;
@@ -97,9 +98,9 @@ PyObject *launch(PyObject *, PyObject *const *argv, Py_ssize_t argc) {
     return nullptr;
   }
   unsigned grid[3];
-  if (!readGrid(argv[0], "x", 0x7fffffffLL, grid[0]) ||
-      !readGrid(argv[1], "y", 65535, grid[1]) ||
-      !readGrid(argv[2], "z", 65535, grid[2]))
+  if (!readGrid(argv[0], "x", kMaxCudaGrid[0], grid[0]) ||
+      !readGrid(argv[1], "y", kMaxCudaGrid[1], grid[1]) ||
+      !readGrid(argv[2], "z", kMaxCudaGrid[2], grid[2]))
     return nullptr;
   long long numWarps, shared;
   if (!readInt64(argv[3], numWarps) || numWarps < 1 || numWarps > 32) {

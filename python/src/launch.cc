@@ -89,36 +89,33 @@ struct LaunchGrid {
 };
 
 /// Reads a grid of 1 to 3 exact ints (a tuple, or a list a grid function
-/// returned) within CUDA's limits (those of readGrid) into `grid`. False,
-/// with no error set, for anything else: the Python path then reports it.
+/// returned) within CUDA's limits (those the driver's launch checks) into
+/// `grid`. False, with no error set, for anything else: the Python path
+/// then reports it.
 bool readLaunchGrid(PyObject *value, LaunchGrid &grid) {
-  bool isTuple = PyTuple_CheckExact(value);
-  if (!isTuple && !PyList_CheckExact(value))
+  if (!PyTuple_CheckExact(value) && !PyList_CheckExact(value))
     return false;
-  Py_ssize_t size = isTuple ? PyTuple_GET_SIZE(value) : PyList_GET_SIZE(value);
+  Py_ssize_t size = PySequence_Fast_GET_SIZE(value);
   if (size < 1 || size > 3)
     return false;
+  PyObject *items[3];
+  unsigned counts[3];
   for (Py_ssize_t i = 0; i < 3; ++i) {
-    PyObject *item = i >= size ? config.one
-                     : isTuple ? PyTuple_GET_ITEM(value, i)
-                               : PyList_GET_ITEM(value, i);
-    if (!PyLong_CheckExact(item))
+    items[i] = i < size ? PySequence_Fast_GET_ITEM(value, i) : config.one;
+    if (!PyLong_CheckExact(items[i]))
       return false;
     int overflow = 0;
-    long long read = PyLong_AsLongLongAndOverflow(item, &overflow);
-    long long limit = i == 0 ? 0x7fffffffLL : 65535;
-    if (overflow || read < 0 || read > limit) {
+    long long read = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+    if (overflow || read < 0 || read > kiln::python::kMaxCudaGrid[i]) {
       PyErr_Clear();
       return false;
     }
-    grid.counts[i] = unsigned(read);
+    counts[i] = unsigned(read);
   }
   for (Py_ssize_t i = 0; i < 3; ++i) {
-    PyObject *item = i >= size ? config.one
-                     : isTuple ? PyTuple_GET_ITEM(value, i)
-                               : PyList_GET_ITEM(value, i);
-    Py_INCREF(item);
-    Py_XSETREF(grid.xyz[i], item);
+    Py_INCREF(items[i]);
+    Py_XSETREF(grid.xyz[i], items[i]);
+    grid.counts[i] = counts[i];
   }
   return true;
 }
