@@ -153,24 +153,19 @@ def _jit_function(fn: Any, decorator: str) -> JITFunction:
     return inner
 
 
-class _Tuned:
-    """The native launch path's stand-in for a parameter the configs set."""
+class _Unbound:
+    """The native launch path's stand-in for a parameter a wrapper sets, not
+    the caller."""
+
+    def __init__(self, description: str) -> None:
+        self.description = description
 
     def __repr__(self) -> str:
-        return "<set by the autotuner's config>"
+        return f"<{self.description}>"
 
 
-_TUNED = _Tuned()
-
-
-class _Computed:
-    """The native launch path's stand-in for a parameter a heuristic computes."""
-
-    def __repr__(self) -> str:
-        return "<computed by a heuristic>"
-
-
-_COMPUTED = _Computed()
+_TUNED = _Unbound("set by the autotuner's config")
+_COMPUTED = _Unbound("computed by a heuristic")
 
 
 def _named_arguments(kernel: JITFunction, args: tuple, kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -238,6 +233,9 @@ class _KernelWrapper(KernelInterface):
 
     kernel: Any
     __name__: str
+    #: What kiln._C.launch needs to launch this wrapper's calls itself (see
+    #: the subclasses), or None: every call goes to ``run``.
+    _native_signature: Optional[tuple] = None
 
     @property
     def src(self) -> str:
@@ -249,8 +247,37 @@ class _KernelWrapper(KernelInterface):
                            f"{self.__name__}[grid](...)")
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
-        """``kernel[grid]``: a launcher taking the kernel's arguments."""
-        return functools.partial(self.run, grid=grid)
+        """``kernel[grid]``: a launcher taking the kernel's arguments (with a
+        native signature, its calls with the kernel's arguments only, no
+        launch options, take the native launch path once ``run`` has
+        registered their key)."""
+        if self._native_signature is None:
+            return functools.partial(self.run, grid=grid)
+        return _C.launch.grid_launcher(self, grid, self._native_signature, self._grid_launchers)
+
+    @property
+    def _routes(self) -> dict:
+        """Where the native path finds this wrapper's routes: the kernel's
+        own dict (so that a kernel the backend evicts takes its routes
+        along, whoever registered them)."""
+        return self.kernel._routes
+
+    def _set_native_signature(self, kinds: Callable[[str, int], int], unbound: _Unbound,
+                              heuristics: Optional[tuple] = None) -> None:
+        """Enables the native path when this wrapper sits directly over a jit
+        function whose launches it covers: ``kinds(name, kernel_kind)`` is
+        each parameter's kind (see kiln._C.launch), parameters of kind 2
+        or 4 take ``unbound`` as their default, and the wrapper itself
+        prefixes its keys."""
+        self._grid_launchers: dict[Any, Any] = {}
+        signature = self.kernel._native_signature
+        if signature is None or self.fn is not self.kernel:
+            return
+        names = self.kernel.arg_names
+        kinds_by_name = tuple(kinds(name, kind) for name, kind in zip(names, signature[0]))
+        defaults = tuple(unbound if kind in (2, 4) else default
+                         for kind, default in zip(kinds_by_name, signature[2]))
+        self._native_signature = (kinds_by_name, signature[1], defaults, signature[3], self, heuristics)
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
@@ -339,22 +366,11 @@ class Autotuner(_KernelWrapper):
         self.best_config: Optional[Config] = None
         self.bench_time = 0.0
         self.nargs: Optional[dict[str, Any]] = None
-        # The native launch path (kiln._C.launch) for an autotuner directly
-        # over a jit function whose launches it covers: the kernel's
-        # parameters, those the configs set marked as such (kind 2, with
-        # _TUNED as their default) and the tuning-key ones keyed by value
-        # (kind 3); the autotuner itself prefixes its keys, which live in
-        # the kernel's _routes with the kernel's own.
-        self._grid_launchers: dict[Any, Any] = {}
-        self._native_signature: Optional[tuple] = None
-        signature = self.kernel._native_signature
-        if signature is not None and self.fn is self.kernel:
-            names = self.kernel.arg_names
-            kinds = tuple(2 if name in self._tuned_names else 1 if name in self.kernel.constexpr_names
-                          else 3 if name in self.keys else 0 for name in names)
-            defaults = tuple(_TUNED if name in self._tuned_names else default
-                             for name, default in zip(names, signature[2]))
-            self._native_signature = (kinds, signature[1], defaults, signature[3], self)
+        # The native launch path: the parameters the configs set are kind 2
+        # (filled by the route), the runtime tuning-key ones kind 3 (keyed
+        # by value).
+        self._set_native_signature(lambda name, kind: 2 if name in self._tuned_names else
+                                   3 if kind == 0 and name in self.keys else kind, _TUNED)
 
     # -- what the wrapped kernel offers ------------------------------------------------
 
@@ -376,21 +392,6 @@ class Autotuner(_KernelWrapper):
         self.restore_copies = {}
 
     # -- launching ---------------------------------------------------------------------------
-
-    def __getitem__(self, grid: Any) -> Callable[..., Any]:
-        """``kernel[grid]``: a launcher taking the kernel's arguments (its
-        calls with the kernel's arguments only, no launch options, take the
-        native launch path once their key is tuned)."""
-        if self._native_signature is None:
-            return functools.partial(self.run, grid=grid)
-        return _C.launch.grid_launcher(self, grid, self._native_signature, self._grid_launchers)
-
-    @property
-    def _routes(self) -> dict:
-        """Where the native path finds this autotuner's routes: the kernel's
-        own dict (so that a kernel the backend evicts takes its routes
-        along, whoever registered them)."""
-        return self.kernel._routes
 
     def _register_fast_route(self, native_key: tuple, bound: tuple) -> None:
         """Called by the native launch path after ``run`` launched ``bound``
@@ -782,35 +783,11 @@ class Heuristics(_KernelWrapper):
                 raise TypeError(f"kiln.heuristics({self.__name__}): the value for '{name}' must be a function of "
                                 f"the arguments, got {type(function).__name__}")
         self.values = dict(values)
-        # The native launch path (kiln._C.launch) for heuristics directly
-        # over a jit function: the computed parameters are kind 4 (keyed by
-        # the value their function returns, which the path calls on every
-        # launch in values' order), with _COMPUTED as their default; the
-        # heuristics object prefixes its keys, which live in the kernel's
-        # _routes.
-        self._grid_launchers: dict[Any, Any] = {}
-        self._native_signature: Optional[tuple] = None
-        signature = self.kernel._native_signature
-        if signature is not None and self.fn is self.kernel:
-            names = self.kernel.arg_names
-            kinds = tuple(4 if name in self.values else kind for name, kind in zip(names, signature[0]))
-            defaults = tuple(_COMPUTED if name in self.values else default
-                             for name, default in zip(names, signature[2]))
-            functions = tuple((names.index(name), function) for name, function in self.values.items())
-            self._native_signature = (kinds, signature[1], defaults, signature[3], self, functions)
-
-    def __getitem__(self, grid: Any) -> Callable[..., Any]:
-        """``kernel[grid]``: a launcher taking the kernel's arguments (its
-        calls with the kernel's arguments only, no launch options, take the
-        native launch path, which calls the heuristics on every launch)."""
-        if self._native_signature is None:
-            return functools.partial(self.run, grid=grid)
-        return _C.launch.grid_launcher(self, grid, self._native_signature, self._grid_launchers)
-
-    @property
-    def _routes(self) -> dict:
-        """Where the native path finds these heuristics' routes: the kernel's own dict."""
-        return self.kernel._routes
+        # The native launch path: the computed parameters are kind 4, keyed
+        # by what their functions return (the path calls them on every
+        # launch, in values' order).
+        functions = tuple((self.kernel.arg_names.index(name), function) for name, function in self.values.items())
+        self._set_native_signature(lambda name, kind: 4 if name in self.values else kind, _COMPUTED, functions)
 
     def _register_fast_route(self, native_key: tuple, bound: tuple) -> None:
         """Called by the native launch path after ``run`` launched ``bound``

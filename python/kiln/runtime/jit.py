@@ -184,13 +184,13 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         # Parameters named like a launch option, by position (see run).
         self._option_params = {name: position for position, name in enumerate(self.arg_names)
                                if name in ("num_warps", "num_stages", "num_ctas", "maxnreg")}
+        # kernel[grid]'s launchers by grid (kiln._C.launch keeps it).
+        self._grid_launchers: dict[Any, Any] = {}
         # kernel[grid](*args) computes its key and finds its route in C++
         # (kiln._C.launch) for kernels whose keys it can compute exactly as
         # run does: which parameters are constexprs, their names and
         # defaults (to bind keyword arguments as _bind does); None turns it
         # off.
-        # kernel[grid]'s launchers by grid (kiln._C.launch keeps it).
-        self._grid_launchers: dict[Any, Any] = {}
         self._native_signature = (
             None if self.do_not_specialize or self._option_params or self.annotated_types else
             (tuple(name in self.constexpr_names for name in self.arg_names), tuple(self.arg_names),
