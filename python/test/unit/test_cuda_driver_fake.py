@@ -41,6 +41,20 @@ def run_with_fake_driver(library: Path, tmp_path: Path, code: str, params: int =
     return result.stdout, log.read_text().splitlines() if log.exists() else []
 
 
+def write_scalar_kernel(directory: Path) -> None:
+    """Writes scalar_kernel.py (a kernel of scalar arguments only, which a
+    machine without a CUDA torch can launch) into `directory`."""
+    (directory / "scalar_kernel.py").write_text(textwrap.dedent("""
+        import kiln
+        import kiln.language as kl
+
+
+        @kiln.jit
+        def scalars(a, b, x, N: kl.constexpr):
+            kl.device_assert(a + b > -(2**31), "never")
+    """))
+
+
 def test_devices_and_properties(fake_libcuda, tmp_path):
     out, _ = run_with_fake_driver(fake_libcuda, tmp_path, """
         from kiln._C import driver
@@ -103,16 +117,7 @@ def test_a_kernel_launch_through_the_jit(fake_libcuda, tmp_path):
     block of num_warps warps and the parameters in order (the constexpr
     left out; an i32 sign-extended in its 8-byte slot), on the default
     stream (no CUDA torch here)."""
-    source = tmp_path / "scalar_kernel.py"
-    source.write_text(textwrap.dedent("""
-        import kiln
-        import kiln.language as kl
-
-
-        @kiln.jit
-        def scalars(a, b, x, N: kl.constexpr):
-            kl.device_assert(a + b > -(2**31), "never")
-    """))
+    write_scalar_kernel(tmp_path)
     out, log = run_with_fake_driver(fake_libcuda, tmp_path, f"""
         import sys
         sys.path.insert(0, {str(tmp_path)!r})
@@ -137,16 +142,7 @@ def test_repeated_launches_take_the_direct_path(fake_libcuda, tmp_path):
     source's at each launch, the compiled kernel is returned, launches in a
     skipping_launches block do nothing, and a grid out of CUDA's range is
     still reported by name."""
-    source = tmp_path / "scalar_kernel.py"
-    source.write_text(textwrap.dedent("""
-        import kiln
-        import kiln.language as kl
-
-
-        @kiln.jit
-        def scalars(a, b, x, N: kl.constexpr):
-            kl.device_assert(a + b > -(2**31), "never")
-    """))
+    write_scalar_kernel(tmp_path)
     out, log = run_with_fake_driver(fake_libcuda, tmp_path, f"""
         import itertools
         import sys
