@@ -29,7 +29,8 @@ from kiln.errors import (AutotunerError, CompilationError, InterpreterError, Kil
 from kiln.language.compile_time import constexpr_function, must_use_result
 from kiln.runtime._allocation import set_allocator
 from kiln.runtime._async_compile import AsyncCompileMode, FutureKernel
-from kiln.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
+from kiln.runtime.autotuner import Autotuner, Config, autotune
+from kiln.runtime.heuristics import Heuristics, heuristics
 from kiln.runtime.interface import KernelInterface, MockTensor
 from kiln.runtime.jit import JITFunction, jit
 from kiln.runtime.tensor_wrapper import TensorWrapper, reinterpret

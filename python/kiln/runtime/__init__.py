@@ -6,7 +6,8 @@ that ``kiln.runtime.jit`` stays the module.
 """
 
 from kiln.runtime import driver
-from kiln.runtime.autotuner import Autotuner, Config, Heuristics
+from kiln.runtime.autotuner import Autotuner, Config
+from kiln.runtime.heuristics import Heuristics
 from kiln.runtime.errors import InterpreterError, OutOfResources
 from kiln.runtime.interface import KernelInterface, MockTensor
 from kiln.runtime.jit import JITFunction, LoadedKernel

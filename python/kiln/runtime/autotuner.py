@@ -1,4 +1,4 @@
-"""``kiln.autotune``, ``kiln.heuristics`` and ``kiln.Config``, with Triton 3.x's contract.
+"""``kiln.autotune`` and ``kiln.Config``, with Triton 3.x's contract.
 
 ``@kiln.autotune(configs, key)`` stacked above ``@kiln.jit`` (or above
 ``@kiln.heuristics``) returns an :class:`Autotuner`. On a launch it computes
@@ -21,9 +21,8 @@ kept in ``<kiln cache dir>/autotune/<digest>.json``, keyed by the compiler
 build, the kernel's source hash, the tuning key and the configs; an entry
 that cannot be read or does not match is ignored, re-tuned and rewritten.
 
-``@kiln.heuristics(values={"BLOCK": lambda args: ...})`` returns a
-:class:`Heuristics`, which computes those arguments from the others before
-each launch.
+``kiln.heuristics`` (heuristics.py) is importable from here too, where
+Triton has it (``triton.runtime.autotuner.Heuristics``).
 
 Timing uses :func:`kiln.testing.do_bench`: CUDA events for GPU launches, the
 wall clock for CPU-backend launches. See docs/design/autotuning.md.
@@ -31,7 +30,6 @@ wall clock for CPU-backend launches. See docs/design/autotuning.md.
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 import warnings
@@ -42,8 +40,8 @@ from kiln.runtime import autotune_ranks as _ranks
 from kiln.runtime import autotune_cache as _timings_cache
 from kiln.runtime.autotune_cache import median_ms as _median_ms
 from kiln.runtime import launch_settings as _settings
-from kiln import _C
-from kiln.runtime.jit import JITFunction, KernelInterface
+from kiln.runtime.heuristics import Heuristics, heuristics
+from kiln.runtime.kernel_wrapper import _KernelWrapper, _Unbound, _check_names, _jit_function, _named_arguments
 
 __all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CACHE_ENV", "PRINT_ENV"]
 
@@ -139,59 +137,9 @@ class Config:
         return self._identity() == other._identity()
 
 
-# -- helpers shared by Autotuner and Heuristics ----------------------------------------
-
-
-def _jit_function(fn: Any, decorator: str) -> JITFunction:
-    """The ``@kiln.jit`` kernel under ``fn`` (through autotuners and heuristics)."""
-    inner = fn
-    while not isinstance(inner, JITFunction):
-        if not isinstance(inner, (Autotuner, Heuristics)):
-            raise TypeError(f"{decorator} must decorate a @kiln.jit kernel (or a @kiln.autotune or "
-                            f"@kiln.heuristics above one), got {type(fn).__name__}")
-        inner = inner.fn
-    return inner
-
-
-class _Unbound:
-    """The native launch path's stand-in for a parameter a wrapper sets, not
-    the caller."""
-
-    def __init__(self, description: str) -> None:
-        self.description = description
-
-    def __repr__(self) -> str:
-        return f"<{self.description}>"
-
+# -- helpers -------------------------------------------------------------------------------
 
 _TUNED = _Unbound("set by the autotuner's config")
-_COMPUTED = _Unbound("computed by a heuristic")
-
-
-def _named_arguments(kernel: JITFunction, args: tuple, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The kernel's parameters by name: the positional arguments, the keyword
-    arguments that are parameters, and the defaults of the others that have one."""
-    named = dict(zip(kernel.arg_names, args))
-    for param in kernel.params:
-        if param.name in named:
-            continue
-        if param.name in kwargs:
-            named[param.name] = kwargs[param.name]
-        elif param.default is not param.empty:
-            named[param.name] = param.default
-    return named
-
-
-def _check_names(kernel: JITFunction, names: Iterable[str], what: str) -> list[str]:
-    """``names`` as a list, each checked to be a parameter of ``kernel``."""
-    if isinstance(names, str):
-        raise TypeError(f"{what} must be a list of parameter names, got the string {names!r}")
-    names = list(names)
-    for name in names:
-        if name not in kernel.arg_names:
-            raise ValueError(f"{what} names '{name}', which is not a parameter of kernel {kernel.__name__} "
-                             f"(parameters: {', '.join(kernel.arg_names)})")
-    return names
 
 
 def _print_enabled() -> bool:
@@ -224,63 +172,6 @@ def _restore(value: Any, saved: Any) -> None:
 
 
 # -- the autotuner -----------------------------------------------------------------------
-
-
-class _KernelWrapper(KernelInterface):
-    """What a decorator above ``@kiln.jit`` offers like the kernel itself:
-    its source and ``kernel[grid](...)`` launches through ``run``.
-    Subclasses set ``kernel``, ``__name__`` and define ``run``."""
-
-    kernel: Any
-    __name__: str
-    #: What kiln._C.launch needs to launch this wrapper's calls itself (see
-    #: the subclasses), or None: every call goes to ``run``.
-    _native_signature: Optional[tuple] = None
-
-    @property
-    def src(self) -> str:
-        """The kernel's source."""
-        return self.kernel.src
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"kernel {self.__name__} cannot be called directly: launch it as "
-                           f"{self.__name__}[grid](...)")
-
-    def __getitem__(self, grid: Any) -> Callable[..., Any]:
-        """``kernel[grid]``: a launcher taking the kernel's arguments (with a
-        native signature, its calls with the kernel's arguments only, no
-        launch options, take the native launch path once ``run`` has
-        registered their key)."""
-        if self._native_signature is None:
-            return functools.partial(self.run, grid=grid)
-        return _C.launch.grid_launcher(self, grid, self._native_signature, self._grid_launchers)
-
-    @property
-    def _routes(self) -> dict:
-        """Where the native path finds this wrapper's routes: the kernel's
-        own dict (so that a kernel the backend evicts takes its routes
-        along, whoever registered them)."""
-        return self.kernel._routes
-
-    def _set_native_signature(self, kinds: Callable[[str, int], int], unbound: _Unbound,
-                              heuristics: Optional[tuple] = None) -> None:
-        """Enables the native path when this wrapper sits directly over a jit
-        function whose launches it covers: ``kinds(name, kernel_kind)`` is
-        each parameter's kind (see kiln._C.launch), parameters of kind 2
-        or 4 take ``unbound`` as their default, and the wrapper itself
-        prefixes its keys."""
-        self._grid_launchers: dict[Any, Any] = {}
-        signature = self.kernel._native_signature
-        if signature is None or self.fn is not self.kernel:
-            return
-        names = self.kernel.arg_names
-        kinds_by_name = tuple(kinds(name, kind) for name, kind in zip(names, signature[0]))
-        defaults = tuple(unbound if kind in (2, 4) else default
-                         for kind, default in zip(kinds_by_name, signature[2]))
-        self._native_signature = (kinds_by_name, signature[1], defaults, signature[3], self, heuristics)
-
-    def run(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
 
 
 class Autotuner(_KernelWrapper):
@@ -749,86 +640,5 @@ def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: Op
         return Autotuner(fn, kernel.arg_names, configs, key, reset_to_zero, restore_value, pre_hook=pre_hook,
                          post_hook=post_hook, prune_configs_by=prune_configs_by, warmup=warmup, rep=rep,
                          use_cuda_graph=use_cuda_graph, do_bench=do_bench, cache_results=cache_results)
-
-    return decorator
-
-
-# -- heuristics ------------------------------------------------------------------------------
-
-
-class Heuristics(_KernelWrapper):
-    """A kernel whose arguments in ``values`` are computed from the others at
-    each launch. Built by :func:`heuristics`.
-
-    Each function in ``values`` receives the launch's arguments by name (the
-    parameters, defaults included, and the keyword options such as
-    ``grid``), with the values computed before it in ``values``' order;
-    its result replaces any value the caller passed by keyword, as in Triton.
-    """
-
-    def __init__(self, fn: Any, arg_names: Sequence[str], values: Mapping[str, Callable[[dict], Any]]) -> None:
-        self.fn = fn
-        self.kernel = _jit_function(fn, "kiln.heuristics")
-        self.arg_names = list(arg_names)
-        self.__name__ = self.kernel.__name__
-        self.__qualname__ = self.kernel.__qualname__
-        self.__module__ = self.kernel.__module__
-        self.__doc__ = self.kernel.__doc__
-        if not isinstance(values, Mapping):
-            raise TypeError(f"kiln.heuristics({self.__name__}): values must be a dict of name -> function, got "
-                            f"{type(values).__name__}")
-        _check_names(self.kernel, values, f"kiln.heuristics({self.__name__}): values")
-        for name, function in values.items():
-            if not callable(function):
-                raise TypeError(f"kiln.heuristics({self.__name__}): the value for '{name}' must be a function of "
-                                f"the arguments, got {type(function).__name__}")
-        self.values = dict(values)
-        # The native launch path: the computed parameters are kind 4, keyed
-        # by what their functions return (the path calls them on every
-        # launch, in values' order).
-        functions = tuple((self.kernel.arg_names.index(name), function) for name, function in self.values.items())
-        self._set_native_signature(lambda name, kind: 4 if name in self.values else kind, _COMPUTED, functions)
-
-    def _register_fast_route(self, native_key: tuple, bound: tuple) -> None:
-        """Called by the native launch path after ``run`` launched ``bound``
-        (the computed values included, which are part of ``native_key``):
-        makes the key lead to the kernel ``run`` loaded. Keys routed by the
-        current device, and checked mode, go to ``run``."""
-        found = self.kernel._native_route(bound, 4, 3, (None, None, None))
-        if found is None:
-            return
-        native, device = found
-        self._routes[native_key] = native if device is None else False
-
-    def __repr__(self) -> str:
-        return f"Heuristics({self.__module__}:{self.__qualname__}, {', '.join(self.values)})"
-
-    def run(self, *args: Any, **kwargs: Any) -> Any:
-        """Computes the heuristic arguments, then launches (or tunes) below."""
-        named = _named_arguments(self.kernel, args, kwargs)
-        for name, function in self.values.items():
-            kwargs[name] = function({**named, **kwargs})
-        return self.fn.run(*args, **kwargs)
-
-    def warmup(self, *args: Any, **kwargs: Any) -> Any:
-        """Compiles for these arguments without launching."""
-        return self.run(*args, **{**kwargs, "warmup": True})
-
-
-def heuristics(values: Mapping[str, Callable[[dict], Any]]) -> Callable[[Any], Heuristics]:
-    """Computes constexpr arguments from the others at each launch, as
-    ``triton.heuristics``::
-
-        @kiln.heuristics(values={"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
-        @kiln.jit
-        def kernel(x_ptr, n, BLOCK: kl.constexpr, EVEN: kl.constexpr): ...
-
-    Args:
-        values: parameter name -> function of the arguments dict.
-    """
-
-    def decorator(fn: Any) -> Heuristics:
-        kernel = _jit_function(fn, "kiln.heuristics")
-        return Heuristics(fn, kernel.arg_names, values)
 
     return decorator

@@ -1,0 +1,319 @@
+//===- LaunchArguments.cc - A native launch's key, arguments and grid ------===//
+//
+// The key is finer than or equal to the Python key (jit_keys.py): per
+// argument its exact type and, for
+//   int      the type code and the 1 / divisible-by-16 specialization,
+//   bool, float, None: nothing more (one code each, as in Python),
+//   a torch.Tensor (exact type): dtype, address alignment (or null), device,
+//   a constexpr parameter: the value itself,
+// preceded by the raw values of the environment variables that the Python
+// key holds, and KILN_CPU_THREADS, which the route's thread count was read
+// from. Any other argument type takes the Python path.
+//
+// An autotuner's launcher (kiln.autotune over a jit function) keys the same
+// way, after the autotuner itself, with the values of its tuning-key
+// arguments and without the parameters its configs set: its route holds
+// the config's values for those, which fill the bound arguments, and the
+// config, which becomes the autotuner's best_config. A heuristics launcher
+// (kiln.heuristics over a jit function) calls its functions first and keys
+// by their results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GridLauncher.h"
+
+#include "ArgumentPacking.h"
+
+#include <Python.h>
+
+namespace kiln::python::launch {
+
+Config config;
+
+namespace {
+
+/// The key piece of a Python int: 0 i32, 1 i32 equal to 1, 2 i32 divisible
+/// by 16, 3 i64, 4 i64 divisible by 16, 5 u64, 6 u64 divisible by 16; -1
+/// beyond 64 bits (the Python path reports it).
+long intCode(PyObject *value) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+  if (overflow == 0) {
+    if (v == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return -1;
+    }
+    bool divisible = (static_cast<unsigned long long>(v) & 15) == 0;
+    if (v >= -(1LL << 31) && v < (1LL << 31))
+      return v == 1 ? 1 : divisible ? 2 : 0;
+    return divisible ? 4 : 3;
+  }
+  if (overflow < 0)
+    return -1;
+  unsigned long long u = PyLong_AsUnsignedLongLong(value);
+  if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    return -1;
+  }
+  return (u & 15) == 0 ? 6 : 5;
+}
+
+/// torch.Tensor, once torch is imported (looked up until then; nothing
+/// imports torch for this).
+PyTypeObject *tensorType() {
+  if (!config.tensorType) {
+    PyObject *torch = PyImport_GetModule(config.torchName);
+    if (torch) {
+      PyObject *tensor = PyObject_GetAttrString(torch, "Tensor");
+      Py_DECREF(torch);
+      if (tensor && PyType_Check(tensor))
+        config.tensorType = reinterpret_cast<PyTypeObject *>(tensor);
+      else
+        Py_XDECREF(tensor);
+    }
+    PyErr_Clear();
+  }
+  return config.tensorType;
+}
+
+} // namespace
+
+bool readLaunchGrid(PyObject *value, LaunchGrid &grid) {
+  if (!PyTuple_CheckExact(value) && !PyList_CheckExact(value))
+    return false;
+  Py_ssize_t size = PySequence_Fast_GET_SIZE(value);
+  if (size < 1 || size > 3)
+    return false;
+  PyObject *items[3];
+  unsigned counts[3];
+  for (Py_ssize_t i = 0; i < 3; ++i) {
+    items[i] = i < size ? PySequence_Fast_GET_ITEM(value, i) : config.one;
+    if (!PyLong_CheckExact(items[i]))
+      return false;
+    int overflow = 0;
+    long long read = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+    if (overflow || read < 0 || read > kiln::python::kMaxCudaGrid[i]) {
+      PyErr_Clear();
+      return false;
+    }
+    counts[i] = unsigned(read);
+  }
+  for (Py_ssize_t i = 0; i < 3; ++i) {
+    Py_INCREF(items[i]);
+    Py_XSETREF(grid.xyz[i], items[i]);
+    grid.counts[i] = counts[i];
+  }
+  return true;
+}
+
+PyObject *launchKey(GridLauncher *launcher, PyObject *const *args, uint64_t *addresses,
+                    bool *isKnown) {
+  Py_ssize_t envCount = PyTuple_GET_SIZE(config.environKeys);
+  // At most 4 items per argument (a tensor: type, dtype, alignment, device).
+  Py_ssize_t capacity = envCount + 4 * launcher->numParams + 1;
+  PyObject *key = PyTuple_New(capacity);
+  if (!key)
+    return nullptr;
+  Py_ssize_t size = 0;
+  auto push = [&](PyObject *item) { // steals a reference
+    PyTuple_SET_ITEM(key, size++, item);
+  };
+  auto pushBorrowed = [&](PyObject *item) {
+    Py_INCREF(item);
+    push(item);
+  };
+  if (launcher->keyPrefix)
+    pushBorrowed(launcher->keyPrefix);
+  for (Py_ssize_t i = 0; i < envCount; ++i) {
+    PyObject *value = PyDict_GetItem(config.environData, PyTuple_GET_ITEM(config.environKeys, i));
+    pushBorrowed(value ? value : Py_None);
+  }
+  bool covered = true;
+  for (Py_ssize_t i = 0; i < launcher->numParams; ++i)
+    isKnown[i] = false;
+  for (Py_ssize_t i = 0; i < launcher->numParams && covered; ++i) {
+    PyObject *value = args[i];
+    PyTypeObject *type = Py_TYPE(value);
+    char kind = launcher->kinds[i];
+    if (kind == kTuned) {
+      // The caller left it to the config (its default is the marker);
+      // setting it is an error that run reports.
+      if (value != PyTuple_GET_ITEM(launcher->defaults, i))
+        covered = false;
+      continue;
+    }
+    pushBorrowed(reinterpret_cast<PyObject *>(type));
+    if (kind == kConstexpr || kind == kHeuristic) {
+      pushBorrowed(value);
+    } else if (kind == kTuningKey) {
+      // Its value picks the config: a scalar's value; an array's shape
+      // (the autotuner's rule) is for run to read.
+      if (type == &PyLong_Type || type == &PyFloat_Type || type == &PyBool_Type || value == Py_None)
+        pushBorrowed(value);
+      else
+        covered = false;
+    } else if (type == &PyLong_Type) {
+      long code = intCode(value);
+      if (code < 0)
+        covered = false;
+      else
+        push(PyLong_FromLong(code));
+    } else if (type == &PyBool_Type || type == &PyFloat_Type || value == Py_None) {
+      // One code each, whatever the value.
+    } else if (type == tensorType()) {
+      PyObject *dtype = PyObject_GetAttr(value, config.dtypeName);
+      PyObject *address = dtype ? PyObject_CallMethodNoArgs(value, config.dataPtrName) : nullptr;
+      PyObject *device = address ? PyObject_CallMethodNoArgs(value, config.getDeviceName) : nullptr;
+      if (!device) {
+        Py_XDECREF(dtype);
+        Py_XDECREF(address);
+        PyErr_Clear(); // the Python path meets the same error and explains it
+        covered = false;
+        break;
+      }
+      unsigned long long bits = PyLong_AsUnsignedLongLongMask(address);
+      Py_DECREF(address);
+      addresses[i] = bits;
+      isKnown[i] = true;
+      push(dtype);
+      push(PyLong_FromLong(bits == 0 ? 2 : (bits & 15) == 0 ? 1 : 0));
+      push(device);
+    } else {
+      covered = false;
+    }
+  }
+  if (!covered) {
+    // Unset the slots not filled, so that the tuple can be freed.
+    for (Py_ssize_t i = size; i < capacity; ++i)
+      PyTuple_SET_ITEM(key, i, nullptr);
+    Py_DECREF(key);
+    return nullptr;
+  }
+  if (size < capacity && _PyTuple_Resize(&key, size) < 0)
+    return nullptr;
+  return key;
+}
+
+PyObject *tupleOf(PyObject *const *args, Py_ssize_t count) {
+  PyObject *tuple = PyTuple_New(count);
+  if (!tuple)
+    return nullptr;
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    Py_INCREF(args[i]);
+    PyTuple_SET_ITEM(tuple, i, args[i]);
+  }
+  return tuple;
+}
+
+bool bindArguments(GridLauncher *launcher, PyObject *const *args, Py_ssize_t nargs,
+                   PyObject *kwnames, PyObject **bound) {
+  Py_ssize_t count = launcher->numParams;
+  if (nargs > count)
+    return false;
+  for (Py_ssize_t i = 0; i < count; ++i)
+    bound[i] = i < nargs ? args[i] : nullptr;
+  Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+    Py_ssize_t position = -1;
+    // Keyword names and parameter names are interned: compare pointers
+    // first, then text.
+    for (Py_ssize_t i = nargs; i < count && position < 0; ++i)
+      if (PyTuple_GET_ITEM(launcher->names, i) == name)
+        position = i;
+    for (Py_ssize_t i = nargs; i < count && position < 0; ++i)
+      if (PyUnicode_Compare(PyTuple_GET_ITEM(launcher->names, i), name) == 0)
+        position = i;
+    if (PyErr_Occurred())
+      PyErr_Clear();
+    if (position < 0 || bound[position])
+      return false;
+    bound[position] = args[nargs + k];
+  }
+  for (Py_ssize_t i = nargs; i < count; ++i) {
+    if (bound[i])
+      continue;
+    PyObject *value = PyTuple_GET_ITEM(launcher->defaults, i);
+    if (value == launcher->noDefault)
+      return false;
+    bound[i] = value;
+  }
+  return true;
+}
+
+bool callGrid(GridLauncher *launcher, PyObject *const *bound, LaunchGrid &grid) {
+  if (launcher->gridIsFixed) {
+    for (int i = 0; i < 3; ++i) {
+      Py_INCREF(launcher->fixed.xyz[i]);
+      grid.xyz[i] = launcher->fixed.xyz[i];
+      grid.counts[i] = launcher->fixed.counts[i];
+    }
+    return true;
+  }
+  PyObject *named = PyDict_New();
+  if (!named)
+    return false;
+  for (Py_ssize_t i = 0; i < launcher->numParams; ++i)
+    if (PyDict_SetItem(named, PyTuple_GET_ITEM(launcher->names, i), bound[i]) < 0) {
+      Py_DECREF(named);
+      return false;
+    }
+  PyObject *value = PyObject_CallOneArg(launcher->grid, named);
+  Py_DECREF(named);
+  if (!value)
+    return false;
+  bool read = readLaunchGrid(value, grid);
+  Py_DECREF(value);
+  return read;
+}
+
+bool applyConfig(GridLauncher *launcher, PyObject *route, PyObject **bound) {
+  PyObject *fills = PyTuple_GET_ITEM(route, 4);
+  if (!PyTuple_Check(fills)) {
+    PyErr_SetString(PyExc_TypeError, "an autotuner's route must hold a tuple of fills");
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fills); ++i) {
+    PyObject *fill = PyTuple_GET_ITEM(fills, i);
+    Py_ssize_t position = PyTuple_Check(fill) && PyTuple_GET_SIZE(fill) == 2
+                              ? PyLong_AsSsize_t(PyTuple_GET_ITEM(fill, 0))
+                              : -1;
+    if (position < 0 || position >= launcher->numParams) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_ValueError, "an autotuner's route names no parameter");
+      return false;
+    }
+    bound[position] = PyTuple_GET_ITEM(fill, 1);
+  }
+  return PyObject_SetAttr(launcher->function, config.bestConfigName, PyTuple_GET_ITEM(route, 5)) == 0;
+}
+
+bool computeHeuristics(GridLauncher *launcher, PyObject **bound, OwnedValues &results) {
+  PyObject *named = PyDict_New();
+  if (!named)
+    return false;
+  bool ok = true;
+  for (Py_ssize_t i = 0; ok && i < launcher->numParams; ++i)
+    if (bound[i] != PyTuple_GET_ITEM(launcher->defaults, i) || launcher->kinds[i] != kHeuristic)
+      ok = PyDict_SetItem(named, PyTuple_GET_ITEM(launcher->names, i), bound[i]) == 0;
+  ok = ok && PyDict_SetItem(named, config.gridName, launcher->grid) == 0;
+  for (Py_ssize_t k = 0; ok && k < PyTuple_GET_SIZE(launcher->heuristics); ++k) {
+    PyObject *entry = PyTuple_GET_ITEM(launcher->heuristics, k);
+    Py_ssize_t position = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 0));
+    // Each function sees its own copy, as Heuristics.run's `{**named, **kwargs}`.
+    PyObject *view = PyDict_Copy(named);
+    PyObject *value = view ? PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 1), view) : nullptr;
+    Py_XDECREF(view);
+    if (!value) {
+      ok = false;
+      break;
+    }
+    results.values.push_back(value);
+    bound[position] = value;
+    ok = PyDict_SetItem(named, PyTuple_GET_ITEM(launcher->names, position), value) == 0;
+  }
+  Py_DECREF(named);
+  return ok;
+}
+
+} // namespace kiln::python::launch
