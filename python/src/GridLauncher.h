@@ -40,6 +40,11 @@ struct Config {
   PyObject *one = nullptr;
   PyObject *launchesSkipped = nullptr; // a ContextVar: true while launches are skipped
   PyTypeObject *tensorType = nullptr;  // torch.Tensor, once torch is imported
+  // What a launch reads of each tensor, as torch.Tensor defines them (read
+  // with the type; null where one is not a descriptor of the expected kind).
+  PyObject *tensorDtype = nullptr;     // the `dtype` getter
+  PyObject *tensorDataPtr = nullptr;   // the `data_ptr` method
+  PyObject *tensorGetDevice = nullptr; // the `get_device` method
 };
 
 extern Config config;

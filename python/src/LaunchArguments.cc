@@ -58,22 +58,63 @@ long intCode(PyObject *value) {
   return (u & 15) == 0 ? 6 : 5;
 }
 
+/// The descriptor `name` of `type` where it is a `kind` one (a getter, or a
+/// method), else null.
+PyObject *tensorDescriptor(PyTypeObject *type, PyObject *name, bool getter) {
+  PyObject *found = PyObject_GetAttr(reinterpret_cast<PyObject *>(type), name);
+  if (!found) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  bool expected = getter ? Py_TYPE(found)->tp_descr_get != nullptr && Py_TYPE(found)->tp_descr_set != nullptr
+                         : PyCallable_Check(found) && Py_TYPE(found)->tp_descr_get != nullptr;
+  if (!expected)
+    Py_CLEAR(found);
+  return found;
+}
+
 /// torch.Tensor, once torch is imported (looked up until then; nothing
-/// imports torch for this).
+/// imports torch for this), and the descriptors a launch reads tensors by.
 PyTypeObject *tensorType() {
   if (!config.tensorType) {
     PyObject *torch = PyImport_GetModule(config.torchName);
     if (torch) {
       PyObject *tensor = PyObject_GetAttrString(torch, "Tensor");
       Py_DECREF(torch);
-      if (tensor && PyType_Check(tensor))
+      if (tensor && PyType_Check(tensor)) {
         config.tensorType = reinterpret_cast<PyTypeObject *>(tensor);
-      else
+        config.tensorDtype = tensorDescriptor(config.tensorType, config.dtypeName, true);
+        config.tensorDataPtr = tensorDescriptor(config.tensorType, config.dataPtrName, false);
+        config.tensorGetDevice = tensorDescriptor(config.tensorType, config.getDeviceName, false);
+      } else {
         Py_XDECREF(tensor);
+      }
     }
     PyErr_Clear();
   }
   return config.tensorType;
+}
+
+/// Reads a tensor's dtype, data address and device index (new references),
+/// or returns false with an error set. Through torch.Tensor's own
+/// descriptors where it has them (as attribute lookup would find them: a
+/// tensor's own attributes cannot shadow a getter, and a method set on one
+/// tensor is not honoured), which skips the lookups by name.
+bool readTensor(PyObject *value, PyObject *&dtype, PyObject *&address, PyObject *&device) {
+  auto callMethod = [value](PyObject *method, PyObject *name) {
+    return method ? PyObject_Vectorcall(method, &value, 1, nullptr) : PyObject_CallMethodNoArgs(value, name);
+  };
+  dtype = config.tensorDtype
+              ? Py_TYPE(config.tensorDtype)
+                    ->tp_descr_get(config.tensorDtype, value, reinterpret_cast<PyObject *>(Py_TYPE(value)))
+              : PyObject_GetAttr(value, config.dtypeName);
+  address = dtype ? callMethod(config.tensorDataPtr, config.dataPtrName) : nullptr;
+  device = address ? callMethod(config.tensorGetDevice, config.getDeviceName) : nullptr;
+  if (device)
+    return true;
+  Py_XDECREF(dtype);
+  Py_XDECREF(address);
+  return false;
 }
 
 } // namespace
@@ -161,12 +202,8 @@ PyObject *launchKey(GridLauncher *launcher, PyObject *const *args, uint64_t *add
     } else if (type == &PyBool_Type || type == &PyFloat_Type || value == Py_None) {
       // One code each, whatever the value.
     } else if (type == tensorType()) {
-      PyObject *dtype = PyObject_GetAttr(value, config.dtypeName);
-      PyObject *address = dtype ? PyObject_CallMethodNoArgs(value, config.dataPtrName) : nullptr;
-      PyObject *device = address ? PyObject_CallMethodNoArgs(value, config.getDeviceName) : nullptr;
-      if (!device) {
-        Py_XDECREF(dtype);
-        Py_XDECREF(address);
+      PyObject *dtype, *address, *device;
+      if (!readTensor(value, dtype, address, device)) {
         PyErr_Clear(); // the Python path meets the same error and explains it
         covered = false;
         break;

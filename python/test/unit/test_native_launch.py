@@ -146,6 +146,32 @@ def test_calls_it_does_not_cover_take_run(monkeypatch):
     assert runs.count == 6
 
 
+class TaggedTensor(torch.Tensor):
+    """A tensor subclass: its attributes may differ from torch.Tensor's."""
+
+
+def test_tensor_subclasses_take_run_and_each_launch_reads_the_tensors_afresh(monkeypatch):
+    runs = Runs(monkeypatch)
+    x, y, out = operands(100, seed=9)
+    for _ in range(2):
+        axpy[(1,)](x.as_subclass(TaggedTensor), y, out, 100, 2.0, 128)
+    assert runs.count == 2
+    torch.testing.assert_close(out, 2.0 * x + y)
+    check(axpy, 100, 1.0, seed=10)
+    check(axpy, 100, 1.0, seed=11)
+    assert runs.count == 3  # the second is a native hit
+    # The same tensor objects, their storage swapped between two native hits:
+    # the addresses (and dtypes) are read at each launch, not remembered.
+    x, y, out = operands(100, seed=12)
+    axpy[(1,)](x, y, out, 100, 1.0, 128)
+    other_x, other_y, _ = operands(100, seed=13)
+    x.set_(other_x)
+    y.data = other_y
+    axpy[(1,)](x, y, out, 100, 1.0, 128)
+    assert runs.count == 3
+    torch.testing.assert_close(out, other_x + other_y)
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda x, y, out: axpy[(1,)](x, y, out, 100, 1.0, BLOCK=128, bogus=1), "unexpected keyword argument 'bogus'"),
     (lambda x, y, out: axpy[(1,)](x, y, out, 100, 1.0, 128, BLOCK=128), "multiple values for argument 'BLOCK'"),
