@@ -191,13 +191,19 @@ def build_identity() -> str:
 
     package = os.path.dirname(os.path.abspath(kiln.__file__))
     sources = hashlib.sha256()
-    for directory, subdirectories, files in os.walk(package):
-        subdirectories.sort()
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(directory, name)
-                stat = os.stat(path)
-                sources.update(f"{os.path.relpath(path, package)}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+
+    def add_sources(directory: str, relative: str) -> None:
+        with os.scandir(directory) as items:
+            found = sorted(items, key=lambda item: item.name)
+        for item in found:
+            if item.is_dir(follow_symlinks=False):
+                if item.name != "__pycache__":
+                    add_sources(item.path, f"{relative}{item.name}/")
+            elif item.name.endswith(".py"):
+                stat = item.stat()
+                sources.update(f"{relative}{item.name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+
+    add_sources(package, "")
     extension = os.stat(_C.__file__)
     return (f"kiln {kiln.__version__}; python {sources.hexdigest()}; "
             f"_C {os.path.basename(_C.__file__)} {extension.st_size} {extension.st_mtime_ns}")

@@ -22,8 +22,7 @@ import shutil
 import socket
 import time
 import warnings
-from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Iterator, Mapping, NamedTuple, Optional
 
 try:
     import fcntl
@@ -256,8 +255,7 @@ _PRUNE_INTERVAL = 60.0
 _PRUNE_STAMP = ".last-prune"
 
 
-@dataclass(frozen=True)
-class EntryInfo:
+class EntryInfo(NamedTuple):
     """One entry of the cache: its key (``digest``), where it is, its size in
     bytes and last use (a time as ``time.time()`` gives it). ``name``,
     ``target`` and ``build`` (the compiler build that wrote it) come from its
