@@ -45,6 +45,8 @@ struct Config {
   PyObject *tensorDtype = nullptr;     // the `dtype` getter
   PyObject *tensorDataPtr = nullptr;   // the `data_ptr` method
   PyObject *tensorGetDevice = nullptr; // the `get_device` method
+  PyObject *descriptorModuleName = nullptr; // "kiln.tools.tensor_descriptor"
+  PyTypeObject *descriptorType = nullptr;   // its TensorDescriptor, once imported
 };
 
 extern Config config;

@@ -5,6 +5,9 @@
 //   int      the type code and the 1 / divisible-by-16 specialization,
 //   bool, float, None: nothing more (one code each, as in Python),
 //   a torch.Tensor (exact type): dtype, address alignment (or null), device,
+//   a tuple: its length and each item's piece (a string inside: its value),
+//   a host TensorDescriptor: its base's, shape's and strides' pieces, block
+//            shape, padding and layout problem (the parts of Python's key),
 //   a constexpr parameter: the value itself,
 // preceded by the raw values of the environment variables that the Python
 // key holds, and KILN_CPU_THREADS, which the route's thread count was read
@@ -25,6 +28,8 @@
 #include "ArgumentPacking.h"
 
 #include <Python.h>
+
+#include <initializer_list>
 
 namespace kiln::python::launch {
 
@@ -147,32 +152,210 @@ bool readLaunchGrid(PyObject *value, LaunchGrid &grid) {
   return true;
 }
 
+namespace {
+
+/// A launch key under construction: a tuple that grows as items are pushed
+/// (it starts with room for the common case, a few items per argument).
+class KeyBuilder {
+public:
+  explicit KeyBuilder(Py_ssize_t capacity) : key(PyTuple_New(capacity)), capacity(capacity) {}
+  ~KeyBuilder() { discard(); }
+
+  bool valid() const { return key != nullptr; }
+
+  /// Appends `item`, stealing the reference (null: an error is set, and
+  /// the key is given up).
+  bool push(PyObject *item) {
+    if (!item || !key) {
+      Py_XDECREF(item);
+      discard();
+      return false;
+    }
+    if (size == capacity) {
+      // Growing keeps the unset slots null, which the tuple's release skips.
+      if (_PyTuple_Resize(&key, 2 * capacity) < 0) {
+        Py_DECREF(item);
+        return false;
+      }
+      capacity *= 2;
+    }
+    PyTuple_SET_ITEM(key, size++, item);
+    return true;
+  }
+
+  bool pushBorrowed(PyObject *item) {
+    Py_XINCREF(item);
+    return push(item);
+  }
+
+  /// Appends each of `items` in order, stealing every reference even when
+  /// one fails.
+  bool pushAll(std::initializer_list<PyObject *> items) {
+    bool pushed = true;
+    for (PyObject *item : items) {
+      if (pushed)
+        pushed = push(item);
+      else
+        Py_XDECREF(item);
+    }
+    return pushed;
+  }
+
+  /// The key (a new reference), or null with an error set.
+  PyObject *finish() {
+    if (key && size < capacity && _PyTuple_Resize(&key, size) < 0)
+      return nullptr;
+    PyObject *done = key;
+    key = nullptr;
+    return done;
+  }
+
+private:
+  void discard() {
+    if (!key)
+      return;
+    // Unset the slots not filled, so that the tuple can be freed.
+    for (Py_ssize_t i = size; i < capacity; ++i)
+      PyTuple_SET_ITEM(key, i, nullptr);
+    Py_CLEAR(key);
+  }
+
+  PyObject *key;
+  Py_ssize_t capacity;
+  Py_ssize_t size = 0;
+};
+
+/// kiln.tools.tensor_descriptor.TensorDescriptor, once that module is
+/// imported (nothing imports it for this).
+PyTypeObject *descriptorType() {
+  if (!config.descriptorType) {
+    PyObject *module = PyImport_GetModule(config.descriptorModuleName);
+    if (module) {
+      PyObject *type = PyObject_GetAttrString(module, "TensorDescriptor");
+      Py_DECREF(module);
+      if (type && PyType_Check(type))
+        config.descriptorType = reinterpret_cast<PyTypeObject *>(type);
+      else
+        Py_XDECREF(type);
+    }
+    PyErr_Clear();
+  }
+  return config.descriptorType;
+}
+
+/// How deep tuples nest before a key leaves them to the Python path.
+constexpr int kMaxTupleDepth = 8;
+
+/// Outcome of adding an argument's piece to a key.
+enum class Piece { kCovered, kUncovered, kError };
+
+/// Adds the piece of a runtime argument `value` to `key`: its type, then
+/// for an int its code, for a tensor its dtype, alignment and device, for a
+/// tuple its length and each item's piece (a string inside one, which is
+/// compiled in, its value), for a host tensor descriptor its base's piece,
+/// its shape, strides, block shape, padding and what is wrong with its
+/// layout (Python's key has the same parts, so no two launches that run
+/// differently share a key). `address` receives a tensor's address.
+Piece pushPiece(KeyBuilder &key, PyObject *value, int depth, uint64_t *address) {
+  PyTypeObject *type = Py_TYPE(value);
+  if (!key.pushBorrowed(reinterpret_cast<PyObject *>(type)))
+    return Piece::kError;
+  if (type == &PyLong_Type) {
+    long code = intCode(value);
+    if (code < 0)
+      return Piece::kUncovered;
+    return key.push(PyLong_FromLong(code)) ? Piece::kCovered : Piece::kError;
+  }
+  if (type == &PyBool_Type || type == &PyFloat_Type || value == Py_None)
+    return Piece::kCovered; // one code each, whatever the value
+  if (type == tensorType()) {
+    PyObject *dtype, *addressObject, *device;
+    if (!readTensor(value, dtype, addressObject, device)) {
+      PyErr_Clear(); // the Python path meets the same error and explains it
+      return Piece::kUncovered;
+    }
+    unsigned long long bits = PyLong_AsUnsignedLongLongMask(addressObject);
+    Py_DECREF(addressObject);
+    if (address)
+      *address = bits;
+    return key.pushAll({dtype, PyLong_FromLong(bits == 0 ? 2 : (bits & 15) == 0 ? 1 : 0), device})
+               ? Piece::kCovered
+               : Piece::kError;
+  }
+  if (depth > 0 && type == &PyUnicode_Type)
+    return key.pushBorrowed(value) ? Piece::kCovered : Piece::kError;
+  if (PyTuple_Check(value)) {
+    // A tuple subclass (a named tuple) is told apart by its type, pushed above.
+    if (depth >= kMaxTupleDepth)
+      return Piece::kUncovered;
+    Py_ssize_t length = PyTuple_GET_SIZE(value);
+    if (!key.push(PyLong_FromSsize_t(length)))
+      return Piece::kError;
+    for (Py_ssize_t i = 0; i < length; ++i) {
+      Piece piece = pushPiece(key, PyTuple_GET_ITEM(value, i), depth + 1, nullptr);
+      if (piece != Piece::kCovered)
+        return piece;
+    }
+    return Piece::kCovered;
+  }
+  if (type == descriptorType() && depth < kMaxTupleDepth) {
+    // Its parts, as Python's key reads them; a part of another type than
+    // the launch expects leaves the call to the Python path, which explains.
+    const char *parts[] = {"base", "shape", "strides"};
+    for (const char *name : parts) {
+      PyObject *part = PyObject_GetAttrString(value, name);
+      if (!part) {
+        PyErr_Clear();
+        return Piece::kUncovered;
+      }
+      PyObject *asTuple = part;
+      if (PyList_CheckExact(part)) {
+        asTuple = PyList_AsTuple(part);
+        Py_DECREF(part);
+        if (!asTuple)
+          return Piece::kError;
+      }
+      Piece piece = pushPiece(key, asTuple, depth + 1, nullptr);
+      Py_DECREF(asTuple);
+      if (piece != Piece::kCovered)
+        return piece;
+    }
+    PyObject *block = PyObject_GetAttrString(value, "block_shape");
+    PyObject *blockTuple = block ? PySequence_Tuple(block) : nullptr;
+    Py_XDECREF(block);
+    PyObject *padding = blockTuple ? PyObject_GetAttrString(value, "padding") : nullptr;
+    PyObject *problem = padding ? PyObject_CallMethod(value, "layout_problem", nullptr) : nullptr;
+    if (!problem) {
+      Py_XDECREF(blockTuple);
+      Py_XDECREF(padding);
+      PyErr_Clear();
+      return Piece::kUncovered;
+    }
+    return key.pushAll({blockTuple, padding, problem}) ? Piece::kCovered : Piece::kError;
+  }
+  return Piece::kUncovered;
+}
+
+} // namespace
+
 PyObject *launchKey(GridLauncher *launcher, PyObject *const *args, uint64_t *addresses,
                     bool *isKnown) {
   Py_ssize_t envCount = PyTuple_GET_SIZE(config.environKeys);
-  // At most 4 items per argument (a tensor: type, dtype, alignment, device).
-  Py_ssize_t capacity = envCount + 4 * launcher->numParams + 1;
-  PyObject *key = PyTuple_New(capacity);
-  if (!key)
+  // Room for the common case: at most 4 items per argument (a tensor:
+  // type, dtype, alignment, device); tuples make it grow.
+  KeyBuilder key(envCount + 4 * launcher->numParams + 1);
+  if (!key.valid())
     return nullptr;
-  Py_ssize_t size = 0;
-  auto push = [&](PyObject *item) { // steals a reference
-    PyTuple_SET_ITEM(key, size++, item);
-  };
-  auto pushBorrowed = [&](PyObject *item) {
-    Py_INCREF(item);
-    push(item);
-  };
-  if (launcher->keyPrefix)
-    pushBorrowed(launcher->keyPrefix);
+  if (launcher->keyPrefix && !key.pushBorrowed(launcher->keyPrefix))
+    return nullptr;
   for (Py_ssize_t i = 0; i < envCount; ++i) {
     PyObject *value = PyDict_GetItem(config.environData, PyTuple_GET_ITEM(config.environKeys, i));
-    pushBorrowed(value ? value : Py_None);
+    if (!key.pushBorrowed(value ? value : Py_None))
+      return nullptr;
   }
-  bool covered = true;
   for (Py_ssize_t i = 0; i < launcher->numParams; ++i)
     isKnown[i] = false;
-  for (Py_ssize_t i = 0; i < launcher->numParams && covered; ++i) {
+  for (Py_ssize_t i = 0; i < launcher->numParams; ++i) {
     PyObject *value = args[i];
     PyTypeObject *type = Py_TYPE(value);
     char kind = launcher->kinds[i];
@@ -180,55 +363,27 @@ PyObject *launchKey(GridLauncher *launcher, PyObject *const *args, uint64_t *add
       // The caller left it to the config (its default is the marker);
       // setting it is an error that run reports.
       if (value != PyTuple_GET_ITEM(launcher->defaults, i))
-        covered = false;
+        return nullptr;
       continue;
     }
-    pushBorrowed(reinterpret_cast<PyObject *>(type));
     if (kind == kConstexpr || kind == kHeuristic) {
-      pushBorrowed(value);
+      if (!key.pushBorrowed(reinterpret_cast<PyObject *>(type)) || !key.pushBorrowed(value))
+        return nullptr;
     } else if (kind == kTuningKey) {
       // Its value picks the config: a scalar's value; an array's shape
       // (the autotuner's rule) is for run to read.
-      if (type == &PyLong_Type || type == &PyFloat_Type || type == &PyBool_Type || value == Py_None)
-        pushBorrowed(value);
-      else
-        covered = false;
-    } else if (type == &PyLong_Type) {
-      long code = intCode(value);
-      if (code < 0)
-        covered = false;
-      else
-        push(PyLong_FromLong(code));
-    } else if (type == &PyBool_Type || type == &PyFloat_Type || value == Py_None) {
-      // One code each, whatever the value.
-    } else if (type == tensorType()) {
-      PyObject *dtype, *address, *device;
-      if (!readTensor(value, dtype, address, device)) {
-        PyErr_Clear(); // the Python path meets the same error and explains it
-        covered = false;
-        break;
-      }
-      unsigned long long bits = PyLong_AsUnsignedLongLongMask(address);
-      Py_DECREF(address);
-      addresses[i] = bits;
-      isKnown[i] = true;
-      push(dtype);
-      push(PyLong_FromLong(bits == 0 ? 2 : (bits & 15) == 0 ? 1 : 0));
-      push(device);
+      if (type != &PyLong_Type && type != &PyFloat_Type && type != &PyBool_Type && value != Py_None)
+        return nullptr;
+      if (!key.pushBorrowed(reinterpret_cast<PyObject *>(type)) || !key.pushBorrowed(value))
+        return nullptr;
     } else {
-      covered = false;
+      Piece piece = pushPiece(key, value, 0, &addresses[i]);
+      if (piece != Piece::kCovered)
+        return nullptr;
+      isKnown[i] = type == tensorType();
     }
   }
-  if (!covered) {
-    // Unset the slots not filled, so that the tuple can be freed.
-    for (Py_ssize_t i = size; i < capacity; ++i)
-      PyTuple_SET_ITEM(key, i, nullptr);
-    Py_DECREF(key);
-    return nullptr;
-  }
-  if (size < capacity && _PyTuple_Resize(&key, size) < 0)
-    return nullptr;
-  return key;
+  return key.finish();
 }
 
 PyObject *tupleOf(PyObject *const *args, Py_ssize_t count) {

@@ -501,6 +501,7 @@ void initLaunch(py::module_ &m) {
   config.bestConfigName = PyUnicode_InternFromString("best_config");
   config.gridPrefix = PyUnicode_InternFromString("grid ");
   config.torchName = PyUnicode_InternFromString("torch");
+  config.descriptorModuleName = PyUnicode_InternFromString("kiln.tools.tensor_descriptor");
   config.one = PyLong_FromLong(1);
   PyObject *make = PyCFunction_NewEx(&makeDefinition, nullptr, nullptr);
   m.attr("grid_launcher") = py::reinterpret_steal<py::object>(make);

@@ -252,3 +252,65 @@ def test_a_dropped_kernel_and_its_launchers_are_collected():
     kernel = make()
     gc.collect()
     assert kernel() is None
+
+
+@kiln.jit
+def pair_sum(pair, out_ptr, n, BLOCK: kl.constexpr):
+    """out = pair[0][offs] * pair[1] (a tensor and a scalar in one tuple)."""
+    offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+    mask = offs < n
+    kl.store(out_ptr + offs, kl.load(pair[0] + offs, mask=mask) * pair[1], mask=mask)
+
+
+@kiln.jit
+def copy_block(desc, out_ptr, BLOCK_ROWS: kl.constexpr, BLOCK_COLS: kl.constexpr):
+    """Copies the descriptor's first block into out (row-major)."""
+    block = desc.load([0, 0])
+    rows = kl.arange(0, BLOCK_ROWS)[:, None]
+    cols = kl.arange(0, BLOCK_COLS)[None, :]
+    kl.store(out_ptr + rows * BLOCK_COLS + cols, block)
+
+
+def test_tuples_take_the_native_path_and_their_structure_is_in_the_key(monkeypatch):
+    monkeypatch.setattr(pair_sum, "_routes", {})
+    runs = Runs(monkeypatch)
+    generator = torch.Generator().manual_seed(14)
+    for scale in (2.0, -0.5, 3.0):  # one compile: floats share a code
+        x = torch.randn(100, generator=generator)
+        out = torch.empty(100)
+        pair_sum[(1,)]((x, scale), out, 100, 128)
+        torch.testing.assert_close(out, x * scale)
+    assert runs.count == 1
+    x = torch.randn(100, generator=generator)
+    out = torch.empty(100)
+    pair_sum[(1,)]((x, 3), out, 100, 128)  # an int in the tuple: another key
+    torch.testing.assert_close(out, x * 3)
+    pair_sum[(1,)]((x.double(), 2.0), out, 100, 128)  # a tensor of another dtype
+    torch.testing.assert_close(out, (x.double() * 2.0).float())
+    assert runs.count == 3
+    pair_sum[(1,)]((x, 3), out, 100, 128)
+    assert runs.count == 3
+
+
+def test_host_tensor_descriptors_take_the_native_path_and_a_bad_layout_is_still_refused(monkeypatch):
+    from kiln.tools.tensor_descriptor import TensorDescriptor
+
+    monkeypatch.setattr(copy_block, "_routes", {})
+    runs = Runs(monkeypatch)
+    generator = torch.Generator().manual_seed(15)
+    for _ in range(3):
+        x = torch.randn(32, 64, generator=generator)
+        out = torch.empty(16, 32)
+        copy_block[(1,)](TensorDescriptor(x, [32, 64], [64, 1], [16, 32]), out, 16, 32)
+        torch.testing.assert_close(out, x[:16, :32])
+    assert runs.count == 1
+    # Shape, strides and block shape given as tuples instead of lists key alike.
+    x = torch.randn(32, 64, generator=generator)
+    out = torch.empty(16, 32)
+    copy_block[(1,)](TensorDescriptor(x, (32, 64), (64, 1), (16, 32)), out, 16, 32)
+    torch.testing.assert_close(out, x[:16, :32])
+    assert runs.count == 1
+    # Strides that are not multiples of 16 bytes: refused, also after hits.
+    wide = torch.randn(32, 66, generator=generator)
+    with pytest.raises(Exception, match="16"):
+        copy_block[(1,)](TensorDescriptor(wide, [32, 64], [66, 1], [16, 32]), out, 16, 32)
