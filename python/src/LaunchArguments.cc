@@ -78,24 +78,30 @@ PyObject *tensorDescriptor(PyTypeObject *type, PyObject *name, bool getter) {
   return found;
 }
 
-/// torch.Tensor, once torch is imported (looked up until then; nothing
-/// imports torch for this), and the descriptors a launch reads tensors by.
+/// The class `name` of the module called `moduleName` where that module is
+/// imported (a new reference), else null, with no error set. Nothing is
+/// imported for this: a launch only meets such classes after their module was.
+PyTypeObject *importedClass(PyObject *moduleName, const char *name) {
+  PyObject *module = PyImport_GetModule(moduleName);
+  PyObject *found = module ? PyObject_GetAttrString(module, name) : nullptr;
+  Py_XDECREF(module);
+  PyErr_Clear();
+  if (found && PyType_Check(found))
+    return reinterpret_cast<PyTypeObject *>(found);
+  Py_XDECREF(found);
+  return nullptr;
+}
+
+/// torch.Tensor, once torch is imported (looked up until then), and the
+/// descriptors a launch reads tensors by.
 PyTypeObject *tensorType() {
   if (!config.tensorType) {
-    PyObject *torch = PyImport_GetModule(config.torchName);
-    if (torch) {
-      PyObject *tensor = PyObject_GetAttrString(torch, "Tensor");
-      Py_DECREF(torch);
-      if (tensor && PyType_Check(tensor)) {
-        config.tensorType = reinterpret_cast<PyTypeObject *>(tensor);
-        config.tensorDtype = tensorDescriptor(config.tensorType, config.dtypeName, true);
-        config.tensorDataPtr = tensorDescriptor(config.tensorType, config.dataPtrName, false);
-        config.tensorGetDevice = tensorDescriptor(config.tensorType, config.getDeviceName, false);
-      } else {
-        Py_XDECREF(tensor);
-      }
+    config.tensorType = importedClass(config.torchName, "Tensor");
+    if (config.tensorType) {
+      config.tensorDtype = tensorDescriptor(config.tensorType, config.dtypeName, true);
+      config.tensorDataPtr = tensorDescriptor(config.tensorType, config.dataPtrName, false);
+      config.tensorGetDevice = tensorDescriptor(config.tensorType, config.getDeviceName, false);
     }
-    PyErr_Clear();
   }
   return config.tensorType;
 }
@@ -225,21 +231,10 @@ private:
   Py_ssize_t size = 0;
 };
 
-/// kiln.tools.tensor_descriptor.TensorDescriptor, once that module is
-/// imported (nothing imports it for this).
+/// kiln.tools.tensor_descriptor.TensorDescriptor, once that module is imported.
 PyTypeObject *descriptorType() {
-  if (!config.descriptorType) {
-    PyObject *module = PyImport_GetModule(config.descriptorModuleName);
-    if (module) {
-      PyObject *type = PyObject_GetAttrString(module, "TensorDescriptor");
-      Py_DECREF(module);
-      if (type && PyType_Check(type))
-        config.descriptorType = reinterpret_cast<PyTypeObject *>(type);
-      else
-        Py_XDECREF(type);
-    }
-    PyErr_Clear();
-  }
+  if (!config.descriptorType)
+    config.descriptorType = importedClass(config.descriptorModuleName, "TensorDescriptor");
   return config.descriptorType;
 }
 
