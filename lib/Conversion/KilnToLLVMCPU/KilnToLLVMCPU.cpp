@@ -196,8 +196,101 @@ SmallVector<Value> shuffleAll(OpBuilder &builder, Location loc,
   return shuffled;
 }
 
+/// Reductions of blocks wider than this many elements first combine slices
+/// of the block read back from the stack (see ReduceLowering).
+constexpr int64_t kMaxTreeLanes = 1024;
+
+/// Combines `values` (vectors of a block of `shape`, reduced along `axis`)
+/// slice by slice until at most about kMaxTreeLanes elements are left, and
+/// returns the partial results, a block of shape [G, outer * inner] to be
+/// reduced along its axis 0 (`shape` and `axis` are updated to say so).
+///
+/// A halving tree over a whole wide block is what LLVM's x86 code
+/// generator cannot always take: from about 4096 lanes, the reduction of
+/// an extended i1 or i8 block crashes it (LLVM 22's DAG combiner), and its
+/// compile time grows faster than the block. Each source is stored to the
+/// stack with the reduced axis outermost, and read back in slices of G
+/// rows by volatile loads, which no combine looks through; slices are
+/// combined in order, as a thread of a GPU combines its own elements
+/// before the threads combine theirs.
+FailureOr<SmallVector<Value>> combineSlices(ReduceOp op, ConversionPatternRewriter &rewriter,
+                                            SmallVector<Value> values, SmallVector<int64_t> &shape,
+                                            int64_t &axis) {
+  Location loc = op.getLoc();
+  int64_t outer = 1, inner = 1, extent = shape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < int64_t(shape.size()); ++d)
+    inner *= shape[d];
+  int64_t rest = outer * inner;
+  // A power of two, as the extent is: the rows of a slice, at most
+  // kMaxTreeLanes elements where a row is not already more.
+  int64_t rows = std::min<int64_t>(
+      extent, int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(1, kMaxTreeLanes / rest)))));
+  int64_t sliceLanes = rows * rest, total = extent * rest;
+  // The reduced axis outermost: element (o, r, i) moves to (r, o, i).
+  SmallVector<int32_t> outermost;
+  if (outer > 1)
+    for (int64_t r = 0; r < extent; ++r)
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i)
+          outermost.push_back(int32_t((o * extent + r) * inner + i));
+  auto ptrType = LLVM::LLVMPointerType::get(rewriter.getContext());
+  Value stack = LLVM::StackSaveOp::create(rewriter, loc, ptrType);
+  SmallVector<Value> slots;
+  SmallVector<Type> elements, originals;
+  for (Value value : values) {
+    originals.push_back(cast<VectorType>(value.getType()).getElementType());
+    if (outer > 1)
+      value = LLVM::ShuffleVectorOp::create(rewriter, loc, value, value, outermost);
+    // i1 vectors are bit-packed in memory: go through bytes.
+    Type element = cast<VectorType>(value.getType()).getElementType();
+    if (element.isInteger(1)) {
+      element = rewriter.getI8Type();
+      value = LLVM::ZExtOp::create(rewriter, loc, VectorType::get({total}, element), value);
+    }
+    Value slot = LLVM::AllocaOp::create(rewriter, loc, ptrType, element,
+                                        createI64Constant(rewriter, loc, total), /*alignment=*/16);
+    LLVM::StoreOp::create(rewriter, loc, value, slot, /*alignment=*/16);
+    slots.push_back(slot);
+    elements.push_back(element);
+  }
+  SmallVector<Value> partial;
+  for (int64_t start = 0; start < extent; start += rows) {
+    SmallVector<Value> slice;
+    for (auto [slot, element, wanted] : llvm::zip(slots, elements, originals)) {
+      Value address = LLVM::GEPOp::create(rewriter, loc, ptrType, element, slot,
+                                          ArrayRef<LLVM::GEPArg>{int32_t(start * rest)});
+      // The slot is 16-byte aligned; so is a slice whose offset is.
+      unsigned elementBytes =
+          isa<LLVM::LLVMPointerType>(element) ? 8 : std::max(1u, element.getIntOrFloatBitWidth() / 8);
+      int64_t offsetBytes = start * rest * elementBytes;
+      unsigned alignment = unsigned(std::min<uint64_t>(16, offsetBytes ? offsetBytes & -offsetBytes : 16));
+      Value loaded = LLVM::LoadOp::create(rewriter, loc, VectorType::get({sliceLanes}, element), address,
+                                          alignment, /*isVolatile=*/true);
+      if (wanted != element) // back from bytes to i1
+        loaded = LLVM::TruncOp::create(rewriter, loc, VectorType::get({sliceLanes}, wanted), loaded);
+      slice.push_back(loaded);
+    }
+    if (partial.empty()) {
+      partial = slice;
+      continue;
+    }
+    FailureOr<SmallVector<Value>> combined = emitCombine(op, rewriter, partial, slice);
+    if (failed(combined))
+      return failure();
+    partial = *combined;
+  }
+  LLVM::StackRestoreOp::create(rewriter, loc, stack);
+  shape = {rows, rest};
+  axis = 0;
+  return partial;
+}
+
 /// A reduction halves the reduced axis until it has one element: each step
-/// combines the lower half with the upper half, on whole vectors.
+/// combines the lower half with the upper half, on whole vectors. Blocks of
+/// more than kMaxTreeLanes elements are first combined slice by slice
+/// (combineSlices).
 struct ReduceLowering : public ConvertOpToLLVMPattern<ReduceOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
@@ -210,6 +303,12 @@ struct ReduceLowering : public ConvertOpToLLVMPattern<ReduceOp> {
     if (!llvm::isPowerOf2_64(shape[axis]))
       return op.emitOpError("expected a power-of-two extent along the axis");
     SmallVector<Value> values(adaptor.getSrcs());
+    if (type.getNumElements() > kMaxTreeLanes && shape[axis] > 1) {
+      FailureOr<SmallVector<Value>> partial = combineSlices(op, rewriter, values, shape, axis);
+      if (failed(partial))
+        return failure();
+      values = *partial;
+    }
     while (shape[axis] > 1) {
       int64_t half = shape[axis] / 2;
       SmallVector<Value> lower =
@@ -345,6 +444,30 @@ LogicalResult refuseInlineAsm(ModuleOp module) {
   return failure(found.wasInterrupted());
 }
 
+/// Boolean blocks of this many elements or more are refused: LLVM 22's x86
+/// code generator stops with a fatal error ("SmallVector unable to grow")
+/// on i1 vectors of 2^16 lanes, whatever the processor.
+constexpr int64_t kMaxBooleanLanes = (1 << 16) - 1;
+
+/// Refuses blocks of booleans wider than kMaxBooleanLanes (a compare or a
+/// mask of 65536 elements), naming the op that makes the first one, instead
+/// of letting LLVM abort the process.
+LogicalResult refuseWideBooleanBlocks(ModuleOp module) {
+  WalkResult found = module.walk([](Operation *op) {
+    for (Value result : op->getResults()) {
+      auto tensor = dyn_cast<RankedTensorType>(result.getType());
+      if (tensor && tensor.getElementType().isInteger(1) && tensor.getNumElements() > kMaxBooleanLanes) {
+        op->emitError() << "the CPU backend compiles blocks of booleans (compares, masks) of at most "
+                        << kMaxBooleanLanes << " elements, and this one has " << tensor.getNumElements()
+                        << " (LLVM's code generator fails on wider ones); use smaller blocks";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(found.wasInterrupted());
+}
+
 /// Adds `<kernel>.kiln_entry(ptr params, i32 x 6)`, which reads each kernel
 /// parameter from its 8-byte slot (params[i] points at it) and calls the
 /// kernel: one signature for the launcher, whatever the kernel's.
@@ -395,7 +518,7 @@ struct ConvertKilnToLLVMCPU
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
-    if (failed(refuseInlineAsm(module)))
+    if (failed(refuseInlineAsm(module)) || failed(refuseWideBooleanBlocks(module)))
       return signalPassFailure();
     numberAccessSites(module);
     if (failed(addGridParameters(module)))

@@ -439,3 +439,63 @@ def test_bfloat16_scans_run_in_float32(arrays) -> None:
     promotion_kernel[(1,)](x_small, i8, out2, N=N)
     ref_prod = x_small.cpu().double().cumprod(0)
     torch.testing.assert_close(out2[N:].cpu().double(), ref_prod, rtol=1e-5, atol=1e-6)
+
+
+@kiln.jit
+def count_positive_kernel(x_ptr, out_ptr, N, BLOCK: kl.constexpr):
+    """How many of the first N elements are positive: a reduction of a
+    widened comparison, whose halving tree over thousands of lanes LLVM's
+    x86 code generator could not compile."""
+    offs = kl.arange(0, BLOCK)
+    x = kl.load(x_ptr + offs, mask=offs < N, other=0)
+    kl.store(out_ptr, kl.sum((x > 0).to(kl.int32), axis=0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int8])
+@pytest.mark.parametrize("block", [4096, 8192])
+def test_reduce_wide_widened_comparison(arrays, dtype, block) -> None:
+    n = block - 5
+    x = _random(arrays, (block,), dtype, seed=block % 97)
+    out = arrays.full(1, -7, torch.int32)
+    count_positive_kernel[(1,)](x, out, n, BLOCK=block)
+    assert out.cpu().item() == int((x.cpu()[:n] > 0).sum())
+
+
+@pytest.mark.parametrize("kind", ["sum", "max", "argmin", "xor_sum"])
+@pytest.mark.parametrize("shape, axis", [((32, 128), 0), ((32, 128), 1), ((512, 8), 1), ((8, 512), 0)])
+def test_reduce_wide_blocks(arrays, kind, shape, axis) -> None:
+    """Blocks of thousands of elements, reduced along either axis (on the
+    CPU these combine slices read back from the stack before the tree)."""
+    BM, BN = shape
+    M, N = BM - 3, BN - 1
+    dtype = torch.int32 if kind == "xor_sum" else torch.float32
+    x = _random(arrays, (M, N), dtype, seed=BM + BN + axis)
+    out_dtype = torch.int32 if kind == "argmin" else dtype
+    size = M if axis == 1 else N
+    out = arrays.full(size, -7, out_dtype)
+    reduce_rows_kernel[(1,)](x, out, M, N, x.stride(0), FILL=_fill(dtype, kind), KIND=kind, AXIS=axis, BM=BM, BN=BN)
+    expected = _torch_reduce(x.cpu(), kind, axis)
+    if kind == "sum":
+        torch.testing.assert_close(out.cpu().double(), expected, rtol=1e-5, atol=1e-4)
+    else:
+        assert torch.equal(out.cpu().to(expected.dtype), expected)
+
+
+@kiln.jit
+def compare_wide_kernel(x_ptr, out_ptr, BM: kl.constexpr, BN: kl.constexpr):
+    offs = kl.arange(0, BM)[:, None] * BN + kl.arange(0, BN)[None, :]
+    kl.store(out_ptr + offs, (kl.load(x_ptr + offs) > 0).to(kl.int8))
+
+
+def test_cpu_refuses_boolean_blocks_llvm_cannot_compile(arrays) -> None:
+    """A 2-D compare of 65536 elements (1-D blocks are cut into chunks and
+    are not limited) is refused with the line that makes it; a smaller one
+    compiles and runs."""
+    if arrays.backend != "cpu":
+        pytest.skip("a limit of the CPU backend's code generator")
+    x = arrays.randn(1 << 16, seed=3)
+    out = arrays.full(1 << 16, 0, torch.int8)
+    with pytest.raises(kiln.CompilationError, match=r"(?s)kl.load\(x_ptr \+ offs\) > 0.*at most 65535 elements"):
+        compare_wide_kernel[(1,)](x, out, BM=256, BN=256)
+    compare_wide_kernel[(1,)](x, out, BM=64, BN=64)
+    assert torch.equal(out[:1 << 12].cpu(), (x[:1 << 12].cpu() > 0).to(torch.int8))

@@ -96,3 +96,13 @@ func.func @combine_with_reduce(%x: tensor<16xf32>) -> f32 attributes {kiln.kerne
   }
   return %r : f32
 }
+
+// -----
+
+// Boolean blocks of 65536 elements make LLVM's code generator abort: the
+// lowering refuses them at the op that makes one.
+func.func @wide_compare(%x: tensor<256x256xf32>, %y: tensor<256x256xf32>) -> tensor<256x256xi1> attributes {kiln.kernel} {
+  // expected-error @+1 {{the CPU backend compiles blocks of booleans (compares, masks) of at most 65535 elements, and this one has 65536 (LLVM's code generator fails on wider ones); use smaller blocks}}
+  %c = arith.cmpf ogt, %x, %y : tensor<256x256xf32>
+  return %c : tensor<256x256xi1>
+}

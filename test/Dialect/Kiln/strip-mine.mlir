@@ -42,12 +42,60 @@ func.func @two_shapes(%x: !kiln.ptr<f32>) attributes {kiln.kernel} {
 
 // -----
 
-// A scalar store would be repeated per chunk: left alone.
+// A scalar store that reads no reduction would run ahead of the blocks
+// of its phase: left alone.
 // CHECK-LABEL: func.func @scalar_store
 // CHECK-NOT: scf.for
 func.func @scalar_store(%x: !kiln.ptr<f32>, %v: f32) attributes {kiln.kernel} {
   %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
   kiln.store %x, %v : !kiln.ptr<f32>, f32
+  return
+}
+
+// -----
+
+// A scalar store of the last reduction's result runs after the last loop,
+// where it stands in the program: strip-mined.
+// CHECK-LABEL: func.func @sum_then_store
+// CHECK: %[[SUM:.*]] = scf.for
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: kiln.store %{{.*}}, %[[SUM]] : !kiln.ptr<f32>, f32
+// CHECK-NEXT: return
+func.func @sum_then_store(%x: !kiln.ptr<f32>, %y: !kiln.ptr<f32>) attributes {kiln.kernel} {
+  %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+  %p = kiln.splat %x : !kiln.ptr<f32> -> tensor<256x!kiln.ptr<f32>>
+  %q = kiln.addptr %p, %r : tensor<256x!kiln.ptr<f32>>, tensor<256xi32>
+  %v = kiln.load %q : tensor<256x!kiln.ptr<f32>> -> tensor<256xf32>
+  %s = kiln.reduce(%v) {axis = 0 : i32} : (tensor<256xf32>) -> f32 {
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.addf %a, %b : f32
+    kiln.reduce.return %t : f32
+  }
+  kiln.store %y, %s : !kiln.ptr<f32>, f32
+  return
+}
+
+// -----
+
+// The same store before a block store: running it after the loop would
+// reorder the two (they may write the same address), so left alone.
+// CHECK-LABEL: func.func @sum_store_then_block_store
+// CHECK-NOT: scf.for
+func.func @sum_store_then_block_store(%x: !kiln.ptr<f32>, %y: !kiln.ptr<f32>) attributes {kiln.kernel} {
+  %r = kiln.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+  %p = kiln.splat %x : !kiln.ptr<f32> -> tensor<256x!kiln.ptr<f32>>
+  %q = kiln.addptr %p, %r : tensor<256x!kiln.ptr<f32>>, tensor<256xi32>
+  %v = kiln.load %q : tensor<256x!kiln.ptr<f32>> -> tensor<256xf32>
+  %s = kiln.reduce(%v) {axis = 0 : i32} : (tensor<256xf32>) -> f32 {
+  ^bb0(%a: f32, %b: f32):
+    %t = arith.addf %a, %b : f32
+    kiln.reduce.return %t : f32
+  }
+  kiln.store %y, %s : !kiln.ptr<f32>, f32
+  %py = kiln.splat %y : !kiln.ptr<f32> -> tensor<256x!kiln.ptr<f32>>
+  %qy = kiln.addptr %py, %r : tensor<256x!kiln.ptr<f32>>, tensor<256xi32>
+  kiln.store %qy, %v : tensor<256x!kiln.ptr<f32>>, tensor<256xf32>
   return
 }
 

@@ -132,6 +132,7 @@ void sinkBlockConstants(Block &body) {
 std::optional<StripMinePlan> getStripMinePlan(func::FuncOp function, Block &body) {
   std::optional<int64_t> length;
   bool legal = true;
+  SmallVector<Operation *> scalarStores;
   bool wroteMemory = false;
   auto visitType = [&](Type type) {
     auto tensor = dyn_cast<RankedTensorType>(type);
@@ -151,10 +152,15 @@ std::optional<StripMinePlan> getStripMinePlan(func::FuncOp function, Block &body
           if (isa<RankedTensorType>(arg.getType()))
             legal = false; // blocks carried by control flow
     // Ops on scalars run outside the chunk loops, ahead of the block
-    // accesses of their phase: a scalar store would overtake them.
+    // accesses of their phase: a scalar store would overtake them, unless
+    // it comes after them all (checked below, once phases are known).
     if (auto store = dyn_cast<StoreOp>(op))
-      if (!isa<RankedTensorType>(store.getPtr().getType()))
-        legal = false;
+      if (!isa<RankedTensorType>(store.getPtr().getType())) {
+        if (op->getBlock() == &body)
+          scalarStores.push_back(op);
+        else
+          legal = false;
+      }
     if (auto load = dyn_cast<LoadOp>(op)) {
       if (load.getIsVolatile())
         legal = false;
@@ -202,9 +208,21 @@ std::optional<StripMinePlan> getStripMinePlan(func::FuncOp function, Block &body
       return std::nullopt;
   }
   // Blocks of earlier phases are computed again, from loads: memory this
-  // program writes must not change under them, so it writes in the last.
+  // program writes must not change under them, so it writes in the last
+  // (or after it: scalar stores of the last reductions' results).
   for (Operation &op : body.without_terminator())
-    if (writesMemory(&op) && plan.phase.lookup(&op) != plan.lastPhase)
+    if (writesMemory(&op) && plan.phase.lookup(&op) < plan.lastPhase)
+      return std::nullopt;
+  // A scalar store runs after the last phase's loop only if it reads the
+  // last reductions (a phase of its own), and keeps its place only if no
+  // block access follows it.
+  Operation *lastBlockAccess = nullptr;
+  for (Operation &op : body.without_terminator())
+    if (containsBlocks(&op) && !isMemoryEffectFree(&op))
+      lastBlockAccess = &op;
+  for (Operation *store : scalarStores)
+    if (plan.phase.lookup(store) != plan.lastPhase + 1 ||
+        (lastBlockAccess && store->isBeforeInBlock(lastBlockAccess)))
       return std::nullopt;
   return plan;
 }

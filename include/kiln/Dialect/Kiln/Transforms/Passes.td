@@ -34,12 +34,14 @@ def KilnStripMine : Pass<"kiln-strip-mine", "mlir::ModuleOp"> {
     the first chunk's (a combine function need not have an identity) and
     combined in increasing order. Later phases read them as scalars. Ops on
     scalars stay outside the loops. Recomputing loads is valid because the
-    kernel may write memory only in its last phase.
+    kernel may write memory only in its last phase, or after it: a scalar
+    store of the last reductions' results that no block access follows
+    (`kl.store(out + pid, kl.sum(x))`) runs after the last loop.
 
     Kernels that do anything else (other shapes, reductions inside loops or
-    to blocks, scans, blocks carried by control flow, scalar stores, memory
-    written before the last phase, a scalar load after a write) are left as
-    they are.
+    to blocks, scans, blocks carried by control flow, other scalar stores,
+    memory written before the last phase, a scalar load after a write) are
+    left as they are.
 
     Before (`chunk-size=128`):
     ```mlir
