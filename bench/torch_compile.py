@@ -3,7 +3,7 @@ the same step calling the same kernel text compiled by Triton.
 
 The step is a linear layer followed by a fused bias, GELU (tanh form) and
 residual add, written once as kernel text that both compilers compile (the
-worker's `lang` is `kiln.language` or `triton.language`). Kiln's kernel is
+worker's `tl` is `kiln.language` or `triton.language`). Kiln's kernel is
 registered with `kiln.torch.custom_op`; Triton's with
 `torch.library.triton_op` and `wrap_triton`, as Triton documents. Each step
 function is compiled with `torch.compile(fullgraph=True)`, in the default
@@ -29,16 +29,16 @@ import torch
 
 KERNEL = '''
 @jit
-def bias_gelu_residual(h_ptr, bias_ptr, res_ptr, out_ptr, n_cols, BLOCK: lang.constexpr):
-    row = lang.program_id(0)
-    cols = lang.program_id(1) * BLOCK + lang.arange(0, BLOCK)
+def bias_gelu_residual(h_ptr, bias_ptr, res_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     mask = cols < n_cols
     offs = row * n_cols + cols
-    h = lang.load(h_ptr + offs, mask=mask).to(lang.float32) + lang.load(bias_ptr + cols, mask=mask).to(lang.float32)
+    h = tl.load(h_ptr + offs, mask=mask).to(tl.float32) + tl.load(bias_ptr + cols, mask=mask).to(tl.float32)
     inner = 0.7978845608028654 * (h + 0.044715 * h * h * h)
-    tanh = 2.0 / (1.0 + lang.exp(-2.0 * inner)) - 1.0
-    y = 0.5 * h * (1.0 + tanh) + lang.load(res_ptr + offs, mask=mask).to(lang.float32)
-    lang.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
+    tanh = 2.0 / (1.0 + tl.exp(-2.0 * inner)) - 1.0
+    y = 0.5 * h * (1.0 + tanh) + tl.load(res_ptr + offs, mask=mask).to(tl.float32)
+    tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
 '''
 
 BLOCK = 1024
@@ -56,7 +56,9 @@ def load_kernel(provider: str) -> Any:
     path = os.path.join(tempfile.mkdtemp(prefix=f"torch-compile-{provider}-"), f"kernel_{provider}.py")
     with open(path, "w") as f:  # both compilers read kernel sources from files
         f.write(KERNEL)
-    scope: dict[str, Any] = {"jit": compiler.jit, "lang": lang}
+    # `tl`, as Triton spells it: inductor copies a user kernel's source into a
+    # module of its own that imports triton.language under that name.
+    scope: dict[str, Any] = {"jit": compiler.jit, "tl": lang}
     exec(compile(KERNEL, path, "exec"), scope)
     return scope["bias_gelu_residual"]
 
