@@ -15,6 +15,7 @@
 #include "DotOpToLLVM.h"
 #include "MemoryOpToLLVM.h"
 #include "ShapeOpToLLVM.h"
+#include "StackSlot.h"
 
 #include "kiln/Analysis/AccessSites.h"
 #include "kiln/Analysis/AxisInfo.h"
@@ -243,15 +244,9 @@ FailureOr<SmallVector<Value>> combineSlices(ReduceOp op, ConversionPatternRewrit
     originals.push_back(cast<VectorType>(value.getType()).getElementType());
     if (outer > 1)
       value = LLVM::ShuffleVectorOp::create(rewriter, loc, value, value, outermost);
-    // i1 vectors are bit-packed in memory: go through bytes.
-    Type element = cast<VectorType>(value.getType()).getElementType();
-    if (element.isInteger(1)) {
-      element = rewriter.getI8Type();
-      value = LLVM::ZExtOp::create(rewriter, loc, VectorType::get({total}, element), value);
-    }
-    Value slot = LLVM::AllocaOp::create(rewriter, loc, ptrType, element,
-                                        createI64Constant(rewriter, loc, total), /*alignment=*/16);
-    LLVM::StoreOp::create(rewriter, loc, value, slot, /*alignment=*/16);
+    Type element = slotElementType(rewriter, originals.back());
+    Value slot = allocateStackSlot(rewriter, loc, element, total, /*alignment=*/16);
+    LLVM::StoreOp::create(rewriter, loc, toSlotForm(rewriter, loc, value), slot, /*alignment=*/16);
     slots.push_back(slot);
     elements.push_back(element);
   }
@@ -262,15 +257,11 @@ FailureOr<SmallVector<Value>> combineSlices(ReduceOp op, ConversionPatternRewrit
       Value address = LLVM::GEPOp::create(rewriter, loc, ptrType, element, slot,
                                           ArrayRef<LLVM::GEPArg>{int32_t(start * rest)});
       // The slot is 16-byte aligned; so is a slice whose offset is.
-      unsigned elementBytes =
-          isa<LLVM::LLVMPointerType>(element) ? 8 : std::max(1u, element.getIntOrFloatBitWidth() / 8);
-      int64_t offsetBytes = start * rest * elementBytes;
+      int64_t offsetBytes = start * rest * slotElementBytes(element);
       unsigned alignment = unsigned(std::min<uint64_t>(16, offsetBytes ? offsetBytes & -offsetBytes : 16));
       Value loaded = LLVM::LoadOp::create(rewriter, loc, VectorType::get({sliceLanes}, element), address,
                                           alignment, /*isVolatile=*/true);
-      if (wanted != element) // back from bytes to i1
-        loaded = LLVM::TruncOp::create(rewriter, loc, VectorType::get({sliceLanes}, wanted), loaded);
-      slice.push_back(loaded);
+      slice.push_back(fromSlotForm(rewriter, loc, loaded, wanted));
     }
     if (partial.empty()) {
       partial = slice;

@@ -12,6 +12,7 @@
 
 #include "AtomicOpToLLVM.h"
 #include "CountedLoop.h"
+#include "StackSlot.h"
 
 #include "kiln/Conversion/LLVMCommon/Patterns.h"
 #include "kiln/Conversion/LLVMCommon/VectorUtils.h"
@@ -169,20 +170,10 @@ bool needsLaneLoop(Type memElement, int64_t lanes, bool vectorInstruction) {
 /// whose vectors are bit-packed in memory).
 Value storeInStackSlot(OpBuilder &builder, Location loc, Value vector) {
   auto type = cast<VectorType>(vector.getType());
-  Type element = type.getElementType();
-  if (element.isInteger(1)) {
-    element = builder.getI8Type();
-    vector = LLVM::ZExtOp::create(
-        builder, loc, VectorType::get(type.getShape(), element), vector);
-  }
-  unsigned alignment = isa<LLVM::LLVMPointerType>(element)
-                           ? 8
-                           : std::max(1u, element.getIntOrFloatBitWidth() / 8);
-  auto ptrType = LLVM::LLVMPointerType::get(builder.getContext());
-  Value slot = LLVM::AllocaOp::create(
-      builder, loc, ptrType, element,
-      createI64Constant(builder, loc, type.getNumElements()), alignment);
-  LLVM::StoreOp::create(builder, loc, vector, slot, alignment);
+  Type element = slotElementType(builder, type.getElementType());
+  unsigned alignment = slotElementBytes(element);
+  Value slot = allocateStackSlot(builder, loc, element, type.getNumElements(), alignment);
+  LLVM::StoreOp::create(builder, loc, toSlotForm(builder, loc, vector), slot, alignment);
   return slot;
 }
 

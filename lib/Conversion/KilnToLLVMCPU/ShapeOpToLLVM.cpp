@@ -12,6 +12,8 @@
 
 #include "ShapeOpToLLVM.h"
 
+#include "StackSlot.h"
+
 #include "kiln/Conversion/LLVMCommon/VectorUtils.h"
 #include "kiln/Dialect/Kiln/IR/Dialect.h"
 
@@ -51,26 +53,18 @@ Value readThroughStackSlot(OpBuilder &builder, Location loc,
   auto vectorType = cast<VectorType>(operands[0].getType());
   int64_t srcLanes = vectorType.getNumElements();
   int64_t lanes = cast<VectorType>(offsets.getType()).getNumElements();
-  // i1 vectors are bit-packed in memory: go through bytes.
   Type element = vectorType.getElementType();
-  bool isBool = element.isInteger(1);
-  Type slotElement = isBool ? builder.getI8Type() : element;
+  Type slotElement = slotElementType(builder, element);
   auto ptrType = LLVM::LLVMPointerType::get(context);
   Value stack = LLVM::StackSaveOp::create(builder, loc, ptrType);
-  Value slot = LLVM::AllocaOp::create(
-      builder, loc, ptrType, slotElement,
-      LLVM::ConstantOp::create(builder, loc, builder.getI64Type(),
-                               builder.getI64IntegerAttr(srcLanes * operands.size())),
-      /*alignment=*/16);
+  Value slot = allocateStackSlot(builder, loc, slotElement, srcLanes * operands.size(),
+                                 /*alignment=*/16);
   for (auto [k, operand] : llvm::enumerate(operands)) {
-    Value value = operand;
-    if (isBool)
-      value = LLVM::ZExtOp::create(builder, loc,
-                                   VectorType::get({srcLanes}, slotElement), value);
     Value address = LLVM::GEPOp::create(builder, loc, ptrType, slotElement, slot,
                                         ArrayRef<LLVM::GEPArg>{int32_t(k * srcLanes)});
     // An explicit alignment: a vector's natural one can exceed the slot's.
-    LLVM::StoreOp::create(builder, loc, value, address, /*alignment=*/16);
+    LLVM::StoreOp::create(builder, loc, toSlotForm(builder, loc, operand), address,
+                          /*alignment=*/16);
   }
   auto ptrsType = VectorType::get({lanes}, ptrType);
   Value ptrs = LLVM::GEPOp::create(builder, loc, ptrsType, slotElement, slot,
@@ -80,16 +74,11 @@ Value readThroughStackSlot(OpBuilder &builder, Location loc,
   Value all = LLVM::ConstantOp::create(builder, loc, maskType,
                                        SplatElementsAttr::get(maskType, true));
   Value passthru = LLVM::PoisonOp::create(builder, loc, resultType);
-  unsigned alignment = isa<LLVM::LLVMPointerType>(slotElement)
-                           ? 8
-                           : std::max(1u, slotElement.getIntOrFloatBitWidth() / 8);
   Value gathered = LLVM::masked_gather::create(builder, loc, resultType, ptrs, all,
-                                               ValueRange{passthru}, alignment);
+                                               ValueRange{passthru},
+                                               slotElementBytes(slotElement));
   LLVM::StackRestoreOp::create(builder, loc, stack);
-  if (isBool)
-    gathered = LLVM::TruncOp::create(builder, loc,
-                                     VectorType::get({lanes}, element), gathered);
-  return gathered;
+  return fromSlotForm(builder, loc, gathered, element);
 }
 
 /// Above this many lanes, a permutation that is not the identity reads

@@ -36,7 +36,9 @@ using namespace mlir;
 
 static const char *kTriple = "nvptx64-nvidia-cuda";
 
-static void initializeNVPTX() {
+/// The registered NVPTX target (initialized on first use), or null with
+/// `error` set.
+static const llvm::Target *nvptxTarget(std::string &error) {
   static std::once_flag once;
   std::call_once(once, [] {
     LLVMInitializeNVPTXTargetInfo();
@@ -44,6 +46,7 @@ static void initializeNVPTX() {
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
   });
+  return llvm::TargetRegistry::lookupTarget(llvm::Triple(kTriple), error);
 }
 
 /// PTX ISA version to emit for `chip`: 8.0 covers sm_90a and everything
@@ -55,11 +58,10 @@ static std::string ptxFeatures(StringRef chip) {
 
 static std::unique_ptr<llvm::TargetMachine>
 createTargetMachine(StringRef chip, std::string &error, bool enableFpFusion = true) {
-  initializeNVPTX();
-  llvm::Triple triple(kTriple);
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target = nvptxTarget(error);
   if (!target)
     return nullptr;
+  llvm::Triple triple(kTriple);
   llvm::TargetOptions options;
   // As Triton (enable_fp_fusion, on by default): a * b + c may become one
   // fma, rounded once. Otherwise the backend emits mul.rn/add.rn, which
@@ -79,13 +81,12 @@ static bool knowsChip(const llvm::TargetMachine &machine, StringRef chip) {
 bool mlir::kiln::nvidia::isValidChip(StringRef chip) {
   // The subtarget table alone: a whole target machine costs about a
   // millisecond, which a launch choosing its backend would pay.
-  initializeNVPTX();
-  llvm::Triple triple(kTriple);
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target = nvptxTarget(error);
   if (!target)
     return false;
-  std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(triple, "", ""));
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(llvm::Triple(kTriple), "", ""));
   return info && info->isCPUStringValid(chip);
 }
 
