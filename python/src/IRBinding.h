@@ -285,6 +285,7 @@ public:
   PyValue cat(const PyValue &lhs, const PyValue &rhs);
   PyValue flip(const PyValue &src, int axis);
   PyValue gather(const PyValue &src, const PyValue &index, int axis);
+  PyValue histogram(const PyValue &src, std::optional<PyValue> mask, int64_t numBins);
 
   //--- matrix products -----------------------------------------------------//
 

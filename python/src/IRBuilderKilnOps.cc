@@ -332,6 +332,19 @@ PyValue PyBuilder::gather(const PyValue &src, const PyValue &index, int axis) {
                                            static_cast<uint32_t>(axis))));
 }
 
+PyValue PyBuilder::histogram(const PyValue &src, std::optional<PyValue> mask,
+                             int64_t numBins) {
+  requireInsertionPoint();
+  blockOperand(src, "histogram");
+  Value maskValue;
+  if (mask) {
+    blockOperand(*mask, "histogram");
+    maskValue = checkValue(*mask);
+  }
+  auto type = RankedTensorType::get({numBins}, builder.getI32Type());
+  return value(finish(kd::HistogramOp::create(builder, loc, type, checkValue(src), maskValue)));
+}
+
 //===----------------------------------------------------------------------===//
 // Matrix products
 //===----------------------------------------------------------------------===//

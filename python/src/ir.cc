@@ -426,6 +426,8 @@ void initIR(py::module_ &m) {
       .def("cat", &PyBuilder::cat, py::arg("lhs"), py::arg("rhs"))
       .def("flip", &PyBuilder::flip, py::arg("value"), py::arg("axis"))
       .def("gather", &PyBuilder::gather, py::arg("src"), py::arg("index"), py::arg("axis"))
+      .def("histogram", &PyBuilder::histogram, py::arg("src"), py::arg("mask"),
+           py::arg("num_bins"))
       // Matrix products.
       .def("dot", &PyBuilder::dot, py::arg("a"), py::arg("b"), py::arg("acc"),
            py::arg("input_precision"), py::arg("max_num_imprecise_acc"), py::arg("a_fp8") = "",

@@ -12,6 +12,7 @@
 
 #include "ShapeOpToLLVM.h"
 
+#include "CountedLoop.h"
 #include "StackSlot.h"
 
 #include "kiln/Conversion/LLVMCommon/VectorUtils.h"
@@ -173,6 +174,81 @@ struct GatherLowering : public ConvertOpToLLVMPattern<GatherOp> {
   }
 };
 
+/// A loop over the values that adds one to the count of each value's bin,
+/// in a stack array with one more element than there are bins: values
+/// outside [0, n) and masked-off ones add to that last element, so the
+/// loop needs no branch. A one-hot block of values x bins, as a GPU
+/// computes, would grow with the product (and i1 vectors of 2^16 lanes
+/// abort LLVM's x86 code generator); the loop grows with neither.
+struct HistogramLowering : public ConvertOpToLLVMPattern<HistogramOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(HistogramOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
+    Type element = op.getSrc().getType().getElementType();
+    int64_t values = op.getSrc().getType().getDimSize(0);
+    int64_t bins = op.getType().getDimSize(0);
+    auto ptrType = LLVM::LLVMPointerType::get(rewriter.getContext());
+    Value stack = LLVM::StackSaveOp::create(rewriter, loc, ptrType);
+    auto countsType = VectorType::get({bins}, i32);
+    Value counts = allocateStackSlot(rewriter, loc, i32, bins + 1, /*alignment=*/16);
+    LLVM::StoreOp::create(rewriter, loc,
+                          LLVM::ConstantOp::create(rewriter, loc, countsType,
+                                                   SplatElementsAttr::get(countsType, int32_t(0))),
+                          counts, /*alignment=*/16);
+    Value outside = createI64Constant(rewriter, loc, bins);
+    LLVM::StoreOp::create(rewriter, loc, LLVM::ConstantOp::create(rewriter, loc, i32, 0),
+                          LLVM::GEPOp::create(rewriter, loc, ptrType, i32, counts,
+                                              ArrayRef<LLVM::GEPArg>{int32_t(bins)}));
+    // The lanes of the values (and mask) in slots, read one by one.
+    auto spill = [&](Value vector) {
+      Value slotVector = toSlotForm(rewriter, loc, vector);
+      Type slotElement = cast<VectorType>(slotVector.getType()).getElementType();
+      Value slot = allocateStackSlot(rewriter, loc, slotElement, values, /*alignment=*/16);
+      LLVM::StoreOp::create(rewriter, loc, slotVector, slot, /*alignment=*/16);
+      return std::make_pair(slot, slotElement);
+    };
+    std::pair<Value, Type> valueSlot = spill(adaptor.getSrc());
+    std::optional<std::pair<Value, Type>> maskSlot;
+    if (adaptor.getMask())
+      maskSlot = spill(adaptor.getMask());
+    auto lane = [&](std::pair<Value, Type> slot, Value index) -> Value {
+      Value address = LLVM::GEPOp::create(rewriter, loc, ptrType, slot.second, slot.first,
+                                          ValueRange{index});
+      return LLVM::LoadOp::create(rewriter, loc, slot.second, address);
+    };
+    emitCountedLoop(rewriter, loc, values, {}, [&](Value index, ValueRange) {
+      // Read as signed: a negative value is a large unsigned i64, past n.
+      Value value = lane(valueSlot, index);
+      if (element.getIntOrFloatBitWidth() < 64)
+        value = LLVM::SExtOp::create(rewriter, loc, i64,
+                                     element.isInteger(1)
+                                         ? LLVM::TruncOp::create(rewriter, loc, element, value)
+                                         : value);
+      Value counted = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::ult, value, outside);
+      if (maskSlot) {
+        Value set = LLVM::TruncOp::create(rewriter, loc, rewriter.getI1Type(),
+                                          lane(*maskSlot, index));
+        counted = LLVM::AndOp::create(rewriter, loc, counted, set);
+      }
+      Value bin = LLVM::SelectOp::create(rewriter, loc, counted, value, outside);
+      Value address = LLVM::GEPOp::create(rewriter, loc, ptrType, i32, counts, ValueRange{bin});
+      Value count = LLVM::LoadOp::create(rewriter, loc, i32, address);
+      LLVM::StoreOp::create(rewriter, loc,
+                            LLVM::AddOp::create(rewriter, loc, count,
+                                                LLVM::ConstantOp::create(rewriter, loc, i32, 1)),
+                            address);
+      return SmallVector<Value>{};
+    });
+    Value result = LLVM::LoadOp::create(rewriter, loc, countsType, counts, /*alignment=*/16);
+    LLVM::StackRestoreOp::create(rewriter, loc, stack);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::kiln::populateShapeOpToLLVMCPUPatterns(
@@ -180,5 +256,5 @@ void mlir::kiln::populateShapeOpToLLVMCPUPatterns(
   patterns.add<PermutationLowering<ReshapeOp>, PermutationLowering<TransOp>,
                PermutationLowering<JoinOp>, PermutationLowering<SplitOp>,
                PermutationLowering<CatOp>, PermutationLowering<FlipOp>,
-               GatherLowering>(converter);
+               GatherLowering, HistogramLowering>(converter);
 }

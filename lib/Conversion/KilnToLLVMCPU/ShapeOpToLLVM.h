@@ -1,7 +1,7 @@
 //===- ShapeOpToLLVM.h - CPU lowering of the shape ops ----------*- C++ -*-===//
 //
 // Pattern population entry point for the CPU lowering of kiln.reshape,
-// trans, join, split, cat, flip and gather.
+// trans, join, split, cat, flip, gather and histogram.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +15,7 @@ namespace mlir::kiln {
 
 /// Adds the CPU lowerings of the shape ops: a shufflevector per result for
 /// the static permutations, a masked gather from a stack slot for
-/// kiln.gather.
+/// kiln.gather, a counting loop for kiln.histogram.
 void populateShapeOpToLLVMCPUPatterns(const LLVMTypeConverter &converter,
                                       RewritePatternSet &patterns);
 

@@ -9,6 +9,7 @@
 #include "kiln/Target/NVIDIA/Pipeline.h"
 
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Dialect/Kiln/Transforms/Pipeline.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 
@@ -24,7 +25,10 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
                                         const PipelineOptions &options) {
   // Inline, simplify and hoist branch loads, as every target does.
   buildTargetNeutralPipeline(pm);
-  // Every block gets a layout over the CTA's threads...
+  // Histograms become one-hot blocks and a sum, which get layouts as any
+  // other block...
+  pm.addPass(createKilnExpandHistograms());
+  // ...then every block gets a layout over the CTA's threads...
   ConvertKilnToKilnGPUOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;
   layoutOptions.target = options.target;

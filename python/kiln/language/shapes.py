@@ -6,9 +6,8 @@ tensor methods ``x.reshape(...)``, ``x.trans(...)``,
 Each checks what the type checker can see (sizes, ranks, permutations) and
 raises ``CompilationError`` naming the shapes involved, then emits one of the
 kiln shape ops (``kiln.reshape``, ``kiln.trans``, ``kiln.join``,
-``kiln.split``, ``kiln.cat``, ``kiln.flip``, ``kiln.gather``). ``interleave``
-is ``join`` then ``reshape``; ``histogram`` compares the input against every
-bin and sums the resulting one-hot block.
+``kiln.split``, ``kiln.cat``, ``kiln.flip``, ``kiln.gather``,
+``kiln.histogram``). ``interleave`` is ``join`` then ``reshape``.
 
 ``can_reorder`` (``reshape``, ``ravel``, ``cat``) only permits the compiler
 to reorder elements; Kiln always keeps the row-major order, which is one of
@@ -22,7 +21,7 @@ from typing import Any, Optional
 
 from kiln.errors import CompilationError
 from kiln.language import reduction, semantic
-from kiln.language.core import _unwrap, builtin, expand_dims, int32, tensor
+from kiln.language.core import _unwrap, builtin, expand_dims, int1, int32, tensor
 from kiln.runtime.jit import jit
 
 Builder = Any
@@ -293,8 +292,6 @@ def histogram(input: Any, num_bins: Any, mask: Optional[Any] = None, _builder: B
     """int32 counts of the values of the 1-D integer block ``input`` in
     each of the bins ``0 .. num_bins - 1`` (other values are not counted),
     skipping elements whose ``mask`` is False."""
-    from kiln.language import standard
-
     b = _builder
     x = _block(input, "histogram", b)
     if len(x.shape) != 1 or not x.dtype.is_int():
@@ -302,17 +299,19 @@ def histogram(input: Any, num_bins: Any, mask: Optional[Any] = None, _builder: B
     bins = _unwrap(num_bins)
     if isinstance(bins, bool) or not isinstance(bins, int) or bins <= 0 or bins & (bins - 1):
         raise _fail(f"kl.histogram num_bins must be a power-of-two constant, got {bins!r}")
-    values = semantic.expand_dims(x, 1, b)
-    centers = semantic.expand_dims(semantic.arange(0, bins, b), 0, b)
-    hits = semantic.equal(values, centers, b)
+    # Values are compared as signed integers: a narrow one is widened as
+    # its own type says (an unsigned uint8 255 falls in bin 255).
+    if x.dtype.primitive_bitwidth < 32:
+        x = semantic.cast(x, int32, b)
     mask = _unwrap(mask)
+    mask_handle = None
     if mask is not None:
         m = semantic.to_tensor(mask, b)
         if m.shape and m.shape != x.shape:
             raise _fail(f"kl.histogram mask must have the input's shape {x.shape}, got {m.shape}")
-        hits = semantic.logical_and(hits, semantic.expand_dims(m, 1, b) if m.shape else m, b)
-    counts = semantic.cast(hits, int32, b)
-    return reduction.reduce_impl(counts, 0, standard._sum_combine, False, b, _generator)
+        m = semantic.cast(m, int1, b)
+        mask_handle = semantic.broadcast_to(m, list(x.shape), b).handle
+    return semantic.ir_result(b.histogram(x.handle, mask_handle, bins), int32)
 
 
 # The tensor methods Triton defines for these (``x.reshape(...)``, ...).

@@ -60,3 +60,30 @@ func.func @large_trans(%a: tensor<32x16xf32>) -> tensor<16x32xf32> {
   %t = kiln.trans %a {order = array<i32: 1, 0>} : tensor<32x16xf32> -> tensor<16x32xf32>
   return %t : tensor<16x32xf32>
 }
+
+// -----
+
+// A histogram counts in a stack array of one element more than its bins:
+// each value, read as signed, adds one to its bin, or to the last element
+// when it is outside [0, n) or masked off. A loop over the values, whatever
+// the product of values and bins.
+
+// CHECK-LABEL: llvm.func @histogram
+// CHECK: llvm.intr.stacksave
+// CHECK: %[[COUNTS:.*]] = llvm.alloca %{{.*}} x i32 {alignment = 16 : i64}
+// CHECK: llvm.store %{{.*}}, %[[COUNTS]] {alignment = 16 : i64} : vector<128xi32>, !llvm.ptr
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<1024xi32>, !llvm.ptr
+// CHECK: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<1024xi8>, !llvm.ptr
+// CHECK: llvm.cond_br
+// CHECK: llvm.sext %{{.*}} : i32 to i64
+// CHECK: llvm.icmp "ult"
+// CHECK: llvm.and
+// CHECK: llvm.select
+// CHECK: llvm.add %{{.*}} : i32
+// CHECK: llvm.load %[[COUNTS]] {alignment = 16 : i64} : !llvm.ptr -> vector<128xi32>
+// CHECK: llvm.intr.stackrestore
+// CHECK-NOT: vector<131072xi1>
+func.func @histogram(%x: tensor<1024xi32>, %m: tensor<1024xi1>) -> tensor<128xi32> {
+  %h = kiln.histogram %x, %m : tensor<1024xi32>, tensor<1024xi1> -> tensor<128xi32>
+  return %h : tensor<128xi32>
+}

@@ -473,6 +473,30 @@ func.func @gather_result(%a: tensor<4x4xf32>, %i: tensor<2x4xi32>) {
 
 // -----
 
+func.func @histogram_rank(%x: tensor<4x4xi32>) {
+  // expected-error @+1 {{expected a 1-D source, got [4, 4]}}
+  %h = kiln.histogram %x : tensor<4x4xi32> -> tensor<16xi32>
+  return
+}
+
+// -----
+
+func.func @histogram_mask(%x: tensor<16xi32>, %m: tensor<8xi1>) {
+  // expected-error @+1 {{expected a mask of the source's shape [16], got [8]}}
+  %h = kiln.histogram %x, %m : tensor<16xi32>, tensor<8xi1> -> tensor<16xi32>
+  return
+}
+
+// -----
+
+func.func @histogram_bins(%x: tensor<16xi32>) {
+  // expected-error @+1 {{expected a 1-D result of a power-of-two length, got [12]}}
+  %h = kiln.histogram %x : tensor<16xi32> -> tensor<12xi32>
+  return
+}
+
+// -----
+
 func.func @dot_rank(%a: tensor<16xf32>, %c: tensor<16xf32>) {
   // expected-error @+1 {{expected 2-D or 3-D operands, got rank 1}}
   %d = kiln.dot %a, %a, %c {inputPrecision = #kiln.precision<ieee>} : tensor<16xf32> * tensor<16xf32> -> tensor<16xf32>

@@ -23,6 +23,17 @@ func.func @shape_ops(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %i: tensor<2x8xi3
   return %r, %t, %j, %l, %c, %f, %g : tensor<32xf32>, tensor<8x4xf32>, tensor<4x8x2xf32>, tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x8xf32>, tensor<2x8xf32>
 }
 
+// Histograms, with and without a mask.
+
+// CHECK-LABEL: func.func @histograms
+func.func @histograms(%x: tensor<64xi32>, %m: tensor<64xi1>) -> (tensor<16xi32>, tensor<16xi32>) {
+  // CHECK: kiln.histogram %{{.*}} : tensor<64xi32> -> tensor<16xi32>
+  %h = kiln.histogram %x : tensor<64xi32> -> tensor<16xi32>
+  // CHECK: kiln.histogram %{{.*}}, %{{.*}} : tensor<64xi32>, tensor<64xi1> -> tensor<16xi32>
+  %hm = kiln.histogram %x, %m : tensor<64xi32>, tensor<64xi1> -> tensor<16xi32>
+  return %h, %hm : tensor<16xi32>, tensor<16xi32>
+}
+
 // A reshape to its own type and an identity permutation fold away.
 
 // FOLD-LABEL: func.func @identities

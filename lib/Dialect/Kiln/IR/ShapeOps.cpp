@@ -154,6 +154,21 @@ LogicalResult GatherOp::verify() {
   return success();
 }
 
+LogicalResult HistogramOp::verify() {
+  ArrayRef<int64_t> srcShape = getSrc().getType().getShape();
+  if (srcShape.size() != 1)
+    return emitOpError() << "expected a 1-D source, got " << shapeText(srcShape);
+  if (getMask() && getMask().getType().getShape() != srcShape)
+    return emitOpError() << "expected a mask of the source's shape "
+                         << shapeText(srcShape) << ", got "
+                         << shapeText(getMask().getType().getShape());
+  ArrayRef<int64_t> resultShape = getType().getShape();
+  if (resultShape.size() != 1 || !llvm::isPowerOf2_64(uint64_t(resultShape[0])))
+    return emitOpError() << "expected a 1-D result of a power-of-two length, got "
+                         << shapeText(resultShape);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Element sources
 //===----------------------------------------------------------------------===//

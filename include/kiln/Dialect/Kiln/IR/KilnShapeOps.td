@@ -145,4 +145,31 @@ def Kiln_GatherOp : Kiln_Op<"gather", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_HistogramOp : Kiln_Op<"histogram", [Pure]> {
+  let summary = "Count the values of a 1-D integer block in bins";
+  let description = [{
+    Element `b` of the result is the number of elements of `src` equal to
+    `b`, counting only those whose `mask` element is set when a mask is
+    given. The elements of `src` are read as signed integers; values
+    outside `[0, n)`, with `n` the result's length, are not counted. `n`
+    is a power of two.
+
+    The CPU lowering counts element by element into a stack array; targets
+    without a lowering of their own expand the op into a comparison against
+    every bin and a sum (kiln-expand-histograms).
+
+    Example:
+    ```mlir
+    %h = kiln.histogram %x : tensor<1024xi32> -> tensor<128xi32>
+    %hm = kiln.histogram %x, %m : tensor<1024xi32>, tensor<1024xi1> -> tensor<128xi32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[Kiln_Int]>:$src, Optional<RankedTensorOf<[I1]>>:$mask);
+  let results = (outs RankedTensorOf<[I32]>:$result);
+  let assemblyFormat = [{
+    $src (`,` $mask^)? attr-dict `:` type($src) (`,` type($mask)^)? `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // KILN_SHAPE_OPS

@@ -93,6 +93,39 @@ def KilnDecodeFloat8Dots : Pass<"kiln-decode-fp8-dots", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def KilnExpandHistograms : Pass<"kiln-expand-histograms", "mlir::ModuleOp"> {
+  let summary = "Expand histograms into a comparison against every bin and a sum";
+  let description = [{
+    For targets without a histogram lowering of their own: each
+    `kiln.histogram` of N values into B bins becomes an N x B block that
+    compares every value with every bin (and'ed with the mask), widened to
+    i32 and summed along the values. The values are compared as signed
+    integers (values narrower than i32 widened to i32, bins widened to i64
+    for i64 values), so a value outside `[0, B)` matches no bin.
+
+    Before:
+    ```mlir
+    %h = kiln.histogram %x : tensor<256xi32> -> tensor<16xi32>
+    ```
+    After:
+    ```mlir
+    %bins = kiln.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %row = kiln.expand_dims %bins {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+    %col = kiln.expand_dims %x {axis = 1 : i32} : tensor<256xi32> -> tensor<256x1xi32>
+    %a = kiln.broadcast %col : tensor<256x1xi32> -> tensor<256x16xi32>
+    %b = kiln.broadcast %row : tensor<1x16xi32> -> tensor<256x16xi32>
+    %hit = arith.cmpi eq, %a, %b : tensor<256x16xi32>
+    %one = arith.extui %hit : tensor<256x16xi1> to tensor<256x16xi32>
+    %h = kiln.reduce(%one) {axis = 0 : i32} : (tensor<256x16xi32>) -> tensor<16xi32> {
+    ^bb0(%p: i32, %q: i32):
+      %s = arith.addi %p, %q : i32
+      kiln.reduce.return %s : i32
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def KilnSplitMaskedLoops : Pass<"kiln-split-masked-loops", "mlir::ModuleOp"> {
   let summary = "Split a loop where a select's mask becomes all true";
   let description = [{
