@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,9 +16,7 @@ import pytest
 import kiln
 from kiln.backends.nvidia import find_ptxas
 from kiln.compiler.specialization import Specialization
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from matmul_kernels import matmul_kernel  # noqa: E402
+from matmul_kernels import matmul_kernel
 
 #: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_SIZE_M, num_warps, num_stages): registers
 #: per thread at most, as ptxas of CUDA 13 allocates them on 2026-12-05.
