@@ -14,8 +14,10 @@ same process as the yardstick:
   configs, tuned by the first launch) with a grid function, as autotuned
   kernels are launched, and through ``heuristics`` (one constexpr computed
   from an argument);
-* on CUDA, the driver's floor: the same timing of ``cuLaunchKernel`` of an
-  empty kernel called from C (bench/launch_floor.c, built with ``cc``);
+* on CUDA, the driver's floor: the same timing of ``cuLaunchKernel`` of
+  empty kernels of 2 and of 20 parameters called from C
+  (bench/launch_floor.c, built with ``cc``), and what Kiln's 20-argument
+  launch costs above its floor against its 2-argument one;
 * with ``--graphs`` (CUDA only), µs per kernel node of replaying a CUDA
   graph of 100 captured launches of the 2-argument kernel;
 * with ``--first-call``, ms of the first launch of a small kernel in a fresh
@@ -217,9 +219,10 @@ def _run_worker(arguments: list[str], environment: dict[str, str], echo: bool = 
     return json.loads(lines[-1])
 
 
-def _driver_floor_us(launches: int, rounds: int, burst: int) -> float | None:
-    """µs per cuLaunchKernel from C (bench/launch_floor.c), or None where it
-    cannot be built or run (no C compiler, no libcuda)."""
+def _driver_floor_us(launches: int, rounds: int, burst: int) -> tuple[float, float] | None:
+    """µs per cuLaunchKernel from C (bench/launch_floor.c) of an empty kernel
+    of 2 and of 20 parameters, or None where it cannot be built or run (no C
+    compiler, no libcuda)."""
     import shutil
 
     compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
@@ -236,7 +239,8 @@ def _driver_floor_us(launches: int, rounds: int, burst: int) -> float | None:
     if ran.returncode != 0:
         print(f"(driver floor not measured: {ran.stderr.strip()})", file=sys.stderr)
         return None
-    return float(ran.stdout.strip())
+    two, twenty = (float(field) for field in ran.stdout.split())
+    return two, twenty
 
 
 def _triton_available(device: str) -> bool:
@@ -301,10 +305,13 @@ def main() -> None:
         print(f"{provider}: 2 args = {row['2'] / row['torch.neg']:.2f} x torch.neg; "
               f"20 args = {row['20'] / row['2']:.2f} x 2 args")
     if device == "cuda":
-        floor = _driver_floor_us(options.launches, options.rounds, options.burst)
-        if floor is not None:
-            print(f"driver floor (cuLaunchKernel of an empty 2-parameter kernel from C, same timing): "
-                  f"{floor:.2f} µs; kiln 2 args = {rows['kiln']['2'] / floor:.2f} x the floor")
+        floors = _driver_floor_us(options.launches, options.rounds, options.burst)
+        if floors is not None:
+            floor, floor20 = floors
+            print(f"driver floor (cuLaunchKernel of an empty kernel from C, same timing): 2 parameters "
+                  f"{floor:.2f} µs, 20 parameters {floor20:.2f} µs; kiln 2 args = "
+                  f"{rows['kiln']['2'] / floor:.2f} x the floor; above the floor, kiln's 20 args cost "
+                  f"{(rows['kiln']['20'] - floor20) / max(rows['kiln']['2'] - floor, 1e-3):.2f} x its 2 args")
 
     if options.first_call:
         print("\nms of the first launch in a fresh process (4096 elements; compile or load + launch + sync; "

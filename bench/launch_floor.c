@@ -1,8 +1,10 @@
 /* The driver's floor for bench/launch.py: host time per cuLaunchKernel of an
- * empty kernel with two parameters (a pointer and an int), called from C in a
- * loop, with nothing else per launch. Timed as bench/launch.py times Python
- * loops: bursts of BURST launches, the GPU drained between bursts and not
- * timed; prints the best round's mean µs per launch.
+ * empty kernel with two parameters (a pointer and an int), then of one with
+ * twenty (ten pointers, ten ints, as bench/launch.py's args20), called from C
+ * in a loop, with nothing else per launch. Timed as bench/launch.py times
+ * Python loops: bursts of BURST launches, the GPU drained between bursts and
+ * not timed; prints each kernel's best round's mean µs per launch, on one
+ * line.
  *
  * libcuda is opened at run time; no CUDA header is needed.
  *
@@ -16,12 +18,18 @@
 typedef int CUresult;
 typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream;
 
-/* An empty kernel taking (u64, u32), as PTX for any sm_50 or later GPU. */
-static const char kEmptyKernel[] =
+/* Empty kernels taking (u64, u32) and (10 x u64, 10 x u32), as PTX for any
+ * sm_50 or later GPU. */
+static const char kEmptyKernels[] =
     ".version 7.0\n"
     ".target sm_50\n"
     ".address_size 64\n"
-    ".visible .entry empty(.param .u64 p, .param .u32 n) { ret; }\n";
+    ".visible .entry empty(.param .u64 p, .param .u32 n) { ret; }\n"
+    ".visible .entry empty20(.param .u64 p0, .param .u64 p1, .param .u64 p2, .param .u64 p3,\n"
+    "    .param .u64 p4, .param .u64 p5, .param .u64 p6, .param .u64 p7, .param .u64 p8,\n"
+    "    .param .u64 p9, .param .u32 n0, .param .u32 n1, .param .u32 n2, .param .u32 n3,\n"
+    "    .param .u32 n4, .param .u32 n5, .param .u32 n6, .param .u32 n7, .param .u32 n8,\n"
+    "    .param .u32 n9) { ret; }\n";
 
 static double now_us(void) {
   struct timespec t;
@@ -73,28 +81,36 @@ int main(int argc, char **argv) {
   CHECK(cuDeviceGet(&device, 0));
   CHECK(cuDevicePrimaryCtxRetain(&context, device));
   CHECK(cuCtxSetCurrent(context));
-  CHECK(cuModuleLoadData(&module, kEmptyKernel));
-  CHECK(cuModuleGetFunction(&function, module, "empty"));
-  unsigned long long pointer = 0;
-  unsigned n = 16;
-  void *params[] = {&pointer, &n};
-  for (long i = 0; i < 1000; ++i)
-    CHECK(cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
-  CHECK(cuCtxSynchronize());
-  double best = 1e30;
-  for (int round = 0; round < rounds; ++round) {
-    double total = 0;
-    for (long done = 0; done < launches; done += burst) {
-      double start = now_us();
-      for (long i = 0; i < burst; ++i)
-        CHECK(cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
-      total += now_us() - start;
-      CHECK(cuCtxSynchronize());
-    }
-    double mean = total / ((launches + burst - 1) / burst * burst);
-    if (mean < best)
-      best = mean;
+  CHECK(cuModuleLoadData(&module, kEmptyKernels));
+  unsigned long long pointers[10] = {0};
+  unsigned ints[10] = {16, 16, 16, 16, 16, 16, 16, 16, 16, 16};
+  void *params20[20];
+  for (int i = 0; i < 10; ++i) {
+    params20[i] = &pointers[i];
+    params20[10 + i] = &ints[i];
   }
-  printf("%.3f\n", best);
+  const char *names[] = {"empty", "empty20"};
+  void **params[] = {params20 + 9, params20}; /* (pointer 9, int 0) for the first */
+  for (int kernel = 0; kernel < 2; ++kernel) {
+    CHECK(cuModuleGetFunction(&function, module, names[kernel]));
+    for (long i = 0; i < 1000; ++i)
+      CHECK(cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, NULL, params[kernel], NULL));
+    CHECK(cuCtxSynchronize());
+    double best = 1e30;
+    for (int round = 0; round < rounds; ++round) {
+      double total = 0;
+      for (long done = 0; done < launches; done += burst) {
+        double start = now_us();
+        for (long i = 0; i < burst; ++i)
+          CHECK(cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, NULL, params[kernel], NULL));
+        total += now_us() - start;
+        CHECK(cuCtxSynchronize());
+      }
+      double mean = total / ((launches + burst - 1) / burst * burst);
+      if (mean < best)
+        best = mean;
+    }
+    printf(kernel ? " %.3f\n" : "%.3f", best);
+  }
   return 0;
 }
