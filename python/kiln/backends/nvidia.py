@@ -23,7 +23,6 @@ from kiln import _C
 from kiln.backends.base import Backend, LoadedKernel, launch_codes
 from kiln.compiler.compiler import (CompiledKernel, error_at, error_at_kernel, located_error, pipeline_text,
                                     run_pipeline)
-from kiln.compiler.ptx_lines import first_error_location
 from kiln.compiler.specialization import AGGREGATE_TYPES, TENSOR_MAP_TYPE
 from kiln.errors import OutOfResources
 from kiln.runtime import launch_settings as _settings
@@ -85,7 +84,9 @@ _REGISTERS_PER_BLOCK = 65536
 
 
 # A `.file` directive as LLVM writes it: index and name, no time or size.
-_FILE_DIRECTIVE = re.compile(r'^([ \t]*\.file[ \t]+\d+[ \t]+"(?:[^"\\]|\\.)*")[ \t]*$', re.MULTILINE)
+# (A pattern string, compiled by `re` on first use: the first launch of a
+# kernel found in the disk cache imports this module and runs no ptxas.)
+_FILE_DIRECTIVE = r'^([ \t]*\.file[ \t]+\d+[ \t]+"(?:[^"\\]|\\.)*")[ \t]*$'
 
 
 def pin_source_times(ptx: str) -> str:
@@ -98,7 +99,7 @@ def pin_source_times(ptx: str) -> str:
     the text) returned a cubin that a compile would not reproduce. Pinned,
     a compile depends only on the PTX: hits are byte-identical to compiles.
     """
-    return _FILE_DIRECTIVE.sub(r"\1, 1, 0", ptx)
+    return re.sub(_FILE_DIRECTIVE, r"\1, 1, 0", ptx, flags=re.MULTILINE)
 
 
 def max_shared_memory(target: str) -> int:
@@ -120,6 +121,8 @@ def _run_ptxas(ptxas: str, ptx: str, target: str, fn: Any) -> bytes:
             message = f"ptxas failed for {target}:\n{result.stderr.strip()}"
             # The PTX's .loc directives lead from the failing PTX line to
             # the kernel source line that produced it.
+            from kiln.compiler.ptx_lines import first_error_location
+
             where = first_error_location(ptx, result.stderr)
             raise error_at(*where, message) if where else error_at_kernel(fn, message)
         return cubin_path.read_bytes()

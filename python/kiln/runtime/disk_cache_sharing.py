@@ -240,9 +240,10 @@ def _claim(directory: str, key: CacheKey, metadata: Mapping[str, Any], timeout: 
 
 # -- listing, pruning, clearing ------------------------------------------------------------
 
-_ENTRY_NAME = re.compile(r"[0-9a-f]{64}")
+# Pattern strings, compiled by `re` on first use (a cache hit lists nothing).
+_ENTRY_NAME = r"[0-9a-f]{64}"
 # A write's temporary directory: tempfile.mkdtemp(prefix=".<16 digits>-").
-_TEMPORARY_NAME = re.compile(r"\.[0-9a-f]{16}-[^/]+")
+_TEMPORARY_NAME = r"\.[0-9a-f]{16}-[^/]+"
 # The directory the autotuner keeps its timings in (kiln.runtime.autotuner).
 _AUTOTUNE_DIR = "autotune"
 # A write's temporary directory this old is a killed writer's.
@@ -306,7 +307,7 @@ def entries(directory: str, details: bool = False) -> list[EntryInfo]:
     kernel name, target and build. Entries removed while listing are left out."""
     try:
         with os.scandir(directory) as items:
-            names = [item.name for item in items if _ENTRY_NAME.fullmatch(item.name)]
+            names = [item.name for item in items if re.fullmatch(_ENTRY_NAME, item.name)]
     except OSError:
         return []
     found: list[EntryInfo] = []
@@ -337,14 +338,14 @@ def _sweep(directory: str, min_age: float) -> None:
         path = os.path.join(directory, name)
         if name.startswith(_DISCARD_PREFIX):
             shutil.rmtree(path, ignore_errors=True)
-        elif _TEMPORARY_NAME.fullmatch(name):
+        elif re.fullmatch(_TEMPORARY_NAME, name):
             try:
                 old = now - os.stat(path).st_mtime >= min_age
             except OSError:
                 continue
             if old:
                 _discard(path)
-        elif name.endswith(_LOCK_SUFFIX) and _ENTRY_NAME.fullmatch(name[:-len(_LOCK_SUFFIX)]) and fcntl is not None:
+        elif name.endswith(_LOCK_SUFFIX) and re.fullmatch(_ENTRY_NAME, name[:-len(_LOCK_SUFFIX)]) and fcntl is not None:
             try:
                 lock = _try_lock(path)
             except OSError:
