@@ -239,6 +239,13 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
   for (int64_t step = 0; step < steps; ++step) {
     int64_t kStart = tensorCore.instructionK() * step;
     bool restart = promotes && step % promoteSteps == 0;
+    // A run after the first writes the partial sums that the previous run's
+    // additions read: those are accesses of the same registers by other
+    // instructions, which the wgmmas may overtake without a fence (PTX ISA,
+    // wgmma.fence). Without it, fp8 dots promoting more than once per tile
+    // lost or doubled partial sums on an H200.
+    if (restart && step > 0)
+      NVVM::WgmmaFenceAlignedOp::create(b, loc);
     // B N-major: rows kStart.. of every 64-column block (blocks LBO
     // apart). K-major: all N rows, columns kStart...
     Value bDesc;

@@ -310,7 +310,9 @@ def test_fp8_promotion_on_wgmma(imprecise, waits):
     each run of that many products accumulates from zero (scale-d 0) and is
     waited for and added into the fp32 accumulator (32 elements per thread,
     one add.f32 each per run, as Triton counts them); at least one
-    instruction per run. Left out, nothing is added."""
+    instruction per run. Left out, nothing is added. Each run starts with a
+    wgmma.fence: its instructions write the partial sums that the previous
+    run's additions read (without it an H200 lost or doubled partial sums)."""
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "kernels"))
     from test_dot import mixed_fp8_kernel
 
@@ -322,6 +324,7 @@ def test_fp8_promotion_on_wgmma(imprecise, waits):
     assert ptx.count("wgmma.wait_group.sync.aligned 0;") == waits
     assert ptx.count("wgmma.commit_group.sync.aligned;") == waits
     assert ptx.count("add.f32") == (0 if imprecise is None else 32 * waits)
+    assert ptx.count("wgmma.fence.sync.aligned;") == waits
 
 
 #: Row-major A and a column-major B (contiguous along K: `x @ w.T` for a

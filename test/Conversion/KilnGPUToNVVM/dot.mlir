@@ -105,6 +105,34 @@ func.func @mma_sync_s8(%a: tensor<64x32xi8, #bA>, %b: tensor<32x64xi8, #bA>, %c:
 // CHECK: // -----
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 16], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+// An fp8 dot promoting every 32 products (K 64: two runs of one k32
+// instruction): each run starts from zero (scale-d 0) after a fence, is
+// waited for and added to the fp32 accumulator. The second run's fence
+// orders its wgmma after the additions that read the partial sums.
+// CHECK-LABEL: llvm.func @wgmma_fp8_promoted
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: wgmma.wait_group.sync.aligned 0;
+// CHECK-COUNT-32: llvm.fadd
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: wgmma.wait_group.sync.aligned 0;
+// CHECK-COUNT-32: llvm.fadd
+// CHECK-NOT: wgmma.mma_async
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
+func.func @wgmma_fp8_promoted(%a: tensor<64x64xi8, #bA>, %b: tensor<64x64xi8, #bA>, %c: tensor<64x64xf32, #wg>) -> tensor<64x64xf32, #wg> {
+  %d = kiln.dot %a, %b, %c {aFloat8 = #kiln.float8<e4m3>, bFloat8 = #kiln.float8<e5m2>, inputPrecision = #kiln.precision<ieee>, maxNumImpreciseAcc = 32 : i32} : tensor<64x64xi8, #bA> * tensor<64x64xi8, #bA> -> tensor<64x64xf32, #wg>
+  return %d : tensor<64x64xf32, #wg>
+}
+}
+
+// -----
+
+// CHECK: // -----
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 16], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 // CHECK-LABEL: llvm.func @wgmma_s8
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k32.satfinite.s32.s8.s8
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
