@@ -330,6 +330,30 @@ def test_dot_of_computed_operands(arrays) -> None:
 
 
 @kiln.jit
+def broadcast_product_kernel(a_ptr, b_ptr, c_ptr, M: kl.constexpr, N: kl.constexpr, K: kl.constexpr):
+    """A matrix product written without kl.dot: the [M, K, N] products of
+    broadcast operands summed over K (compiled as a dot)."""
+    m = kl.arange(0, M)
+    n = kl.arange(0, N)
+    k = kl.arange(0, K)
+    a = kl.load(a_ptr + m[:, None] * K + k[None, :])
+    b = kl.load(b_ptr + k[:, None] * N + n[None, :])
+    c = kl.sum(kl.expand_dims(a, 2) * kl.expand_dims(b, 0), axis=1)
+    kl.store(c_ptr + m[:, None] * N + n[None, :], c)
+
+
+@pytest.mark.parametrize("case", ["fp32-ieee", "fp64"])
+def test_matrix_product_of_broadcasts(arrays, case: str) -> None:
+    M, N, K = 128, 32, 32
+    a, a_ref = random_operand((M, K), case, 15, arrays.device)
+    b, b_ref = random_operand((K, N), case, 16, arrays.device)
+    dtype = torch.float64 if case == "fp64" else torch.float32
+    out = poisoned((M, N), dtype, arrays.device)
+    broadcast_product_kernel[(1,)](a, b, out, M=M, N=N, K=K)
+    check(out, a_ref @ b_ref, case)
+
+
+@kiln.jit
 def tf32_rounding_kernel(a_ptr, c_ptr, N: kl.constexpr):
     rows = kl.arange(0, N)[:, None]
     cols = kl.arange(0, N)[None, :]

@@ -22,6 +22,8 @@ void mlir::kiln::buildTargetNeutralPipeline(OpPassManager &pm) {
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Matrix products written as broadcast products summed over K are dots.
+  pm.addPass(createKilnMulSumToDot());
   // A branch's loads start before it where that is harmless, so that
   // their latency overlaps the condition's.
   pm.addPass(createKilnHoistBranchLoads());
@@ -34,7 +36,8 @@ void mlir::kiln::buildTargetNeutralPipeline(OpPassManager &pm) {
 void mlir::kiln::registerTargetNeutralPipeline() {
   PassPipelineRegistration<>(
       "kiln-target-neutral",
-      "Inline, simplify, hoist branch loads and split masked loops: the "
+      "Inline, simplify, make broadcast products summed over K dots, hoist "
+      "branch loads and split masked loops: the "
       "start of every target's pipeline",
       buildTargetNeutralPipeline);
 }
