@@ -166,25 +166,6 @@ bool needsLaneLoop(Type memElement, int64_t lanes, bool vectorInstruction) {
           (memElement.isIntOrFloat() && memElement.getIntOrFloatBitWidth() < 32));
 }
 
-/// A new stack slot holding the lanes of `vector` (bytes for an i1 mask,
-/// whose vectors are bit-packed in memory).
-Value storeInStackSlot(OpBuilder &builder, Location loc, Value vector) {
-  auto type = cast<VectorType>(vector.getType());
-  Type element = slotElementType(builder, type.getElementType());
-  unsigned alignment = slotElementBytes(element);
-  Value slot = allocateStackSlot(builder, loc, element, type.getNumElements(), alignment);
-  LLVM::StoreOp::create(builder, loc, toSlotForm(builder, loc, vector), slot, alignment);
-  return slot;
-}
-
-/// The address of lane `lane` of a slot of `element`s.
-Value laneAddress(OpBuilder &builder, Location loc, Type element, Value slot,
-                  Value lane) {
-  auto ptrType = LLVM::LLVMPointerType::get(builder.getContext());
-  return LLVM::GEPOp::create(builder, loc, ptrType, element, slot,
-                             ArrayRef<LLVM::GEPArg>{lane});
-}
-
 /// For lane `lane` of the spilled pointers and mask: its address where the
 /// mask is set, else `fallback`, so that the lane loops need no branch.
 Value activeAddress(OpBuilder &builder, Location loc, Value ptrSlot, Value maskSlot,

@@ -200,28 +200,21 @@ struct HistogramLowering : public ConvertOpToLLVMPattern<HistogramOp> {
                           counts, /*alignment=*/16);
     Value outside = createI64Constant(rewriter, loc, bins);
     LLVM::StoreOp::create(rewriter, loc, LLVM::ConstantOp::create(rewriter, loc, i32, 0),
-                          LLVM::GEPOp::create(rewriter, loc, ptrType, i32, counts,
-                                              ArrayRef<LLVM::GEPArg>{int32_t(bins)}));
+                          laneAddress(rewriter, loc, i32, counts, outside));
     // The lanes of the values (and mask) in slots, read one by one.
-    auto spill = [&](Value vector) {
-      Value slotVector = toSlotForm(rewriter, loc, vector);
-      Type slotElement = cast<VectorType>(slotVector.getType()).getElementType();
-      Value slot = allocateStackSlot(rewriter, loc, slotElement, values, /*alignment=*/16);
-      LLVM::StoreOp::create(rewriter, loc, slotVector, slot, /*alignment=*/16);
-      return std::make_pair(slot, slotElement);
-    };
-    std::pair<Value, Type> valueSlot = spill(adaptor.getSrc());
-    std::optional<std::pair<Value, Type>> maskSlot;
+    Type valueElement = slotElementType(rewriter, element);
+    Type maskElement = slotElementType(rewriter, rewriter.getI1Type());
+    Value valueSlot = storeInStackSlot(rewriter, loc, adaptor.getSrc(), /*alignment=*/16);
+    Value maskSlot;
     if (adaptor.getMask())
-      maskSlot = spill(adaptor.getMask());
-    auto lane = [&](std::pair<Value, Type> slot, Value index) -> Value {
-      Value address = LLVM::GEPOp::create(rewriter, loc, ptrType, slot.second, slot.first,
-                                          ValueRange{index});
-      return LLVM::LoadOp::create(rewriter, loc, slot.second, address);
+      maskSlot = storeInStackSlot(rewriter, loc, adaptor.getMask(), /*alignment=*/16);
+    auto lane = [&](Type slotElement, Value slot, Value index) -> Value {
+      return LLVM::LoadOp::create(rewriter, loc, slotElement,
+                                  laneAddress(rewriter, loc, slotElement, slot, index));
     };
     emitCountedLoop(rewriter, loc, values, {}, [&](Value index, ValueRange) {
       // Read as signed: a negative value is a large unsigned i64, past n.
-      Value value = lane(valueSlot, index);
+      Value value = lane(valueElement, valueSlot, index);
       if (element.getIntOrFloatBitWidth() < 64)
         value = LLVM::SExtOp::create(rewriter, loc, i64,
                                      element.isInteger(1)
@@ -230,11 +223,11 @@ struct HistogramLowering : public ConvertOpToLLVMPattern<HistogramOp> {
       Value counted = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::ult, value, outside);
       if (maskSlot) {
         Value set = LLVM::TruncOp::create(rewriter, loc, rewriter.getI1Type(),
-                                          lane(*maskSlot, index));
+                                          lane(maskElement, maskSlot, index));
         counted = LLVM::AndOp::create(rewriter, loc, counted, set);
       }
       Value bin = LLVM::SelectOp::create(rewriter, loc, counted, value, outside);
-      Value address = LLVM::GEPOp::create(rewriter, loc, ptrType, i32, counts, ValueRange{bin});
+      Value address = laneAddress(rewriter, loc, i32, counts, bin);
       Value count = LLVM::LoadOp::create(rewriter, loc, i32, address);
       LLVM::StoreOp::create(rewriter, loc,
                             LLVM::AddOp::create(rewriter, loc, count,

@@ -40,3 +40,20 @@ Value mlir::kiln::allocateStackSlot(OpBuilder &builder, Location loc, Type slotE
   return LLVM::AllocaOp::create(builder, loc, ptrType, slotElement,
                                 createI64Constant(builder, loc, count), alignment);
 }
+
+Value mlir::kiln::storeInStackSlot(OpBuilder &builder, Location loc, Value vector,
+                                   std::optional<unsigned> alignment) {
+  auto type = cast<VectorType>(vector.getType());
+  Type element = slotElementType(builder, type.getElementType());
+  unsigned bytes = alignment.value_or(slotElementBytes(element));
+  Value slot = allocateStackSlot(builder, loc, element, type.getNumElements(), bytes);
+  LLVM::StoreOp::create(builder, loc, toSlotForm(builder, loc, vector), slot, bytes);
+  return slot;
+}
+
+Value mlir::kiln::laneAddress(OpBuilder &builder, Location loc, Type slotElement, Value slot,
+                              Value lane) {
+  auto ptrType = LLVM::LLVMPointerType::get(builder.getContext());
+  return LLVM::GEPOp::create(builder, loc, ptrType, slotElement, slot,
+                             ArrayRef<LLVM::GEPArg>{lane});
+}

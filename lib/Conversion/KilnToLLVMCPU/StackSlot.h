@@ -12,6 +12,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <optional>
+
 namespace mlir::kiln {
 
 /// The element a slot holds for lanes of `element`: i8 for i1, else itself.
@@ -29,6 +31,15 @@ Value fromSlotForm(OpBuilder &builder, Location loc, Value loaded, Type element)
 /// A new stack slot of `count` elements of `slotElement`.
 Value allocateStackSlot(OpBuilder &builder, Location loc, Type slotElement,
                         int64_t count, unsigned alignment);
+
+/// A new stack slot holding the lanes of `vector` in their slot form,
+/// aligned to `alignment` bytes (by default, one slot element's).
+Value storeInStackSlot(OpBuilder &builder, Location loc, Value vector,
+                       std::optional<unsigned> alignment = std::nullopt);
+
+/// The address of lane `lane` of a slot of `slotElement`s.
+Value laneAddress(OpBuilder &builder, Location loc, Type slotElement, Value slot,
+                  Value lane);
 
 } // namespace mlir::kiln
 
