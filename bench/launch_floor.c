@@ -90,7 +90,8 @@ int main(int argc, char **argv) {
     params20[10 + i] = &ints[i];
   }
   const char *names[] = {"empty", "empty20"};
-  void **params[] = {params20 + 9, params20}; /* (pointer 9, int 0) for the first */
+  void *params2[] = {&pointers[0], &ints[0]};
+  void **params[] = {params2, params20};
   for (int kernel = 0; kernel < 2; ++kernel) {
     CHECK(cuModuleGetFunction(&function, module, names[kernel]));
     for (long i = 0; i < 1000; ++i)
