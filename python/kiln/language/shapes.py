@@ -287,8 +287,7 @@ def gather(src: Any, index: Any, axis: Any, _builder: Builder = None) -> tensor:
 
 
 @builtin
-def histogram(input: Any, num_bins: Any, mask: Optional[Any] = None, _builder: Builder = None,
-              _generator: Generator = None) -> tensor:
+def histogram(input: Any, num_bins: Any, mask: Optional[Any] = None, _builder: Builder = None) -> tensor:
     """int32 counts of the values of the 1-D integer block ``input`` in
     each of the bins ``0 .. num_bins - 1`` (other values are not counted),
     skipping elements whose ``mask`` is False."""
