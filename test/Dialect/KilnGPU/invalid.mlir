@@ -183,3 +183,51 @@ func.func @copy_transposed_a(%p: tensor<64x32x!kiln.ptr<f16>, #b>, %s: i32) {
   kiln_gpu.async_copy %p, %s {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 4096, slots = 2>, transposed} : tensor<64x32x!kiln.ptr<f16>, #b>
   return
 }
+
+// -----
+
+func.func @release_unaligned(%s: i32) {
+  // expected-error @+1 {{expected 8-byte aligned barriers, got offset 8196}}
+  kiln_gpu.release_slot %s {barriers = 8196 : i64}
+  return
+}
+
+// -----
+
+func.func @producer_nested(%c: i1) {
+  scf.if %c {
+    // expected-error @+1 {{expected to be directly in a kernel function}}
+    kiln_gpu.producer attributes {warps = 4 : i32} {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @producer_registers_of_one_warp() {
+  // expected-error @+1 {{expected whole warpgroups of producer warps to set their registers, got 1 warps}}
+  kiln_gpu.producer attributes {warps = 1 : i32, producerRegisters = 40 : i32} {
+  }
+  return
+}
+
+// -----
+
+func.func @producer_registers() {
+  // expected-error @+1 {{expected a register count that is a multiple of 8 from 24 to 256, got 20}}
+  kiln_gpu.producer attributes {warps = 4 : i32, producerRegisters = 20 : i32, consumerRegisters = 232 : i32} {
+  }
+  return
+}
+
+// -----
+
+#b = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+func.func @producer_block(%x: f32) {
+  // expected-error @+1 {{expected only scalar code in the producer region, no blocks}}
+  kiln_gpu.producer attributes {warps = 4 : i32} {
+    %b = kiln.splat %x : f32 -> tensor<128xf32, #b>
+  }
+  return
+}

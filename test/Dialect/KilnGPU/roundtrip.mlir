@@ -54,3 +54,25 @@ func.func @tma(%map: !kiln.ptr<i8, 0>, %i: i32, %j: i32, %s: i32, %p: i1, %phase
   kiln_gpu.inval_tma_barriers {offset = 8192 : i64, count = 2 : i32}
   return
 }
+
+// -----
+
+// A warp-specialized kernel: the barriers initialized for every warp, the
+// producer region and its copies by warp 8, the per-thread waits, and the
+// slot's release.
+// CHECK-LABEL: func.func @warp_specialized
+// CHECK: kiln_gpu.init_tma_barriers {allWarps, arrivals = 8 : i32, count = 2 : i32, offset = 8192 : i64}
+// CHECK-NEXT: kiln_gpu.producer attributes {consumerRegisters = 232 : i32, producerRegisters = 40 : i32, warps = 4 : i32} {
+// CHECK-NEXT: kiln_gpu.wait_tma_barrier %arg3, %arg5 {barriers = 8192 : i64, perThread}
+// CHECK-NEXT: kiln_gpu.async_tma_copy %arg0[%arg1, %arg2], %arg3, %arg4 {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>, warp = 8 : i32}
+// CHECK-NEXT: }
+// CHECK-NEXT: kiln_gpu.release_slot %arg3 {barriers = 8192 : i64}
+func.func @warp_specialized(%map: !kiln.ptr<i8, 0>, %i: i32, %j: i32, %s: i32, %p: i1, %phase: i32) {
+  kiln_gpu.init_tma_barriers {offset = 8192 : i64, count = 2 : i32, arrivals = 8 : i32, allWarps}
+  kiln_gpu.producer attributes {warps = 4 : i32, producerRegisters = 40 : i32, consumerRegisters = 232 : i32} {
+    kiln_gpu.wait_tma_barrier %s, %phase {barriers = 8192 : i64, perThread}
+    kiln_gpu.async_tma_copy %map[%i, %j], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>, warp = 8 : i32}
+  }
+  kiln_gpu.release_slot %s {barriers = 8192 : i64}
+  return
+}

@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
@@ -439,6 +440,38 @@ LogicalResult AsyncTmaCopyOp::verify() {
     return emitOpError("expected a wgmma slot whose rows the TMA unit can write (rows of 32, "
                        "64 or 128 bytes per block, at most 256 rows a box), got ")
            << tile;
+  return success();
+}
+
+LogicalResult ReleaseSlotOp::verify() {
+  if (getBarriers() % 8)
+    return emitOpError("expected 8-byte aligned barriers, got offset ") << getBarriers();
+  return success();
+}
+
+LogicalResult ProducerOp::verify() {
+  if (!isa_and_present<FunctionOpInterface>((*this)->getParentOp()))
+    return emitOpError("expected to be directly in a kernel function");
+  // setmaxnreg is per warpgroup, in steps of 8 registers between 24 and 256.
+  for (std::optional<uint32_t> registers : {getProducerRegisters(), getConsumerRegisters()}) {
+    if (!registers)
+      continue;
+    if (getWarps() % 4)
+      return emitOpError("expected whole warpgroups of producer warps to set their registers, got ")
+             << getWarps() << " warps";
+    if (*registers < 24 || *registers > 256 || *registers % 8)
+      return emitOpError("expected a register count that is a multiple of 8 from 24 to 256, got ")
+             << *registers;
+  }
+  // The producer warps have no place in the blocks' layouts.
+  WalkResult blocks = getBody().walk([](Operation *op) {
+    auto isBlock = [](Type type) { return isa<RankedTensorType>(type); };
+    return llvm::any_of(op->getOperandTypes(), isBlock) || llvm::any_of(op->getResultTypes(), isBlock)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (blocks.wasInterrupted())
+    return emitOpError("expected only scalar code in the producer region, no blocks");
   return success();
 }
 

@@ -225,7 +225,8 @@ void emitCopies(OpBuilder &builder, Location loc, scf::ForOp loop, const CopySta
       auto tile = cast<RankedTensorType>(operand.load.getType());
       AsyncTmaCopyOp::create(builder, operand.load.getLoc(), operand.load.getTensorMap(),
                              coords, slot, runs, buffer, *tmaBarriers,
-                             RankedTensorType::get(tile.getShape(), tile.getElementType()));
+                             RankedTensorType::get(tile.getShape(), tile.getElementType()),
+                             /*warp=*/IntegerAttr());
     }
     return;
   }

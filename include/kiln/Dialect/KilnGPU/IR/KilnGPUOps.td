@@ -136,7 +136,9 @@ def KilnGPU_InitTmaBarriersOp : Op<KilnGPU_Dialect, "init_tma_barriers",
     `arrivals` arrivals per phase (one per kiln_gpu.async_tma_copy into a
     slot), and makes them visible to the TMA unit; then every thread waits
     for the others. Barrier `i` belongs to slot `i` of the buffers whose
-    copies name this `offset`.
+    copies name this `offset`. In a warp-specialized kernel the wait is on
+    the consumer warps' named barrier, unless `allWarps` says that the op
+    runs before the producer warps branch off, which then wait too.
 
     Example:
     ```mlir
@@ -145,7 +147,8 @@ def KilnGPU_InitTmaBarriersOp : Op<KilnGPU_Dialect, "init_tma_barriers",
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$offset,
                        ConfinedAttr<I32Attr, [IntPositive]>:$count,
-                       ConfinedAttr<I32Attr, [IntPositive]>:$arrivals);
+                       ConfinedAttr<I32Attr, [IntPositive]>:$arrivals,
+                       UnitAttr:$allWarps);
   let assemblyFormat = "attr-dict";
   let hasVerifier = 1;
 }
@@ -163,7 +166,8 @@ def KilnGPU_AsyncTmaCopyOp : Op<KilnGPU_Dialect, "async_tma_copy",
     map says (zero, or NaN). The tile is the block as loaded: `[M][K]` for
     A, `[K][N]` for a B slot, `[N][K]` for a K-major one. The copies are
     issued by the lanes of the first warp, one box of the tensor map each
-    (`getTmaBox`); kiln_gpu.wait_tma_barrier waits for them.
+    (`getTmaBox`), or of warp `warp` when set (a warp-specialized kernel's
+    producer warp); kiln_gpu.wait_tma_barrier waits for them.
 
     Example:
     ```mlir
@@ -173,7 +177,8 @@ def KilnGPU_AsyncTmaCopyOp : Op<KilnGPU_Dialect, "async_tma_copy",
   let arguments = (ins Kiln_TensorMapPtr:$tensorMap, Variadic<I32>:$coords, I32:$slot, I1:$pred,
                        KilnGPU_OperandBufferAttr:$buffer,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$barriers,
-                       TypeAttrOf<AnyRankedTensor>:$tile);
+                       TypeAttrOf<AnyRankedTensor>:$tile,
+                       OptionalAttr<ConfinedAttr<I32Attr, [IntNonNegative]>>:$warp);
   let assemblyFormat = [{
     $tensorMap `[` $coords `]` `,` $slot `,` $pred attr-dict
   }];
@@ -188,6 +193,10 @@ def KilnGPU_WaitTmaBarrierOp : Op<KilnGPU_Dialect, "wait_tma_barrier",
     the pipeline buffers, plus 8 per slot) whose parity is `phase` has
     completed, i.e. the copies into the slot have landed, then synchronizes
     the CTA: after it, every thread is also done with what it read before.
+    With `perThread`, each thread only waits for the phase: in a
+    warp-specialized loop, where the slot's release
+    (kiln_gpu.release_slot) tells the producer when it may be refilled,
+    and for the producer's own wait for that release.
 
     Example:
     ```mlir
@@ -195,8 +204,62 @@ def KilnGPU_WaitTmaBarrierOp : Op<KilnGPU_Dialect, "wait_tma_barrier",
     ```
   }];
   let arguments = (ins I32:$slot, I32:$phase,
-                       ConfinedAttr<I64Attr, [IntNonNegative]>:$barriers);
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$barriers,
+                       UnitAttr:$perThread);
   let assemblyFormat = "$slot `,` $phase attr-dict";
+}
+
+def KilnGPU_ReleaseSlotOp : Op<KilnGPU_Dialect, "release_slot",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Tell a warp-specialized kernel's producer that a slot may be refilled";
+  let description = [{
+    Each warp, once its lanes are done with what they read from slot
+    `slot`, arrives (one lane for the warp) on the slot's "empty" mbarrier,
+    `barriers` bytes into the pipeline buffers plus 8 per slot, which
+    kiln_gpu.init_tma_barriers initialized with one arrival per consumer
+    warp. The producer waits for that phase before copying into the slot
+    again.
+
+    Example:
+    ```mlir
+    kiln_gpu.release_slot %slot {barriers = 98328 : i64}
+    ```
+  }];
+  let arguments = (ins I32:$slot, ConfinedAttr<I64Attr, [IntNonNegative]>:$barriers);
+  let assemblyFormat = "$slot attr-dict";
+  let hasVerifier = 1;
+}
+
+def KilnGPU_ProducerOp : Op<KilnGPU_Dialect, "producer",
+    [SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "The code a warp-specialized kernel's producer warps run";
+  let description = [{
+    Marks a kernel as warp-specialized: it launches `warps` more warps than
+    the module's `kiln_gpu.num_warps`, after them (the layouts of its blocks
+    stay those of the `num_warps` consumer warps). Those producer warps run
+    this region, and only it: the first of them issues the TMA copies in it
+    (each naming its warp), then they exit. Everything outside the region
+    runs on the consumer warps alone, whose CTA barriers become a named
+    barrier of the consumer warps. The region holds scalar code, copies and
+    waits only; the op comes first in its kernel, after the
+    `allWarps` kiln_gpu.init_tma_barriers. With `producerRegisters` and
+    `consumerRegisters` set, the producer warps give registers back
+    (`setmaxnreg.dec`) and the consumer warps take them
+    (`setmaxnreg.inc`).
+
+    Example:
+    ```mlir
+    kiln_gpu.producer {warps = 4 : i32} {
+      kiln_gpu.async_tma_copy %map[%m, %k], %c0, %true {barriers = 98304 : i64, buffer = #buf, tile = tensor<64x128xf16>, warp = 8 : i32}
+    }
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntPositive]>:$warps,
+                       OptionalAttr<ConfinedAttr<I32Attr, [IntPositive]>>:$producerRegisters,
+                       OptionalAttr<ConfinedAttr<I32Attr, [IntPositive]>>:$consumerRegisters);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict-with-keyword $body";
+  let hasVerifier = 1;
 }
 
 def KilnGPU_InvalTmaBarriersOp : Op<KilnGPU_Dialect, "inval_tma_barriers",
