@@ -165,6 +165,33 @@ def KilnNVVMEraseNeedlessBarriers
   }];
 }
 
+def KilnNVVMNameConsumerBarriers
+    : Pass<"kiln-nvvm-name-consumer-barriers", "mlir::ModuleOp"> {
+  let summary = "Make a warp-specialized kernel's CTA barriers the consumer warps' own";
+  let description = [{
+    Runs on the LLVM + NVVM module after `kiln-nvvm-erase-needless-barriers`.
+    In a warp-specialized kernel (the module attribute
+    `kiln_gpu.producer_warps`, which `convert-kiln-gpu-to-nvvm` sets when it
+    branches a kiln_gpu.producer off), the producer warps never reach the
+    barriers that the lowerings placed for the kernel's blocks: a CTA-wide
+    `nvvm.barrier0` would wait for them forever. Each becomes named barrier
+    1 over the `kiln_gpu.num_warps` consumer warps. The barrier before the
+    branch, which every warp passes (an `nvvm.barrier` with no thread
+    count), stays.
+
+    Before (`kiln_gpu.num_warps = 8`, `kiln_gpu.producer_warps = 4`):
+    ```mlir
+    nvvm.barrier0
+    ```
+    After:
+    ```mlir
+    %c1 = llvm.mlir.constant(1 : i32) : i32
+    %c256 = llvm.mlir.constant(256 : i32) : i32
+    nvvm.barrier id = %c1 number_of_threads = %c256
+    ```
+  }];
+}
+
 def ConvertKilnToLLVMCPU : Pass<"convert-kiln-to-llvm-cpu", "mlir::ModuleOp"> {
   let summary = "Lower kiln kernels to host LLVM, one program instance per call";
   let description = [{

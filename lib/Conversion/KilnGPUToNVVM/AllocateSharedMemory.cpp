@@ -21,6 +21,8 @@
 #include "kiln/Conversion/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_KILNGPUALLOCATESHAREDMEMORY
@@ -114,9 +116,23 @@ SharedMemoryPlan planSharedMemory(ModuleOp module, const LaunchShape &launch) {
   plan.total = std::max(plan.pipelineStart + pipelineBytes, scratchAlone);
   // A scratch user before a span may still be reading bytes that the
   // span's first copies overwrite: every thread waits for the others
-  // first. (After a span, kiln_gpu.async_wait's barrier orders them.)
+  // first. (After a span, kiln_gpu.async_wait's barrier orders them.) A
+  // span that opens its kernel, after scalar code only, has no scratch user
+  // before it: a warp-specialized kernel's, whose producer warps branch off
+  // after its first ops, must have no barrier there that only the consumer
+  // warps would pass.
+  auto opensKernel = [&](Operation *start) {
+    if (!isa_and_present<FunctionOpInterface>(start->getParentOp()))
+      return false;
+    for (Operation *op = start->getPrevNode(); op; op = op->getPrevNode())
+      if (op->getNumRegions() || getScratchBytes(op, launch) || !isMemoryEffectFree(op))
+        return false;
+    return true;
+  };
   if (scratchAlone > plan.pipelineStart)
     for (Operation *start : spans.starts) {
+      if (opensKernel(start))
+        continue;
       OpBuilder builder(start);
       DebugBarrierOp::create(builder, start->getLoc());
     }

@@ -23,6 +23,8 @@
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/bit.h"
@@ -116,6 +118,62 @@ static void normalizeLocations(ModuleOp module) {
   });
 }
 
+/// Branches each warp-specialized kernel (one with a kiln_gpu.producer)
+/// between its producer warps, which run the region and return, and its
+/// consumer warps, which run the rest; with the register counts set, each
+/// side first moves registers to the other (setmaxnreg). Only the first
+/// producer warp runs the region: the others have nothing to issue. Returns
+/// the producer warps of the module's kernels (0 if none). Runs on
+/// structured control flow, before it becomes branches.
+static int32_t branchProducerWarps(ModuleOp module, const LaunchShape &launch) {
+  SmallVector<ProducerOp> producers;
+  module.walk([&](ProducerOp producer) { producers.push_back(producer); });
+  int32_t producerWarps = 0;
+  for (ProducerOp producer : producers) {
+    producerWarps = std::max<int32_t>(producerWarps, producer.getWarps());
+    Location loc = producer.getLoc();
+    Block *entry = producer->getBlock();
+    Region *body = entry->getParent();
+    Block *consumer = entry->splitBlock(producer);
+    auto *warpgroup = new Block(), *issuer = new Block(), *idle = new Block();
+    body->getBlocks().insertAfter(Region::iterator(entry), warpgroup);
+    body->getBlocks().insertAfter(Region::iterator(warpgroup), issuer);
+    body->getBlocks().insertAfter(Region::iterator(issuer), idle);
+    OpBuilder builder(module.getContext());
+    auto threads = [&](int64_t warps) {
+      return arith::ConstantIntOp::create(builder, loc, warps * launch.threadsPerWarp, 32);
+    };
+
+    builder.setInsertionPointToEnd(entry);
+    Value tid = NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
+    Value isProducer = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::uge, tid,
+                                             threads(launch.numWarps));
+    cf::CondBranchOp::create(builder, loc, isProducer, warpgroup, consumer);
+
+    builder.setInsertionPointToEnd(warpgroup);
+    if (std::optional<uint32_t> registers = producer.getProducerRegisters())
+      NVVM::SetMaxRegisterOp::create(builder, loc, *registers, NVVM::SetMaxRegisterAction::decrease);
+    Value issues = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult, tid,
+                                         threads(launch.numWarps + 1));
+    cf::CondBranchOp::create(builder, loc, issues, issuer, idle);
+
+    issuer->getOperations().splice(issuer->end(), producer.getBody().front().getOperations());
+    builder.setInsertionPointToEnd(issuer);
+    func::ReturnOp::create(builder, loc);
+    builder.setInsertionPointToEnd(idle);
+    func::ReturnOp::create(builder, loc);
+
+    builder.setInsertionPointToStart(consumer);
+    if (std::optional<uint32_t> registers = producer.getConsumerRegisters())
+      NVVM::SetMaxRegisterOp::create(builder, loc, *registers, NVVM::SetMaxRegisterAction::increase);
+    producer.erase();
+  }
+  if (producerWarps)
+    module->setAttr(KilnGPUDialect::getProducerWarpsAttrName(),
+                    IntegerAttr::get(IntegerType::get(module.getContext(), 32), producerWarps));
+  return producerWarps;
+}
+
 namespace {
 
 struct ConvertKilnGPUToNVVM
@@ -182,8 +240,10 @@ struct ConvertKilnGPUToNVVM
 
     declareScratch(module, shared.getInt());
 
-    // Then structured control flow to branches: the type conversion below
+    // Then a warp-specialized kernel's producer warps branch off, and
+    // structured control flow becomes branches: the type conversion below
     // only sees block arguments and branch operands.
+    int32_t producerWarps = branchProducerWarps(module, launch);
     if (failed(convertStructuredControlFlow(module)))
       return signalPassFailure();
 
@@ -210,7 +270,7 @@ struct ConvertKilnGPUToNVVM
     if (failed(applyFullConversion(module, target, std::move(patterns))))
       return signalPassFailure();
 
-    markKernels(module, launch.numWarps * launch.threadsPerWarp, maxnreg);
+    markKernels(module, (launch.numWarps + producerWarps) * launch.threadsPerWarp, maxnreg);
     normalizeLocations(module);
   }
 };

@@ -72,7 +72,14 @@ struct InitTmaBarriersOpLowering : public ConvertOpToLLVMPattern<InitTmaBarriers
                                        /*predicate=*/Value());
         },
         [&](OpBuilder &then) { NVVM::FenceMbarrierInitOp::create(then, loc); });
-    emitBarrier(b, loc);
+    // Before a warp-specialized kernel's producer warps branch off, they
+    // wait too: every thread of the CTA (a barrier the eraser keeps and
+    // kiln-nvvm-name-consumer-barriers leaves alone).
+    if (op.getAllWarps())
+      NVVM::BarrierOp::create(b, loc, Type(), Value(), Value(), NVVM::BarrierReductionAttr(),
+                              Value());
+    else
+      emitBarrier(b, loc);
     b.eraseOp(op);
     return success();
   }
@@ -80,11 +87,11 @@ struct InitTmaBarriersOpLowering : public ConvertOpToLLVMPattern<InitTmaBarriers
   int64_t pipelineStart;
 };
 
-/// kiln_gpu.async_tma_copy: lane 0 of the first warp arrives at the slot's
-/// mbarrier expecting the tile's bytes; the first warp's lanes each copy
-/// a box (or several) of the tile with cp.async.bulk.tensor, into the
-/// place the slot's layout gives its first row (A's rows permuted for
-/// wgmma, in groups of 8).
+/// kiln_gpu.async_tma_copy: lane 0 of the issuing warp (the first, or the
+/// op's `warp`) arrives at the slot's mbarrier expecting the tile's bytes;
+/// that warp's lanes each copy a box (or several) of the tile with
+/// cp.async.bulk.tensor, into the place the slot's layout gives its first
+/// row (A's rows permuted for wgmma, in groups of 8).
 struct AsyncTmaCopyOpLowering : public ConvertOpToLLVMPattern<AsyncTmaCopyOp> {
   AsyncTmaCopyOpLowering(const LLVMTypeConverter &converter, LaunchShape launch,
                          int64_t pipelineStart)
@@ -113,7 +120,10 @@ struct AsyncTmaCopyOpLowering : public ConvertOpToLLVMPattern<AsyncTmaCopyOp> {
     Value slotAddress =
         getPipelineAddress(b, loc, pipelineStart, buffer.getOffset(), slot, buffer.getSlotBytes());
     Value barrier = getPipelineAddress(b, loc, pipelineStart, op.getBarriers(), slot, 8);
+    // The thread's index within the issuing warp's and those after it.
     Value tid = NVVM::ThreadIdXOp::create(b, loc, i32);
+    if (std::optional<uint32_t> warp = op.getWarp(); warp && *warp)
+      tid = LLVM::SubOp::create(b, loc, tid, c(int64_t(*warp) * launch.threadsPerWarp));
     Value pred = adaptor.getPred();
     Value arrives = LLVM::AndOp::create(
         b, loc, pred, LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, tid, c(0)));
@@ -164,8 +174,8 @@ struct AsyncTmaCopyOpLowering : public ConvertOpToLLVMPattern<AsyncTmaCopyOp> {
   int64_t pipelineStart;
 };
 
-/// kiln_gpu.wait_tma_barrier: spins on mbarrier.try_wait.parity, then a
-/// barrier.
+/// kiln_gpu.wait_tma_barrier: spins on mbarrier.try_wait.parity, then
+/// (unless `perThread`) a barrier.
 struct WaitTmaBarrierOpLowering : public ConvertOpToLLVMPattern<WaitTmaBarrierOp> {
   WaitTmaBarrierOpLowering(const LLVMTypeConverter &converter, int64_t pipelineStart)
       : ConvertOpToLLVMPattern(converter), pipelineStart(pipelineStart) {}
@@ -185,7 +195,40 @@ struct WaitTmaBarrierOpLowering : public ConvertOpToLLVMPattern<WaitTmaBarrierOp
                     "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
                     "@!done bra wait_phase;\n}",
                     "r,r");
-    emitBarrier(b, loc);
+    if (!op.getPerThread())
+      emitBarrier(b, loc);
+    b.eraseOp(op);
+    return success();
+  }
+
+  int64_t pipelineStart;
+};
+
+/// kiln_gpu.release_slot: each warp's lanes meet (what they read of the
+/// slot is read), then lane 0 arrives on the slot's "empty" mbarrier, for
+/// the warp: its release orders those reads before the producer's next
+/// copy into the slot.
+struct ReleaseSlotOpLowering : public ConvertOpToLLVMPattern<ReleaseSlotOp> {
+  ReleaseSlotOpLowering(const LLVMTypeConverter &converter, int64_t pipelineStart)
+      : ConvertOpToLLVMPattern(converter), pipelineStart(pipelineStart) {}
+
+  LogicalResult
+  matchAndRewrite(ReleaseSlotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Type i32 = b.getI32Type();
+    NVVM::SyncWarpOp::create(b, loc, createI32Constant(b, loc, -1));
+    Value lane = NVVM::LaneIdOp::create(b, loc, i32);
+    Value first = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, lane,
+                                       createI32Constant(b, loc, 0));
+    Value slot = adaptor.getSlot();
+    emitIf(b, loc, first, [&](OpBuilder &then) {
+      Value bytes = LLVM::AddOp::create(
+          then, loc, createI32Constant(then, loc, pipelineStart + op.getBarriers()),
+          LLVM::MulOp::create(then, loc, slot, createI32Constant(then, loc, 8)));
+      Value barrier = getSharedAddress(then, loc, getScratchBase(then, loc), bytes);
+      NVVM::MBarrierArriveOp::create(then, loc, then.getI64Type(), barrier, Value());
+    });
     b.eraseOp(op);
     return success();
   }
@@ -222,6 +265,6 @@ void mlir::kiln::gpu::populateTmaToLLVMPatterns(KilnGPUToNVVMTypeConverter &conv
                                                 const LaunchShape &launch,
                                                 int64_t pipelineStart) {
   patterns.add<AsyncTmaCopyOpLowering>(converter, launch, pipelineStart);
-  patterns.add<InitTmaBarriersOpLowering, WaitTmaBarrierOpLowering, InvalTmaBarriersOpLowering>(
-      converter, pipelineStart);
+  patterns.add<InitTmaBarriersOpLowering, WaitTmaBarrierOpLowering, InvalTmaBarriersOpLowering,
+               ReleaseSlotOpLowering>(converter, pipelineStart);
 }

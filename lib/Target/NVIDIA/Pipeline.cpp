@@ -70,6 +70,11 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // ...and, last (a later canonicalization could rebuild a dot after the
+  // release of the slot it reads), a loop that asks for it gets a producer
+  // warpgroup for its TMA copies.
+  if (!options.checked)
+    pm.addPass(gpu::createKilnGPUWarpSpecialize());
 }
 
 void nvidia::buildKilnGPUToNVVMPipeline(OpPassManager &pm,
@@ -85,6 +90,8 @@ void nvidia::buildKilnGPUToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertKilnGPUToNVVM(llvmOptions));
   // ...and the barriers that the code around them makes needless go.
   pm.addPass(createKilnNVVMEraseNeedlessBarriers());
+  // ...and in a warp-specialized kernel the rest are the consumer warps'.
+  pm.addPass(createKilnNVVMNameConsumerBarriers());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -384,4 +384,66 @@ def KilnGPUAsyncDots : Pass<"kiln-gpu-async-dots", "mlir::ModuleOp"> {
   ];
 }
 
+def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
+  let summary = "Give a TMA-pipelined loop a producer warpgroup that issues its copies";
+  let description = [{
+    On sm_90a, for a loop of the kernel's own body marked
+    `kiln.warp_specialize` (`kl.range(..., warp_specialize=True)`) that
+    kiln-gpu-pipeline-loads left with TMA copies only, read by synchronous
+    dots: the kernel gets a warpgroup of producer warps
+    (`kiln_gpu.producer`, first in the kernel) that issues every copy of
+    the loop, those before it and a loop of its own over the same
+    iterations, computing their coordinates, slots and predicates from the
+    same scalar code. Before copying into a slot again the producer waits
+    for the slot's release: each slot gets a second mbarrier, "empty"
+    (initialized with one arrival per consumer warp, after the "full"
+    ones), on which every kernel warp arrives after the last dot that reads
+    the slot (`kiln_gpu.release_slot`). The kernel's warps wait for a
+    slot's copies without a CTA barrier (`perThread`): none is left in the
+    loop. With two consumer warpgroups (8 warps), the producer gives
+    registers back (40 a thread) and the consumers take them (232). A loop
+    that does not qualify (cp.async copies, an asynchronous dot, a dot run
+    an iteration late, blocks in the copies' computation) is left as it is:
+    the attribute is a request.
+
+    Before (`num-stages` = 3):
+    ```mlir
+    kiln_gpu.init_tma_barriers {arrivals = 1 : i32, count = 3 : i32, offset = 49152 : i64}
+    kiln_gpu.async_tma_copy %map[%r0, %c0], %c0, %t0 {barriers = 49152 : i64, buffer = #buf, tile = tensor<64x128xf16>}
+    kiln_gpu.async_tma_copy %map[%r1, %c0], %c1, %t1 {barriers = 49152 : i64, buffer = #buf, tile = tensor<64x128xf16>}
+    scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero, %row = %r2, %slot = %c0, %phase = %c0) {
+      kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 49152 : i64}
+      %b = kiln_gpu.shared_operand %slot {buffer = #buf} : ...
+      %d = kiln.dot %a, %b, %acc : ...
+      kiln_gpu.async_tma_copy %map[%row, %c0], %ahead, %runs {barriers = 49152 : i64, buffer = #buf, tile = tensor<64x128xf16>}
+      scf.yield %d, %next_row, %next_slot, %next_phase
+    } {kiln.warp_specialize}
+    kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 49152 : i64}
+    ```
+    After:
+    ```mlir
+    kiln_gpu.init_tma_barriers {allWarps, arrivals = 1 : i32, count = 3 : i32, offset = 49152 : i64}
+    kiln_gpu.init_tma_barriers {allWarps, arrivals = 8 : i32, count = 3 : i32, offset = 49176 : i64}
+    kiln_gpu.producer attributes {consumerRegisters = 232 : i32, producerRegisters = 40 : i32, warps = 4 : i32} {
+      kiln_gpu.async_tma_copy %map[%r0, %c0], %c0, %t0 {..., warp = 8 : i32}
+      kiln_gpu.async_tma_copy %map[%r1, %c0], %c1, %t1 {..., warp = 8 : i32}
+      scf.for %i = %lb to %ub step %c64 iter_args(%row = %r2, %slot = %c0, %empty = %c1) {
+        kiln_gpu.wait_tma_barrier %ahead, %empty {barriers = 49176 : i64, perThread}
+        kiln_gpu.async_tma_copy %map[%row, %c0], %ahead, %runs {..., warp = 8 : i32}
+        scf.yield %next_row, %next_slot, %next_empty
+      }
+    }
+    scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero, %row = %r2, %slot = %c0, %phase = %c0) {
+      kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 49152 : i64, perThread}
+      %b = kiln_gpu.shared_operand %slot {buffer = #buf} : ...
+      %d = kiln.dot %a, %b, %acc : ...
+      kiln_gpu.release_slot %slot {barriers = 49176 : i64}
+      scf.yield %d, %next_row, %next_slot, %next_phase
+    }
+    kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 49152 : i64}
+    kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 49176 : i64}
+    ```
+  }];
+}
+
 #endif // KILN_GPU_TRANSFORMS_PASSES

@@ -1,0 +1,349 @@
+//===- WarpSpecialize.cpp - A producer warpgroup feeds the TMA slots -------===//
+//
+// Implements kiln-gpu-warp-specialize (see Passes.td). The loop that
+// kiln-gpu-pipeline-loads left with TMA copies is split in two: the copies,
+// and the scalar code their coordinates, slots and predicates are computed
+// from, go to a kiln_gpu.producer region that extra warps run; the rest
+// stays with the kernel's warps, which now only wait for a slot's copies
+// and release the slot once their dots have read it. No CTA barrier is left
+// in the loop: a slot's reuse is ordered by its "empty" mbarrier instead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/IR/Dialect.h"
+#include "kiln/Dialect/KilnGPU/IR/Dialect.h"
+#include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
+#include "kiln/Target/NVIDIA/TensorCores.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Pass/Pass.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::kiln::gpu {
+#define GEN_PASS_DEF_KILNGPUWARPSPECIALIZE
+#include "kiln/Dialect/KilnGPU/Transforms/Passes.h.inc"
+} // namespace mlir::kiln::gpu
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::gpu;
+
+namespace {
+
+constexpr StringLiteral kWarpSpecializeAttr = "kiln.warp_specialize";
+constexpr StringLiteral kOverlapDotsAttr = "kiln_gpu.overlap_dots";
+constexpr StringLiteral kWgmmaBufferAttr = "kiln_gpu.wgmma_buffer";
+
+/// One warpgroup of producer warps: setmaxnreg works on whole warpgroups.
+constexpr int32_t kProducerWarps = 4;
+/// Registers per thread after setmaxnreg, with two consumer warpgroups:
+/// 4 x 40 + 8 x 232 warps' worth fits the 64K register file (as the 168
+/// that a 384-thread kernel starts with does).
+constexpr int32_t kProducerRegisters = 40;
+constexpr int32_t kConsumerRegisters = 232;
+
+/// What the split needs of a kernel's TMA-pipelined loop.
+struct TmaLoop {
+  scf::ForOp loop;
+  InitTmaBarriersOp init;
+  InvalTmaBarriersOp inval;
+  WaitTmaBarrierOp wait;
+  /// The copies before the loop (the first iterations') and in it.
+  SmallVector<AsyncTmaCopyOp> prologue, copies;
+  /// The body's ops that the in-loop copies' operands are computed from,
+  /// in body order, and the loop-carried values among them.
+  SmallVector<Operation *> bodySlice;
+  SmallVector<unsigned> carried;
+  /// The ops before the loop that the producer needs, in order.
+  SmallVector<Operation *> outerSlice;
+  /// The last op of the body that reads a slot the loop fills.
+  Operation *lastReader = nullptr;
+  /// Whether the readers are asynchronous dots (kiln_gpu.wgmma_buffer),
+  /// each waiting for the one before the previous one: a slot is then read
+  /// until the next iteration's dot has been issued.
+  bool asyncReaders = false;
+};
+
+/// Whether `op` may be cloned into the producer: pure scalar code.
+bool isProducerCode(Operation *op) {
+  auto isBlock = [](Type type) { return isa<RankedTensorType>(type); };
+  return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+         !llvm::any_of(op->getOperandTypes(), isBlock) &&
+         !llvm::any_of(op->getResultTypes(), isBlock);
+}
+
+/// The ops of `block` before `end` that `roots` are computed from, in
+/// order; failure if one is not producer code. Block arguments (the
+/// kernel's parameters) need no op.
+FailureOr<SmallVector<Operation *>> getOuterSlice(Block *block, ArrayRef<Value> roots) {
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Value> worklist(roots.begin(), roots.end());
+  while (!worklist.empty()) {
+    Operation *producer = worklist.pop_back_val().getDefiningOp();
+    if (!producer || slice.contains(producer))
+      continue;
+    if (producer->getBlock() != block || !isProducerCode(producer))
+      return failure();
+    slice.insert(producer);
+    llvm::append_range(worklist, producer->getOperands());
+  }
+  SmallVector<Operation *> ordered(slice.begin(), slice.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
+}
+
+/// The loop's split, or failure when it is not one this pass handles: a
+/// loop of the kernel's own body, its slots filled by TMA copies only,
+/// read by dots that are all synchronous or all asynchronous (not the
+/// second dot run an iteration late, whose reads outlast the iteration in
+/// another way), its copies computed from scalar code.
+FailureOr<TmaLoop> matchTmaLoop(scf::ForOp loop) {
+  TmaLoop split;
+  split.loop = loop;
+  Block *body = loop.getBody();
+  Block *outer = loop->getBlock();
+  if (!isa_and_present<FunctionOpInterface>(loop->getParentOp()) || loop->hasAttr(kOverlapDotsAttr))
+    return failure();
+  split.wait = dyn_cast<WaitTmaBarrierOp>(&body->front());
+  if (!split.wait || split.wait.getPerThread())
+    return failure();
+  int64_t barriers = split.wait.getBarriers();
+  bool other = false;
+  loop.walk([&](Operation *op) {
+    if (auto copy = dyn_cast<AsyncTmaCopyOp>(op)) {
+      if (copy->getBlock() == body && copy.getBarriers() == barriers && !copy.getWarp())
+        split.copies.push_back(copy);
+      else
+        other = true;
+    } else if (isa<AsyncCopyOp, AsyncWaitOp, AsyncCommitGroupOp, WaitTmaBarrierOp,
+                   ReleaseSlotOp>(op) && op != split.wait) {
+      other = true;
+    }
+  });
+  if (other || split.copies.empty())
+    return failure();
+
+  // The ops around the loop that kiln-gpu-pipeline-loads made for it.
+  for (Operation &op : *outer) {
+    if (&op == loop.getOperation())
+      break;
+    if (auto init = dyn_cast<InitTmaBarriersOp>(op); init && init.getOffset() == barriers)
+      split.init = init;
+    if (auto copy = dyn_cast<AsyncTmaCopyOp>(op); copy && copy.getBarriers() == barriers)
+      split.prologue.push_back(copy);
+  }
+  for (Operation *op = loop->getNextNode(); op && !split.inval; op = op->getNextNode())
+    if (auto inval = dyn_cast<InvalTmaBarriersOp>(op); inval && inval.getOffset() == barriers)
+      split.inval = inval;
+  if (!split.init || !split.inval || split.init.getAllWarps() ||
+      split.prologue.size() % split.copies.size() != 0 ||
+      int64_t(split.prologue.size() / split.copies.size()) >= split.init.getCount())
+    return failure();
+
+  // The dots reading the loop's slots, the last of them.
+  Value readSlot = split.wait.getSlot();
+  int readers = 0, asyncReaders = 0;
+  for (Operation &op : *body) {
+    auto shared = dyn_cast<SharedOperandOp>(op);
+    if (!shared || shared.getSlot() != readSlot)
+      continue;
+    for (Operation *user : shared->getUsers()) {
+      Operation *reader = body->findAncestorOpInBlock(*user);
+      if (!reader)
+        return failure();
+      ++readers;
+      asyncReaders += user->hasAttr(kWgmmaBufferAttr);
+      if (!split.lastReader || split.lastReader->isBeforeInBlock(reader))
+        split.lastReader = reader;
+    }
+  }
+  if (!readers || (asyncReaders && asyncReaders != readers))
+    return failure();
+  split.asyncReaders = asyncReaders != 0;
+
+  // What the in-loop copies are computed from: the body's scalar code, the
+  // loop-carried values it reads (their next values too), and the values
+  // from before the loop.
+  llvm::SetVector<Operation *> slice;
+  llvm::SetVector<unsigned> carried;
+  SmallVector<Value> outerRoots{loop.getLowerBound(), loop.getUpperBound(), loop.getStep()};
+  SmallVector<Value> worklist;
+  for (AsyncTmaCopyOp copy : split.copies)
+    llvm::append_range(worklist, copy->getOperands());
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (auto argument = dyn_cast<BlockArgument>(value); argument && argument.getOwner() == body) {
+      if (argument == loop.getInductionVar())
+        continue;
+      unsigned index = argument.getArgNumber() - 1;
+      if (carried.insert(index)) {
+        worklist.push_back(body->getTerminator()->getOperand(index));
+        outerRoots.push_back(loop.getInitArgs()[index]);
+      }
+      continue;
+    }
+    Operation *producer = value.getDefiningOp();
+    if (!producer || !loop->isProperAncestor(producer)) {
+      outerRoots.push_back(value);
+      continue;
+    }
+    if (slice.contains(producer))
+      continue;
+    if (producer->getBlock() != body || !isProducerCode(producer))
+      return failure();
+    slice.insert(producer);
+    llvm::append_range(worklist, producer->getOperands());
+  }
+  split.bodySlice.assign(slice.begin(), slice.end());
+  llvm::sort(split.bodySlice, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  split.carried.assign(carried.begin(), carried.end());
+  llvm::sort(split.carried);
+  for (AsyncTmaCopyOp copy : split.prologue)
+    llvm::append_range(outerRoots, copy->getOperands());
+  FailureOr<SmallVector<Operation *>> outerSlice = getOuterSlice(outer, outerRoots);
+  if (failed(outerSlice))
+    return failure();
+  split.outerSlice = std::move(*outerSlice);
+  return split;
+}
+
+Value createI32(OpBuilder &builder, Location loc, int32_t value) {
+  return arith::ConstantIntOp::create(builder, loc, value, 32);
+}
+
+/// A copy of `copy` issued by `warp`'s lanes, its operands mapped.
+void cloneCopy(OpBuilder &builder, AsyncTmaCopyOp copy, IRMapping &mapping, int32_t warp) {
+  Operation *clone = builder.clone(*copy, mapping);
+  cast<AsyncTmaCopyOp>(clone).setWarpAttr(builder.getI32IntegerAttr(warp));
+}
+
+/// Builds the producer region at the start of the kernel: the copies of
+/// the first iterations, then a loop over the same iterations as `split`'s
+/// that waits for each slot's release before copying into it again.
+void buildProducer(TmaLoop &split, int32_t numWarps, int64_t emptyBarriers) {
+  scf::ForOp loop = split.loop;
+  Location loc = loop.getLoc();
+  Block *kernel = loop->getBlock();
+  OpBuilder builder(kernel, kernel->begin());
+  auto producer = ProducerOp::create(builder, loc, kProducerWarps,
+                                     numWarps == 8 ? builder.getI32IntegerAttr(kProducerRegisters) : nullptr,
+                                     numWarps == 8 ? builder.getI32IntegerAttr(kConsumerRegisters) : nullptr);
+  builder.setInsertionPointToStart(&producer.getBody().emplaceBlock());
+  IRMapping mapping;
+  for (Operation *op : split.outerSlice)
+    builder.clone(*op, mapping);
+  for (AsyncTmaCopyOp copy : split.prologue)
+    cloneCopy(builder, copy, mapping, numWarps);
+
+  // The release the k-th refill of a slot waits for is the phase k - 1 of
+  // its "empty" mbarrier; parity 1 on a fresh mbarrier passes at once, so
+  // the first fill of each slot waits for nothing. The loop's first copy
+  // fills round `lookahead / slots` of its slot, and the parity flips each
+  // time the slot it writes wraps round.
+  int32_t slots = split.init.getCount();
+  int32_t lookahead = split.prologue.size() / split.copies.size();
+  SmallVector<Value> inits;
+  for (unsigned index : split.carried)
+    inits.push_back(mapping.lookupOrDefault(loop.getInitArgs()[index]));
+  inits.push_back(createI32(builder, loc, ((lookahead / slots) & 1) ^ 1));
+  auto copyLoop = scf::ForOp::create(builder, loc, mapping.lookupOrDefault(loop.getLowerBound()),
+                                     mapping.lookupOrDefault(loop.getUpperBound()),
+                                     mapping.lookupOrDefault(loop.getStep()), inits);
+  Block *body = copyLoop.getBody();
+  builder.setInsertionPointToStart(body);
+  mapping.map(loop.getInductionVar(), copyLoop.getInductionVar());
+  for (auto [position, index] : llvm::enumerate(split.carried))
+    mapping.map(loop.getRegionIterArgs()[index], copyLoop.getRegionIterArgs()[position]);
+  for (Operation *op : split.bodySlice)
+    builder.clone(*op, mapping);
+  Value parity = copyLoop.getRegionIterArgs().back();
+  Value writeSlot = mapping.lookupOrDefault(split.copies.front().getSlot());
+  WaitTmaBarrierOp::create(builder, loc, writeSlot, parity, emptyBarriers, /*perThread=*/true);
+  for (AsyncTmaCopyOp copy : split.copies)
+    cloneCopy(builder, copy, mapping, numWarps);
+  Value wraps = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, writeSlot,
+                                      createI32(builder, loc, slots - 1));
+  Value flipped = arith::XOrIOp::create(builder, loc, parity, createI32(builder, loc, 1));
+  SmallVector<Value> yielded;
+  Operation *yield = loop.getBody()->getTerminator();
+  for (unsigned index : split.carried)
+    yielded.push_back(mapping.lookupOrDefault(yield->getOperand(index)));
+  yielded.push_back(arith::SelectOp::create(builder, loc, wraps, flipped, parity));
+  scf::YieldOp::create(builder, loc, yielded);
+}
+
+/// Splits `split`'s loop between a producer and the kernel's warps.
+void warpSpecialize(TmaLoop &split, int32_t numWarps) {
+  int32_t slots = split.init.getCount();
+  int64_t emptyBarriers = split.init.getOffset() + 8 * int64_t(slots);
+  buildProducer(split, numWarps, emptyBarriers);
+
+  // Both sets of mbarriers are initialized before the producer warps
+  // branch off, with every warp waiting for that.
+  Location loc = split.loop.getLoc();
+  ProducerOp producer = cast<ProducerOp>(&split.loop->getBlock()->front());
+  OpBuilder builder(producer);
+  split.init->moveBefore(producer);
+  split.init.setAllWarps(true);
+  InitTmaBarriersOp::create(builder, loc, emptyBarriers, slots, numWarps, /*allWarps=*/true);
+
+  // The kernel's warps: no copies; wait for a slot's copies without
+  // synchronizing with the others; release the slot after its last reader.
+  for (AsyncTmaCopyOp copy : llvm::concat<AsyncTmaCopyOp>(split.prologue, split.copies))
+    copy.erase();
+  split.wait.setPerThread(true);
+  builder.setInsertionPointAfter(split.lastReader);
+  Value readSlot = split.wait.getSlot();
+  if (!split.asyncReaders) {
+    ReleaseSlotOp::create(builder, loc, readSlot, emptyBarriers);
+  } else {
+    // This iteration's dots have waited for the previous iteration's: its
+    // slot, the one before this one round the ring, is free (from the
+    // second iteration on).
+    scf::ForOp loop = split.loop;
+    Value later = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
+                                        loop.getInductionVar(), loop.getLowerBound());
+    Value first = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, readSlot,
+                                        createI32(builder, loc, 0));
+    Value previous = arith::SelectOp::create(
+        builder, loc, first, createI32(builder, loc, slots - 1),
+        arith::SubIOp::create(builder, loc, readSlot, createI32(builder, loc, 1)));
+    auto release = scf::IfOp::create(builder, loc, later, /*withElseRegion=*/false);
+    builder.setInsertionPointToStart(release.thenBlock());
+    ReleaseSlotOp::create(builder, loc, previous, emptyBarriers);
+  }
+  builder.setInsertionPointAfter(split.inval);
+  InvalTmaBarriersOp::create(builder, loc, emptyBarriers, slots);
+  split.loop->removeAttr(kWarpSpecializeAttr);
+}
+
+struct KilnGPUWarpSpecialize
+    : public gpu::impl::KilnGPUWarpSpecializeBase<KilnGPUWarpSpecialize> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (!nvidia::hasWarpgroupMma(module))
+      return;
+    int32_t numWarps = getNumWarps(module);
+    // One producer per kernel: the first loop asking for it that can be split.
+    module.walk([&](FunctionOpInterface function) {
+      for (Operation &op : function.getFunctionBody().front()) {
+        auto loop = dyn_cast<scf::ForOp>(op);
+        if (!loop || !loop->hasAttr(kWarpSpecializeAttr))
+          continue;
+        FailureOr<TmaLoop> split = matchTmaLoop(loop);
+        if (failed(split))
+          continue;
+        warpSpecialize(*split, numWarps);
+        break;
+      }
+    });
+  }
+};
+
+} // namespace
