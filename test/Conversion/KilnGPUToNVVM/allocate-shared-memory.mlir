@@ -95,3 +95,26 @@ func.func @reuse(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %slot: i32, %x: tensor<
   return %y, %z : tensor<64x64xf32, #bA>, tensor<64x64xf32, #mma>
 }
 }
+
+// -----
+
+// The same kernel without the conversion before the span: only scalar code
+// precedes the first copy, so no thread can still be reading the scratch
+// there, and no barrier goes before it (a warp-specialized kernel's producer
+// warps branch off after these ops, and would never meet one).
+// CHECK: // -----
+// CHECK-LABEL: func.func @opens_kernel
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: kiln_gpu.async_copy
+// CHECK-NOT: kiln.debug_barrier
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
+func.func @opens_kernel(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %slot: i32, %x: tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #bA> {
+  %next = arith.addi %slot, %slot : i32
+  kiln_gpu.async_copy %pa, %next {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 4096, slots = 2>} : tensor<64x32x!kiln.ptr<f16>, #bA>
+  kiln_gpu.async_wait {pending = 0 : i32}
+  %z = kiln_gpu.convert_layout %x : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #bA>
+  return %z : tensor<64x64xf32, #bA>
+}
+}
