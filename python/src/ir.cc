@@ -246,7 +246,10 @@ void initIR(py::module_ &m) {
       .def("set_num_stages", [](const PyForOp &o, int64_t stages) {
         Builder b(o.op.getContext());
         o.op->setAttr("kiln.num_stages", b.getI32IntegerAttr(static_cast<int32_t>(stages)));
-      }, py::arg("stages"), "The loop's own software-pipelining depth (kl.range's num_stages)");
+      }, py::arg("stages"), "The loop's own software-pipelining depth (kl.range's num_stages)")
+      .def("set_warp_specialize", [](const PyForOp &o) {
+        o.op->setAttr("kiln.warp_specialize", UnitAttr::get(o.op.getContext()));
+      }, "Asks for a producer warpgroup issuing the loop's copies (kl.range's warp_specialize)");
 
   py::class_<PyWhileOp>(m, "WhileOp", "An scf.while operation")
       .def_property_readonly("before", [](const PyWhileOp &o) {

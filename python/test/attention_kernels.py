@@ -15,6 +15,7 @@ same text: the kernels name the language only through the global `kl`, and
 use nothing that Triton lacks.
 """
 
+import importlib
 import math
 
 import torch
@@ -96,14 +97,15 @@ def attention_forward(Q, K, V, Out, M, sm_scale, stride_z, stride_h, stride_tok,
 
 @kiln.jit
 def _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, lo, hi, offs_m, qk_scale, N_CTX,
-                               BLOCK_N: kl.constexpr, DIAGONAL: kl.constexpr, MASK_KEYS: kl.constexpr):
+                               BLOCK_N: kl.constexpr, DIAGONAL: kl.constexpr, MASK_KEYS: kl.constexpr,
+                               WARP_SPECIALIZE: kl.constexpr):
     """The online softmax over the key blocks [lo, hi) of
     `attention_forward_descriptors`, carrying the descriptors' row offset
     as Triton's tutorial does. DIAGONAL: the blocks that straddle the
     causal diagonal, which need the causal mask."""
     offs_n = kl.arange(0, BLOCK_N)
     offset_kv = row + lo
-    for start_n in range(lo, hi, BLOCK_N):
+    for start_n in kl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
         k = desc_k.load([offset_kv, 0]).T
         qk = kl.dot(q, k)
         if MASK_KEYS:
@@ -126,7 +128,8 @@ def _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, lo, hi, of
 @kiln.jit
 def attention_forward_descriptors(Q, K, V, Out, M, sm_scale, stride_z, stride_h, stride_tok, H, N_CTX,
                                   HEAD_DIM: kl.constexpr, BLOCK_M: kl.constexpr, BLOCK_N: kl.constexpr,
-                                  CAUSAL: kl.constexpr, MASK_KEYS: kl.constexpr):
+                                  CAUSAL: kl.constexpr, MASK_KEYS: kl.constexpr,
+                                  WARP_SPECIALIZE: kl.constexpr = False):
     """The forward of `attention_forward` written as Triton's tutorial
     writes it, with tensor descriptors, K read as `desc_k.load().T`, the
     row offset carried by the loop, and, when causal, one loop over the
@@ -136,7 +139,8 @@ def attention_forward_descriptors(Q, K, V, Out, M, sm_scale, stride_z, stride_h,
     BLOCK_N: a block must not cross into the next head), or pointers, from
     which the kernel makes one [N_CTX, HEAD_DIM] descriptor per (batch,
     head) and operand, rows past N_CTX reading as zero. The last dimension
-    must be contiguous."""
+    must be contiguous. WARP_SPECIALIZE asks for a producer warpgroup
+    issuing the copies of the (non-causal) loop."""
     start_m = kl.program_id(0)
     off_hz = kl.program_id(1)
     offset = (off_hz // H).to(kl.int64) * stride_z + (off_hz % H).to(kl.int64) * stride_h
@@ -162,13 +166,13 @@ def attention_forward_descriptors(Q, K, V, Out, M, sm_scale, stride_z, stride_h,
         # causal mask.
         diagonal = start_m * BLOCK_M // BLOCK_N * BLOCK_N
         acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, 0, diagonal,
-                                                   offs_m, qk_scale, N_CTX, BLOCK_N, False, MASK_KEYS)
+                                                   offs_m, qk_scale, N_CTX, BLOCK_N, False, MASK_KEYS, False)
         acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, diagonal,
                                                    kl.minimum((start_m + 1) * BLOCK_M, N_CTX), offs_m,
-                                                   qk_scale, N_CTX, BLOCK_N, True, MASK_KEYS)
+                                                   qk_scale, N_CTX, BLOCK_N, True, MASK_KEYS, False)
     else:
         acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, 0, N_CTX, offs_m,
-                                                   qk_scale, N_CTX, BLOCK_N, False, MASK_KEYS)
+                                                   qk_scale, N_CTX, BLOCK_N, False, MASK_KEYS, WARP_SPECIALIZE)
     m_i += kl.log2(l_i)
     acc = acc / l_i[:, None]
     kl.store(M + off_hz * N_CTX + offs_m, m_i, mask=offs_m < N_CTX)
@@ -285,16 +289,24 @@ def _check_operands(*arrays: torch.Tensor) -> None:
             raise ValueError("attention operands must have one shape, strides and dtype")
 
 
+def _foreign_descriptor(kernel) -> type:
+    """The host TensorDescriptor class of the compiler that made `kernel`
+    (a twin compiled by Triton: Triton's)."""
+    package = type(kernel).__module__.split(".")[0]
+    return importlib.import_module(f"{package}.tools.tensor_descriptor").TensorDescriptor
+
+
 def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float,
             block_m: int = 128, block_n: int = 64, num_warps: int = 4, num_stages: int = 3,
             kernel=attention_forward, out: torch.Tensor = None, m: torch.Tensor = None,
-            host_descriptors: bool = False) -> tuple:
+            host_descriptors: bool = False, warp_specialize: bool = False) -> tuple:
     """Runs the forward kernel (`kernel`: `attention_forward`,
     `attention_forward_descriptors`, or a twin of either compiled by
     another compiler) into `out` and `m` (new arrays when None); returns
     (O, M), M of shape [Z*H, N_CTX] in float32. `host_descriptors` passes
     `attention_forward_descriptors` Kiln's host TensorDescriptors of the
-    contiguous operands."""
+    contiguous operands; `warp_specialize` asks it for a producer
+    warpgroup."""
     _check_operands(q, k, v)
     z, h, n_ctx, head_dim = q.shape
     if out is None:
@@ -305,6 +317,7 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_
     grid = (math.ceil(n_ctx / block_m), z * h)
     strides = [q.stride(0), q.stride(1), q.stride(2)]
     operands = [q, k, v]
+    options = {}
     # (Compared by name: a twin compiled by another compiler is another object.)
     if kernel.fn.__name__ == attention_forward_descriptors.fn.__name__:
         if q.stride(3) != 1:
@@ -312,13 +325,18 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_
         if host_descriptors:
             if not q.is_contiguous() or n_ctx % block_m or n_ctx % block_n:
                 raise ValueError("host descriptors need contiguous operands and N_CTX a multiple of the blocks")
-            operands = [TensorDescriptor(x, [z * h * n_ctx, head_dim], [head_dim, 1], [rows, head_dim])
+            # Each compiler's launcher takes its own descriptor class.
+            descriptor = TensorDescriptor if isinstance(kernel, kiln.JITFunction) else _foreign_descriptor(kernel)
+            operands = [descriptor(x, [z * h * n_ctx, head_dim], [head_dim, 1], [rows, head_dim])
                         for x, rows in ((q, block_m), (k, block_n), (v, block_n))]
+        options["WARP_SPECIALIZE"] = warp_specialize
+    elif warp_specialize:
+        raise ValueError("only attention_forward_descriptors takes warp_specialize")
     else:
         strides.append(q.stride(3))
     kernel[grid](*operands, out, m, sm_scale, *strides, h, n_ctx,
                  HEAD_DIM=head_dim, BLOCK_M=block_m, BLOCK_N=block_n, CAUSAL=causal,
-                 MASK_KEYS=n_ctx % block_n != 0, num_warps=num_warps, num_stages=num_stages)
+                 MASK_KEYS=n_ctx % block_n != 0, num_warps=num_warps, num_stages=num_stages, **options)
     return out, m
 
 

@@ -411,6 +411,10 @@ class NvidiaBackend(Backend):
                 metadata["tensor_maps"] = tensor_map_boxes(module, metadata["signature"])
         # Scratch shared memory for reductions, scans, layout changes and dots.
         metadata["shared"] = module.int_attr("kiln_gpu.shared") or 0
+        # A warp-specialized kernel launches its producer warps too.
+        producer_warps = module.int_attr("kiln_gpu.producer_warps") or 0
+        if producer_warps:
+            metadata["producer_warps"] = producer_warps
         if checked:
             metadata["checked"] = True
             metadata["checked_sites"] = module.dict_array_attr("kiln_gpu.checked_sites") or []
@@ -453,6 +457,8 @@ class NvidiaBackend(Backend):
              options: Mapping[str, Any]) -> LoadedKernel:
         shared = int(compiled.metadata.get("shared", 0))
         module, function, n_regs, n_spills = self._load_binary(compiled, shared, device)
+        # The CTA: the kernel's warps, and a warp-specialized kernel's producer warps.
+        num_warps += int(compiled.metadata.get("producer_warps", 0))
         # ptxas spills rather than fail, but a block's threads must fit in the
         # register file together: past it the launch itself would fail.
         registers = n_regs * num_warps * 32

@@ -184,7 +184,8 @@ def supports_tma(byval_only: bool = False) -> bool:
 def supports_ws() -> bool:
     """Whether kernels with warp-specialized loops run here: on the CPU
     backend and on CUDA GPUs of capability 9 or more, as in Triton. Kiln
-    accepts ``warp_specialize=`` and runs the loop unspecialized."""
+    accepts ``warp_specialize=`` everywhere and specializes the loops it
+    can (TMA copies on sm_90a); others run unspecialized."""
     target = get_current_target()
     if target is not None and target.backend == "cpu":
         return True

@@ -669,17 +669,23 @@ class range:
     Same as Python's ``range`` inside kernels. Only meaningful as the
     iterator of a ``for`` statement in a kernel. ``num_stages`` overrides
     the kernel's software-pipelining depth for this loop (a constexpr
-    integer of at least 1).
+    integer of at least 1). ``warp_specialize=True`` (a constexpr bool)
+    asks, on sm_90a, for a warpgroup of producer warps that issues the
+    loop's TMA copies while the kernel's warps compute (see
+    docs/design/warp_specialization.md); a loop that cannot be split so runs
+    as it would without it, and other targets ignore it.
     """
 
     def __init__(self, arg1: Any, arg2: Any = None, step: Any = None, num_stages: Any = None,
                  loop_unroll_factor: Any = None, disallow_acc_multi_buffer: Any = False, flatten: Any = False,
                  warp_specialize: Any = False, disable_licm: Any = False) -> None:
         # num_stages sets this loop's pipelining depth (as the kernel's
-        # num_stages does for every loop); Triton's other scheduling hints
-        # are accepted and ignored: Kiln's pipeline makes those choices.
-        del loop_unroll_factor, disallow_acc_multi_buffer, flatten, warp_specialize, disable_licm
+        # num_stages does for every loop) and warp_specialize asks for a
+        # producer warpgroup; Triton's other scheduling hints are accepted
+        # and ignored: Kiln's pipeline makes those choices.
+        del loop_unroll_factor, disallow_acc_multi_buffer, flatten, disable_licm
         self.num_stages = num_stages
+        self.warp_specialize = warp_specialize
         if arg2 is None:
             self.start, self.end = 0, arg1
         else:

@@ -80,6 +80,20 @@ def test_forward_host_descriptors(dtype, causal, head_dim, config):
                   kernel=attention_kernels.attention_forward_descriptors, host_descriptors=True)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("n_ctx", [1024, 4096])
+@pytest.mark.parametrize("config", [c for c in FORWARD_CONFIGS if c[2] == 8],
+                         ids=lambda c: "m{}-n{}-w{}-s{}".format(*c))
+def test_forward_warp_specialized(dtype, head_dim, n_ctx, config):
+    """The host-descriptor forward with `warp_specialize=True`: a producer
+    warpgroup issues the TMA copies, the two consumer warpgroups release
+    each slot after reading it (many rounds of the ring at 4096)."""
+    check_forward(dtype, False, head_dim, config, n_ctx, seed=7 * head_dim + n_ctx + config[1],
+                  kernel=attention_kernels.attention_forward_descriptors, host_descriptors=True,
+                  warp_specialize=True)
+
+
 @pytest.mark.parametrize("n_ctx", [1024, 777])
 def test_forward_sequence_lengths(n_ctx):
     """A multiple of every block (no key masking) and an odd length."""

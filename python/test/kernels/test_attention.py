@@ -81,10 +81,14 @@ def test_forward_descriptors(arrays, causal, n_ctx, head_dim, blocks):
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("n_ctx,head_dim,blocks", [(64, 16, (32, 16)), (64, 32, (16, 32))])
-def test_forward_host_descriptors(arrays, causal, n_ctx, head_dim, blocks):
-    """The same kernel given host TensorDescriptors of the whole arrays."""
+@pytest.mark.parametrize("warp_specialize", [False, True], ids=["own-copies", "warp-specialized"])
+def test_forward_host_descriptors(arrays, causal, n_ctx, head_dim, blocks, warp_specialize):
+    """The same kernel given host TensorDescriptors of the whole arrays,
+    its loop also asking for warp specialization (a request that changes
+    the result nowhere)."""
     check_forward(arrays, torch.float16, causal, (2, 2, n_ctx, head_dim), blocks, seed=7 * n_ctx + head_dim,
-                  kernel=attention_kernels.attention_forward_descriptors, host_descriptors=True)
+                  kernel=attention_kernels.attention_forward_descriptors, host_descriptors=True,
+                  warp_specialize=warp_specialize)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])

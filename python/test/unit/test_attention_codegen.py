@@ -12,7 +12,9 @@ import kiln
 from kiln.compiler.specialization import Specialization
 
 from attention_kernels import attention_backward_dkdv, attention_forward, attention_forward_descriptors
+from kiln.backends.nvidia import find_ptxas
 from test_dot_codegen import descriptor_signature
+from test_matmul_registers import registers_and_spills
 
 SIGNATURE = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "M": "*fp32",
              "sm_scale": "fp32", "stride_z": "i32", "stride_h": "i32", "stride_tok": "i32",
@@ -88,7 +90,7 @@ def test_sm90a_forward_with_descriptors_made_in_the_kernel(block_m, block_n, num
     compiled = kiln.compile(attention_forward_descriptors, signature=signature, target="sm_90a",
                             num_warps=num_warps, num_stages=3, attrs=attrs,
                             constexprs={"HEAD_DIM": 128, "BLOCK_M": block_m, "BLOCK_N": block_n,
-                                        "CAUSAL": False, "MASK_KEYS": False})
+                                        "CAUSAL": False, "MASK_KEYS": False, "WARP_SPECIALIZE": False})
     ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
     body = loop_body(ir)
     assert "kiln.load" not in body and "kiln.trans" not in body
@@ -96,6 +98,24 @@ def test_sm90a_forward_with_descriptors_made_in_the_kernel(block_m, block_n, num
     assert re.search(r"kiln_gpu\.async_copy .*kMajor = true>, transposed\}", body)
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[%r\d+\], \[%rd\d+\], (\d+)", ptx))
     assert sizes == {"16"}
+
+
+def compile_forward_with_host_descriptors(block_m: int, block_n: int, num_warps: int, causal: bool,
+                                          warp_specialize: bool = False) -> kiln.CompiledKernel:
+    """Tutorial 06's forward as a launch with host descriptors of contiguous
+    [Z * H * N_CTX, 128] arrays compiles it for sm_90a."""
+    signature = {name: ty for name, ty in SIGNATURE.items() if name not in ("stride_d", "Q", "K", "V")}
+    constexprs = {"HEAD_DIM": 128, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": causal,
+                  "MASK_KEYS": False, "WARP_SPECIALIZE": warp_specialize}
+    divisible = set(CONTIGUOUS.divisible_by_16) - {"Q", "K", "V"}
+    for path, rows in (("Q", block_m), ("K", block_n), ("V", block_n)):
+        signature.update(descriptor_signature(path, "fp16"))
+        constexprs.update({f"{path}[3][0]": rows, f"{path}[3][1]": 128, f"{path}[4]": "zero"})
+        divisible |= {f"{path}[0]", f"{path}[1][0]", f"{path}[1][1]", f"{path}[2][0]"}
+    attrs = Specialization(divisible_by_16=frozenset(divisible),
+                           equal_to_1=frozenset({"Q[2][1]", "K[2][1]", "V[2][1]"}))
+    return kiln.compile(attention_forward_descriptors, signature=signature, target="sm_90a",
+                        num_warps=num_warps, num_stages=3, attrs=attrs, constexprs=constexprs)
 
 
 @pytest.mark.parametrize("block_m,block_n,num_warps", [(128, 64, 8), (64, 64, 4)])
@@ -108,18 +128,7 @@ def test_sm90a_forward_with_host_descriptors(block_m, block_n, num_warps, causal
     run ahead with the coordinates), and Q, loaded once and read by both
     loops, is copied into a slot of each loop instead of being stored from
     registers every iteration."""
-    signature = {name: ty for name, ty in SIGNATURE.items() if name not in ("stride_d", "Q", "K", "V")}
-    constexprs = {"HEAD_DIM": 128, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": causal,
-                  "MASK_KEYS": False}
-    divisible = set(CONTIGUOUS.divisible_by_16) - {"Q", "K", "V"}
-    for path, rows in (("Q", block_m), ("K", block_n), ("V", block_n)):
-        signature.update(descriptor_signature(path, "fp16"))
-        constexprs.update({f"{path}[3][0]": rows, f"{path}[3][1]": 128, f"{path}[4]": "zero"})
-        divisible |= {f"{path}[0]", f"{path}[1][0]", f"{path}[1][1]", f"{path}[2][0]"}
-    attrs = Specialization(divisible_by_16=frozenset(divisible),
-                           equal_to_1=frozenset({"Q[2][1]", "K[2][1]", "V[2][1]"}))
-    compiled = kiln.compile(attention_forward_descriptors, signature=signature, target="sm_90a",
-                            num_warps=num_warps, num_stages=3, attrs=attrs, constexprs=constexprs)
+    compiled = compile_forward_with_host_descriptors(block_m, block_n, num_warps, causal)
     ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
     loops = 2 if causal else 1
     bodies = loop_bodies(ir)
@@ -183,3 +192,45 @@ def test_sm90a_causal_mask_only_on_the_diagonal(block_m, block_n, num_warps):
     assert masked == [False, True]
     for body in bodies:
         assert body.count("kiln_gpu.shared_operand") == 3 and "kiln.load" not in body
+
+
+@pytest.mark.parametrize("block_n", [64, 128])
+def test_sm90a_forward_warp_specialized(block_n, tmp_path):
+    """`kl.range(..., warp_specialize=True)` on the TMA loop of two consumer
+    warpgroups: 12 warps in all, the producer warpgroup giving registers to
+    the consumers, which wait for each slot by themselves (no barrier in
+    the loop), release it after the second dot, and meet only on named
+    barrier 1 of their 256 threads."""
+    compiled = compile_forward_with_host_descriptors(128, block_n, 8, causal=False, warp_specialize=True)
+    ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
+    assert compiled.metadata["producer_warps"] == 4
+    assert ".reqntid 384, 1, 1" in ptx
+    assert "setmaxnreg.dec.sync.aligned.u32 \t40;" in ptx and "setmaxnreg.inc.sync.aligned.u32 \t232;" in ptx
+    # Every warp passes the two barriers after the mbarriers' initialization,
+    # then the consumers only named barrier 1.
+    assert re.findall(r"bar\.sync \t(\S+);", ptx)[:2] == ["0", "0"]
+    assert set(re.findall(r"bar\.sync \t(.+);", ptx)[2:]) == {"1, 256"}
+    producer = ir[ir.index("kiln_gpu.producer"):ir.index("kiln_gpu.producer") + ir[ir.index("kiln_gpu.producer"):].index("\n    }\n")]
+    assert producer.count("kiln_gpu.async_tma_copy") == 6 and "warp = 8 : i32" in producer
+    body = loop_body(ir)
+    assert "kiln_gpu.async_tma_copy" not in body and "perThread" in body
+    assert body.count("kiln_gpu.release_slot") == 1
+    # The loop's own PTX: from the consumers' wait to their release, no CTA barrier.
+    loop = ptx[ptx.index("setmaxnreg.inc"):]
+    loop = loop[loop.index("mbarrier.try_wait.parity"):loop.index("mbarrier.arrive.shared")]
+    assert "bar.sync" not in loop and "cp.async.bulk.tensor" not in loop
+    # 384 threads start with 168 registers each; the consumers' code may use
+    # up to 232 after setmaxnreg (BLOCK_N 128 needs 175 without a producer),
+    # and ptxas allocates it so, without spilling.
+    if find_ptxas() is not None:
+        assert registers_and_spills(ptx, tmp_path) == (168, 0)
+
+
+def test_sm90a_warp_specialize_left_for_one_warpgroup():
+    """With one warpgroup the second dot runs an iteration late
+    (kiln-gpu-overlap-dots), reading a slot after the iteration that would
+    release it: the request is left, and the kernel keeps its own copies."""
+    compiled = compile_forward_with_host_descriptors(64, 64, 4, causal=False, warp_specialize=True)
+    assert "producer_warps" not in compiled.metadata
+    assert "kiln_gpu.producer" not in compiled.asm["kiln_gpu"]
+    assert ".reqntid 128, 1, 1" in compiled.asm["ptx"]

@@ -113,6 +113,28 @@ def test_range_num_stages_cannot_be_a_runtime_value(jit, build_ir):
         build_ir(kernel, {"p": "*i32", "n": "i32"})
 
 
+@pytest.mark.parametrize("requested", [True, False])
+def test_range_warp_specialize_marks_the_loop(jit, build_ir, requested):
+    @jit
+    def kernel(p, n, WS: kl.constexpr):
+        for i in kl.range(0, n, warp_specialize=WS):
+            kl.store(p + i, i)
+
+    ir = str(build_ir(kernel, {"p": "*i32", "n": "i32"}, constexprs={"WS": requested}))
+    assert ("kiln.warp_specialize" in ir) == requested
+
+
+@pytest.mark.parametrize("requested", [1, "yes"])
+def test_range_warp_specialize_must_be_a_constexpr_bool(jit, build_ir, requested):
+    @jit
+    def kernel(p, n, WS: kl.constexpr):
+        for i in kl.range(0, n, warp_specialize=WS):
+            kl.store(p + i, i)
+
+    with pytest.raises(CompilationError, match="warp_specialize must be a constexpr bool, got"):
+        build_ir(kernel, {"p": "*i32", "n": "i32"}, constexprs={"WS": requested})
+
+
 def test_where_between_a_pointer_and_a_number(jit, build_ir):
     @jit
     def kernel(x_ptr):
