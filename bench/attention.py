@@ -16,6 +16,12 @@ Columns, in TFLOP/s:
   forward written as tutorial 06 writes it (tensor descriptors made in the
   kernel, K read as `desc_k.load(...).T`), same text for both compilers,
   tuned the same way.
+- kiln host, triton host, kiln host ws, triton host ws: the same
+  `attention_forward_descriptors` given host TensorDescriptors of the
+  contiguous [B*H*S, D] operands (the TMA unit copies K and V on sm_90a),
+  without and with `warp_specialize=True` on its loop (a producer
+  warpgroup; Kiln specializes the non-causal loop of 8-warp configs),
+  tuned the same way.
 - cuDNN, FA2: torch's scaled_dot_product_attention with its cuDNN and its
   FlashAttention-2 backend.
 - t06 kiln, t06 triton: Triton's fused-attention tutorial (06), unchanged,
@@ -45,7 +51,7 @@ folders, set before either compiler is imported), after a launch of a
 trivial kernel so that each compiler's one-time set-up is left out.
 
     python3 bench/attention.py [--quick] [--shapes 128x4096,64x16384] [--causal both|yes|no]
-        [--dtype fp16,bf16] [--modes fwd,fwd+bwd] [--providers plain,desc,sdpa,tutorial06]
+        [--dtype fp16,bf16] [--modes fwd,fwd+bwd] [--providers plain,desc,host,sdpa,tutorial06]
         [--tutorial06 PATH] [--tutorial06-configs all|one] [--verbose]
 
 --quick is D 128, S 4096, fp16. Without --tutorial06, the tutorial is
@@ -125,7 +131,10 @@ RESULT_LINE, COMPILER_LINE = "RESULT ", "COMPILER "
 LOST_CONTEXT_STATUS = 3
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 MODES = ("fwd", "fwd+bwd")
-PROVIDERS = ("plain", "desc", "sdpa", "tutorial06")
+PROVIDERS = ("plain", "desc", "host", "sdpa", "tutorial06")
+#: attention_kernels.forward's options for the kernels of each column suffix.
+FORWARD_OPTIONS = {"": {}, " desc": {}, " host": {"host_descriptors": True},
+                   " host ws": {"host_descriptors": True, "warp_specialize": True}}
 
 
 @kiln.jit
@@ -328,11 +337,12 @@ def tune_plain(case: Case, name: str, kernel: Any, q: torch.Tensor, k: torch.Ten
     checked before it is timed, and one that fails or is wrong is printed."""
     out = torch.empty_like(q)
     m = torch.empty((q.shape[0] * q.shape[1], q.shape[2]), device=q.device, dtype=torch.float32)
+    options = FORWARD_OPTIONS[name[name.index(" "):] if " " in name else ""]
     best, best_config, failures = None, "-", []
     for config in CONFIGS:
         def run(config=config) -> tuple:
             return attention_kernels.forward(q, k, v, case.causal, case.head_dim ** -0.5, *config, kernel=kernel,
-                                             out=out, m=m)[:1]
+                                             out=out, m=m, **options)[:1]
         out.fill_(math.nan)
         cell = measure(case, run, expected)
         label = "/".join(str(value) for value in config)
@@ -498,7 +508,7 @@ def row_cells(case: Case, providers: set, kernels: dict[str, Any], tutorial: dic
     needs_grad = case.mode == "fwd+bwd"
     q, k, v, do = make_inputs(case, requires_grad=needs_grad)
     expected = reference(q, k, v, case.causal, do if needs_grad else None)
-    if providers & {"plain", "desc"}:
+    if providers & {"plain", "desc", "host"}:
         for name, kernel in kernels.items():
             if case.mode == "fwd":
                 cells[name], configs[name] = tune_plain(case, name, kernel, q, k, v, expected, verbose)
@@ -508,7 +518,7 @@ def row_cells(case: Case, providers: set, kernels: dict[str, Any], tutorial: dic
         cells.update(sdpa_cells(case, q, k, v, do, expected))
     for compiler, results in tutorial.items():
         cells[f"t06 {compiler}"] = results.get(case.key, Cell(text="-"))
-    for suffix in ("", " desc"):
+    for suffix in FORWARD_OPTIONS:
         kiln_cell, triton_cell = cells.get("kiln" + suffix), cells.get("triton" + suffix)
         if kiln_cell and triton_cell and kiln_cell.tflops and triton_cell.tflops:
             cells[f"kiln/triton{suffix}"] = Cell(text=f"{kiln_cell.tflops / triton_cell.tflops:.2f}")
@@ -537,6 +547,9 @@ def run(args: argparse.Namespace) -> None:
         kernels.update(plain_kernels(attention_kernels.attention_forward_descriptors, " desc"))
         if triton is not None:
             triton.set_allocator(allocate_triton_scratch)
+    if "host" in providers:
+        for suffix in (" host", " host ws"):
+            kernels.update(plain_kernels(attention_kernels.attention_forward_descriptors, suffix))
     print(f"device: {torch.cuda.get_device_name() if DEVICE == 'cuda' else DEVICE}, torch {torch.__version__}, "
           f"triton {triton.__version__ if triton is not None else 'not installed'}")
     if compile_kernels:
@@ -564,6 +577,10 @@ def run(args: argparse.Namespace) -> None:
         columns += ["kiln"] + (["triton", "kiln/triton"] if "triton" in kernels else [])
     if "desc" in providers:
         columns += ["kiln desc"] + (["triton desc", "kiln/triton desc"] if "triton desc" in kernels else [])
+    if "host" in providers:
+        for suffix in (" host", " host ws"):
+            columns += [f"kiln{suffix}"] + ([f"triton{suffix}", f"kiln/triton{suffix}"]
+                                           if f"triton{suffix}" in kernels else [])
     if "sdpa" in providers:
         columns += ["cuDNN", "FA2"]
     columns += [f"t06 {compiler}" for compiler in tutorial]
