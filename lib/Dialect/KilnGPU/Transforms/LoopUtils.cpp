@@ -30,7 +30,10 @@ bool mlir::kiln::gpu::writesMemory(scf::ForOp loop) {
 
 FailureOr<SmallVector<Operation *>> mlir::kiln::gpu::getBodySlice(scf::ForOp loop,
                                                                   ValueRange roots) {
-  Block *body = loop.getBody();
+  return getBlockSlice(loop.getBody(), roots);
+}
+
+FailureOr<SmallVector<Operation *>> mlir::kiln::gpu::getBlockSlice(Block *body, ValueRange roots) {
   llvm::SetVector<Operation *> slice;
   SmallVector<Value> worklist(roots.begin(), roots.end());
   while (!worklist.empty()) {

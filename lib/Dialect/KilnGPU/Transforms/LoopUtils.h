@@ -21,6 +21,10 @@ bool writesMemory(scf::ForOp loop);
 /// or failure when one of them is not a pure, region-free op.
 FailureOr<SmallVector<Operation *>> getBodySlice(scf::ForOp loop, ValueRange roots);
 
+/// getBodySlice for the ops of any block: those of `block` that `roots`
+/// are computed from (values from elsewhere end the walk), in order.
+FailureOr<SmallVector<Operation *>> getBlockSlice(Block *block, ValueRange roots);
+
 /// `mask && condition` for an access of `ptrType` (a block of pointers),
 /// `condition` being a scalar i1; `mask` may be null.
 Value andMask(OpBuilder &builder, Location loc, Value mask, Value condition,

@@ -15,6 +15,8 @@
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 #include "kiln/Target/NVIDIA/TensorCores.h"
 
+#include "LoopUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -76,26 +78,6 @@ bool isProducerCode(Operation *op) {
   return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
          !llvm::any_of(op->getOperandTypes(), isBlock) &&
          !llvm::any_of(op->getResultTypes(), isBlock);
-}
-
-/// The ops of `block` before `end` that `roots` are computed from, in
-/// order; failure if one is not producer code. Block arguments (the
-/// kernel's parameters) need no op.
-FailureOr<SmallVector<Operation *>> getOuterSlice(Block *block, ArrayRef<Value> roots) {
-  llvm::SetVector<Operation *> slice;
-  SmallVector<Value> worklist(roots.begin(), roots.end());
-  while (!worklist.empty()) {
-    Operation *producer = worklist.pop_back_val().getDefiningOp();
-    if (!producer || slice.contains(producer))
-      continue;
-    if (producer->getBlock() != block || !isProducerCode(producer))
-      return failure();
-    slice.insert(producer);
-    llvm::append_range(worklist, producer->getOperands());
-  }
-  SmallVector<Operation *> ordered(slice.begin(), slice.end());
-  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  return ordered;
 }
 
 /// The loop's split, or failure when it is not one this pass handles: a
@@ -206,8 +188,9 @@ FailureOr<TmaLoop> matchTmaLoop(scf::ForOp loop) {
   llvm::sort(split.carried);
   for (AsyncTmaCopyOp copy : split.prologue)
     llvm::append_range(outerRoots, copy->getOperands());
-  FailureOr<SmallVector<Operation *>> outerSlice = getOuterSlice(outer, outerRoots);
-  if (failed(outerSlice))
+  // Before the loop: the kernel's scalar code (its parameters need none).
+  FailureOr<SmallVector<Operation *>> outerSlice = getBlockSlice(outer, outerRoots);
+  if (failed(outerSlice) || !llvm::all_of(*outerSlice, isProducerCode))
     return failure();
   split.outerSlice = std::move(*outerSlice);
   return split;
