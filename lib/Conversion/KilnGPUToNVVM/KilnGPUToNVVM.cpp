@@ -125,7 +125,13 @@ static void normalizeLocations(ModuleOp module) {
 /// producer warp runs the region: the others have nothing to issue. Returns
 /// the producer warps of the module's kernels (0 if none). Runs on
 /// structured control flow, before it becomes branches.
-static int32_t branchProducerWarps(ModuleOp module, const LaunchShape &launch) {
+///
+/// The counts assume the registers a thread starts with are all that the
+/// CTA's threads may share (ptxas gives a kernel with setmaxnreg that
+/// many): the consumers take exactly what the producers give back. Under a
+/// `maxnreg` cap a thread starts with fewer, the consumers would wait for
+/// registers no one gives, so the registers stay where they are.
+static int32_t branchProducerWarps(ModuleOp module, const LaunchShape &launch, int maxnreg) {
   SmallVector<ProducerOp> producers;
   module.walk([&](ProducerOp producer) { producers.push_back(producer); });
   int32_t producerWarps = 0;
@@ -151,7 +157,8 @@ static int32_t branchProducerWarps(ModuleOp module, const LaunchShape &launch) {
     cf::CondBranchOp::create(builder, loc, isProducer, warpgroup, consumer);
 
     builder.setInsertionPointToEnd(warpgroup);
-    if (std::optional<uint32_t> registers = producer.getProducerRegisters())
+    bool movesRegisters = maxnreg <= 0;
+    if (std::optional<uint32_t> registers = producer.getProducerRegisters(); registers && movesRegisters)
       NVVM::SetMaxRegisterOp::create(builder, loc, *registers, NVVM::SetMaxRegisterAction::decrease);
     Value issues = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult, tid,
                                          threads(launch.numWarps + 1));
@@ -164,7 +171,7 @@ static int32_t branchProducerWarps(ModuleOp module, const LaunchShape &launch) {
     func::ReturnOp::create(builder, loc);
 
     builder.setInsertionPointToStart(consumer);
-    if (std::optional<uint32_t> registers = producer.getConsumerRegisters())
+    if (std::optional<uint32_t> registers = producer.getConsumerRegisters(); registers && movesRegisters)
       NVVM::SetMaxRegisterOp::create(builder, loc, *registers, NVVM::SetMaxRegisterAction::increase);
     producer.erase();
   }
@@ -243,7 +250,7 @@ struct ConvertKilnGPUToNVVM
     // Then a warp-specialized kernel's producer warps branch off, and
     // structured control flow becomes branches: the type conversion below
     // only sees block arguments and branch operands.
-    int32_t producerWarps = branchProducerWarps(module, launch);
+    int32_t producerWarps = branchProducerWarps(module, launch, maxnreg);
     if (failed(convertStructuredControlFlow(module)))
       return signalPassFailure();
 

@@ -101,7 +101,7 @@ def test_sm90a_forward_with_descriptors_made_in_the_kernel(block_m, block_n, num
 
 
 def compile_forward_with_host_descriptors(block_m: int, block_n: int, num_warps: int, causal: bool,
-                                          warp_specialize: bool = False) -> kiln.CompiledKernel:
+                                          warp_specialize: bool = False, **options) -> kiln.CompiledKernel:
     """Tutorial 06's forward as a launch with host descriptors of contiguous
     [Z * H * N_CTX, 128] arrays compiles it for sm_90a."""
     signature = {name: ty for name, ty in SIGNATURE.items() if name not in ("stride_d", "Q", "K", "V")}
@@ -115,7 +115,7 @@ def compile_forward_with_host_descriptors(block_m: int, block_n: int, num_warps:
     attrs = Specialization(divisible_by_16=frozenset(divisible),
                            equal_to_1=frozenset({"Q[2][1]", "K[2][1]", "V[2][1]"}))
     return kiln.compile(attention_forward_descriptors, signature=signature, target="sm_90a",
-                        num_warps=num_warps, num_stages=3, attrs=attrs, constexprs=constexprs)
+                        num_warps=num_warps, num_stages=3, attrs=attrs, constexprs=constexprs, **options)
 
 
 @pytest.mark.parametrize("block_m,block_n,num_warps", [(128, 64, 8), (64, 64, 4)])
@@ -224,6 +224,17 @@ def test_sm90a_forward_warp_specialized(block_n, tmp_path):
     # and ptxas allocates it so, without spilling.
     if find_ptxas() is not None:
         assert registers_and_spills(ptx, tmp_path) == (168, 0)
+
+
+def test_sm90a_warp_specialized_under_a_register_cap():
+    """Under `maxnreg` a thread starts with fewer registers than the
+    producers give back and the consumers take (which assumes the 168 a
+    384-thread kernel starts with): the consumers would wait for registers
+    forever, so none move."""
+    compiled = compile_forward_with_host_descriptors(128, 64, 8, causal=False, warp_specialize=True, maxnreg=128)
+    ptx = compiled.asm["ptx"]
+    assert compiled.metadata["producer_warps"] == 4 and ".maxnreg 128" in ptx
+    assert "setmaxnreg" not in ptx
 
 
 def test_sm90a_warp_specialize_left_for_one_warpgroup():
