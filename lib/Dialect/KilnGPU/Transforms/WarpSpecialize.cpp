@@ -247,7 +247,19 @@ void buildProducer(TmaLoop &split, int32_t numWarps, int64_t emptyBarriers) {
     builder.clone(*op, mapping);
   Value parity = copyLoop.getRegionIterArgs().back();
   Value writeSlot = mapping.lookupOrDefault(split.copies.front().getSlot());
+  // Only before a copy that runs: the last iterations' copies (past the
+  // loop's end) are masked off, and by the time the producer reached their
+  // waits the consumers may have finished and invalidated the mbarriers.
+  llvm::SetVector<Value> predicates;
+  for (AsyncTmaCopyOp copy : split.copies)
+    predicates.insert(mapping.lookupOrDefault(copy.getPred()));
+  Value copies = predicates.front();
+  for (Value predicate : predicates.getArrayRef().drop_front())
+    copies = arith::OrIOp::create(builder, loc, copies, predicate);
+  auto waits = scf::IfOp::create(builder, loc, copies, /*withElseRegion=*/false);
+  builder.setInsertionPointToStart(waits.thenBlock());
   WaitTmaBarrierOp::create(builder, loc, writeSlot, parity, emptyBarriers, /*perThread=*/true);
+  builder.setInsertionPointAfter(waits);
   for (AsyncTmaCopyOp copy : split.copies)
     cloneCopy(builder, copy, mapping, numWarps);
   Value wraps = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, writeSlot,

@@ -394,8 +394,9 @@ def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
     (`kiln_gpu.producer`, first in the kernel) that issues every copy of
     the loop, those before it and a loop of its own over the same
     iterations, computing their coordinates, slots and predicates from the
-    same scalar code. Before copying into a slot again the producer waits
-    for the slot's release: each slot gets a second mbarrier, "empty"
+    same scalar code. Before copying into a slot again (a copy that runs:
+    not the masked-off ones past the loop's end) the producer waits for
+    the slot's release: each slot gets a second mbarrier, "empty"
     (initialized with one arrival per consumer warp, after the "full"
     ones), on which every kernel warp arrives after the last dot that reads
     the slot (`kiln_gpu.release_slot`). The kernel's warps wait for a
@@ -428,7 +429,9 @@ def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
       kiln_gpu.async_tma_copy %map[%r0, %c0], %c0, %t0 {..., warp = 8 : i32}
       kiln_gpu.async_tma_copy %map[%r1, %c0], %c1, %t1 {..., warp = 8 : i32}
       scf.for %i = %lb to %ub step %c64 iter_args(%row = %r2, %slot = %c0, %empty = %c1) {
-        kiln_gpu.wait_tma_barrier %ahead, %empty {barriers = 49176 : i64, perThread}
+        scf.if %runs {
+          kiln_gpu.wait_tma_barrier %ahead, %empty {barriers = 49176 : i64, perThread}
+        }
         kiln_gpu.async_tma_copy %map[%row, %c0], %ahead, %runs {..., warp = 8 : i32}
         scf.yield %next_row, %next_slot, %next_empty
       }
