@@ -177,6 +177,32 @@ def test_sm90a_backward_dkdv_on_wgmma_from_slots(block_m, block_n):
     assert len(re.findall(rf"kiln\.load .*tensor<{block_m}x!kiln\.ptr<f32>", body)) == 2
 
 
+def test_sm90a_backward_dkdv_square_blocks_from_slots(tmp_path):
+    """Head dimension 64 with BLOCK_M 64: dO is a square block, read as the
+    B of dV's dot and, transposed, of dP's, and the layout passes convert
+    it once for both. A slot holds it as loaded whatever layout its readers
+    had it converted to, so it is copied into one like qT (on 2026-12-05
+    it was loaded an iteration ahead into registers and stored to shared
+    memory every iteration instead: 255 registers with spills, 0.45x
+    Triton's backward on the H200)."""
+    signature = dict(SIGNATURE)
+    signature.update({"DO": "*fp16", "DK": "*fp16", "DV": "*fp16", "Delta": "*fp32"})
+    signature = {name: signature[name] for name in
+                 ("Q", "K", "V", "sm_scale", "DO", "DK", "DV", "M", "Delta", "stride_z", "stride_h",
+                  "stride_tok", "stride_d", "H", "N_CTX")}
+    attrs = Specialization(divisible_by_16=CONTIGUOUS.divisible_by_16 | {"DO", "DK", "DV", "Delta"},
+                           equal_to_1=frozenset({"stride_d"}))
+    compiled = kiln.compile(attention_backward_dkdv, signature=signature, target="sm_90a", num_warps=8,
+                            num_stages=2, attrs=attrs,
+                            constexprs={"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 128, "CAUSAL": False})
+    body = loop_body(compiled.asm["kiln_gpu"])
+    assert not re.search(r"kiln\.load .*tensor<64x64x!kiln\.ptr", body)
+    assert "kiln_gpu.convert_layout" not in body
+    assert body.count("kiln_gpu.async_copy") == 2  # qT and dO
+    if find_ptxas() is not None:
+        assert registers_and_spills(compiled.asm["ptx"], tmp_path)[1] == 0
+
+
 @pytest.mark.parametrize("block_m,block_n,num_warps", [(128, 64, 8), (64, 64, 4)])
 def test_sm90a_causal_mask_only_on_the_diagonal(block_m, block_n, num_warps):
     """The plain causal forward writes one loop with the mask in every

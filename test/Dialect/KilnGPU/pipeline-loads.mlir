@@ -861,6 +861,68 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
 
 // -----
 
+// The same block with one layout conversion for both readers (the layout
+// passes convert a square dO so at head dimension 64): a slot holds the
+// block as loaded whatever layout its readers had it in, so it is copied
+// as before and the conversion, read by both, goes once neither reads it.
+// CHECK-LABEL: func.func @one_slot_through_one_conversion
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 1, {{.*}}offset = 0, slotBytes = 4096, slots = 3>} : tensor<32x64x!kiln.ptr<f16>
+// CHECK: scf.for
+// CHECK-NOT: kiln_gpu.convert_layout
+// CHECK: %[[N:.*]] = kiln_gpu.shared_operand {{.*}}operand = 1, {{.*}}offset = 0, slotBytes = 4096, slots = 3>} : tensor<32x64xf16
+// CHECK: kiln.dot %{{.*}}, %[[N]]
+// CHECK: %[[K:.*]] = kiln_gpu.shared_operand {{.*}}operand = 1, {{.*}}offset = 0, slotBytes = 4096, slots = 3, kMajor = true>} : tensor<64x32xf16
+// CHECK-NOT: kiln.trans
+// CHECK: kiln.dot %{{.*}}, %[[K]]
+// CHECK-NOT: kiln.load
+// CHECK-NOT: kiln_gpu.convert_layout
+// CHECK: scf.yield
+// ONE-LABEL: func.func @one_slot_through_one_conversion
+// ONE-NOT: async_copy
+#acc = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#rowMajor = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#colMajor = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]}>
+#rows = #kiln_gpu.slice<{dim = 1, parent = #rowMajor}>
+#cols = #kiln_gpu.slice<{dim = 0, parent = #rowMajor}>
+#converted = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+#convertedT = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @one_slot_through_one_conversion(%b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %x: tensor<64x32xf16, #rowMajor>, %z: tensor<64x64xf16, #rowMajor>, %out: !kiln.ptr<f32>, %n: i32) attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c64 = arith.constant 64 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #acc>
+    %zeroNarrow = arith.constant dense<0.000000e+00> : tensor<64x32xf32, #acc>
+    %stride = arith.constant dense<64> : tensor<32x1xi32, #rowMajor>
+    %r = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #rows>
+    %c = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #cols>
+    %r2 = kiln.expand_dims %r {axis = 1 : i32} : tensor<32xi32, #rows> -> tensor<32x1xi32, #rowMajor>
+    %rs = arith.muli %r2, %stride : tensor<32x1xi32, #rowMajor>
+    %c2 = kiln.expand_dims %c {axis = 0 : i32} : tensor<64xi32, #cols> -> tensor<1x64xi32, #rowMajor>
+    %rb = kiln.broadcast %rs : tensor<32x1xi32, #rowMajor> -> tensor<32x64xi32, #rowMajor>
+    %cb = kiln.broadcast %c2 : tensor<1x64xi32, #rowMajor> -> tensor<32x64xi32, #rowMajor>
+    %offsets = arith.addi %rb, %cb : tensor<32x64xi32, #rowMajor>
+    %res:2 = scf.for %i = %c0 to %n step %c64 iter_args(%s = %zero, %t = %zeroNarrow) -> (tensor<64x64xf32, #acc>, tensor<64x32xf32, #acc>) : i32 {
+      %step = kiln.splat %i : i32 -> tensor<32x64xi32, #rowMajor>
+      %at = arith.addi %offsets, %step : tensor<32x64xi32, #rowMajor>
+      %pb0 = kiln.splat %b : !kiln.ptr<f16> -> tensor<32x64x!kiln.ptr<f16>, #rowMajor>
+      %pb = kiln.addptr %pb0, %at : tensor<32x64x!kiln.ptr<f16>, #rowMajor>, tensor<32x64xi32, #rowMajor>
+      %y = kiln.load %pb : tensor<32x64x!kiln.ptr<f16>, #rowMajor> -> tensor<32x64xf16, #rowMajor>
+      %yc = kiln_gpu.convert_layout %y : tensor<32x64xf16, #rowMajor> -> tensor<32x64xf16, #converted>
+      %d = kiln.dot %x, %yc, %s {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #rowMajor> * tensor<32x64xf16, #converted> -> tensor<64x64xf32, #acc>
+      %yt = kiln.trans %yc {order = array<i32: 1, 0>} : tensor<32x64xf16, #converted> -> tensor<64x32xf16, #convertedT>
+      %e = kiln.dot %z, %yt, %t {inputPrecision = #kiln.precision<ieee>} : tensor<64x64xf16, #rowMajor> * tensor<64x32xf16, #convertedT> -> tensor<64x32xf32, #acc>
+      scf.yield %d, %e : tensor<64x64xf32, #acc>, tensor<64x32xf32, #acc>
+    }
+    %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #acc>
+    kiln.store %po, %res#0 : tensor<64x64x!kiln.ptr<f32>, #acc>, tensor<64x64xf32, #acc>
+    %pn = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x32x!kiln.ptr<f32>, #acc>
+    kiln.store %pn, %res#1 : tensor<64x32x!kiln.ptr<f32>, #acc>, tensor<64x32xf32, #acc>
+    return
+  }
+}
+
+// -----
+
 // A block loaded before two loops and read as A in each (the causal
 // forward's Q): each loop copies it into a slot of its own before it
 // starts; the load is gone once the second loop reads its slot.

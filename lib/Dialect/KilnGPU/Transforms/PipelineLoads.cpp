@@ -502,9 +502,13 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
                                          buffer.getSlots(), reader.kMajor);
       Value shared = SharedOperandOp::create(builder, operand.load.getLoc(), type, slot, view);
       dot->setOperand(reader.index, shared);
-      // Nearest the dot first: each is then unused.
-      for (Operation *op : reader.between)
+      // Nearest the dot first: each is then unused, but for a conversion
+      // that other readers still read through (the last of them erases it).
+      for (Operation *op : reader.between) {
+        if (!op->use_empty())
+          break;
         op->erase();
+      }
     }
   };
   for (auto [operand, buffer] : llvm::zip(looped, buffers))

@@ -60,6 +60,32 @@ std::optional<TmaBox> getOperandTmaBox(LoadOp load, unsigned index, bool kMajor,
   return getTmaBox(buffer, type.getShape(), tensorCore.elementBytes);
 }
 
+/// Whether every use of `load`'s block, and of the conversions and
+/// transposes on the way to `readers`, is one of the readers' steps: an op
+/// between, or the dot operand at the end.
+bool onlyReadBy(LoadOp load, ArrayRef<SlotReader> readers) {
+  llvm::SmallPtrSet<Operation *, 8> between;
+  llvm::SmallPtrSet<OpOperand *, 8> reads;
+  for (const SlotReader &reader : readers) {
+    between.insert(reader.between.begin(), reader.between.end());
+    reads.insert(&reader.dot->getOpOperand(reader.index));
+  }
+  SmallVector<Operation *> worklist{load.getOperation()};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!seen.insert(op).second)
+      continue;
+    for (OpOperand &use : op->getUses()) {
+      if (between.contains(use.getOwner()))
+        worklist.push_back(use.getOwner());
+      else if (!reads.contains(&use))
+        return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 /// The loads whose blocks the loop's tensor-core dots can read from
@@ -87,10 +113,12 @@ SmallVector<PipelinedOperand> mlir::kiln::gpu::getPipelinedOperands(scf::ForOp l
     for (unsigned index : {0u, 1u}) {
       Value value = dot->getOperand(index);
       SlotReader reader{dot, index, false, false, {}};
+      // (A conversion may have other readers too: a slot holds the block
+      // as loaded, whatever layout each reader had it converted to.)
       while (Operation *op = value.getDefiningOp()) {
         auto transpose = dyn_cast<TransOp>(op);
-        if (!(isa<ConvertLayoutOp>(op) || (transpose && !reader.transposed && index == 1)) ||
-            !op->hasOneUse())
+        if (!(isa<ConvertLayoutOp>(op) || (transpose && !reader.transposed && index == 1 &&
+                                           op->hasOneUse())))
           break;
         reader.transposed |= bool(transpose);
         reader.between.push_back(op);
@@ -125,10 +153,9 @@ SmallVector<PipelinedOperand> mlir::kiln::gpu::getPipelinedOperands(scf::ForOp l
     ArrayRef<SlotReader> readers = operand.readers;
     if (mismatched.contains(op))
       continue;
-    // A block loaded in the body reaches nothing but these readers (each
-    // reads it through one use).
-    if (!operand.invariant &&
-        size_t(std::distance(load->use_begin(), load->use_end())) != readers.size())
+    // A block loaded in the body reaches nothing but these readers: every
+    // use of it, and of the ops between it and them, is one of theirs.
+    if (!operand.invariant && !onlyReadBy(load, readers))
       continue;
     // An A slot's rows are permuted for wgmma: only B slots are shared.
     if (readers.size() > 1 &&
