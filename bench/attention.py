@@ -133,7 +133,7 @@ DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 MODES = ("fwd", "fwd+bwd")
 PROVIDERS = ("plain", "desc", "host", "sdpa", "tutorial06")
 #: attention_kernels.forward's options for the kernels of each column suffix.
-FORWARD_OPTIONS = {"": {}, " desc": {}, " host": {"host_descriptors": True},
+FORWARD_OPTIONS = {"": {}, " desc": {}, " host": {"host_descriptors": True, "warp_specialize": False},
                    " host ws": {"host_descriptors": True, "warp_specialize": True}}
 
 

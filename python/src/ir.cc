@@ -247,9 +247,10 @@ void initIR(py::module_ &m) {
         Builder b(o.op.getContext());
         o.op->setAttr("kiln.num_stages", b.getI32IntegerAttr(static_cast<int32_t>(stages)));
       }, py::arg("stages"), "The loop's own software-pipelining depth (kl.range's num_stages)")
-      .def("set_warp_specialize", [](const PyForOp &o) {
-        o.op->setAttr("kiln.warp_specialize", UnitAttr::get(o.op.getContext()));
-      }, "Asks for a producer warpgroup issuing the loop's copies (kl.range's warp_specialize)");
+      .def("set_warp_specialize", [](const PyForOp &o, bool wanted) {
+        o.op->setAttr("kiln.warp_specialize", BoolAttr::get(o.op.getContext(), wanted));
+      }, py::arg("wanted"),
+      "Asks for, or declines, a producer warpgroup issuing the loop's copies (kl.range's warp_specialize)");
 
   py::class_<PyWhileOp>(m, "WhileOp", "An scf.while operation")
       .def_property_readonly("before", [](const PyWhileOp &o) {

@@ -17,6 +17,7 @@ use nothing that Triton lacks.
 
 import importlib
 import math
+from typing import Optional
 
 import torch
 
@@ -129,7 +130,7 @@ def _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, lo, hi, of
 def attention_forward_descriptors(Q, K, V, Out, M, sm_scale, stride_z, stride_h, stride_tok, H, N_CTX,
                                   HEAD_DIM: kl.constexpr, BLOCK_M: kl.constexpr, BLOCK_N: kl.constexpr,
                                   CAUSAL: kl.constexpr, MASK_KEYS: kl.constexpr,
-                                  WARP_SPECIALIZE: kl.constexpr = False):
+                                  WARP_SPECIALIZE: kl.constexpr = None):
     """The forward of `attention_forward` written as Triton's tutorial
     writes it, with tensor descriptors, K read as `desc_k.load().T`, the
     row offset carried by the loop, and, when causal, one loop over the
@@ -139,8 +140,8 @@ def attention_forward_descriptors(Q, K, V, Out, M, sm_scale, stride_z, stride_h,
     BLOCK_N: a block must not cross into the next head), or pointers, from
     which the kernel makes one [N_CTX, HEAD_DIM] descriptor per (batch,
     head) and operand, rows past N_CTX reading as zero. The last dimension
-    must be contiguous. WARP_SPECIALIZE asks for a producer warpgroup
-    issuing the copies of the (non-causal) loop."""
+    must be contiguous. WARP_SPECIALIZE is the loops' `warp_specialize`
+    (None: the compiler decides)."""
     start_m = kl.program_id(0)
     off_hz = kl.program_id(1)
     offset = (off_hz // H).to(kl.int64) * stride_z + (off_hz % H).to(kl.int64) * stride_h
@@ -166,10 +167,10 @@ def attention_forward_descriptors(Q, K, V, Out, M, sm_scale, stride_z, stride_h,
         # causal mask.
         diagonal = start_m * BLOCK_M // BLOCK_N * BLOCK_N
         acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, 0, diagonal,
-                                                   offs_m, qk_scale, N_CTX, BLOCK_N, False, MASK_KEYS, False)
+                                                   offs_m, qk_scale, N_CTX, BLOCK_N, False, MASK_KEYS, WARP_SPECIALIZE)
         acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, diagonal,
                                                    kl.minimum((start_m + 1) * BLOCK_M, N_CTX), offs_m,
-                                                   qk_scale, N_CTX, BLOCK_N, True, MASK_KEYS, False)
+                                                   qk_scale, N_CTX, BLOCK_N, True, MASK_KEYS, WARP_SPECIALIZE)
     else:
         acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, 0, N_CTX, offs_m,
                                                    qk_scale, N_CTX, BLOCK_N, False, MASK_KEYS, WARP_SPECIALIZE)
@@ -299,14 +300,14 @@ def _foreign_descriptor(kernel) -> type:
 def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float,
             block_m: int = 128, block_n: int = 64, num_warps: int = 4, num_stages: int = 3,
             kernel=attention_forward, out: torch.Tensor = None, m: torch.Tensor = None,
-            host_descriptors: bool = False, warp_specialize: bool = False) -> tuple:
+            host_descriptors: bool = False, warp_specialize: Optional[bool] = None) -> tuple:
     """Runs the forward kernel (`kernel`: `attention_forward`,
     `attention_forward_descriptors`, or a twin of either compiled by
     another compiler) into `out` and `m` (new arrays when None); returns
     (O, M), M of shape [Z*H, N_CTX] in float32. `host_descriptors` passes
     `attention_forward_descriptors` Kiln's host TensorDescriptors of the
     contiguous operands; `warp_specialize` asks it for a producer
-    warpgroup."""
+    warpgroup, or declines one (None: the compiler decides)."""
     _check_operands(q, k, v)
     z, h, n_ctx, head_dim = q.shape
     if out is None:
@@ -329,8 +330,9 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_
             descriptor = TensorDescriptor if isinstance(kernel, kiln.JITFunction) else _foreign_descriptor(kernel)
             operands = [descriptor(x, [z * h * n_ctx, head_dim], [head_dim, 1], [rows, head_dim])
                         for x, rows in ((q, block_m), (k, block_n), (v, block_n))]
-        options["WARP_SPECIALIZE"] = warp_specialize
-    elif warp_specialize:
+        if warp_specialize is not None:
+            options["WARP_SPECIALIZE"] = warp_specialize
+    elif warp_specialize is not None:
         raise ValueError("only attention_forward_descriptors takes warp_specialize")
     else:
         strides.append(q.stride(3))

@@ -671,14 +671,16 @@ class range:
     the kernel's software-pipelining depth for this loop (a constexpr
     integer of at least 1). ``warp_specialize=True`` (a constexpr bool)
     asks, on sm_90a, for a warpgroup of producer warps that issues the
-    loop's TMA copies while the kernel's warps compute (see
-    docs/design/warp_specialization.md); a loop that cannot be split so runs
-    as it would without it, and other targets ignore it.
+    loop's TMA copies while the kernel's warps compute, and ``False``
+    declines one; left at None, the compiler decides (it specializes
+    attention's loop on 8 warps). A loop that cannot be split runs as it
+    would without the request, and other targets ignore it (see
+    docs/design/warp_specialization.md).
     """
 
     def __init__(self, arg1: Any, arg2: Any = None, step: Any = None, num_stages: Any = None,
                  loop_unroll_factor: Any = None, disallow_acc_multi_buffer: Any = False, flatten: Any = False,
-                 warp_specialize: Any = False, disable_licm: Any = False) -> None:
+                 warp_specialize: Any = None, disable_licm: Any = False) -> None:
         # num_stages sets this loop's pipelining depth (as the kernel's
         # num_stages does for every loop) and warp_specialize asks for a
         # producer warpgroup; Triton's other scheduling hints are accepted

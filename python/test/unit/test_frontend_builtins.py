@@ -113,15 +113,19 @@ def test_range_num_stages_cannot_be_a_runtime_value(jit, build_ir):
         build_ir(kernel, {"p": "*i32", "n": "i32"})
 
 
-@pytest.mark.parametrize("requested", [True, False])
-def test_range_warp_specialize_marks_the_loop(jit, build_ir, requested):
+@pytest.mark.parametrize("requested,mark", [(True, "kiln.warp_specialize = true"),
+                                            (False, "kiln.warp_specialize = false"), (None, None)])
+def test_range_warp_specialize_marks_the_loop(jit, build_ir, requested, mark):
     @jit
     def kernel(p, n, WS: kl.constexpr):
         for i in kl.range(0, n, warp_specialize=WS):
             kl.store(p + i, i)
 
     ir = str(build_ir(kernel, {"p": "*i32", "n": "i32"}, constexprs={"WS": requested}))
-    assert ("kiln.warp_specialize" in ir) == requested
+    if mark is None:  # the compiler decides
+        assert "kiln.warp_specialize" not in ir
+    else:
+        assert mark in ir
 
 
 @pytest.mark.parametrize("requested", [1, "yes"])
@@ -131,7 +135,7 @@ def test_range_warp_specialize_must_be_a_constexpr_bool(jit, build_ir, requested
         for i in kl.range(0, n, warp_specialize=WS):
             kl.store(p + i, i)
 
-    with pytest.raises(CompilationError, match="warp_specialize must be a constexpr bool, got"):
+    with pytest.raises(CompilationError, match="warp_specialize must be a constexpr bool or None, got"):
         build_ir(kernel, {"p": "*i32", "n": "i32"}, constexprs={"WS": requested})
 
 

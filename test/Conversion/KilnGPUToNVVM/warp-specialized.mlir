@@ -68,7 +68,7 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
       %d = kiln.dot %x, %yt, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blockedT> -> tensor<64x64xf32, #blocked>
       %s = arith.addf %sum, %d : tensor<64x64xf32, #blocked>
       scf.yield %s : tensor<64x64xf32, #blocked>
-    } {kiln.warp_specialize}
+    } {kiln.warp_specialize = true}
     %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
     kiln.store %po, %acc : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
     return

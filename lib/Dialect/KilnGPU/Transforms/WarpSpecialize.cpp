@@ -318,6 +318,16 @@ void warpSpecialize(TmaLoop &split, int32_t numWarps) {
   split.loop->removeAttr(kWarpSpecializeAttr);
 }
 
+/// Whether `loop` is to be split: as its `kiln.warp_specialize` says, or
+/// without one, when it is attention's loop (two chained wgmma dots) on two
+/// consumer warpgroups, where a producer measured 1.17x to 1.27x faster on
+/// the H200 (docs/design/warp_specialization.md).
+bool wantsProducer(scf::ForOp loop, int32_t numWarps, int32_t threadsPerWarp) {
+  if (auto request = loop->getAttrOfType<BoolAttr>(kWarpSpecializeAttr))
+    return request.getValue();
+  return numWarps == 8 && getChainedDots(loop, numWarps, threadsPerWarp).has_value();
+}
+
 struct KilnGPUWarpSpecialize
     : public gpu::impl::KilnGPUWarpSpecializeBase<KilnGPUWarpSpecialize> {
   void runOnOperation() override {
@@ -325,11 +335,12 @@ struct KilnGPUWarpSpecialize
     if (!nvidia::hasWarpgroupMma(module))
       return;
     int32_t numWarps = getNumWarps(module);
-    // One producer per kernel: the first loop asking for it that can be split.
+    int32_t threadsPerWarp = getThreadsPerWarp(module);
+    // One producer per kernel: the first loop that wants one and can be split.
     module.walk([&](FunctionOpInterface function) {
       for (Operation &op : function.getFunctionBody().front()) {
         auto loop = dyn_cast<scf::ForOp>(op);
-        if (!loop || !loop->hasAttr(kWarpSpecializeAttr))
+        if (!loop || !wantsProducer(loop, numWarps, threadsPerWarp))
           continue;
         FailureOr<TmaLoop> split = matchTmaLoop(loop);
         if (failed(split))

@@ -161,11 +161,12 @@ class StatementsMixin:
                 raise self.error(f"num_stages must be a constexpr integer of at least 1, got {num_stages!r}",
                                  node.iter)
             for_op.set_num_stages(num_stages)
-        warp_specialize = _unwrap(getattr(bounds, "warp_specialize", False))
-        if not isinstance(warp_specialize, bool):
-            raise self.error(f"warp_specialize must be a constexpr bool, got {warp_specialize!r}", node.iter)
-        if warp_specialize:
-            for_op.set_warp_specialize()
+        warp_specialize = _unwrap(getattr(bounds, "warp_specialize", None))
+        if warp_specialize is not None and not isinstance(warp_specialize, bool):
+            raise self.error(f"warp_specialize must be a constexpr bool or None, got {warp_specialize!r}",
+                             node.iter)
+        if warp_specialize is not None:
+            for_op.set_warp_specialize(warp_specialize)
         ip = self.builder.get_insertion_point()
         before = dict(self.lscope)
         self.builder.set_insertion_point_to_end(for_op.body)

@@ -387,10 +387,12 @@ def KilnGPUAsyncDots : Pass<"kiln-gpu-async-dots", "mlir::ModuleOp"> {
 def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
   let summary = "Give a TMA-pipelined loop a producer warpgroup that issues its copies";
   let description = [{
-    On sm_90a, for a loop of the kernel's own body marked
-    `kiln.warp_specialize` (`kl.range(..., warp_specialize=True)`) that
-    kiln-gpu-pipeline-loads left with TMA copies only, read by synchronous
-    dots: the kernel gets a warpgroup of producer warps
+    On sm_90a, for a loop of the kernel's own body that
+    kiln-gpu-pipeline-loads left with TMA copies only, read by dots that are
+    all synchronous or all asynchronous, and that either asks for it
+    (`kiln.warp_specialize = true`: `kl.range(..., warp_specialize=True)`)
+    or, with no `kiln.warp_specialize` (`warp_specialize=False` sets it
+    false), is attention's loop of two chained dots on 8 warps: the kernel gets a warpgroup of producer warps
     (`kiln_gpu.producer`, first in the kernel) that issues every copy of
     the loop, those before it and a loop of its own over the same
     iterations, computing their coordinates, slots and predicates from the
@@ -405,7 +407,8 @@ def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
     registers back (40 a thread) and the consumers take them (232). A loop
     that does not qualify (cp.async copies, an asynchronous dot, a dot run
     an iteration late, blocks in the copies' computation) is left as it is:
-    the attribute is a request.
+    the attribute is a request. One producer per kernel, for the first
+    loop that gets one.
 
     Before (`num-stages` = 3):
     ```mlir
@@ -418,7 +421,7 @@ def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
       %d = kiln.dot %a, %b, %acc : ...
       kiln_gpu.async_tma_copy %map[%row, %c0], %ahead, %runs {barriers = 49152 : i64, buffer = #buf, tile = tensor<64x128xf16>}
       scf.yield %d, %next_row, %next_slot, %next_phase
-    } {kiln.warp_specialize}
+    } {kiln.warp_specialize = true}
     kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 49152 : i64}
     ```
     After:
