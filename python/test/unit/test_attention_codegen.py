@@ -142,13 +142,10 @@ def test_sm90a_forward_with_host_descriptors(block_m, block_n, num_warps, causal
     assert "cp.async.bulk.tensor.2d" in ptx and "ld.global" not in ptx
 
 
-@pytest.mark.parametrize("block_m,block_n", [(32, 128), (16, 64), (64, 128)])
-def test_sm90a_backward_dkdv_on_wgmma_from_slots(block_m, block_n):
-    """The dK/dV loop of the backward (tutorial 06's shape): every dot on
-    wgmma, also those BLOCK_M (16 or 32) columns wide; qT and dO, each read
-    by two dots (once transposed), each copied once into a slot that both
-    read in their own views; K and V, loaded before the loop, in slots of
-    their own; the rows of M and delta loaded in the loop."""
+def compile_backward_dkdv(head_dim: int, block_m: int, block_n: int, num_warps: int,
+                          num_stages: int) -> kiln.CompiledKernel:
+    """The backward's dK/dV kernel as a launch on contiguous operands
+    compiles it for sm_90a."""
     signature = dict(SIGNATURE)
     signature.update({"DO": "*fp16", "DK": "*fp16", "DV": "*fp16", "Delta": "*fp32"})
     signature = {name: signature[name] for name in
@@ -156,9 +153,19 @@ def test_sm90a_backward_dkdv_on_wgmma_from_slots(block_m, block_n):
                   "stride_tok", "stride_d", "H", "N_CTX")}
     attrs = Specialization(divisible_by_16=CONTIGUOUS.divisible_by_16 | {"DO", "DK", "DV", "Delta"},
                            equal_to_1=frozenset({"stride_d"}))
-    compiled = kiln.compile(attention_backward_dkdv, signature=signature, target="sm_90a", num_warps=4,
-                            num_stages=3, attrs=attrs,
-                            constexprs={"HEAD_DIM": 128, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": False})
+    return kiln.compile(attention_backward_dkdv, signature=signature, target="sm_90a", num_warps=num_warps,
+                        num_stages=num_stages, attrs=attrs,
+                        constexprs={"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": False})
+
+
+@pytest.mark.parametrize("block_m,block_n", [(32, 128), (16, 64), (64, 128)])
+def test_sm90a_backward_dkdv_on_wgmma_from_slots(block_m, block_n):
+    """The dK/dV loop of the backward (tutorial 06's shape): every dot on
+    wgmma, also those BLOCK_M (16 or 32) columns wide; qT and dO, each read
+    by two dots (once transposed), each copied once into a slot that both
+    read in their own views; K and V, loaded before the loop, in slots of
+    their own; the rows of M and delta loaded in the loop."""
+    compiled = compile_backward_dkdv(128, block_m, block_n, num_warps=4, num_stages=3)
     ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
     assert "mma.sync" not in ptx
     assert f"wgmma.mma_async.sync.aligned.m64n{block_m}k16" in ptx
@@ -185,16 +192,7 @@ def test_sm90a_backward_dkdv_square_blocks_from_slots(tmp_path):
     it was loaded an iteration ahead into registers and stored to shared
     memory every iteration instead: 255 registers with spills, 0.45x
     Triton's backward on the H200)."""
-    signature = dict(SIGNATURE)
-    signature.update({"DO": "*fp16", "DK": "*fp16", "DV": "*fp16", "Delta": "*fp32"})
-    signature = {name: signature[name] for name in
-                 ("Q", "K", "V", "sm_scale", "DO", "DK", "DV", "M", "Delta", "stride_z", "stride_h",
-                  "stride_tok", "stride_d", "H", "N_CTX")}
-    attrs = Specialization(divisible_by_16=CONTIGUOUS.divisible_by_16 | {"DO", "DK", "DV", "Delta"},
-                           equal_to_1=frozenset({"stride_d"}))
-    compiled = kiln.compile(attention_backward_dkdv, signature=signature, target="sm_90a", num_warps=8,
-                            num_stages=2, attrs=attrs,
-                            constexprs={"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 128, "CAUSAL": False})
+    compiled = compile_backward_dkdv(64, 64, 128, num_warps=8, num_stages=2)
     body = loop_body(compiled.asm["kiln_gpu"])
     assert not re.search(r"kiln\.load .*tensor<64x64x!kiln\.ptr", body)
     assert "kiln_gpu.convert_layout" not in body
