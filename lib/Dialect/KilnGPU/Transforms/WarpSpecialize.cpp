@@ -127,6 +127,14 @@ FailureOr<TmaLoop> matchTmaLoop(scf::ForOp loop) {
       split.prologue.size() % split.copies.size() != 0 ||
       int64_t(split.prologue.size() / split.copies.size()) >= split.init.getCount())
     return failure();
+  // The kernel's only TMA loop: another (a causal forward's diagonal loop)
+  // would initialize mbarriers of its own on the consumer side while the
+  // producer still runs, a case not yet run on a GPU.
+  WalkResult otherTmaLoop = loop->getParentOp()->walk([&](InitTmaBarriersOp init) {
+    return init == split.init ? WalkResult::advance() : WalkResult::interrupt();
+  });
+  if (otherTmaLoop.wasInterrupted())
+    return failure();
 
   // The dots reading the loop's slots, the last of them.
   Value readSlot = split.wait.getSlot();
@@ -336,7 +344,7 @@ struct KilnGPUWarpSpecialize
       return;
     int32_t numWarps = getNumWarps(module);
     int32_t threadsPerWarp = getThreadsPerWarp(module);
-    // One producer per kernel: the first loop that wants one and can be split.
+    // One producer per kernel, for its only TMA loop when that wants one.
     module.walk([&](FunctionOpInterface function) {
       for (Operation &op : function.getFunctionBody().front()) {
         auto loop = dyn_cast<scf::ForOp>(op);

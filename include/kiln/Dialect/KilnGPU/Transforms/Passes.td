@@ -407,8 +407,8 @@ def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
     registers back (40 a thread) and the consumers take them (232). A loop
     that does not qualify (cp.async copies, an asynchronous dot, a dot run
     an iteration late, blocks in the copies' computation) is left as it is:
-    the attribute is a request. One producer per kernel, for the first
-    loop that gets one.
+    the attribute is a request. One producer per kernel, and only in a
+    kernel whose other loops have no TMA copies.
 
     Before (`num-stages` = 3):
     ```mlir
