@@ -20,16 +20,22 @@ using namespace mlir::kiln::gpu;
 
 namespace {
 
-/// The i32 shared-memory address `offset` bytes into the pipeline buffers
+/// The shared-memory pointer `offset` bytes into the pipeline buffers
 /// (which start `pipelineStart` bytes into shared memory), plus `slot`
 /// times `stride`.
-Value getPipelineAddress(OpBuilder &b, Location loc, int64_t pipelineStart, int64_t offset,
+Value getPipelinePointer(OpBuilder &b, Location loc, int64_t pipelineStart, int64_t offset,
                          Value slot, int64_t stride) {
   Value bytes = LLVM::AddOp::create(
       b, loc, createI32Constant(b, loc, pipelineStart + offset),
       LLVM::MulOp::create(b, loc, slot, createI32Constant(b, loc, stride)));
-  Value address = getSharedAddress(b, loc, getScratchBase(b, loc), bytes);
-  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(), address);
+  return getSharedAddress(b, loc, getScratchBase(b, loc), bytes);
+}
+
+/// getPipelinePointer as the i32 address inline PTX takes.
+Value getPipelineAddress(OpBuilder &b, Location loc, int64_t pipelineStart, int64_t offset,
+                         Value slot, int64_t stride) {
+  return LLVM::PtrToIntOp::create(b, loc, b.getI32Type(),
+                                  getPipelinePointer(b, loc, pipelineStart, offset, slot, stride));
 }
 
 /// An i32 that is 1 where `condition` holds, for an inline-asm predicate.
@@ -223,10 +229,7 @@ struct ReleaseSlotOpLowering : public ConvertOpToLLVMPattern<ReleaseSlotOp> {
                                        createI32Constant(b, loc, 0));
     Value slot = adaptor.getSlot();
     emitIf(b, loc, first, [&](OpBuilder &then) {
-      Value bytes = LLVM::AddOp::create(
-          then, loc, createI32Constant(then, loc, pipelineStart + op.getBarriers()),
-          LLVM::MulOp::create(then, loc, slot, createI32Constant(then, loc, 8)));
-      Value barrier = getSharedAddress(then, loc, getScratchBase(then, loc), bytes);
+      Value barrier = getPipelinePointer(then, loc, pipelineStart, op.getBarriers(), slot, 8);
       NVVM::MBarrierArriveOp::create(then, loc, then.getI64Type(), barrier, Value());
     });
     b.eraseOp(op);

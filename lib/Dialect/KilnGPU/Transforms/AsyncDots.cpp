@@ -33,8 +33,6 @@ using namespace mlir::kiln::nvidia;
 
 namespace {
 
-constexpr StringLiteral kBufferAttr = "kiln_gpu.wgmma_buffer";
-
 struct KilnGPUAsyncDots : public gpu::impl::KilnGPUAsyncDotsBase<KilnGPUAsyncDots> {
   using Base::Base;
 
@@ -53,14 +51,14 @@ struct KilnGPUAsyncDots : public gpu::impl::KilnGPUAsyncDotsBase<KilnGPUAsyncDot
       DotOp dot = getAccumulatingDot(loop, numWarps, threadsPerWarp);
       bool readsSlot = dot && (dot.getA().getDefiningOp<SharedOperandOp>() ||
                                dot.getB().getDefiningOp<SharedOperandOp>());
-      if (dot && !dot->hasAttr(kBufferAttr) && !readsSlot)
+      if (dot && !dot->hasAttr(kWgmmaBufferAttr) && !readsSlot)
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops) {
       FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(
           loop, 2, [](unsigned iteration, Operation *op, OpBuilder builder) {
             if (isa<DotOp>(op))
-              op->setAttr(kBufferAttr, builder.getI32IntegerAttr(iteration % 2));
+              op->setAttr(kWgmmaBufferAttr, builder.getI32IntegerAttr(iteration % 2));
           });
       if (failed(unrolled))
         continue;
@@ -71,8 +69,8 @@ struct KilnGPUAsyncDots : public gpu::impl::KilnGPUAsyncDotsBase<KilnGPUAsyncDot
           continue;
         DotOp last;
         part->getBody()->walk([&](DotOp dot) {
-          if (!dot->hasAttr(kBufferAttr))
-            dot->setAttr(kBufferAttr, OpBuilder(dot).getI32IntegerAttr(0));
+          if (!dot->hasAttr(kWgmmaBufferAttr))
+            dot->setAttr(kWgmmaBufferAttr, OpBuilder(dot).getI32IntegerAttr(0));
           last = dot;
         });
         // The accumulator is the one the last dot yields.

@@ -51,6 +51,10 @@ FailureOr<SmallVector<Operation *>> mlir::kiln::gpu::getBlockSlice(Block *body, 
   return ordered;
 }
 
+Value mlir::kiln::gpu::createI32(OpBuilder &builder, Location loc, int64_t value) {
+  return arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(int32_t(value)));
+}
+
 Value mlir::kiln::gpu::andMask(OpBuilder &builder, Location loc, Value mask,
                                Value condition, RankedTensorType ptrType) {
   auto maskType = RankedTensorType::get(ptrType.getShape(), builder.getI1Type(),

@@ -53,6 +53,14 @@ struct ChainedDots {
 /// The chained dots of `loop`, if it has them (f32 results, both wgmma).
 std::optional<ChainedDots> getChainedDots(scf::ForOp loop, int numWarps, int threadsPerWarp);
 
+/// An i32 constant.
+Value createI32(OpBuilder &builder, Location loc, int64_t value);
+
+/// The attribute of an asynchronous wgmma dot: the half of the scratch its
+/// operand tiles use (kiln-gpu-async-dots, kiln-gpu-overlap-dots,
+/// kiln-gpu-pipeline-loads), which kiln-gpu-warp-specialize reads.
+constexpr llvm::StringLiteral kWgmmaBufferAttr = "kiln_gpu.wgmma_buffer";
+
 /// The loop attribute kiln-gpu-pipeline-loads sets on a loop with chained
 /// dots whose copies it runs one iteration less ahead than its slots allow,
 /// so that kiln-gpu-overlap-dots can keep the second dot's operands an

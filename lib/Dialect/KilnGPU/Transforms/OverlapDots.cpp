@@ -39,8 +39,6 @@ using namespace mlir::kiln::gpu;
 
 namespace {
 
-constexpr StringLiteral kBufferAttr = "kiln_gpu.wgmma_buffer";
-
 /// The ops that run an iteration late: the second dot, the chain from the
 /// accumulator, and the shape changes and slot reads that only feed them
 /// (recomputed from the carried values rather than carried themselves: a
@@ -155,8 +153,8 @@ void overlap(scf::ForOp loop, ChainedDots &dots) {
     auto wait = AsyncDotWaitOp::create(inner, loc, scores.getType(), scores, /*pending=*/1);
     current.map(dots.first.getResult(), wait.getResult());
   }
-  firstDot->setAttr(kBufferAttr, inner.getI32IntegerAttr(0));
-  secondDot->setAttr(kBufferAttr, inner.getI32IntegerAttr(0));
+  firstDot->setAttr(kWgmmaBufferAttr, inner.getI32IntegerAttr(0));
+  secondDot->setAttr(kWgmmaBufferAttr, inner.getI32IntegerAttr(0));
   // The accumulator leaves the iteration complete.
   Value accumulated = AsyncDotWaitOp::create(inner, loc, secondDot->getResult(0).getType(),
                                              secondDot->getResult(0), /*pending=*/0);

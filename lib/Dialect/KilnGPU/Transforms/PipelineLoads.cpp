@@ -190,10 +190,6 @@ FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> op
   return stage;
 }
 
-Value createI32(OpBuilder &builder, Location loc, int64_t value) {
-  return arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(int32_t(value)));
-}
-
 /// `iv + steps * step`, in the induction variable's type.
 Value advance(OpBuilder &builder, Location loc, scf::ForOp loop, Value iv, int64_t steps) {
   if (steps == 0)
@@ -547,7 +543,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // iteration of an enclosing one, reuses the slots.
   builder.setInsertionPointAfter(newLoop);
   if (asyncDot) {
-    firstDot->setAttr("kiln_gpu.wgmma_buffer", builder.getI32IntegerAttr(0));
+    firstDot->setAttr(kWgmmaBufferAttr, builder.getI32IntegerAttr(0));
     unsigned index = cast<BlockArgument>(firstDot.getC()).getArgNumber() - 1;
     Value result = newLoop.getResult(index);
     auto wait = AsyncDotWaitOp::create(builder, loc, result.getType(), result);

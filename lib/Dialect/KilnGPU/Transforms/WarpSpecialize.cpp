@@ -39,8 +39,6 @@ using namespace mlir::kiln::gpu;
 namespace {
 
 constexpr StringLiteral kWarpSpecializeAttr = "kiln.warp_specialize";
-constexpr StringLiteral kOverlapDotsAttr = "kiln_gpu.overlap_dots";
-constexpr StringLiteral kWgmmaBufferAttr = "kiln_gpu.wgmma_buffer";
 
 /// One warpgroup of producer warps: setmaxnreg works on whole warpgroups.
 constexpr int32_t kProducerWarps = 4;
@@ -95,7 +93,7 @@ FailureOr<TmaLoop> matchTmaLoop(scf::ForOp loop) {
   split.wait = dyn_cast<WaitTmaBarrierOp>(&body->front());
   if (!split.wait || split.wait.getPerThread())
     return failure();
-  int64_t barriers = split.wait.getBarriers();
+  uint64_t barriers = split.wait.getBarriers();
   bool other = false;
   loop.walk([&](Operation *op) {
     if (auto copy = dyn_cast<AsyncTmaCopyOp>(op)) {
@@ -202,10 +200,6 @@ FailureOr<TmaLoop> matchTmaLoop(scf::ForOp loop) {
     return failure();
   split.outerSlice = std::move(*outerSlice);
   return split;
-}
-
-Value createI32(OpBuilder &builder, Location loc, int32_t value) {
-  return arith::ConstantIntOp::create(builder, loc, value, 32);
 }
 
 /// A copy of `copy` issued by `warp`'s lanes, its operands mapped.
