@@ -141,7 +141,7 @@ void mlir::kiln::gpu::storeOperandTile(OpBuilder &b, Location loc, Value convert
 
 
 std::optional<int64_t> mlir::kiln::gpu::getWgmmaBuffer(DotOp op) {
-  if (auto buffer = op->getAttrOfType<IntegerAttr>("kiln_gpu.wgmma_buffer"))
+  if (auto buffer = op->getAttrOfType<IntegerAttr>(KilnGPUDialect::getWgmmaBufferAttrName()))
     return buffer.getInt();
   return std::nullopt;
 }

@@ -56,10 +56,9 @@ std::optional<ChainedDots> getChainedDots(scf::ForOp loop, int numWarps, int thr
 /// An i32 constant.
 Value createI32(OpBuilder &builder, Location loc, int64_t value);
 
-/// The attribute of an asynchronous wgmma dot: the half of the scratch its
-/// operand tiles use (kiln-gpu-async-dots, kiln-gpu-overlap-dots,
-/// kiln-gpu-pipeline-loads), which kiln-gpu-warp-specialize reads.
-constexpr llvm::StringLiteral kWgmmaBufferAttr = "kiln_gpu.wgmma_buffer";
+/// The attribute of an asynchronous wgmma dot (kiln-gpu-async-dots,
+/// kiln-gpu-overlap-dots, kiln-gpu-pipeline-loads set it).
+constexpr llvm::StringLiteral kWgmmaBufferAttr = KilnGPUDialect::getWgmmaBufferAttrName();
 
 /// The loop attribute kiln-gpu-pipeline-loads sets on a loop with chained
 /// dots whose copies it runs one iteration less ahead than its slots allow,

@@ -37,6 +37,10 @@ def KilnGPU_Dialect : Dialect {
     /// Where the pipeline slots start in shared memory (bytes), set by
     /// kiln-gpu-allocate-shared-memory when the kernel has slots.
     static constexpr ::llvm::StringLiteral getPipelineOffsetAttrName() { return "kiln_gpu.pipeline_offset"; }
+    /// The discardable attribute of an asynchronous wgmma dot: the half of
+    /// the scratch its operand tiles use (set by the loop passes, read by
+    /// the lowering).
+    static constexpr ::llvm::StringLiteral getWgmmaBufferAttrName() { return "kiln_gpu.wgmma_buffer"; }
     /// Warps a warp-specialized kernel launches beyond `kiln_gpu.num_warps`
     /// (its kiln_gpu.producer's), set by convert-kiln-gpu-to-nvvm.
     static constexpr ::llvm::StringLiteral getProducerWarpsAttrName() { return "kiln_gpu.producer_warps"; }
