@@ -298,6 +298,10 @@ public:
   /// Decodes i8 bytes holding 8-bit floats of `format` into f32, exactly.
   PyValue float8ToF32(const PyValue &bytes, const std::string &format);
 
+  /// Rounds f32 values to 8-bit floats of `format` (kiln.f32_to_float8):
+  /// to nearest even, saturating, NaN to NaN; returns their i8 bytes.
+  PyValue f32ToFloat8(const PyValue &value, const std::string &format);
+
 private:
   static kd::Float8Format float8Format(const std::string &name);
   ContextRef context;

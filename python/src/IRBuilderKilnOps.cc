@@ -378,4 +378,16 @@ PyValue PyBuilder::float8ToF32(const PyValue &bytes, const std::string &format) 
   return {kd::createFloat8ToF32(builder, loc, v, float8Format(format)), owner};
 }
 
+PyValue PyBuilder::f32ToFloat8(const PyValue &value, const std::string &format) {
+  requireInsertionPoint();
+  Value v = checkValue(value);
+  if (!getElementTypeOrSelf(v.getType()).isF32())
+    throw py::type_error("f32_to_fp8 rounds f32 values, got " + toString(v.getType()));
+  Type bytes = kd::getTypeWithElement(v.getType(), builder.getI8Type());
+  return {kd::F32ToFloat8Op::create(builder, loc, bytes, v,
+                                    kd::Float8FormatAttr::get(builder.getContext(),
+                                                              float8Format(format))),
+          owner};
+}
+
 } // namespace kiln::python::irbinding

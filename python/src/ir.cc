@@ -436,7 +436,8 @@ void initIR(py::module_ &m) {
       .def("dot", &PyBuilder::dot, py::arg("a"), py::arg("b"), py::arg("acc"),
            py::arg("input_precision"), py::arg("max_num_imprecise_acc"), py::arg("a_fp8") = "",
            py::arg("b_fp8") = "")
-      .def("fp8_to_f32", &PyBuilder::float8ToF32, py::arg("bytes"), py::arg("format"));
+      .def("fp8_to_f32", &PyBuilder::float8ToF32, py::arg("bytes"), py::arg("format"))
+      .def("f32_to_fp8", &PyBuilder::f32ToFloat8, py::arg("value"), py::arg("format"));
 
   m.attr("BINARY_OPS") = py::cast(binaryOpNames());
   m.attr("UNARY_OPS") = py::cast(unaryOpNames());

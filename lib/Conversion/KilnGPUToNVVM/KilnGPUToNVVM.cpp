@@ -268,6 +268,7 @@ struct ConvertKilnGPUToNVVM
     populateMathToLibdevicePatterns(converter, patterns);
     populateExternElementwiseToLLVMPatterns(converter, patterns);
     populateInlineAsmToLLVMPatterns(converter, patterns);
+    populateFloat8ConversionToLLVMPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
     populateFuncToLLVMConversionPatterns(converter, patterns);

@@ -245,6 +245,11 @@ int64_t getDotOpScratchBytes(Operation *op);
 void populateInlineAsmToLLVMPatterns(KilnGPUToNVVMTypeConverter &converter,
                                      RewritePatternSet &patterns);
 
+/// kiln.f32_to_float8 on sm_90 and later: one cvt.rn.satfinite per pair of
+/// elements a thread holds (Float8ConversionToLLVM.cpp).
+void populateFloat8ConversionToLLVMPatterns(KilnGPUToNVVMTypeConverter &converter,
+                                            RewritePatternSet &patterns);
+
 /// Device prints (vprintf) and device assertions (__assertfail).
 void populateDebugOpToLLVMPatterns(KilnGPUToNVVMTypeConverter &converter,
                                    RewritePatternSet &patterns,

@@ -23,8 +23,10 @@ void cpu::buildKilnToLLVMPipeline(OpPassManager &pm,
   // Inline, simplify and hoist branch loads, as the GPU does, so that both
   // backends run the same program.
   buildTargetNeutralPipeline(pm);
-  // No 8-bit float arithmetic: fp8 dots multiply f16 operands.
+  // No 8-bit float arithmetic: fp8 dots multiply f16 operands, and f32
+  // rounds to fp8 with integer ops.
   pm.addPass(createKilnDecodeFloat8Dots());
+  pm.addPass(createKilnExpandFloat8Rounding());
   // Element-wise kernels run chunk by chunk, so that a chunk's vectors fit
   // in registers; then a program is one host thread whose blocks (or
   // chunks) are LLVM vectors.

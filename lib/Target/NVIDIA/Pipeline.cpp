@@ -12,6 +12,7 @@
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Dialect/Kiln/Transforms/Pipeline.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
+#include "kiln/Target/NVIDIA/TensorCores.h"
 
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
@@ -28,6 +29,10 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   // Histograms become one-hot blocks and a sum, which get layouts as any
   // other block...
   pm.addPass(createKilnExpandHistograms());
+  // ...and before sm_90, which rounds f32 to fp8 in one instruction, so
+  // does f32 -> fp8 rounding...
+  if (!nvidia::hasFloat8Conversions(nvidia::getComputeCapability(options.target)))
+    pm.addPass(createKilnExpandFloat8Rounding());
   // ...then every block gets a layout over the CTA's threads...
   ConvertKilnToKilnGPUOptions layoutOptions;
   layoutOptions.numWarps = options.numWarps;

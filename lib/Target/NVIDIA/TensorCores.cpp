@@ -27,6 +27,13 @@ int mlir::kiln::nvidia::getComputeCapability(ModuleOp module) {
   return target ? int(target.getCapability()) : 0;
 }
 
+int mlir::kiln::nvidia::getComputeCapability(StringRef name) {
+  std::optional<std::pair<unsigned, bool>> chip = parseChipName(name);
+  return chip ? int(chip->first) : 0;
+}
+
+bool mlir::kiln::nvidia::hasFloat8Conversions(int capability) { return capability >= 90; }
+
 bool mlir::kiln::nvidia::hasWarpgroupMma(ModuleOp module) {
   TargetAttr target = getTarget(module);
   return target && target.getCapability() == 90 && target.getArchSpecific();

@@ -351,6 +351,13 @@ def convert_kernel(x_ptr, out_ptr, n, BLOCK: kl.constexpr):
 def test_ptx(target: str, src: str, dst: str) -> None:
     kernel = kiln.compile(convert_kernel, signature={"x_ptr": "*" + src, "out_ptr": "*" + dst, "n": "i32"},
                           constexprs={"BLOCK": 512}, target=target)
-    assert ".entry convert_kernel" in kernel.asm["ptx"]
+    ptx = kernel.asm["ptx"]
+    assert ".entry convert_kernel" in ptx
+    # Rounding to fp8: one cvt per pair of elements from sm_90, integer ops
+    # (kiln-expand-float8-rounding) before it.
+    if dst.startswith("fp8"):
+        fmt = "e4m3" if dst == "fp8e4nv" else "e5m2"
+        assert ptx.count(f"cvt.rn.satfinite.{fmt}x2.f32") == (2 if target == "sm_90a" else 0)
+        assert ("min.u32" in ptx) == (target == "sm_80")
     if find_ptxas() is not None:
         assert kernel.asm["cubin"][:4] == b"\x7fELF"

@@ -194,3 +194,17 @@ func.func @constant_not_splat() -> tensor<128xi32, #b> {
   return %c : tensor<128xi32, #b>
 }
 }
+
+// -----
+
+// Before sm_90 rounding to fp8 has no instruction: the pipeline expands it
+// into integer ops first (kiln-expand-float8-rounding).
+#b = #kiln_gpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
+func.func @float8_rounding_before_sm90(%v: tensor<128xf32, #b>) -> tensor<128xi8, #b> {
+  // expected-error @+2 {{'kiln.f32_to_float8' op has no instruction on sm_80; kiln-expand-float8-rounding expands it first}}
+  // expected-error @+1 {{failed to legalize operation 'kiln.f32_to_float8'}}
+  %bytes = kiln.f32_to_float8 %v {format = #kiln.float8<e5m2>} : tensor<128xf32, #b> -> tensor<128xi8, #b>
+  return %bytes : tensor<128xi8, #b>
+}
+}

@@ -61,3 +61,46 @@ func.func @pointer_cast_chains(%p: tensor<8x!kiln.ptr<f16>>, %a: i64)
   %a2 = kiln.ptr_to_int %same : !kiln.ptr<f32> -> i64
   return %back, %i, %a2 : tensor<8x!kiln.ptr<f16>>, tensor<8x!kiln.ptr<i32>>, i64
 }
+
+// -----
+
+// Rounding constants to fp8 folds: to nearest even (1.125 -> 1.0 and
+// 1.375 -> 1.5 in e5m2; half the smallest subnormal -> 0, three quarters
+// of it -> it), saturating (1e9 and -inf -> +-57344 in e5m2, 1000 -> 448
+// in e4m3), NaN -> 0x7f / 0xff; splats too.
+// CHECK-LABEL: func.func @f32_to_float8_constants
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 60 : i8
+// CHECK-DAG: %[[ONE_AND_HALF:.*]] = arith.constant 62 : i8
+// CHECK-DAG: %[[MAX:.*]] = arith.constant 123 : i8
+// CHECK-DAG: %[[MINUS_MAX:.*]] = arith.constant -5 : i8
+// CHECK-DAG: %[[NAN:.*]] = arith.constant 127 : i8
+// CHECK-DAG: %[[MINUS_NAN:.*]] = arith.constant -1 : i8
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : i8
+// CHECK-DAG: %[[TINY:.*]] = arith.constant 1 : i8
+// CHECK-DAG: %[[E4M3_MAX:.*]] = arith.constant 126 : i8
+// CHECK-DAG: %[[SPLAT:.*]] = arith.constant dense<56> : tensor<16xi8>
+// CHECK-NOT: kiln.f32_to_float8
+// CHECK: return %[[ONE]], %[[ONE_AND_HALF]], %[[MAX]], %[[MINUS_MAX]], %[[NAN]], %[[MINUS_NAN]], %[[ZERO]], %[[TINY]], %[[E4M3_MAX]], %[[SPLAT]]
+func.func @f32_to_float8_constants() -> (i8, i8, i8, i8, i8, i8, i8, i8, i8, tensor<16xi8>) {
+  %c1 = arith.constant 1.125 : f32
+  %c2 = arith.constant 1.375 : f32
+  %c3 = arith.constant 1.0e9 : f32
+  %c4 = arith.constant 0xFF800000 : f32
+  %c5 = arith.constant 0x7FC00000 : f32
+  %c6 = arith.constant 0xFFC00000 : f32
+  %c7 = arith.constant 7.62939453125e-06 : f32
+  %c8 = arith.constant 1.1444091796875e-05 : f32
+  %c9 = arith.constant 1000.0 : f32
+  %c10 = arith.constant dense<1.0> : tensor<16xf32>
+  %b1 = kiln.f32_to_float8 %c1 {format = #kiln.float8<e5m2>} : f32 -> i8
+  %b2 = kiln.f32_to_float8 %c2 {format = #kiln.float8<e5m2>} : f32 -> i8
+  %b3 = kiln.f32_to_float8 %c3 {format = #kiln.float8<e5m2>} : f32 -> i8
+  %b4 = kiln.f32_to_float8 %c4 {format = #kiln.float8<e5m2>} : f32 -> i8
+  %b5 = kiln.f32_to_float8 %c5 {format = #kiln.float8<e4m3>} : f32 -> i8
+  %b6 = kiln.f32_to_float8 %c6 {format = #kiln.float8<e5m2>} : f32 -> i8
+  %b7 = kiln.f32_to_float8 %c7 {format = #kiln.float8<e5m2>} : f32 -> i8
+  %b8 = kiln.f32_to_float8 %c8 {format = #kiln.float8<e5m2>} : f32 -> i8
+  %b9 = kiln.f32_to_float8 %c9 {format = #kiln.float8<e4m3>} : f32 -> i8
+  %b10 = kiln.f32_to_float8 %c10 {format = #kiln.float8<e4m3>} : tensor<16xf32> -> tensor<16xi8>
+  return %b1, %b2, %b3, %b4, %b5, %b6, %b7, %b8, %b9, %b10 : i8, i8, i8, i8, i8, i8, i8, i8, i8, tensor<16xi8>
+}

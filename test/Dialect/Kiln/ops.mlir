@@ -170,3 +170,13 @@ func.func @pointer_casts(%p: !kiln.ptr<f32>, %ps: tensor<64x!kiln.ptr<f32>>) {
   %qs = kiln.int_to_ptr %as : tensor<64xi64> -> tensor<64x!kiln.ptr<f64>>
   return
 }
+
+// Rounding to 8-bit floats, on scalars and blocks.
+// CHECK-LABEL: func.func @f32_to_float8
+// CHECK: kiln.f32_to_float8 %arg0 {format = #kiln.float8<e4m3>} : f32 -> i8
+// CHECK: kiln.f32_to_float8 %arg1 {format = #kiln.float8<e5m2>} : tensor<64xf32> -> tensor<64xi8>
+func.func @f32_to_float8(%x: f32, %xs: tensor<64xf32>) -> (i8, tensor<64xi8>) {
+  %b = kiln.f32_to_float8 %x {format = #kiln.float8<e4m3>} : f32 -> i8
+  %bs = kiln.f32_to_float8 %xs {format = #kiln.float8<e5m2>} : tensor<64xf32> -> tensor<64xi8>
+  return %b, %bs : i8, tensor<64xi8>
+}

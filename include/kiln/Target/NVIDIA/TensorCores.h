@@ -32,6 +32,16 @@ using gpu::TensorCores;
 /// when it has none (or `module` is null).
 int getComputeCapability(ModuleOp module);
 
+/// The compute capability of the NVIDIA chip `name` ("sm_80", "sm_90a"),
+/// or 0 if it names none.
+int getComputeCapability(StringRef name);
+
+/// Whether a chip of compute capability `capability` converts f32 pairs to
+/// 8-bit floats in one instruction (cvt.rn.satfinite.{e4m3,e5m2}x2.f32):
+/// sm_90 and later. (sm_89 has the instruction too, but from PTX 8.1 on,
+/// and Kiln emits PTX 8.0.)
+bool hasFloat8Conversions(int capability);
+
 /// Whether `module`'s target has the warpgroup MMA (wgmma): sm_90a only
 /// (not sm_90, not later chips).
 bool hasWarpgroupMma(ModuleOp module);

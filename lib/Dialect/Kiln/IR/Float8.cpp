@@ -1,10 +1,12 @@
-//===- Float8.cpp - Decoding 8-bit floats, and fp8 dots decoded ------------===//
+//===- Float8.cpp - 8-bit floats decoded and rounded, fp8 dots decoded -----===//
 //
 // 8-bit floats are i8 bytes in the kiln IR. The frontend's casts from them
 // and the dots that a target cannot feed to 8-bit float tensor cores both
-// decode them here, with 32-bit integer ops only: they vectorize on the
-// CPU, are plain ALU instructions on the GPU, and no denormal flushing or
-// fp-contraction can change the result. See docs/design/fp8.md.
+// decode them here, and targets without a conversion instruction round f32
+// to them here (kiln.f32_to_float8), with 32-bit integer ops only: they
+// vectorize on the CPU, are plain ALU instructions on the GPU, and no
+// denormal flushing or fp-contraction can change the result. See
+// docs/design/fp8.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +54,13 @@ public:
     return constant(builder.getF32Type(), builder.getF32FloatAttr(v));
   }
   Value andi(Value x, uint32_t mask) const { return arith::AndIOp::create(builder, loc, x, i32(mask)); }
+  Value ori(Value x, Value y) const { return arith::OrIOp::create(builder, loc, x, y); }
+  Value addi(Value x, Value y) const { return arith::AddIOp::create(builder, loc, x, y); }
+  Value subi(Value x, Value y) const { return arith::SubIOp::create(builder, loc, x, y); }
+  Value minui(Value x, uint32_t v) const { return arith::MinUIOp::create(builder, loc, x, i32(v)); }
+  Value maxui(Value x, uint32_t v) const { return arith::MaxUIOp::create(builder, loc, x, i32(v)); }
+  Value shli(Value x, Value bits) const { return arith::ShLIOp::create(builder, loc, x, bits); }
+  Value shrui(Value x, Value bits) const { return arith::ShRUIOp::create(builder, loc, x, bits); }
   Value shli(Value x, uint32_t bits) const { return arith::ShLIOp::create(builder, loc, x, i32(bits)); }
   Value shrui(Value x, uint32_t bits) const { return arith::ShRUIOp::create(builder, loc, x, i32(bits)); }
   Value compare(arith::CmpIPredicate predicate, Value x, uint32_t v) const {
@@ -104,6 +113,73 @@ Value mlir::kiln::createFloat8ToF32(OpBuilder &builder, Location loc, Value byte
   }
   Value signed_ = arith::OrIOp::create(builder, loc, bits, sign);
   return arith::BitcastOp::create(builder, loc, s.type(f32), signed_);
+}
+
+/// `value >> amount`, rounded to nearest with ties to even (amount >= 1).
+static Value roundShiftRight(const ShapedBuilder &s, Value value, Value amount) {
+  Value one = s.i32(1);
+  Value halfMinusOne = s.subi(s.shli(one, s.subi(amount, one)), one);
+  Value lowestKept = s.andi(s.shrui(value, amount), 1);
+  return s.shrui(s.addi(s.addi(value, halfMinusOne), lowestKept), amount);
+}
+
+Value mlir::kiln::createF32ToFloat8(OpBuilder &builder, Location loc, Value f32,
+                                    Float8Format format) {
+  ShapedBuilder s(builder, loc, f32.getType());
+  Float8Layout layout = getLayout(format);
+  uint32_t m = layout.mantissaBits, bias = layout.bias;
+  // The largest finite value's magnitude byte: e4m3's S.1111.111 is NaN.
+  uint32_t maxFiniteCode = format == Float8Format::e4m3 ? 0x7E : 0x7B;
+  Type i32 = builder.getI32Type();
+  Value bits = arith::BitcastOp::create(builder, loc, s.type(i32), f32);
+  Value sign = s.andi(s.shrui(bits, 24), 0x80);
+  Value magnitude = s.andi(bits, 0x7FFFFFFF);
+  // Normal results: drop 23 - m mantissa bits with rounding (a carry into
+  // the exponent is the right answer), then rebias the exponent.
+  Value normal = s.subi(roundShiftRight(s, magnitude, s.i32(23 - m)), s.i32((127 - bias) << m));
+  // Subnormal results: the significand with its implicit bit, in units of
+  // the smallest subnormal, 2^(1 - bias - m); rounding up into the smallest
+  // normal gives its code, 1 << m. The shift is clamped to [1, 31] so that
+  // lanes taking the normal path stay defined.
+  Value exponent = s.shrui(magnitude, 23);
+  Value significand = arith::OrIOp::create(builder, loc, s.andi(magnitude, 0x7FFFFF),
+                                           s.i32(0x800000));
+  Value amount = s.maxui(s.minui(s.subi(s.i32(151 - bias - m), exponent), 31), 1);
+  Value subnormal = roundShiftRight(s, significand, amount);
+  Value isSubnormal = s.compare(arith::CmpIPredicate::ult, magnitude, (128 - bias) << 23);
+  Value code = s.minui(s.select(isSubnormal, subnormal, normal), maxFiniteCode);
+  // NaN (0x7f in both formats, as the PTX conversions give).
+  code = s.select(s.compare(arith::CmpIPredicate::ugt, magnitude, kF32Infinity), s.i32(0x7F),
+                  code);
+  return arith::TruncIOp::create(builder, loc, s.type(builder.getI8Type()), s.ori(code, sign));
+}
+
+/// The byte of `value` rounded as kiln.f32_to_float8 rounds it.
+static APInt roundToFloat8(APFloat value, Float8Format format) {
+  const llvm::fltSemantics &semantics = format == Float8Format::e4m3
+                                            ? APFloat::Float8E4M3FN()
+                                            : APFloat::Float8E5M2();
+  bool negative = value.isNegative();
+  if (value.isNaN())
+    return APInt(8, negative ? 0xFF : 0x7F);
+  // Saturate first: every value not above the largest finite one rounds
+  // to a finite value.
+  APFloat largest = APFloat::getLargest(semantics, negative);
+  bool lost = false;
+  largest.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+  if (negative ? value < largest : value > largest)
+    value = largest;
+  value.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+  return value.bitcastToAPInt();
+}
+
+OpFoldResult F32ToFloat8Op::fold(FoldAdaptor adaptor) {
+  if (auto scalar = dyn_cast_if_present<FloatAttr>(adaptor.getSrc()))
+    return IntegerAttr::get(getType(), roundToFloat8(scalar.getValue(), getFormat()));
+  if (auto splat = dyn_cast_if_present<SplatElementsAttr>(adaptor.getSrc()))
+    return SplatElementsAttr::get(cast<ShapedType>(getType()),
+                                  roundToFloat8(splat.getSplatValue<APFloat>(), getFormat()));
+  return {};
 }
 
 void mlir::kiln::decodeFloat8Operands(DotOp dot) {

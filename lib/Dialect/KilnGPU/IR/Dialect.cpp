@@ -228,16 +228,23 @@ int mlir::kiln::gpu::getThreadsPerWarp(ModuleOp module) {
 // Target
 //===----------------------------------------------------------------------===//
 
-TargetAttr TargetAttr::getFromName(MLIRContext *context, StringRef name) {
+std::optional<std::pair<unsigned, bool>> mlir::kiln::gpu::parseChipName(StringRef name) {
   if (!name.consume_front("sm_"))
-    return {};
+    return std::nullopt;
   bool archSpecific = name.consume_back("a");
   unsigned capability = 0;
   // Two or three digits: sm_80, sm_90a, sm_100a.
   if (name.size() < 2 || name.size() > 3 || name.getAsInteger(10, capability) ||
       !llvm::all_of(name, llvm::isDigit) || capability < 10)
+    return std::nullopt;
+  return std::make_pair(capability, archSpecific);
+}
+
+TargetAttr TargetAttr::getFromName(MLIRContext *context, StringRef name) {
+  std::optional<std::pair<unsigned, bool>> chip = parseChipName(name);
+  if (!chip)
     return {};
-  return TargetAttr::get(context, capability, archSpecific);
+  return TargetAttr::get(context, chip->first, chip->second);
 }
 
 std::string TargetAttr::getName() const {

@@ -69,6 +69,11 @@ SmallVector<int64_t> getRowMajorStrides(ArrayRef<int64_t> shape);
 /// one decoder of the frontend's fp8 casts and of decodeFloat8Operands.
 Value createFloat8ToF32(OpBuilder &builder, Location loc, Value bytes, Float8Format format);
 
+/// Rounds `f32` (an f32 scalar or block) to 8-bit floats of `format`, as
+/// kiln.f32_to_float8 defines, with integer arith ops that every target
+/// lowers; returns their bytes (i8).
+Value createF32ToFloat8(OpBuilder &builder, Location loc, Value f32, Float8Format format);
+
 /// Rewrites an fp8 `dot` into an f16 dot of its decoded operands (f16 holds
 /// every value of both formats), for targets without 8-bit float tensor
 /// cores. Does nothing to other dots.

@@ -29,6 +29,33 @@ def Kiln_Float8FormatAttr : EnumAttr<Kiln_Dialect, Kiln_Float8Format, "float8"> 
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Kiln_F32ToFloat8Op : Kiln_Op<"f32_to_float8", [Pure, Elementwise,
+    SameOperandsAndResultShape]> {
+  let summary = "Round f32 values to 8-bit floats, held as bytes";
+  let description = [{
+    Rounds each f32 of `src` (a scalar or a block) to the nearest value of
+    the 8-bit float `format` (e4m3: OCP E4M3FN; e5m2), ties to even, and
+    returns its byte. Finite values beyond the largest finite value of the
+    format, and infinities, saturate to it with their sign; a NaN becomes
+    the NaN byte 0x7f (0xff when its sign is set). These are the results
+    of PTX's `cvt.rn.satfinite.{e4m3,e5m2}x2.f32`, which NVIDIA targets of
+    sm_90 and later lower this op to; every other target expands it into
+    integer ops (kiln-expand-float8-rounding), so the result never depends
+    on the target, on denormal flushing or on fp contraction.
+
+    Example:
+    ```mlir
+    %b = kiln.f32_to_float8 %x {format = #kiln.float8<e5m2>} : tensor<128xf32> -> tensor<128xi8>
+    ```
+  }];
+  let arguments = (ins Kiln_F32Like:$src, Kiln_Float8FormatAttr:$format);
+  let results = (outs Kiln_I8Like:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  // Constants fold (a load's `other`, a splat in a select): LLVM's APFloat
+  // rounds them after the saturation.
+  let hasFolder = 1;
+}
+
 def Kiln_DotOp : Kiln_Op<"dot", [Pure, AllTypesMatch<["c", "d"]>]> {
   let summary = "Matrix product of two blocks, added to a third";
   let description = [{

@@ -51,6 +51,8 @@ def Kiln_IntLike : AnyTypeOf<[Kiln_Int, RankedTensorOf<[Kiln_Int]>]>;
 // An address as an integer: what kiln.ptr_to_int gives and kiln.int_to_ptr takes.
 def Kiln_I64Like : AnyTypeOf<[I64, RankedTensorOf<[I64]>]>;
 def Kiln_BoolLike : AnyTypeOf<[I1, RankedTensorOf<[I1]>]>;
+def Kiln_F32Like : AnyTypeOf<[F32, RankedTensorOf<[F32]>]>;
+def Kiln_I8Like : AnyTypeOf<[I8, RankedTensorOf<[I8]>]>;
 
 // A TMA tensor map: a kernel parameter of 128 opaque bytes, addressed
 // generically (it lives in the parameter space).

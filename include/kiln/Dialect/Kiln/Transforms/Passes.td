@@ -93,6 +93,29 @@ def KilnDecodeFloat8Dots : Pass<"kiln-decode-fp8-dots", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def KilnExpandFloat8Rounding : Pass<"kiln-expand-float8-rounding", "mlir::ModuleOp"> {
+  let summary = "Round f32 to 8-bit floats with integer ops";
+  let description = [{
+    For targets without an instruction that rounds f32 to 8-bit floats
+    (the CPU; NVIDIA chips before sm_90, whose lowering otherwise takes
+    `kiln.f32_to_float8` to `cvt.rn.satfinite`): each `kiln.f32_to_float8`
+    becomes 32-bit integer ops with the same results, round to nearest
+    even, saturating to the largest finite value, NaN to the NaN byte.
+
+    Before:
+    ```mlir
+    %b = kiln.f32_to_float8 %x {format = #kiln.float8<e5m2>} : tensor<128xf32> -> tensor<128xi8>
+    ```
+    After:
+    ```mlir
+    %bits = arith.bitcast %x : tensor<128xf32> to tensor<128xi32>
+    ... the sign, the rounded normal and subnormal codes, the saturation and the NaN ...
+    %b = arith.trunci %code : tensor<128xi32> to tensor<128xi8>
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def KilnExpandHistograms : Pass<"kiln-expand-histograms", "mlir::ModuleOp"> {
   let summary = "Expand histograms into a comparison against every bin and a sum";
   let description = [{

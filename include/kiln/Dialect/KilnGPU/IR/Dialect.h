@@ -20,6 +20,11 @@
 
 namespace mlir::kiln::gpu {
 
+/// The compute capability (80 for "sm_80") and whether the name asks for
+/// the architecture-specific features (the `a` of "sm_90a") of an NVIDIA
+/// chip name, or nothing if `name` is not one.
+std::optional<std::pair<unsigned, bool>> parseChipName(StringRef name);
+
 /// Returns the number of warps a kiln_gpu module runs with (1 if unset).
 int getNumWarps(ModuleOp module);
 
