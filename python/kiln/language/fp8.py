@@ -15,7 +15,7 @@ twice, and integers wider than fp32's 24-bit significand).
 The rounding follows Triton 3.x on sm_90 (``cvt.rn.satfinite.e4m3x2.f32`` and
 ``cvt.rn.satfinite.e5m2x2.f32``, which sm_90 and later GPUs run): round to
 nearest even; finite values and infinities beyond the largest finite value
-saturate to it, keeping the sign; NaN stays NaN (0x7f or 0xff). Other
+saturate to it, keeping the sign; any NaN becomes 0x7f. Other
 targets compute the same bytes with integer operations, so the result does
 not depend on denormal flushing or on fp-contraction of the code around it.
 See docs/design/fp8.md.

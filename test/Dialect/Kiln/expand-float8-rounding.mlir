@@ -4,7 +4,8 @@
 // rounded to nearest even by dropping 21 bits and rebiased by
 // (127 - 15) << 2 = 448; below the smallest normal ((128 - 15) << 23) the
 // significand shifted by a clamped amount; saturation at 0x7b (57344); a
-// NaN (magnitude above 0x7f800000) becomes 0x7f; the byte is the low 8 bits.
+// NaN (magnitude above 0x7f800000) becomes 0x7f whatever its sign; the byte
+// is the low 8 bits.
 // CHECK-LABEL: func.func @e5m2
 // CHECK-DAG: %[[SIGN_MASK:.*]] = arith.constant dense<128> : tensor<64xi32>
 // CHECK-DAG: %[[REBIAS:.*]] = arith.constant dense<448> : tensor<64xi32>
@@ -18,10 +19,10 @@
 // CHECK: %[[TINY:.*]] = arith.cmpi ult, %[[MAGNITUDE:.*]], %[[SMALLEST_NORMAL]]
 // CHECK: %[[CODE:.*]] = arith.select %[[TINY]], %{{.*}}, %[[NORMAL]]
 // CHECK: %[[SATURATED:.*]] = arith.minui %[[CODE]], %[[MAX_FINITE]]
+// CHECK: %[[SIGNED:.*]] = arith.ori %[[SATURATED]], %[[SIGN]]
 // CHECK: %[[IS_NAN:.*]] = arith.cmpi ugt, %[[MAGNITUDE]], %[[INF]]
-// CHECK: %[[FINAL:.*]] = arith.select %[[IS_NAN]], %[[NAN]], %[[SATURATED]]
-// CHECK: %[[SIGNED:.*]] = arith.ori %[[FINAL]], %[[SIGN]]
-// CHECK: %[[BYTE:.*]] = arith.trunci %[[SIGNED]] : tensor<64xi32> to tensor<64xi8>
+// CHECK: %[[FINAL:.*]] = arith.select %[[IS_NAN]], %[[NAN]], %[[SIGNED]]
+// CHECK: %[[BYTE:.*]] = arith.trunci %[[FINAL]] : tensor<64xi32> to tensor<64xi8>
 // CHECK: return %[[BYTE]]
 // CHECK-NOT: kiln.f32_to_float8
 func.func @e5m2(%x: tensor<64xf32>) -> tensor<64xi8> {

@@ -147,11 +147,12 @@ Value mlir::kiln::createF32ToFloat8(OpBuilder &builder, Location loc, Value f32,
   Value amount = s.maxui(s.minui(s.subi(s.i32(151 - bias - m), exponent), 31), 1);
   Value subnormal = roundShiftRight(s, significand, amount);
   Value isSubnormal = s.compare(arith::CmpIPredicate::ult, magnitude, (128 - bias) << 23);
-  Value code = s.minui(s.select(isSubnormal, subnormal, normal), maxFiniteCode);
-  // NaN (0x7f in both formats, as the PTX conversions give).
+  Value code = s.ori(s.minui(s.select(isSubnormal, subnormal, normal), maxFiniteCode), sign);
+  // Any NaN, whatever its sign, is 0x7f in both formats (as the PTX
+  // conversions give).
   code = s.select(s.compare(arith::CmpIPredicate::ugt, magnitude, kF32Infinity), s.i32(0x7F),
                   code);
-  return arith::TruncIOp::create(builder, loc, s.type(builder.getI8Type()), s.ori(code, sign));
+  return arith::TruncIOp::create(builder, loc, s.type(builder.getI8Type()), code);
 }
 
 /// The byte of `value` rounded as kiln.f32_to_float8 rounds it.
@@ -159,9 +160,9 @@ static APInt roundToFloat8(APFloat value, Float8Format format) {
   const llvm::fltSemantics &semantics = format == Float8Format::e4m3
                                             ? APFloat::Float8E4M3FN()
                                             : APFloat::Float8E5M2();
-  bool negative = value.isNegative();
   if (value.isNaN())
-    return APInt(8, negative ? 0xFF : 0x7F);
+    return APInt(8, 0x7F);
+  bool negative = value.isNegative();
   // Saturate first: every value not above the largest finite one rounds
   // to a finite value.
   APFloat largest = APFloat::getLargest(semantics, negative);

@@ -36,8 +36,8 @@ def Kiln_F32ToFloat8Op : Kiln_Op<"f32_to_float8", [Pure, Elementwise,
     Rounds each f32 of `src` (a scalar or a block) to the nearest value of
     the 8-bit float `format` (e4m3: OCP E4M3FN; e5m2), ties to even, and
     returns its byte. Finite values beyond the largest finite value of the
-    format, and infinities, saturate to it with their sign; a NaN becomes
-    the NaN byte 0x7f (0xff when its sign is set). These are the results
+    format, and infinities, saturate to it with their sign; a NaN, whatever
+    its sign, becomes the NaN byte 0x7f. These are the results
     of PTX's `cvt.rn.satfinite.{e4m3,e5m2}x2.f32`, which NVIDIA targets of
     sm_90 and later lower this op to; every other target expands it into
     integer ops (kiln-expand-float8-rounding), so the result never depends
