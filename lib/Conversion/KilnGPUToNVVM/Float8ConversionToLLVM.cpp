@@ -10,6 +10,7 @@
 
 #include "Utility.h"
 
+#include "kiln/Conversion/LLVMCommon/VectorUtils.h"
 #include "kiln/Target/NVIDIA/TensorCores.h"
 
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
@@ -49,33 +50,18 @@ struct F32ToFloat8Lowering : public ConvertOpToLLVMPattern<F32ToFloat8Op> {
       return LLVM::TruncOp::create(rewriter, loc, i8, shifted);
     };
 
-    Value src = adaptor.getSrc();
-    auto vectorType = dyn_cast<VectorType>(src.getType());
-    if (!vectorType) {  // a scalar
-      rewriter.replaceOp(op, lowByte(convertPair(src, src)));
-      return success();
+    // A thread's elements (one for a scalar), two at a time; an odd count
+    // converts its last element twice.
+    SmallVector<Value> elements = unpackElements(rewriter, loc, adaptor.getSrc());
+    SmallVector<Value> bytes;
+    for (size_t i = 0; i < elements.size(); i += 2) {
+      bool whole = i + 1 < elements.size();
+      Value pair = convertPair(elements[whole ? i + 1 : i], elements[i]);
+      bytes.push_back(lowByte(pair));
+      if (whole)
+        bytes.push_back(highByte(pair));
     }
-    int64_t count = vectorType.getNumElements();
-    auto resultType = VectorType::get({count}, i8);
-    Value result = LLVM::PoisonOp::create(rewriter, loc, resultType);
-    auto element = [&](int64_t i) {
-      return LLVM::ExtractElementOp::create(
-          rewriter, loc, src, LLVM::ConstantOp::create(rewriter, loc, rewriter.getI32Type(), i));
-    };
-    auto insert = [&](Value byte, int64_t i) {
-      result = LLVM::InsertElementOp::create(
-          rewriter, loc, result, byte,
-          LLVM::ConstantOp::create(rewriter, loc, rewriter.getI32Type(), i));
-    };
-    for (int64_t i = 0; i < count; i += 2) {
-      Value first = element(i);
-      // An odd count converts its last element twice.
-      Value second = i + 1 < count ? element(i + 1) : first;
-      Value pair = convertPair(second, first);
-      insert(lowByte(pair), i);
-      if (i + 1 < count)
-        insert(highByte(pair), i + 1);
-    }
+    Value result = packElements(rewriter, loc, getTypeConverter()->convertType(op.getType()), bytes);
     rewriter.replaceOp(op, result);
     return success();
   }

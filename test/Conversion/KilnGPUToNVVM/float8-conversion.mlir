@@ -7,11 +7,12 @@
 // CHECK-LABEL: llvm.func @pairs
 // CHECK: %[[P:.*]] = nvvm.convert.f32x2.to.f8x2 %{{.*}}, %{{.*}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E5M2)
 // CHECK: %[[LO:.*]] = llvm.trunc %[[P]] : i16 to i8
-// CHECK: llvm.insertelement %[[LO]]
 // CHECK: %[[HI:.*]] = llvm.lshr %[[P]]
 // CHECK: %[[HIGH:.*]] = llvm.trunc %[[HI]] : i16 to i8
-// CHECK: llvm.insertelement %[[HIGH]]
 // CHECK: nvvm.convert.f32x2.to.f8x2 {{.*}} : i16(f8E5M2)
+// CHECK-NOT: nvvm.convert.f32x2.to.f8x2
+// CHECK: %[[V0:.*]] = llvm.insertelement %[[LO]], %{{.*}} : vector<4xi8>
+// CHECK: llvm.insertelement %[[HIGH]], %[[V0]]
 // CHECK-NOT: nvvm.convert.f32x2.to.f8x2
 // CHECK-NOT: kiln.f32_to_float8
 module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {

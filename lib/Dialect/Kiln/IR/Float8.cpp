@@ -142,8 +142,7 @@ Value mlir::kiln::createF32ToFloat8(OpBuilder &builder, Location loc, Value f32,
   // normal gives its code, 1 << m. The shift is clamped to [1, 31] so that
   // lanes taking the normal path stay defined.
   Value exponent = s.shrui(magnitude, 23);
-  Value significand = arith::OrIOp::create(builder, loc, s.andi(magnitude, 0x7FFFFF),
-                                           s.i32(0x800000));
+  Value significand = s.ori(s.andi(magnitude, 0x7FFFFF), s.i32(0x800000));
   Value amount = s.maxui(s.minui(s.subi(s.i32(151 - bias - m), exponent), 31), 1);
   Value subnormal = roundShiftRight(s, significand, amount);
   Value isSubnormal = s.compare(arith::CmpIPredicate::ult, magnitude, (128 - bias) << 23);
