@@ -135,6 +135,8 @@ PROVIDERS = ("plain", "desc", "host", "sdpa", "tutorial06")
 #: attention_kernels.forward's options for the kernels of each column suffix.
 FORWARD_OPTIONS = {"": {}, " desc": {}, " host": {"host_descriptors": True, "warp_specialize": False},
                    " host ws": {"host_descriptors": True, "warp_specialize": True}}
+#: The column suffixes of the "host" provider's kernels.
+HOST_SUFFIXES = tuple(suffix for suffix, options in FORWARD_OPTIONS.items() if options.get("host_descriptors"))
 
 
 @kiln.jit
@@ -548,7 +550,7 @@ def run(args: argparse.Namespace) -> None:
         if triton is not None:
             triton.set_allocator(allocate_triton_scratch)
     if "host" in providers:
-        for suffix in (" host", " host ws"):
+        for suffix in HOST_SUFFIXES:
             kernels.update(plain_kernels(attention_kernels.attention_forward_descriptors, suffix))
     print(f"device: {torch.cuda.get_device_name() if DEVICE == 'cuda' else DEVICE}, torch {torch.__version__}, "
           f"triton {triton.__version__ if triton is not None else 'not installed'}")
@@ -578,7 +580,7 @@ def run(args: argparse.Namespace) -> None:
     if "desc" in providers:
         columns += ["kiln desc"] + (["triton desc", "kiln/triton desc"] if "triton desc" in kernels else [])
     if "host" in providers:
-        for suffix in (" host", " host ws"):
+        for suffix in HOST_SUFFIXES:
             columns += [f"kiln{suffix}"] + ([f"triton{suffix}", f"kiln/triton{suffix}"]
                                            if f"triton{suffix}" in kernels else [])
     if "sdpa" in providers:

@@ -22,9 +22,10 @@ import sys
 B, H, SM_SCALE = 4, 32, 1.3
 
 
-def measure(path: str, seq: int, head_dims: list[int]) -> dict[str, float]:
-    """In this process: TFLOP/s of the tutorial's forward for each case,
-    with whatever ``import triton`` resolves to; torch SDPA's too."""
+def measure(path: str, seq: int, head_dims: list[int]) -> dict[str, dict[str, float]]:
+    """In this process: TFLOP/s of the tutorial's forward for each case, by
+    provider: "kiln" or "triton" (whatever ``import triton`` resolves to),
+    and "torch" (SDPA, fp16, in the Triton process only)."""
     os.environ.pop("PYTEST_VERSION", None)  # the tutorial's single test config otherwise
     import torch
     import triton
@@ -32,19 +33,21 @@ def measure(path: str, seq: int, head_dims: list[int]) -> dict[str, float]:
     tutorial = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tutorial)
     torch.manual_seed(0)
-    results = {}
+    provider = "kiln" if triton.__name__ == "kiln" else "triton"
+    results: dict[str, dict[str, float]] = {}
     for head_dim in head_dims:
         flops = 4.0 * B * H * seq * seq * head_dim
         for fp8 in (False, True):
+            row = results.setdefault(f"D {head_dim}, {'fp8' if fp8 else 'fp16'}", {})
             q, k, v = (torch.randn((B, H, seq, head_dim), dtype=torch.float16, device="cuda") for _ in range(3))
             if fp8:
                 q, k = q.to(torch.float8_e5m2), k.to(torch.float8_e5m2)
                 v = v.permute(0, 1, 3, 2).contiguous().permute(0, 1, 3, 2).to(torch.float8_e5m2)
             ms = triton.testing.do_bench(lambda: tutorial.attention(q, k, v, False, SM_SCALE, False))
-            results[f"D {head_dim}, {'fp8' if fp8 else 'fp16'}"] = flops / ms * 1e-9
-            if not fp8 and triton.__name__ == "triton":
+            row[provider] = flops / ms * 1e-9
+            if not fp8 and provider == "triton":
                 sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=SM_SCALE)
-                results[f"D {head_dim}, fp16, torch"] = flops / triton.testing.do_bench(sdpa) * 1e-9
+                row["torch"] = flops / triton.testing.do_bench(sdpa) * 1e-9
     return results
 
 
@@ -67,8 +70,8 @@ def main() -> None:
         if done.returncode != 0:
             print(f"{who}: exit {done.returncode}\n{done.stderr[-2000:]}", file=sys.stderr)
             continue
-        for case, value in json.loads(done.stdout.strip().splitlines()[-1]).items():
-            rows.setdefault(case.replace(", torch", ""), {})[who if not case.endswith("torch") else "torch"] = value
+        for case, values in json.loads(done.stdout.strip().splitlines()[-1]).items():
+            rows.setdefault(case, {}).update(values)
     print(f"tutorial 06 forward, B {B}, H {H}, S {args.seq}, non-causal, TFLOP/s")
     print("| case | Kiln | Triton | torch SDPA | Kiln / Triton |")
     print("|---|---:|---:|---:|---:|")
