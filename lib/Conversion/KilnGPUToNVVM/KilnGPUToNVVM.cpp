@@ -269,6 +269,7 @@ struct ConvertKilnGPUToNVVM
     populateExternElementwiseToLLVMPatterns(converter, patterns);
     populateInlineAsmToLLVMPatterns(converter, patterns);
     populateFloat8ConversionToLLVMPatterns(converter, patterns);
+    populateWarpgroupTurnsToLLVMPatterns(converter, patterns, launch);
     populateMathToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
     populateFuncToLLVMConversionPatterns(converter, patterns);

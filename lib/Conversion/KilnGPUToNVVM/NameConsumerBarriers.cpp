@@ -25,9 +25,6 @@ using namespace mlir::kiln::gpu;
 
 namespace {
 
-/// The named barrier of the consumer warps (0 is the CTA's).
-constexpr int32_t kConsumerBarrier = 1;
-
 struct KilnNVVMNameConsumerBarriers
     : public kiln::impl::KilnNVVMNameConsumerBarriersBase<KilnNVVMNameConsumerBarriers> {
   using Base::Base;

@@ -122,6 +122,12 @@ void emitIf(ConversionPatternRewriter &rewriter, Location loc, Value condition,
 /// which also removes the mark).
 inline constexpr StringLiteral kSharedOnlyBarrierAttr = "kiln.shared_only";
 
+/// The named barriers besides the CTA's (0): the consumer warps' in a
+/// warp-specialized kernel (kiln-nvvm-name-consumer-barriers), then one per
+/// warpgroup for the warpgroups' turns (kiln_gpu.await_turn).
+inline constexpr int32_t kConsumerBarrier = 1;
+inline constexpr int32_t kFirstTurnBarrier = 2;
+
 /// bar.sync 0, ordering shared-memory accesses only
 /// (`kSharedOnlyBarrierAttr`).
 void emitBarrier(OpBuilder &builder, Location loc);
@@ -249,6 +255,13 @@ void populateInlineAsmToLLVMPatterns(KilnGPUToNVVMTypeConverter &converter,
 /// elements a thread holds (Float8ConversionToLLVM.cpp).
 void populateFloat8ConversionToLLVMPatterns(KilnGPUToNVVMTypeConverter &converter,
                                             RewritePatternSet &patterns);
+
+/// kiln_gpu.begin_turns, kiln_gpu.await_turn, kiln_gpu.pass_turn: named
+/// barriers from kFirstTurnBarrier on, one per warpgroup
+/// (WarpgroupTurnsToLLVM.cpp).
+void populateWarpgroupTurnsToLLVMPatterns(KilnGPUToNVVMTypeConverter &converter,
+                                          RewritePatternSet &patterns,
+                                          const LaunchShape &launch);
 
 /// Device prints (vprintf) and device assertions (__assertfail).
 void populateDebugOpToLLVMPatterns(KilnGPUToNVVMTypeConverter &converter,

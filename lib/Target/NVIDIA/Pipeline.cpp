@@ -14,6 +14,7 @@
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 #include "kiln/Target/NVIDIA/TensorCores.h"
 
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -77,9 +78,12 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   // ...and, last (a later canonicalization could rebuild a dot after the
   // release of the slot it reads), a loop that asks for it gets a producer
-  // warpgroup for its TMA copies.
-  if (!options.checked)
+  // warpgroup for its TMA copies, and two or more consumer warpgroups of
+  // attention take turns at its first dot.
+  if (!options.checked) {
     pm.addPass(gpu::createKilnGPUWarpSpecialize());
+    pm.addPass(gpu::createKilnGPUPingPong());
+  }
 }
 
 void nvidia::buildKilnGPUToNVVMPipeline(OpPassManager &pm,
@@ -97,6 +101,8 @@ void nvidia::buildKilnGPUToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createKilnNVVMEraseNeedlessBarriers());
   // ...and in a warp-specialized kernel the rest are the consumer warps'.
   pm.addPass(createKilnNVVMNameConsumerBarriers());
+  // NVVM ops without an LLVM intrinsic (bar.arrive) become their PTX.
+  pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

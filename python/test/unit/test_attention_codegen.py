@@ -231,23 +231,48 @@ def test_sm90a_forward_warp_specialized(block_n, tmp_path):
     assert ".reqntid 384, 1, 1" in ptx
     assert "setmaxnreg.dec.sync.aligned.u32 \t40;" in ptx and "setmaxnreg.inc.sync.aligned.u32 \t232;" in ptx
     # Every warp passes the two barriers after the mbarriers' initialization,
-    # then the consumers only named barrier 1.
+    # then the consumers only named barrier 1 and their turn barriers
+    # (numbered by warpgroup: a register).
     assert re.findall(r"bar\.sync \t(\S+);", ptx)[:2] == ["0", "0"]
-    assert set(re.findall(r"bar\.sync \t(.+);", ptx)[2:]) == {"1, 256"}
+    consumer_barriers = {re.sub(r"%r\d+", "%r", barrier) for barrier in re.findall(r"bar\.sync \t(.+);", ptx)[2:]}
+    assert consumer_barriers == {"1, 256", "%r, 256"}
     producer = ir[ir.index("kiln_gpu.producer"):ir.index("kiln_gpu.producer") + ir[ir.index("kiln_gpu.producer"):].index("\n    }\n")]
     assert producer.count("kiln_gpu.async_tma_copy") == 6 and "warp = 8 : i32" in producer
     body = loop_body(ir)
     assert "kiln_gpu.async_tma_copy" not in body and "perThread" in body
     assert body.count("kiln_gpu.release_slot") == 1
-    # The loop's own PTX: from the consumers' wait to their release, no CTA barrier.
+    # The loop's own PTX: from the consumers' wait to their release, no CTA
+    # barrier, only the warpgroup's turn (kiln-gpu-ping-pong).
     loop = ptx[ptx.index("setmaxnreg.inc"):]
     loop = loop[loop.index("mbarrier.try_wait.parity"):loop.index("mbarrier.arrive.shared")]
-    assert "bar.sync" not in loop and "cp.async.bulk.tensor" not in loop
+    assert re.findall(r"bar\.sync \t(\S+),", loop) and all(
+        barrier.startswith("%r") for barrier in re.findall(r"bar\.sync \t(\S+),", loop))
+    assert "cp.async.bulk.tensor" not in loop
     # 384 threads start with 168 registers each; the consumers' code may use
     # up to 232 after setmaxnreg (BLOCK_N 128 needs 175 without a producer),
     # and ptxas allocates it so, without spilling.
     if find_ptxas() is not None:
         assert registers_and_spills(ptx, tmp_path) == (168, 0)
+
+
+def test_sm90a_warp_specialized_warpgroups_take_turns():
+    """kiln-gpu-ping-pong on the specialized loop of two consumer
+    warpgroups: warpgroup 0 arrives on its turn barrier (2) once before the
+    loop; in the loop a warpgroup waits for its turn (bar.sync on its turn
+    barrier, 256 threads) before the first dot's wgmmas, and passes the turn
+    (bar.arrive) after committing them and before waiting for them; the
+    second dot is not in turn."""
+    ptx = compile_forward_with_host_descriptors(128, 128, 8, causal=False, warp_specialize=True).asm["ptx"]
+    consumer = ptx[ptx.index("setmaxnreg.inc"):]
+    begin = consumer.index("bar.arrive 2, 256;")
+    loop = consumer[consumer.index("mbarrier.try_wait.parity", begin):consumer.index("mbarrier.arrive.shared")]
+    assert begin < consumer.index("mbarrier.try_wait.parity")
+    await_turn = re.search(r"bar\.sync \t%r\d+, 256;", loop).start()
+    pass_turn = re.search(r"bar\.arrive %r\d+, 256;", loop).start()
+    first_wgmma = loop.index("wgmma.mma_async")
+    assert await_turn < first_wgmma < loop.index("wgmma.commit_group") < pass_turn
+    assert pass_turn < loop.index("wgmma.wait_group.sync.aligned 0")
+    assert len(re.findall(r"bar\.(?:sync|arrive)", loop)) == 2
 
 
 def test_sm90a_attention_warp_specialized_unasked():
@@ -259,7 +284,7 @@ def test_sm90a_attention_warp_specialized_unasked():
     bodies = loop_bodies(ir)  # the producer's loop first
     assert len(bodies) == 2
     assert "kiln_gpu.release_slot" in bodies[1] and "perThread" in bodies[1]
-    assert set(re.findall(r"bar\.sync \t(.+);", ptx)[2:]) == {"1, 256"}
+    assert "kiln_gpu.await_turn" in bodies[1]
     four = compile_forward_with_host_descriptors(64, 64, 4, causal=False, warp_specialize=None)
     assert "producer_warps" not in four.metadata
 

@@ -231,3 +231,14 @@ func.func @producer_block(%x: f32) {
   }
   return
 }
+
+// -----
+
+// The turn ops share one verifier.
+module attributes {kiln_gpu.num_warps = 4 : i32} {
+  func.func @turns_of_one_warpgroup() {
+    // expected-error @+1 {{expected a kernel of two or more whole warpgroups (kiln_gpu.num_warps a multiple of 4, at least 8), got 4 warps}}
+    kiln_gpu.await_turn
+    return
+  }
+}

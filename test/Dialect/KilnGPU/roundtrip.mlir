@@ -57,6 +57,22 @@ func.func @tma(%map: !kiln.ptr<i8, 0>, %i: i32, %j: i32, %s: i32, %p: i1, %phase
 
 // -----
 
+// The consumer warpgroups' turns (two warpgroups: 8 warps).
+// CHECK-LABEL: func.func @turns
+// CHECK-NEXT: kiln_gpu.begin_turns
+// CHECK-NEXT: kiln_gpu.await_turn
+// CHECK-NEXT: kiln_gpu.pass_turn
+module attributes {kiln_gpu.num_warps = 8 : i32} {
+  func.func @turns() {
+    kiln_gpu.begin_turns
+    kiln_gpu.await_turn
+    kiln_gpu.pass_turn
+    return
+  }
+}
+
+// -----
+
 // A warp-specialized kernel: the barriers initialized for every warp, the
 // producer region and its copies by warp 8, the per-thread waits, and the
 // slot's release.

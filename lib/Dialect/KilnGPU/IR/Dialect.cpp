@@ -456,6 +456,22 @@ LogicalResult ReleaseSlotOp::verify() {
   return success();
 }
 
+/// The turn ops pass turns round the ring of the kernel's warpgroups:
+/// there must be at least two whole ones.
+static LogicalResult verifyTurnOp(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  int numWarps = module ? getNumWarps(module) : 1;
+  if (numWarps < 8 || numWarps % 4)
+    return op->emitOpError("expected a kernel of two or more whole warpgroups (kiln_gpu.num_warps a "
+                           "multiple of 4, at least 8), got ")
+           << numWarps << " warps";
+  return success();
+}
+
+LogicalResult BeginTurnsOp::verify() { return verifyTurnOp(*this); }
+LogicalResult AwaitTurnOp::verify() { return verifyTurnOp(*this); }
+LogicalResult PassTurnOp::verify() { return verifyTurnOp(*this); }
+
 LogicalResult ProducerOp::verify() {
   if (!isa_and_present<FunctionOpInterface>((*this)->getParentOp()))
     return emitOpError("expected to be directly in a kernel function");

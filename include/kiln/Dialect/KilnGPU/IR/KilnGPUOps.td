@@ -262,6 +262,62 @@ def KilnGPU_ProducerOp : Op<KilnGPU_Dialect, "producer",
   let hasVerifier = 1;
 }
 
+// The consumer warpgroups' turns at the tensor cores (kiln-gpu-ping-pong).
+class KilnGPU_TurnOp<string mnemonic> : Op<KilnGPU_Dialect, mnemonic,
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def KilnGPU_BeginTurnsOp : KilnGPU_TurnOp<"begin_turns"> {
+  let summary = "Give the first warpgroup the first turn at the tensor cores";
+  let description = [{
+    kiln_gpu.await_turn and kiln_gpu.pass_turn make a kernel's warpgroups
+    issue their dots in turn, round the ring of its `kiln_gpu.num_warps / 4`
+    warpgroups (FlashAttention-3's ping-pong): warpgroup w waits for its
+    turn, issues, and passes the turn to warpgroup w + 1, so that one
+    warpgroup's other work runs while the next one's dots run. This op,
+    once before the first kiln_gpu.await_turn, lets warpgroup 0 take its
+    first turn without waiting: warpgroup 0 arrives on its own turn
+    barrier (a named barrier, `bar.arrive`).
+
+    Example:
+    ```mlir
+    kiln_gpu.begin_turns
+    ```
+  }];
+}
+
+def KilnGPU_AwaitTurnOp : KilnGPU_TurnOp<"await_turn"> {
+  let summary = "Wait until the previous warpgroup passes this one the turn";
+  let description = [{
+    Waits on the warpgroup's turn barrier (a named barrier, `bar.sync`,
+    counting this warpgroup's threads and the previous one's) until the
+    previous warpgroup round the ring has passed the turn
+    (kiln_gpu.pass_turn), or, for warpgroup 0's first turn,
+    kiln_gpu.begin_turns gave it. See kiln_gpu.begin_turns.
+
+    Example:
+    ```mlir
+    kiln_gpu.await_turn
+    ```
+  }];
+}
+
+def KilnGPU_PassTurnOp : KilnGPU_TurnOp<"pass_turn"> {
+  let summary = "Give the next warpgroup the turn";
+  let description = [{
+    Arrives, without waiting, on the turn barrier of the next warpgroup
+    round the ring (`bar.arrive`), which its kiln_gpu.await_turn waits for.
+    See kiln_gpu.begin_turns.
+
+    Example:
+    ```mlir
+    kiln_gpu.pass_turn
+    ```
+  }];
+}
+
 def KilnGPU_InvalTmaBarriersOp : Op<KilnGPU_Dialect, "inval_tma_barriers",
     [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Wait for every thread, then invalidate the slots' mbarriers";

@@ -452,4 +452,54 @@ def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
   }];
 }
 
+def KilnGPUPingPong : Pass<"kiln-gpu-ping-pong", "mlir::ModuleOp"> {
+  let summary = "Make a warp-specialized kernel's consumer warpgroups take turns at the first dot";
+  let description = [{
+    On sm_90a, in a warp-specialized kernel (one with a `kiln_gpu.producer`)
+    of two or more consumer warpgroups (`kiln_gpu.num_warps` a multiple of
+    4, at least 8), for each loop of the kernel's body that releases the
+    producer's slots and has attention's chained dots, both synchronous:
+    the warpgroups issue the first dot in turn, round the ring of
+    warpgroups (FlashAttention-3's ping-pong). Before the dot a warpgroup
+    waits for its turn (`kiln_gpu.await_turn`); the dot becomes
+    asynchronous (`kiln_gpu.wgmma_buffer`), the warpgroup passes the turn on
+    as soon as it has issued it (`kiln_gpu.pass_turn`) and only then waits
+    for it (`kiln_gpu.async_dot_wait`). So warpgroup 1's first dot queues
+    behind warpgroup 0's, and warpgroup 0's softmax and second dot run
+    while warpgroup 1's first dot does: the tensor cores see one warpgroup's
+    dots while the other computes. Warpgroup 0 gets the first turn
+    (`kiln_gpu.begin_turns`, once, before the first such loop); a later
+    loop goes on with the same ring.
+
+    Before (8 consumer warps):
+    ```mlir
+    kiln_gpu.producer attributes {warps = 4 : i32} { ... }
+    scf.for %i = %lb to %ub step %c128 iter_args(%acc = %zero, ...) {
+      kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 229376 : i64, perThread}
+      %s = kiln.dot %q, %k, %zeros : ...
+      ... softmax of %s, %p ...
+      %o = kiln.dot %p, %v, %scaled : ...
+      kiln_gpu.release_slot %slot {barriers = 229400 : i64}
+      scf.yield %o, ...
+    }
+    ```
+    After:
+    ```mlir
+    kiln_gpu.producer attributes {warps = 4 : i32} { ... }
+    kiln_gpu.begin_turns
+    scf.for %i = %lb to %ub step %c128 iter_args(%acc = %zero, ...) {
+      kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 229376 : i64, perThread}
+      kiln_gpu.await_turn
+      %s = kiln.dot %q, %k, %zeros {kiln_gpu.wgmma_buffer = 0 : i32} : ...
+      kiln_gpu.pass_turn
+      %scores = kiln_gpu.async_dot_wait %s : ...
+      ... softmax of %scores, %p ...
+      %o = kiln.dot %p, %v, %scaled : ...
+      kiln_gpu.release_slot %slot {barriers = 229400 : i64}
+      scf.yield %o, ...
+    }
+    ```
+  }];
+}
+
 #endif // KILN_GPU_TRANSFORMS_PASSES
