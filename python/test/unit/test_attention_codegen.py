@@ -290,13 +290,39 @@ def test_sm90a_attention_warp_specialized_unasked():
 
 
 @pytest.mark.parametrize("warp_specialize", [None, True])
-def test_sm90a_causal_attention_not_warp_specialized(warp_specialize):
-    """The causal forward has a second TMA loop (the diagonal's blocks),
-    whose mbarriers the consumers would initialize while the producer still
-    runs: not yet run on a GPU, so neither loop is split, asked or not."""
+def test_sm90a_causal_attention_warp_specialized(warp_specialize):
+    """The causal forward's two TMA loops (the blocks below the diagonal,
+    then the diagonal's) share one producer and one ring of slots: the
+    producer runs a copy loop for each, in order; the second loop has
+    "full" mbarriers of its own, initialized with the first loop's and the
+    shared "empty" ones before the producer branches off, and the
+    producer waits for the first loop's releases before the second loop's
+    first copies too. The consumers take turns at the first dot in both
+    loops, after one begin_turns."""
     compiled = compile_forward_with_host_descriptors(128, 64, 8, causal=True, warp_specialize=warp_specialize)
-    assert "producer_warps" not in compiled.metadata
-    assert "kiln_gpu.producer" not in compiled.asm["kiln_gpu"]
+    ir = compiled.asm["kiln_gpu"]
+    assert compiled.metadata["producer_warps"] == 4
+    producer_start = ir.index("kiln_gpu.producer")
+    inits = re.findall(r"kiln_gpu\.init_tma_barriers \{allWarps, arrivals = (\d+) : i32, count = 3 : i32, "
+                       r"offset = (\d+) : i64\}", ir[:producer_start])
+    full = [int(offset) for arrivals, offset in inits if arrivals == "2"]
+    empty = [int(offset) for arrivals, offset in inits if arrivals == "8"]
+    assert len(full) == 2 and len(empty) == 1 and len(set(full + empty)) == 3
+    producer = ir[producer_start:ir.index("kiln_gpu.begin_turns")]
+    assert producer.count("scf.for") == 2
+    # Between the first copy loop and the second loop's first copy: a wait
+    # for a release of the first loop's.
+    first_loop_end = producer.index("scf.yield", producer.index("scf.for"))
+    between = producer[first_loop_end:producer.index(f"barriers = {full[1]}")]
+    assert re.search(rf"kiln_gpu\.wait_tma_barrier .*barriers = {empty[0]} : i64, perThread", between)
+    consumer = ir[ir.index("kiln_gpu.begin_turns"):]
+    assert ir.count("kiln_gpu.begin_turns") == 1 and consumer.count("kiln_gpu.await_turn") == 2
+    assert consumer.count(f"kiln_gpu.release_slot %arg31 {{barriers = {empty[0]} : i64}}") == 2
+    assert "kiln_gpu.async_tma_copy" not in consumer
+    # Each loop's "full" mbarriers invalidated after it, the "empty" ones last.
+    invals = [int(offset) for offset in re.findall(r"kiln_gpu\.inval_tma_barriers \{count = 3 : i32, offset = (\d+)",
+                                                   consumer)]
+    assert invals == full + empty
 
 
 def test_sm90a_warp_specialized_under_a_register_cap():

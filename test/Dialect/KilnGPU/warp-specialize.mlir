@@ -211,3 +211,81 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
     return
   }
 }
+
+// -----
+
+// Two TMA loops in a row (a causal attention's two): one producer runs a
+// copy loop for each, in order, both filling one ring of slots and
+// waiting on one set of "empty" mbarriers. The second loop gets "full"
+// mbarriers of its own (after the "empty" ones), initialized with the
+// others before the producer branches off; the producer waits for a
+// release before each of its first copies too (the first loop's reads of
+// the slot), with the parity that the slot's earlier fills give: the
+// first loop filled slot s ceil((trips - s) / 3) times. Each loop
+// releases its slots on the shared "empty" mbarriers, and its "full" ones
+// are invalidated after it.
+// CHECK-LABEL: func.func @two_loops
+// CHECK-NEXT: kiln_gpu.init_tma_barriers {allWarps, arrivals = 2 : i32, count = 3 : i32, offset = 24576 : i64}
+// CHECK-NEXT: kiln_gpu.init_tma_barriers {allWarps, arrivals = 2 : i32, count = 3 : i32, offset = 24624 : i64}
+// CHECK-NEXT: kiln_gpu.init_tma_barriers {allWarps, arrivals = 4 : i32, count = 3 : i32, offset = 24600 : i64}
+// CHECK-NEXT: kiln_gpu.producer attributes {warps = 4 : i32} {
+// CHECK-COUNT-4: kiln_gpu.async_tma_copy {{.*}}barriers = 24576 : i64{{.*}}warp = 4 : i32}
+// CHECK: scf.for
+// CHECK: kiln_gpu.wait_tma_barrier {{.*}}{barriers = 24600 : i64, perThread}
+// CHECK-COUNT-2: kiln_gpu.async_tma_copy {{.*}}barriers = 24576 : i64{{.*}}warp = 4 : i32}
+// CHECK: scf.yield
+// CHECK: %[[TRIPS:.*]] = arith.divsi
+// CHECK: %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[PLUS:.*]] = arith.addi %[[TRIPS]], %[[TWO]]
+// CHECK-NEXT: %[[LESS:.*]] = arith.subi %[[PLUS]], %[[SLOT0:.*]] : i32
+// CHECK-NEXT: %[[FILLS:.*]] = arith.divsi %[[LESS]],
+// CHECK: %[[BIT:.*]] = arith.andi %{{.*}}, %[[ONE:.*]] : i32
+// CHECK-NEXT: %[[PARITY:.*]] = arith.xori %[[BIT]], %[[ONE]] : i32
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: kiln_gpu.wait_tma_barrier %[[SLOT0]], %[[PARITY]] {barriers = 24600 : i64, perThread}
+// CHECK: kiln_gpu.async_tma_copy {{.*}}barriers = 24624 : i64{{.*}}warp = 4 : i32}
+// CHECK: scf.for
+// CHECK: kiln_gpu.wait_tma_barrier {{.*}}{barriers = 24600 : i64, perThread}
+// CHECK-COUNT-2: kiln_gpu.async_tma_copy {{.*}}barriers = 24624 : i64{{.*}}warp = 4 : i32}
+// CHECK-NOT: kiln_gpu.async_tma_copy
+// CHECK: kiln_gpu.wait_tma_barrier {{.*}}{barriers = 24576 : i64, perThread}
+// CHECK: kiln_gpu.release_slot {{.*}}{barriers = 24600 : i64}
+// CHECK: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 24576 : i64}
+// CHECK: kiln_gpu.wait_tma_barrier {{.*}}{barriers = 24624 : i64, perThread}
+// CHECK: kiln_gpu.release_slot {{.*}}{barriers = 24600 : i64}
+// CHECK: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 24624 : i64}
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 24600 : i64}
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blockedT = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @two_loops(%a: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapA: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapB: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %out: !kiln.ptr<f32>, %n: i32, %m: i32, %row: i32, %col: i32) attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c32 = arith.constant 32 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %pa = kiln.splat %a : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %pb = kiln.splat %b : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %acc = scf.for %i = %c0 to %n step %c1 iter_args(%sum = %zero) -> (tensor<64x64xf32, #blocked>) : i32 {
+      %k = arith.muli %i, %c32 : i32
+      %x = kiln.load %pa tensor_map %mapA[%row, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %y = kiln.load %pb tensor_map %mapB[%col, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %yt = kiln.trans %y {order = array<i32: 1, 0>} : tensor<64x32xf16, #blocked2> -> tensor<32x64xf16, #blockedT>
+      %d = kiln.dot %x, %yt, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blockedT> -> tensor<64x64xf32, #blocked>
+      %s = arith.addf %sum, %d : tensor<64x64xf32, #blocked>
+      scf.yield %s : tensor<64x64xf32, #blocked>
+    } {kiln.warp_specialize = true}
+    %acc2 = scf.for %i = %n to %m step %c1 iter_args(%sum = %acc) -> (tensor<64x64xf32, #blocked>) : i32 {
+      %k = arith.muli %i, %c32 : i32
+      %x = kiln.load %pa tensor_map %mapA[%row, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %y = kiln.load %pb tensor_map %mapB[%col, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %yt = kiln.trans %y {order = array<i32: 1, 0>} : tensor<64x32xf16, #blocked2> -> tensor<32x64xf16, #blockedT>
+      %d = kiln.dot %x, %yt, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blockedT> -> tensor<64x64xf32, #blocked>
+      %s = arith.mulf %sum, %d : tensor<64x64xf32, #blocked>
+      scf.yield %s : tensor<64x64xf32, #blocked>
+    } {kiln.warp_specialize = true}
+    %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    kiln.store %po, %acc2 : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}

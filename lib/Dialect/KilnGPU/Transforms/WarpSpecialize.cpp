@@ -113,8 +113,12 @@ FailureOr<TmaLoop> matchTmaLoop(scf::ForOp loop) {
   for (Operation &op : *outer) {
     if (&op == loop.getOperation())
       break;
-    if (auto init = dyn_cast<InitTmaBarriersOp>(op); init && init.getOffset() == barriers)
+    // (An earlier loop of the same mbarriers has its own initialization
+    // and copies before it.)
+    if (auto init = dyn_cast<InitTmaBarriersOp>(op); init && init.getOffset() == barriers) {
       split.init = init;
+      split.prologue.clear();
+    }
     if (auto copy = dyn_cast<AsyncTmaCopyOp>(op); copy && copy.getBarriers() == barriers)
       split.prologue.push_back(copy);
   }
@@ -125,15 +129,6 @@ FailureOr<TmaLoop> matchTmaLoop(scf::ForOp loop) {
       split.prologue.size() % split.copies.size() != 0 ||
       int64_t(split.prologue.size() / split.copies.size()) >= split.init.getCount())
     return failure();
-  // The kernel's only TMA loop: another (a causal forward's diagonal loop)
-  // would initialize mbarriers of its own on the consumer side while the
-  // producer still runs, a case not yet run on a GPU.
-  WalkResult otherTmaLoop = loop->getParentOp()->walk([&](InitTmaBarriersOp init) {
-    return init == split.init ? WalkResult::advance() : WalkResult::interrupt();
-  });
-  if (otherTmaLoop.wasInterrupted())
-    return failure();
-
   // The dots reading the loop's slots, the last of them.
   Value readSlot = split.wait.getSlot();
   int readers = 0, asyncReaders = 0;
@@ -208,116 +203,247 @@ void cloneCopy(OpBuilder &builder, AsyncTmaCopyOp copy, IRMapping &mapping, int3
   cast<AsyncTmaCopyOp>(clone).setWarpAttr(builder.getI32IntegerAttr(warp));
 }
 
-/// Builds the producer region at the start of the kernel: the copies of
-/// the first iterations, then a loop over the same iterations as `split`'s
-/// that waits for each slot's release before copying into it again.
-void buildProducer(TmaLoop &split, int32_t numWarps, int64_t emptyBarriers) {
-  scf::ForOp loop = split.loop;
-  Location loc = loop.getLoc();
-  Block *kernel = loop->getBlock();
+/// Clones `ops` (scalar code before the loops) into the producer, each once
+/// whatever the loops that need it.
+void cloneOuterSlice(OpBuilder &builder, ArrayRef<Operation *> ops, IRMapping &mapping) {
+  for (Operation *op : ops)
+    if (!llvm::all_of(op->getResults(), [&](Value result) { return mapping.contains(result); }))
+      builder.clone(*op, mapping);
+}
+
+/// The iterations of `loop` (bounds mapped into the producer): 0 if none.
+Value getTripCount(OpBuilder &builder, Location loc, scf::ForOp loop, IRMapping &mapping) {
+  Value lower = mapping.lookupOrDefault(loop.getLowerBound());
+  Value upper = mapping.lookupOrDefault(loop.getUpperBound());
+  Value step = mapping.lookupOrDefault(loop.getStep());
+  Value zero = arith::ConstantOp::create(builder, loc, builder.getZeroAttr(lower.getType()));
+  Value span = arith::MaxSIOp::create(builder, loc, arith::SubIOp::create(builder, loc, upper, lower), zero);
+  // (span + step - 1) / step: the step is positive.
+  Value one = arith::ConstantOp::create(builder, loc, builder.getOneAttr(lower.getType()));
+  Value rounded = arith::SubIOp::create(builder, loc, arith::AddIOp::create(builder, loc, span, step), one);
+  return arith::DivSIOp::create(builder, loc, rounded, step);
+}
+
+/// The parity that the fill of `slot` numbered `fill` among the loop's own
+/// fills waits for on the slot's "empty" mbarrier, when earlier loops of
+/// `earlierTrips` iterations filled the same ring (from slot 0 each): the
+/// k-th fill of a slot over all loops waits for the release k - 1, parity
+/// (k - 1) & 1 (1 for k = 0 passes at once on a fresh mbarrier). Earlier
+/// loop l filled `slot` ceil((trips_l - slot) / slots) times.
+Value getEmptyParity(OpBuilder &builder, Location loc, Value slot, Value fill, int32_t slots,
+                     ArrayRef<Value> earlierTrips) {
+  Value slotCount = createI32(builder, loc, slots);
+  Value k = arith::DivSIOp::create(builder, loc, fill, slotCount);
+  for (Value trips : earlierTrips) {
+    // (trips - slot + slots - 1) / slots, never negative: slot < slots.
+    Value numerator = arith::SubIOp::create(
+        builder, loc, arith::AddIOp::create(builder, loc, trips, createI32(builder, loc, slots - 1)), slot);
+    k = arith::AddIOp::create(builder, loc, k, arith::DivSIOp::create(builder, loc, numerator, slotCount));
+  }
+  Value one = createI32(builder, loc, 1);
+  return arith::XOrIOp::create(builder, loc, arith::AndIOp::create(builder, loc, k, one), one);
+}
+
+/// `predicates` or-ed together (one value each, in order).
+Value anyOf(OpBuilder &builder, Location loc, ArrayRef<Value> predicates) {
+  llvm::SetVector<Value> unique(predicates.begin(), predicates.end());
+  Value any = unique.front();
+  for (Value predicate : unique.getArrayRef().drop_front())
+    any = arith::OrIOp::create(builder, loc, any, predicate);
+  return any;
+}
+
+/// Waits, if `runs`, for the phase of parity `parity` of `slot`'s "empty"
+/// mbarrier.
+void waitForRelease(OpBuilder &builder, Location loc, Value runs, Value slot, Value parity,
+                    int64_t emptyBarriers) {
+  auto waits = scf::IfOp::create(builder, loc, runs, /*withElseRegion=*/false);
+  builder.setInsertionPointToStart(waits.thenBlock());
+  WaitTmaBarrierOp::create(builder, loc, slot, parity, emptyBarriers, /*perThread=*/true);
+  builder.setInsertionPointAfter(waits);
+}
+
+/// Builds the producer region at the start of the kernel: for each loop in
+/// order, the copies of its first iterations, then a loop over the same
+/// iterations that waits for each slot's release before copying into it
+/// again. The loops share one ring of slots and "empty" mbarriers; a later
+/// loop waits before its first copies too, for the earlier loops' last
+/// reads of the slots.
+void buildProducer(MutableArrayRef<TmaLoop> loops, int32_t numWarps, int64_t emptyBarriers) {
+  scf::ForOp first = loops.front().loop;
+  Location loc = first.getLoc();
+  Block *kernel = first->getBlock();
   OpBuilder builder(kernel, kernel->begin());
   auto producer = ProducerOp::create(builder, loc, kProducerWarps,
                                      numWarps == 8 ? builder.getI32IntegerAttr(kProducerRegisters) : nullptr,
                                      numWarps == 8 ? builder.getI32IntegerAttr(kConsumerRegisters) : nullptr);
   builder.setInsertionPointToStart(&producer.getBody().emplaceBlock());
   IRMapping mapping;
-  for (Operation *op : split.outerSlice)
-    builder.clone(*op, mapping);
-  for (AsyncTmaCopyOp copy : split.prologue)
-    cloneCopy(builder, copy, mapping, numWarps);
+  SmallVector<Value> earlierTrips;
+  int32_t slots = loops.front().init.getCount();
+  for (TmaLoop &split : loops) {
+    scf::ForOp loop = split.loop;
+    loc = loop.getLoc();
+    cloneOuterSlice(builder, split.outerSlice, mapping);
+    int32_t lookahead = split.prologue.size() / split.copies.size();
+    size_t perFill = split.copies.size();
+    for (int32_t fill = 0; fill < lookahead; ++fill) {
+      MutableArrayRef<AsyncTmaCopyOp> copies = MutableArrayRef(split.prologue).slice(fill * perFill, perFill);
+      if (!earlierTrips.empty()) {
+        SmallVector<Value> predicates;
+        for (AsyncTmaCopyOp copy : copies)
+          predicates.push_back(mapping.lookupOrDefault(copy.getPred()));
+        Value slot = mapping.lookupOrDefault(copies.front().getSlot());
+        Value parity = getEmptyParity(builder, loc, slot, createI32(builder, loc, fill), slots, earlierTrips);
+        waitForRelease(builder, loc, anyOf(builder, loc, predicates), slot, parity, emptyBarriers);
+      }
+      for (AsyncTmaCopyOp copy : copies)
+        cloneCopy(builder, copy, mapping, numWarps);
+    }
 
-  // The release the k-th refill of a slot waits for is the phase k - 1 of
-  // its "empty" mbarrier; parity 1 on a fresh mbarrier passes at once, so
-  // the first fill of each slot waits for nothing. The loop's first copy
-  // fills round `lookahead / slots` of its slot, and the parity flips each
-  // time the slot it writes wraps round.
-  int32_t slots = split.init.getCount();
-  int32_t lookahead = split.prologue.size() / split.copies.size();
-  SmallVector<Value> inits;
-  for (unsigned index : split.carried)
-    inits.push_back(mapping.lookupOrDefault(loop.getInitArgs()[index]));
-  inits.push_back(createI32(builder, loc, ((lookahead / slots) & 1) ^ 1));
-  auto copyLoop = scf::ForOp::create(builder, loc, mapping.lookupOrDefault(loop.getLowerBound()),
-                                     mapping.lookupOrDefault(loop.getUpperBound()),
-                                     mapping.lookupOrDefault(loop.getStep()), inits);
-  Block *body = copyLoop.getBody();
-  builder.setInsertionPointToStart(body);
-  mapping.map(loop.getInductionVar(), copyLoop.getInductionVar());
-  for (auto [position, index] : llvm::enumerate(split.carried))
-    mapping.map(loop.getRegionIterArgs()[index], copyLoop.getRegionIterArgs()[position]);
-  for (Operation *op : split.bodySlice)
-    builder.clone(*op, mapping);
-  Value parity = copyLoop.getRegionIterArgs().back();
-  Value writeSlot = mapping.lookupOrDefault(split.copies.front().getSlot());
-  // Only before a copy that runs: the last iterations' copies (past the
-  // loop's end) are masked off, and by the time the producer reached their
-  // waits the consumers may have finished and invalidated the mbarriers.
-  llvm::SetVector<Value> predicates;
-  for (AsyncTmaCopyOp copy : split.copies)
-    predicates.insert(mapping.lookupOrDefault(copy.getPred()));
-  Value copies = predicates.front();
-  for (Value predicate : predicates.getArrayRef().drop_front())
-    copies = arith::OrIOp::create(builder, loc, copies, predicate);
-  auto waits = scf::IfOp::create(builder, loc, copies, /*withElseRegion=*/false);
-  builder.setInsertionPointToStart(waits.thenBlock());
-  WaitTmaBarrierOp::create(builder, loc, writeSlot, parity, emptyBarriers, /*perThread=*/true);
-  builder.setInsertionPointAfter(waits);
-  for (AsyncTmaCopyOp copy : split.copies)
-    cloneCopy(builder, copy, mapping, numWarps);
-  Value wraps = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, writeSlot,
-                                      createI32(builder, loc, slots - 1));
-  Value flipped = arith::XOrIOp::create(builder, loc, parity, createI32(builder, loc, 1));
-  SmallVector<Value> yielded;
-  Operation *yield = loop.getBody()->getTerminator();
-  for (unsigned index : split.carried)
-    yielded.push_back(mapping.lookupOrDefault(yield->getOperand(index)));
-  yielded.push_back(arith::SelectOp::create(builder, loc, wraps, flipped, parity));
-  scf::YieldOp::create(builder, loc, yielded);
+    // The first loop's release that the k-th refill of a slot waits for is
+    // the phase k - 1 of its "empty" mbarrier; parity 1 on a fresh mbarrier
+    // passes at once, so the first fill of each slot waits for nothing. The
+    // loop's first copy fills round `lookahead / slots` of its slot, and
+    // the parity flips each time the slot it writes wraps round. A later
+    // loop computes the parity from the fill's number instead.
+    bool carriesParity = earlierTrips.empty();
+    SmallVector<Value> inits;
+    for (unsigned index : split.carried)
+      inits.push_back(mapping.lookupOrDefault(loop.getInitArgs()[index]));
+    if (carriesParity)
+      inits.push_back(createI32(builder, loc, ((lookahead / slots) & 1) ^ 1));
+    Value lower = mapping.lookupOrDefault(loop.getLowerBound());
+    Value step = mapping.lookupOrDefault(loop.getStep());
+    auto copyLoop = scf::ForOp::create(builder, loc, lower, mapping.lookupOrDefault(loop.getUpperBound()),
+                                       step, inits);
+    OpBuilder::InsertPoint after = builder.saveInsertionPoint();
+    builder.setInsertionPointToStart(copyLoop.getBody());
+    mapping.map(loop.getInductionVar(), copyLoop.getInductionVar());
+    for (auto [position, index] : llvm::enumerate(split.carried))
+      mapping.map(loop.getRegionIterArgs()[index], copyLoop.getRegionIterArgs()[position]);
+    for (Operation *op : split.bodySlice)
+      builder.clone(*op, mapping);
+    Value writeSlot = mapping.lookupOrDefault(split.copies.front().getSlot());
+    Value parity;
+    if (carriesParity) {
+      parity = copyLoop.getRegionIterArgs().back();
+    } else {
+      Value iteration = arith::DivSIOp::create(
+          builder, loc, arith::SubIOp::create(builder, loc, copyLoop.getInductionVar(), lower), step);
+      Value fill = arith::AddIOp::create(builder, loc, iteration, createI32(builder, loc, lookahead));
+      parity = getEmptyParity(builder, loc, writeSlot, fill, slots, earlierTrips);
+    }
+    // Only before a copy that runs: the last iterations' copies (past the
+    // loop's end) are masked off, and by the time the producer reached their
+    // waits the consumers may have finished and invalidated the mbarriers.
+    SmallVector<Value> predicates;
+    for (AsyncTmaCopyOp copy : split.copies)
+      predicates.push_back(mapping.lookupOrDefault(copy.getPred()));
+    waitForRelease(builder, loc, anyOf(builder, loc, predicates), writeSlot, parity, emptyBarriers);
+    for (AsyncTmaCopyOp copy : split.copies)
+      cloneCopy(builder, copy, mapping, numWarps);
+    SmallVector<Value> yielded;
+    Operation *yield = loop.getBody()->getTerminator();
+    for (unsigned index : split.carried)
+      yielded.push_back(mapping.lookupOrDefault(yield->getOperand(index)));
+    if (carriesParity) {
+      Value wraps = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, writeSlot,
+                                          createI32(builder, loc, slots - 1));
+      Value flipped = arith::XOrIOp::create(builder, loc, parity, createI32(builder, loc, 1));
+      yielded.push_back(arith::SelectOp::create(builder, loc, wraps, flipped, parity));
+    }
+    scf::YieldOp::create(builder, loc, yielded);
+    builder.restoreInsertionPoint(after);
+    if (&split != &loops.back())
+      earlierTrips.push_back(getTripCount(builder, loc, loop, mapping));
+  }
 }
 
-/// Splits `split`'s loop between a producer and the kernel's warps.
-void warpSpecialize(TmaLoop &split, int32_t numWarps) {
-  int32_t slots = split.init.getCount();
-  int64_t emptyBarriers = split.init.getOffset() + 8 * int64_t(slots);
-  buildProducer(split, numWarps, emptyBarriers);
+/// Moves `split`'s "full" mbarriers to `offset`: each loop after the first
+/// gets its own, initialized with the first loop's before the producer
+/// branches off, so that the producer never copies into a loop whose
+/// mbarriers the consumers have yet to initialize.
+void moveFullBarriers(TmaLoop &split, int64_t offset) {
+  Builder builder(split.loop.getContext());
+  IntegerAttr attr = builder.getI64IntegerAttr(offset);
+  split.init.setOffsetAttr(attr);
+  split.inval.setOffsetAttr(attr);
+  split.wait.setBarriersAttr(attr);
+  for (AsyncTmaCopyOp copy : llvm::concat<AsyncTmaCopyOp>(split.prologue, split.copies))
+    copy.setBarriersAttr(attr);
+}
 
-  // Both sets of mbarriers are initialized before the producer warps
+/// Splits the loops (one, or several in a row sharing their slots) between
+/// a producer and the kernel's warps.
+void warpSpecialize(MutableArrayRef<TmaLoop> loops, int32_t numWarps) {
+  TmaLoop &first = loops.front();
+  int32_t slots = first.init.getCount();
+  int64_t emptyBarriers = first.init.getOffset() + 8 * int64_t(slots);
+  for (auto [index, split] : llvm::enumerate(loops.drop_front()))
+    moveFullBarriers(split, emptyBarriers + 8 * int64_t(slots) * int64_t(index + 1));
+  buildProducer(loops, numWarps, emptyBarriers);
+
+  // Every set of mbarriers is initialized before the producer warps
   // branch off, with every warp waiting for that.
-  Location loc = split.loop.getLoc();
-  ProducerOp producer = cast<ProducerOp>(&split.loop->getBlock()->front());
+  Location loc = first.loop.getLoc();
+  ProducerOp producer = cast<ProducerOp>(&first.loop->getBlock()->front());
   OpBuilder builder(producer);
-  split.init->moveBefore(producer);
-  split.init.setAllWarps(true);
+  for (TmaLoop &split : loops) {
+    split.init->moveBefore(producer);
+    split.init.setAllWarps(true);
+  }
   InitTmaBarriersOp::create(builder, loc, emptyBarriers, slots, numWarps, /*allWarps=*/true);
 
   // The kernel's warps: no copies; wait for a slot's copies without
   // synchronizing with the others; release the slot after its last reader.
-  for (AsyncTmaCopyOp copy : llvm::concat<AsyncTmaCopyOp>(split.prologue, split.copies))
-    copy.erase();
-  split.wait.setPerThread(true);
-  builder.setInsertionPointAfter(split.lastReader);
-  Value readSlot = split.wait.getSlot();
-  if (!split.asyncReaders) {
-    ReleaseSlotOp::create(builder, loc, readSlot, emptyBarriers);
-  } else {
-    // This iteration's dots have waited for the previous iteration's: its
-    // slot, the one before this one round the ring, is free (from the
-    // second iteration on).
-    scf::ForOp loop = split.loop;
-    Value later = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
-                                        loop.getInductionVar(), loop.getLowerBound());
-    Value first = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, readSlot,
-                                        createI32(builder, loc, 0));
-    Value previous = arith::SelectOp::create(
-        builder, loc, first, createI32(builder, loc, slots - 1),
-        arith::SubIOp::create(builder, loc, readSlot, createI32(builder, loc, 1)));
-    auto release = scf::IfOp::create(builder, loc, later, /*withElseRegion=*/false);
-    builder.setInsertionPointToStart(release.thenBlock());
-    ReleaseSlotOp::create(builder, loc, previous, emptyBarriers);
+  for (TmaLoop &split : loops) {
+    for (AsyncTmaCopyOp copy : llvm::concat<AsyncTmaCopyOp>(split.prologue, split.copies))
+      copy.erase();
+    split.wait.setPerThread(true);
+    builder.setInsertionPointAfter(split.lastReader);
+    Value readSlot = split.wait.getSlot();
+    if (!split.asyncReaders) {
+      ReleaseSlotOp::create(builder, loc, readSlot, emptyBarriers);
+    } else {
+      // This iteration's dots have waited for the previous iteration's: its
+      // slot, the one before this one round the ring, is free (from the
+      // second iteration on).
+      scf::ForOp loop = split.loop;
+      Value later = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
+                                          loop.getInductionVar(), loop.getLowerBound());
+      Value firstSlot = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, readSlot,
+                                              createI32(builder, loc, 0));
+      Value previous = arith::SelectOp::create(
+          builder, loc, firstSlot, createI32(builder, loc, slots - 1),
+          arith::SubIOp::create(builder, loc, readSlot, createI32(builder, loc, 1)));
+      auto release = scf::IfOp::create(builder, loc, later, /*withElseRegion=*/false);
+      builder.setInsertionPointToStart(release.thenBlock());
+      ReleaseSlotOp::create(builder, loc, previous, emptyBarriers);
+    }
+    split.loop->removeAttr(kWarpSpecializeAttr);
   }
-  builder.setInsertionPointAfter(split.inval);
+  builder.setInsertionPointAfter(loops.back().inval);
   InvalTmaBarriersOp::create(builder, loc, emptyBarriers, slots);
-  split.loop->removeAttr(kWarpSpecializeAttr);
+}
+
+/// Whether the loops, in kernel order, may share one producer: the same
+/// ring of slots (the same mbarriers and slot buffers), and (but for the
+/// last) every slot released in its own iteration, so that a later loop's
+/// copies find each slot released. One loop always may.
+bool shareRing(MutableArrayRef<TmaLoop> loops) {
+  auto buffers = [](TmaLoop &split) {
+    llvm::SetVector<Attribute> set;
+    for (AsyncTmaCopyOp copy : split.copies)
+      set.insert(copy.getBuffer());
+    return set;
+  };
+  TmaLoop &first = loops.front();
+  for (TmaLoop &split : loops.drop_front())
+    if (split.init.getOffset() != first.init.getOffset() || split.init.getCount() != first.init.getCount() ||
+        split.init.getArrivals() != first.init.getArrivals() || buffers(split) != buffers(first))
+      return false;
+  return llvm::none_of(loops.drop_back(), [](TmaLoop &split) { return split.asyncReaders; });
 }
 
 /// Whether `loop` is to be split: as its `kiln.warp_specialize` says, or
@@ -338,18 +464,27 @@ struct KilnGPUWarpSpecialize
       return;
     int32_t numWarps = getNumWarps(module);
     int32_t threadsPerWarp = getThreadsPerWarp(module);
-    // One producer per kernel, for its only TMA loop when that wants one.
+    // One producer per kernel, for its TMA loops, all of which must
+    // qualify and want one.
     module.walk([&](FunctionOpInterface function) {
-      for (Operation &op : function.getFunctionBody().front()) {
+      Block &body = function.getFunctionBody().front();
+      int tmaLoops = 0;
+      function.walk([&](InitTmaBarriersOp) { ++tmaLoops; });
+      SmallVector<TmaLoop, 2> loops;
+      for (Operation &op : body) {
         auto loop = dyn_cast<scf::ForOp>(op);
-        if (!loop || !wantsProducer(loop, numWarps, threadsPerWarp))
+        if (!loop || !loop.walk([](WaitTmaBarrierOp) { return WalkResult::interrupt(); }).wasInterrupted())
           continue;
+        if (!wantsProducer(loop, numWarps, threadsPerWarp))
+          return;
         FailureOr<TmaLoop> split = matchTmaLoop(loop);
         if (failed(split))
-          continue;
-        warpSpecialize(*split, numWarps);
-        break;
+          return;
+        loops.push_back(std::move(*split));
       }
+      if (loops.empty() || int(loops.size()) != tmaLoops || !shareRing(loops))
+        return;
+      warpSpecialize(loops, numWarps);
     });
   }
 };

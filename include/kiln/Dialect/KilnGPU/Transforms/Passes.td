@@ -407,8 +407,14 @@ def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
     registers back (40 a thread) and the consumers take them (232). A loop
     that does not qualify (cp.async copies, an asynchronous dot, a dot run
     an iteration late, blocks in the copies' computation) is left as it is:
-    the attribute is a request. One producer per kernel, and only in a
-    kernel whose other loops have no TMA copies.
+    the attribute is a request. One producer per kernel, for all of its
+    TMA loops or none: several loops in a row (a causal attention's two)
+    share one ring of slots and of "empty" mbarriers, each loop after the
+    first getting "full" mbarriers of its own, initialized with the others;
+    the producer runs a copy loop per loop, and a later loop's copies, the
+    first ones included, wait for the release of the slot's previous fill,
+    an earlier loop's (every loop but the last must read its slots with
+    synchronous dots).
 
     Before (`num-stages` = 3):
     ```mlir
