@@ -110,6 +110,16 @@ Value emitDescriptor(OpBuilder &b, Location loc, Value address,
 /// types, else (or from a K-major slot) [N][K] K-major: wgmma transposes
 /// only 16-bit operands. Operands not `shared` (in a pipeline slot) are
 /// stored into their tiles first.
+/// Whether kiln_gpu.async_dot_wait with at most one group pending follows
+/// `dot`, with at most a kiln_gpu.pass_turn between them.
+static bool isFollowedByWaitForOneGroup(DotOp dot) {
+  Operation *next = dot->getNextNode();
+  if (isa_and_present<PassTurnOp>(next))
+    next = next->getNextNode();
+  auto wait = dyn_cast_or_null<AsyncDotWaitOp>(next);
+  return wait && wait.getPending() <= 1;
+}
+
 Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, ConversionPatternRewriter &b,
                                    const LLVMTypeConverter &converter, const LaunchShape &launch,
                                    const TensorCoreOperands &tensorCore,
@@ -311,8 +321,11 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
       // Asynchronous: only the previous dot's group, which read the
       // other half of the scratch, must be done. The accumulators are in
       // flight: the next wgmma chains on them, kiln_gpu.async_dot_wait
-      // reads them.
-      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+      // reads them. A wait for at most one group right after the dot
+      // (only a warpgroup's turn passed between) waits for as much: then
+      // the turn passes while the groups still run.
+      if (!isFollowedByWaitForOneGroup(op))
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
       acc = sums;
     } else {
       // The wait returns the accumulators, so that nothing reads them

@@ -82,6 +82,8 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   // attention take turns at its first dot.
   if (!options.checked) {
     pm.addPass(gpu::createKilnGPUWarpSpecialize());
+    // (The consumers' loop of attention, rotated as above.)
+    pm.addPass(gpu::createKilnGPUOverlapDots());
     pm.addPass(gpu::createKilnGPUPingPong());
   }
 }

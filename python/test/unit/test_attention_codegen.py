@@ -256,23 +256,29 @@ def test_sm90a_forward_warp_specialized(block_n, tmp_path):
 
 
 def test_sm90a_warp_specialized_warpgroups_take_turns():
-    """kiln-gpu-ping-pong on the specialized loop of two consumer
-    warpgroups: warpgroup 0 arrives on its turn barrier (2) once before the
-    loop; in the loop a warpgroup waits for its turn (bar.sync on its turn
-    barrier, 256 threads) before the first dot's wgmmas, and passes the turn
-    (bar.arrive) after committing them and before waiting for them; the
-    second dot is not in turn."""
+    """FlashAttention-3's schedule on the specialized loop of two consumer
+    warpgroups with three slots: kiln-gpu-overlap-dots rotates it (each
+    iteration issues block i's scores and block i - 1's second dot, then
+    computes block i's softmax while that runs) and kiln-gpu-ping-pong makes
+    the warpgroups take turns issuing both: warpgroup 0 arrives on its turn
+    barrier (2) once, as the consumers start; in the loop a warpgroup waits
+    for its turn (bar.sync on its turn barrier, 256 threads), issues both
+    dots' wgmmas, passes the turn (bar.arrive) with both groups in flight,
+    then waits for the first group only; after the softmax, for the second,
+    and releases the previous block's slot."""
     ptx = compile_forward_with_host_descriptors(128, 128, 8, causal=False, warp_specialize=True).asm["ptx"]
     consumer = ptx[ptx.index("setmaxnreg.inc"):]
-    begin = consumer.index("bar.arrive 2, 256;")
-    loop = consumer[consumer.index("mbarrier.try_wait.parity", begin):consumer.index("mbarrier.arrive.shared")]
-    assert begin < consumer.index("mbarrier.try_wait.parity")
-    await_turn = re.search(r"bar\.sync \t%r\d+, 256;", loop).start()
-    pass_turn = re.search(r"bar\.arrive %r\d+, 256;", loop).start()
-    first_wgmma = loop.index("wgmma.mma_async")
-    assert await_turn < first_wgmma < loop.index("wgmma.commit_group") < pass_turn
-    assert pass_turn < loop.index("wgmma.wait_group.sync.aligned 0")
-    assert len(re.findall(r"bar\.(?:sync|arrive)", loop)) == 2
+    assert consumer.index("bar.arrive 2, 256;") < consumer.index("mbarrier.try_wait.parity")
+    await_turn = re.search(r"bar\.sync \t%r\d+, 256;", consumer)
+    loop = consumer[await_turn.end():]
+    pass_turn = re.search(r"bar\.arrive %r\d+, 256;", loop)
+    issued = loop[:pass_turn.start()]
+    assert issued.count("wgmma.commit_group") == 2
+    assert not re.search(r"wgmma\.wait_group\.sync\.aligned\s+0", issued)
+    assert "wgmma.wait_group.sync.aligned 1;" in loop[pass_turn.end():][:200]
+    iteration = loop[:loop.index("mbarrier.arrive.shared")]
+    assert len(re.findall(r"bar\.(?:sync|arrive)", iteration)) == 1  # the pass (the await is before `loop`)
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+0", iteration[pass_turn.end():])
 
 
 def test_sm90a_attention_warp_specialized_unasked():
@@ -317,7 +323,9 @@ def test_sm90a_causal_attention_warp_specialized(warp_specialize):
     assert re.search(rf"kiln_gpu\.wait_tma_barrier .*barriers = {empty[0]} : i64, perThread", between)
     consumer = ir[ir.index("kiln_gpu.begin_turns"):]
     assert ir.count("kiln_gpu.begin_turns") == 1 and consumer.count("kiln_gpu.await_turn") == 2
-    assert consumer.count(f"kiln_gpu.release_slot %arg31 {{barriers = {empty[0]} : i64}}") == 2
+    # Each loop rotated (kiln-gpu-overlap-dots): a release in it and one
+    # after it, for the last block.
+    assert len(re.findall(rf"kiln_gpu\.release_slot %\S+ {{barriers = {empty[0]} : i64}}", consumer)) == 4
     assert "kiln_gpu.async_tma_copy" not in consumer
     # Each loop's "full" mbarriers invalidated after it, the "empty" ones last.
     invals = [int(offset) for offset in re.findall(r"kiln_gpu\.inval_tma_barriers \{count = 3 : i32, offset = (\d+)",

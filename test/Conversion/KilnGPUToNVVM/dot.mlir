@@ -174,3 +174,29 @@ func.func @fma(%a: tensor<32x16xf32, #b>, %b: tensor<16x16xf32, #b>, %c: tensor<
   return %d : tensor<32x16xf32, #b>
 }
 }
+
+// -----
+
+// Asynchronous wgmma dots (kiln_gpu.wgmma_buffer): after its commit, a
+// dot waits for the group before its own (the previous dot read the other
+// half of the scratch), unless a wait for at most one pending group
+// follows at once, which waits for as much; the accumulators stay in
+// flight until kiln_gpu.async_dot_wait.
+// CHECK-LABEL: llvm.func @async_wgmma
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.wait.group.sync.aligned
+// CHECK: wgmma.wait_group.sync.aligned 1;
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
+func.func @async_wgmma(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %c: tensor<64x64xf32, #wg>) -> (tensor<64x64xf32, #wg>, tensor<64x64xf32, #wg>) {
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>, kiln_gpu.wgmma_buffer = 0 : i32} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #wg>
+  %e = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>, kiln_gpu.wgmma_buffer = 1 : i32} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #wg>
+  %dw = kiln_gpu.async_dot_wait %d {pending = 1 : i32} : tensor<64x64xf32, #wg>
+  %ew = kiln_gpu.async_dot_wait %e : tensor<64x64xf32, #wg>
+  return %dw, %ew : tensor<64x64xf32, #wg>, tensor<64x64xf32, #wg>
+}
+}

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -kiln-gpu-overlap-dots | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-gpu-overlap-dots | FileCheck %s
 // (%c0_i32 and %arg9 are the loop's bounds.)
 
 // An attention loop after kiln-gpu-pipeline-loads (num-stages 3): Q in a
@@ -208,6 +208,56 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
     %56 = arith.truncf %49 : tensor<64x64xf32, #blocked> to tensor<64x64xf16, #blocked>
     %57 = kiln_gpu.convert_layout %56 : tensor<64x64xf16, #blocked> -> tensor<64x64xf16, #blocked1>
     kiln.store %55, %57 : tensor<64x64x!kiln.ptr<f16>, #blocked1>, tensor<64x64xf16, #blocked1>
+    return
+  }
+}
+
+
+// -----
+
+// A warp-specialized consumer loop (kiln-gpu-warp-specialize marked it):
+// the slot's release runs late with the second dot, after the wait for it
+// (the previous block's slot, carried), and after the last block's second
+// dot, after the loop.
+// CHECK-LABEL: func.func @warp_specialized
+// CHECK: scf.if
+// CHECK: kiln.dot
+// CHECK-NOT: release_slot
+// CHECK: scf.for {{.*}} iter_args({{.*}}%[[SLOT:[a-z0-9]+]] = %{{[a-z0-9_]+}}, %[[P:[a-z0-9]+]] = %{{[a-z0-9_]+}})
+// CHECK: kiln.dot {{.*}}kiln_gpu.wgmma_buffer = 0
+// CHECK: %[[O:.*]] = kiln.dot %[[P]], {{.*}}kiln_gpu.wgmma_buffer = 0
+// CHECK-NEXT: kiln_gpu.async_dot_wait %{{.*}} {pending = 1 : i32}
+// CHECK-NOT: release_slot
+// CHECK: kiln_gpu.async_dot_wait %[[O]] :
+// CHECK-NEXT: kiln_gpu.release_slot %[[SLOT]] {barriers = 32784 : i64}
+// CHECK-NEXT: scf.yield
+// CHECK: kiln.dot
+// CHECK-NEXT: kiln_gpu.release_slot
+#acc = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [8, 1], order = [1, 0]}>
+#op = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]}>
+#k = #kiln_gpu.operand_buffer<operand = 1, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 8192, slots = 2, kMajor = true>
+#v = #kiln_gpu.operand_buffer<operand = 1, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 16384, slotBytes = 8192, slots = 2>
+#q = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 32768, slotBytes = 16384, slots = 1>
+module attributes {kiln_gpu.num_warps = 8 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @warp_specialized(%lb: i32, %ub: i32) attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c64 = arith.constant 64 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<128x64xf32, #acc>
+    kiln_gpu.producer attributes {warps = 4 : i32} {
+    }
+    %r:2 = scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero, %slot = %c0) -> (tensor<128x64xf32, #acc>, i32) : i32 {
+      kiln_gpu.wait_tma_barrier %slot, %c0 {barriers = 32768 : i64, perThread}
+      %kt = kiln_gpu.shared_operand %slot {buffer = #k} : tensor<64x64xf16, #op>
+      %q = kiln_gpu.shared_operand %slot {buffer = #q} : tensor<128x64xf16, #op>
+      %s = kiln.dot %q, %kt, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16, #op> * tensor<64x64xf16, #op> -> tensor<128x64xf32, #acc>
+      %e = math.exp2 %s : tensor<128x64xf32, #acc>
+      %p = arith.truncf %e : tensor<128x64xf32, #acc> to tensor<128x64xf16, #acc>
+      %v = kiln_gpu.shared_operand %slot {buffer = #v} : tensor<64x64xf16, #op>
+      %o = kiln.dot %p, %v, %acc {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16, #acc> * tensor<64x64xf16, #op> -> tensor<128x64xf32, #acc>
+      kiln_gpu.release_slot %slot {barriers = 32784 : i64}
+      %next = arith.addi %slot, %c64 : i32
+      scf.yield %o, %next : tensor<128x64xf32, #acc>, i32
+    } {kiln_gpu.overlap_dots}
     return
   }
 }

@@ -42,12 +42,17 @@ namespace {
 /// The ops that run an iteration late: the second dot, the chain from the
 /// accumulator, and the shape changes and slot reads that only feed them
 /// (recomputed from the carried values rather than carried themselves: a
-/// broadcast row vector costs a register per element).
+/// broadcast row vector costs a register per element), and, in a
+/// warp-specialized loop, the release of the slot (kiln_gpu.release_slot:
+/// the second dot reads it).
 llvm::SetVector<Operation *> getLateOps(scf::ForOp loop, ChainedDots &dots) {
   llvm::SetVector<Operation *> late;
   late.insert(dots.chain.begin(), dots.chain.end());
   late.insert(dots.second);
   Block *body = loop.getBody();
+  for (Operation &op : *body)
+    if (isa<ReleaseSlotOp>(op))
+      late.insert(&op);
   for (size_t i = 0; i < late.size(); ++i)
     for (Value operand : late[i]->getOperands()) {
       Operation *producer = operand.getDefiningOp();
@@ -143,6 +148,8 @@ void overlap(scf::ForOp loop, ChainedDots &dots) {
     // both dots are in flight during the softmax.
     firstDot = clone;
     for (Operation *lateOp : late) {
+      if (isa<ReleaseSlotOp>(lateOp))
+        continue;  // once the second dot is done (below)
       Operation *lateClone = inner.clone(*lateOp, previous);
       if (lateOp == dots.second.getOperation())
         secondDot = lateClone;
@@ -158,6 +165,10 @@ void overlap(scf::ForOp loop, ChainedDots &dots) {
   // The accumulator leaves the iteration complete.
   Value accumulated = AsyncDotWaitOp::create(inner, loc, secondDot->getResult(0).getType(),
                                              secondDot->getResult(0), /*pending=*/0);
+  // The previous block's slot is read: the producer may refill it.
+  for (Operation *lateOp : late)
+    if (isa<ReleaseSlotOp>(lateOp))
+      inner.clone(*lateOp, previous);
   SmallVector<Value> yielded;
   for (unsigned i = 0; i < numCarried; ++i)
     yielded.push_back(i == dots.accIndex ? accumulated

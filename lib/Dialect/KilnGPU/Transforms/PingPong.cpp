@@ -33,34 +33,58 @@ using namespace mlir::kiln::gpu;
 
 namespace {
 
-/// Whether `loop` is a warp-specialized consumer loop (it releases the
-/// slots the producer fills) with attention's chained dots, both
-/// synchronous, the first reading both operands from slots. (A dot that
-/// stored an operand into the scratch would meet the other warpgroup at a
-/// CTA barrier between its turn and the next warpgroup's: a deadlock.)
-std::optional<ChainedDots> getTurnDots(scf::ForOp loop, int numWarps, int threadsPerWarp) {
-  bool releases = llvm::any_of(loop.getBody()->getOperations(),
-                               [](Operation &op) { return isa<ReleaseSlotOp>(op); });
-  if (!releases)
-    return std::nullopt;
-  std::optional<ChainedDots> dots = getChainedDots(loop, numWarps, threadsPerWarp);
-  if (!dots || dots->first->hasAttr(kWgmmaBufferAttr) || dots->second->hasAttr(kWgmmaBufferAttr) ||
-      !dots->first.getA().getDefiningOp<SharedOperandOp>() ||
-      !dots->first.getB().getDefiningOp<SharedOperandOp>())
-    return std::nullopt;
-  return dots;
+/// Whether `dot` stores no operand into the scratch, whose CTA barriers
+/// inside a turn the other warpgroup, waiting for its turn, would never
+/// meet: a deadlock.
+bool storesNoOperand(DotOp dot, int numWarps, int threadsPerWarp) {
+  bool aReady = dot.getA().getDefiningOp<SharedOperandOp>() ||
+                nvidia::readsWgmmaAFromRegisters(dot, numWarps, threadsPerWarp);
+  return aReady && dot.getB().getDefiningOp<SharedOperandOp>();
 }
 
-/// The first dot in turn: wait for the turn, issue the dot asynchronously,
-/// pass the turn on, then wait for the dot.
-void takeTurns(DotOp dot) {
-  OpBuilder builder(dot);
-  Location loc = dot.getLoc();
+/// The dots a warpgroup issues in its turn, in a warp-specialized
+/// consumer loop (one that releases the slots the producer fills) of
+/// attention: the first dot, synchronous (it becomes asynchronous); or,
+/// in a loop that kiln-gpu-overlap-dots rotated, both asynchronous dots,
+/// the first one's wait (one group pending) right after the second.
+struct Turn {
+  DotOp first, last;
+  bool rotated;
+};
+
+std::optional<Turn> getTurn(scf::ForOp loop, int numWarps, int threadsPerWarp) {
+  Block *body = loop.getBody();
+  bool releases = llvm::any_of(*body, [](Operation &op) { return isa<ReleaseSlotOp>(op); });
+  SmallVector<DotOp> dots(body->getOps<DotOp>());
+  if (!releases || dots.size() != 2 ||
+      !llvm::all_of(dots, [&](DotOp dot) { return storesNoOperand(dot, numWarps, threadsPerWarp); }))
+    return std::nullopt;
+  DotOp first = dots[0], second = dots[1];
+  bool firstAsync = first->hasAttr(kWgmmaBufferAttr), secondAsync = second->hasAttr(kWgmmaBufferAttr);
+  if (!firstAsync && !secondAsync) {
+    std::optional<ChainedDots> chained = getChainedDots(loop, numWarps, threadsPerWarp);
+    if (!chained || chained->first != first)
+      return std::nullopt;
+    return Turn{first, first, /*rotated=*/false};
+  }
+  auto wait = dyn_cast_or_null<AsyncDotWaitOp>(second->getNextNode());
+  if (firstAsync && secondAsync && wait && wait.getSrc() == first.getResult() && wait.getPending() == 1)
+    return Turn{first, second, /*rotated=*/true};
+  return std::nullopt;
+}
+
+/// The warpgroup waits for its turn, issues its dots, passes the turn on,
+/// and only then waits for the first one.
+void takeTurns(Turn turn) {
+  OpBuilder builder(turn.first);
+  Location loc = turn.first.getLoc();
   AwaitTurnOp::create(builder, loc);
-  dot->setAttr(kWgmmaBufferAttr, builder.getI32IntegerAttr(0));
-  builder.setInsertionPointAfter(dot);
+  builder.setInsertionPointAfter(turn.last);
   PassTurnOp::create(builder, loc);
-  Value result = dot.getResult();
+  if (turn.rotated)
+    return;  // its wait follows
+  turn.first->setAttr(kWgmmaBufferAttr, builder.getI32IntegerAttr(0));
+  Value result = turn.first.getResult();
   auto wait = AsyncDotWaitOp::create(builder, loc, result.getType(), result, /*pending=*/0);
   result.replaceAllUsesExcept(wait.getResult(), wait);
 }
@@ -73,24 +97,22 @@ struct KilnGPUPingPong : public gpu::impl::KilnGPUPingPongBase<KilnGPUPingPong> 
       return;
     module.walk([&](FunctionOpInterface function) {
       Block &kernel = function.getFunctionBody().front();
-      if (!llvm::any_of(kernel, [](Operation &op) { return isa<ProducerOp>(op); }))
+      auto producer = llvm::find_if(kernel, [](Operation &op) { return isa<ProducerOp>(op); });
+      if (producer == kernel.end())
         return;
-      bool begun = false;
-      for (Operation &op : kernel) {
-        auto loop = dyn_cast<scf::ForOp>(op);
-        if (!loop)
-          continue;
-        std::optional<ChainedDots> dots = getTurnDots(loop, numWarps, threadsPerWarp);
-        if (!dots)
-          continue;
-        // One ring of turns for the kernel: a later loop goes on with it.
-        if (!begun) {
-          OpBuilder builder(loop);
-          BeginTurnsOp::create(builder, loop.getLoc());
-          begun = true;
-        }
-        takeTurns(dots->first);
-      }
+      SmallVector<Turn> turns;
+      function.walk([&](scf::ForOp loop) {
+        if (std::optional<Turn> turn = getTurn(loop, numWarps, threadsPerWarp))
+          turns.push_back(*turn);
+      });
+      if (turns.empty())
+        return;
+      // One ring of turns for the kernel, begun as the consumers' code
+      // starts: every loop goes on with it.
+      OpBuilder builder(&kernel, std::next(producer));
+      BeginTurnsOp::create(builder, producer->getLoc());
+      for (Turn turn : turns)
+        takeTurns(turn);
     });
   }
 };

@@ -376,7 +376,7 @@ void moveFullBarriers(TmaLoop &split, int64_t offset) {
 
 /// Splits the loops (one, or several in a row sharing their slots) between
 /// a producer and the kernel's warps.
-void warpSpecialize(MutableArrayRef<TmaLoop> loops, int32_t numWarps) {
+void warpSpecialize(MutableArrayRef<TmaLoop> loops, int32_t numWarps, int32_t threadsPerWarp) {
   TmaLoop &first = loops.front();
   int32_t slots = first.init.getCount();
   int64_t emptyBarriers = first.init.getOffset() + 8 * int64_t(slots);
@@ -422,6 +422,13 @@ void warpSpecialize(MutableArrayRef<TmaLoop> loops, int32_t numWarps) {
       ReleaseSlotOp::create(builder, loc, previous, emptyBarriers);
     }
     split.loop->removeAttr(kWarpSpecializeAttr);
+    // Attention's loop on two or more consumer warpgroups, with a slot to
+    // spare for the copies ahead: its second dot runs an iteration late
+    // (kiln-gpu-overlap-dots, next), each warpgroup computing one block's
+    // softmax while its dots of the next and the previous blocks run.
+    if (numWarps >= 8 && slots >= 3 && !split.asyncReaders &&
+        getChainedDots(split.loop, numWarps, threadsPerWarp))
+      split.loop->setAttr(kOverlapDotsAttr, builder.getUnitAttr());
   }
   builder.setInsertionPointAfter(loops.back().inval);
   InvalTmaBarriersOp::create(builder, loc, emptyBarriers, slots);
@@ -484,7 +491,7 @@ struct KilnGPUWarpSpecialize
       }
       if (loops.empty() || int(loops.size()) != tmaLoops || !shareRing(loops))
         return;
-      warpSpecialize(loops, numWarps);
+      warpSpecialize(loops, numWarps, threadsPerWarp);
     });
   }
 };

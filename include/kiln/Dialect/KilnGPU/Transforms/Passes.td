@@ -303,7 +303,12 @@ def KilnGPUOverlapDots : Pass<"kiln-gpu-overlap-dots", "mlir::ModuleOp"> {
     (`kiln_gpu.overlap_dots`) when its operands are in pipeline slots and
     one warpgroup computes one 64-row tile (where it measured faster), and
     runs the copies one iteration less ahead so that a slot stays valid an
-    iteration longer. This pass then rotates it: iteration i issues the
+    iteration longer; kiln-gpu-warp-specialize marks the consumers' loop of
+    a warp-specialized attention on two or more warpgroups with three slots
+    or more (the pass then runs again after it), whose slot release
+    (`kiln_gpu.release_slot`) runs late too, after the wait for the second
+    dot (and, for the last block, after the loop). This pass then rotates
+    it: iteration i issues the
     first dot of block i, then the second dot of block i - 1 (the
     accumulator chain, the probabilities and the values it reads from the
     rest of the iteration carried from the previous one), waits for the
@@ -407,7 +412,10 @@ def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
     registers back (40 a thread) and the consumers take them (232). A loop
     that does not qualify (cp.async copies, an asynchronous dot, a dot run
     an iteration late, blocks in the copies' computation) is left as it is:
-    the attribute is a request. One producer per kernel, for all of its
+    the attribute is a request. With two or more consumer warpgroups and
+    three slots or more, attention's loop is marked `kiln_gpu.overlap_dots`
+    for kiln-gpu-overlap-dots, which runs after this pass too. One producer
+    per kernel, for all of its
     TMA loops or none: several loops in a row (a causal attention's two)
     share one ring of slots and of "empty" mbarriers, each loop after the
     first getting "full" mbarriers of its own, initialized with the others;
@@ -473,9 +481,16 @@ def KilnGPUPingPong : Pass<"kiln-gpu-ping-pong", "mlir::ModuleOp"> {
     for it (`kiln_gpu.async_dot_wait`). So warpgroup 1's first dot queues
     behind warpgroup 0's, and warpgroup 0's softmax and second dot run
     while warpgroup 1's first dot does: the tensor cores see one warpgroup's
-    dots while the other computes. Warpgroup 0 gets the first turn
-    (`kiln_gpu.begin_turns`, once, before the first such loop); a later
-    loop goes on with the same ring.
+    dots while the other computes. In a loop that kiln-gpu-overlap-dots
+    rotated (both dots asynchronous, the first one's wait with one group
+    pending right after the second), the turn covers both dots: the
+    warpgroup issues this block's first dot and the previous block's
+    second, passes the turn, then waits (FlashAttention-3's schedule).
+    Only dots that store no operand into the scratch take turns: the
+    scratch's CTA barriers inside a turn would never be met by the
+    warpgroup waiting for it. Warpgroup 0 gets the first turn
+    (`kiln_gpu.begin_turns`, once, where the consumers' code starts, after
+    the producer region); every loop goes on with the same ring.
 
     Before (8 consumer warps):
     ```mlir
