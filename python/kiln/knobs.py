@@ -8,8 +8,8 @@ parses the variable (or gives the default), setting it writes the variable
 and in the processes it starts. ``knobs.cache.dir = path`` therefore does
 what ``KILN_CACHE_DIR=path`` does.
 
-Knobs of Triton's that have no Kiln counterpart (its JIT hooks, the
-interpreter, ``override_arch``, ...) are listed too, so that programs that
+Knobs of Triton's that have no Kiln counterpart (the interpreter, its
+launch hooks, ...) are listed too, so that programs that
 read them keep working: they read as Triton's default, setting one to that
 default is accepted, and setting any other value raises
 :class:`KnobNotSupported` naming the knob. Nothing is silently ignored.
@@ -188,9 +188,10 @@ class runtime_knobs(base_knobs):
     debug: Knob[bool] = Knob(DEBUG_ENV, False, bool)
     interpret: Knob[bool] = Knob("TRITON_INTERPRET", False, bool, supported=False,
                                  why="Kiln has no interpreter; its CPU backend runs compiled kernels (KILN_BACKEND=cpu)")
-    override_arch: Knob[Optional[str]] = Knob("TRITON_OVERRIDE_ARCH", None, supported=False,
-                                              why="Kiln compiles for the device's own architecture "
-                                              "(KILN_CPU_TARGET chooses the CPU backend's processor)")
+    # The NVIDIA architecture kernels launched without `arch=` compile for
+    # ("sm80", "sm90"); such a kernel warms up but does not launch on a
+    # device of another architecture.
+    override_arch: Knob[Optional[str]] = Knob("TRITON_OVERRIDE_ARCH", None)
     # Called on a compile, with Triton's keyword arguments (key, repr, fn,
     # compile, is_manual_warmup, already_compiled); a true result from
     # jit_cache_hook skips the compile and the launch.

@@ -173,6 +173,17 @@ class Backend(abc.ABC):
     def target_for(self, device: Hashable) -> str:
         """The compiler target for ``device`` (e.g. "sm_90a" for a Hopper GPU)."""
 
+    def target_for_arch(self, arch: Any, kernel_name: str) -> str:
+        """The compiler target that a launch's ``arch`` option (or
+        ``knobs.runtime.override_arch``) names, for a kernel to compile for
+        another architecture than its device's.
+
+        Raises:
+            ValueError: always here: only the NVIDIA backend takes ``arch``.
+        """
+        raise ValueError(f"kernel {kernel_name}: arch={arch!r} names an architecture to compile for, which only "
+                         f"the NVIDIA backend takes; the {self.name} backend compiles for its own target")
+
     def has_tensor_maps(self, device: Hashable) -> bool:
         """Whether host tensor descriptors get a TMA tensor map on ``device``
         (a kernel parameter that :meth:`load`'s launcher encodes)."""

@@ -76,6 +76,11 @@ def _say_no_ptxas_once() -> None:
 
 #: Shared memory a block may use (opt-in maximum), by compute capability:
 #: 227 KiB on sm_90, 163 KiB on sm_80 and sm_87, 99 KiB on other sm_8x.
+#: An architecture as a launch's ``arch`` option names it: Triton's "sm80",
+#: "sm90", or a Kiln target ("sm_80", "sm_90a").
+_ARCH = re.compile(r"sm_?(\d+)(a?)")
+#: The oldest compute capability Kiln compiles for.
+_MIN_CAPABILITY = 80
 _MAX_SHARED_MEMORY = {90: 232448, 80: 166912, 87: 166912, 86: 101376, 89: 101376}
 
 
@@ -344,6 +349,23 @@ class NvidiaBackend(Backend):
 
     def target_for(self, device: Hashable) -> str:
         return _driver.get_target(device)
+
+    def target_for_arch(self, arch: Any, kernel_name: str) -> str:
+        """Triton's spellings ("sm80", "sm90") and Kiln's ("sm_80", "sm_90a"):
+        sm90 is sm_90a, whose wgmma and TMA Kiln's Hopper code uses."""
+        spelled = _ARCH.fullmatch(arch) if isinstance(arch, str) else None
+        if spelled is None:
+            raise ValueError(f"kernel {kernel_name}: arch={arch!r} is not an NVIDIA architecture; expected one such "
+                             f"as 'sm80' or 'sm90' (or 'sm_80', 'sm_90a')")
+        capability = int(spelled.group(1))
+        if capability < _MIN_CAPABILITY:
+            raise ValueError(f"kernel {kernel_name}: arch={arch!r}: Kiln compiles for sm_{_MIN_CAPABILITY} and later "
+                             f"(cp.async, bf16 tensor cores)")
+        target = "sm_90a" if capability == 90 else f"sm_{capability}{spelled.group(2)}"
+        if not _C.compiler.is_valid_chip(target):
+            raise ValueError(f"kernel {kernel_name}: arch={arch!r}: {target} is not a chip this build of Kiln "
+                             f"knows")
+        return target
 
     def has_tensor_maps(self, device: Hashable) -> bool:
         # The TMA unit's copies into wgmma slots: sm_90a.

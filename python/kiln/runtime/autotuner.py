@@ -41,6 +41,7 @@ from kiln.runtime import autotune_cache as _timings_cache
 from kiln.runtime.autotune_cache import median_ms as _median_ms
 from kiln.runtime import launch_settings as _settings
 from kiln.runtime.heuristics import Heuristics, heuristics
+from kiln.runtime.jit import launch_compile_options
 from kiln.runtime.kernel_wrapper import _KernelWrapper, _Unbound, _check_names, _jit_function, _named_arguments
 
 __all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CACHE_ENV", "PRINT_ENV"]
@@ -304,7 +305,8 @@ class Autotuner(_KernelWrapper):
         if config.pre_hook is not None or config.num_ctas != 1 or any(value is _TUNED for value in full):
             self._routes[native_key] = False
             return
-        found = self.kernel._native_route(full, config.num_warps, config.num_stages, (config.maxnreg, None, None))
+        found = self.kernel._native_route(full, config.num_warps, config.num_stages,
+                                         launch_compile_options(config.maxnreg))
         if found is None:
             return
         native, device = found

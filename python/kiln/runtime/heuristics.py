@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
+from kiln.runtime.jit import launch_compile_options
 from kiln.runtime.kernel_wrapper import _KernelWrapper, _Unbound, _check_names, _jit_function, _named_arguments
 
 __all__ = ["Heuristics", "heuristics"]
@@ -50,7 +51,7 @@ class Heuristics(_KernelWrapper):
         (the computed values included, which are part of ``native_key``):
         makes the key lead to the kernel ``run`` loaded. Keys routed by the
         current device, and checked mode, go to ``run``."""
-        found = self.kernel._native_route(bound, 4, 3, (None, None, None))
+        found = self.kernel._native_route(bound, 4, 3, launch_compile_options())
         if found is None:
             return
         native, device = found

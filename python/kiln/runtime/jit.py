@@ -79,6 +79,24 @@ __all__ = ["JITFunction", "KernelInterface", "LoadedKernel", "MockTensor", "Tens
 T = TypeVar("T")
 
 
+def launch_compile_options(maxnreg: Optional[int] = None, enable_fp_fusion: Optional[bool] = None,
+                           enable_reflect_ftz: Optional[bool] = None, arch: Optional[str] = None) -> tuple:
+    """A launch's compile options as its cache key holds them (None: not
+    given)."""
+    return (maxnreg, enable_fp_fusion, enable_reflect_ftz, arch)
+
+
+def _foreign_arch_launch(name: str, target: str, native_target: str, device: Any) -> Callable[..., None]:
+    """The launch of a kernel compiled for `target`, another architecture
+    than `device`'s: a clear error."""
+
+    def launch(*_: Any) -> None:
+        raise RuntimeError(f"kernel {name}: compiled for {target} (arch=), which device {device} ({native_target}) "
+                           f"cannot run; warm it up only, or launch without arch")
+
+    return launch
+
+
 def _compile_jit_function(jit_fn: "JITFunction", signature: dict, constexprs: dict, attrs: Specialization,
                           target: str, num_warps: int, num_stages: int, **options: Any) -> Any:
     """Calls the compiler (a separate name so tests can replace it).
@@ -273,7 +291,7 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         marked so (False). A key routed by the current device (no array
         chose one) gets the current device's route in a _DeviceRoutes of
         native routes."""
-        found = self._native_route(bound, 4, 3, (None, None, None))
+        found = self._native_route(bound, 4, 3, launch_compile_options())
         if found is None:
             return
         native, device = found
@@ -353,7 +371,7 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
     def run(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
             warmup: bool = False, backend: Optional[str] = None, num_threads: Optional[int] = None,
             maxnreg: Optional[int] = None, num_ctas: Optional[int] = None, enable_fp_fusion: Optional[bool] = None,
-            enable_reflect_ftz: Optional[bool] = None, **kwargs: Any) -> Any:
+            enable_reflect_ftz: Optional[bool] = None, arch: Optional[str] = None, **kwargs: Any) -> Any:
         """Binds, specializes, compiles on a cache miss and launches.
 
         Args:
@@ -380,6 +398,12 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
                 (libdevice's, and exp, exp2 and rsqrt's approximations) flush
                 denormal inputs and results to zero (as Triton's option;
                 None: on). NVIDIA only: the CPU backend keeps denormals.
+            arch: the NVIDIA architecture to compile for instead of the
+                device's ("sm80", "sm90", or Kiln's "sm_80", "sm_90a"; as
+                Triton's option, and ``knobs.runtime.override_arch`` where
+                not given). A kernel compiled for another architecture than
+                the device's can be warmed up (compiled, not loaded), not
+                launched.
 
         Returns the compiled kernel (the compiler's CompiledKernel), or None
         where launches are skipped (``launch_settings.skipping_launches``).
@@ -396,7 +420,7 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         if num_stages is None:
             num_stages = 3
         bound = args if not kwargs and len(args) == self._num_params else self._bind(args, kwargs)
-        compile_options = (maxnreg, enable_fp_fusion, enable_reflect_ftz)
+        compile_options = launch_compile_options(maxnreg, enable_fp_fusion, enable_reflect_ftz, arch)
         key = self._launch_key(bound, backend, num_warps, num_stages, compile_options)
         # A new key or an unhashable constexpr take the miss path, which
         # validates and explains.
@@ -439,11 +463,12 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
     def warmup(self, *args: Any, grid: Any, num_warps: Optional[int] = None, num_stages: Optional[int] = None,
                backend: Optional[str] = None, maxnreg: Optional[int] = None, num_ctas: Optional[int] = None,
                enable_fp_fusion: Optional[bool] = None, enable_reflect_ftz: Optional[bool] = None,
-               **kwargs: Any) -> Any:
-        """Compiles and loads the kernel for these arguments without launching it."""
+               arch: Optional[str] = None, **kwargs: Any) -> Any:
+        """Compiles and loads the kernel for these arguments without launching
+        it (compiled for `arch`, when given, and then not loaded)."""
         return self.run(*args, grid=grid, num_warps=num_warps, num_stages=num_stages, warmup=True, backend=backend,
                         maxnreg=maxnreg, num_ctas=num_ctas, enable_fp_fusion=enable_fp_fusion,
-                        enable_reflect_ftz=enable_reflect_ftz, **kwargs)
+                        enable_reflect_ftz=enable_reflect_ftz, arch=arch, **kwargs)
 
     def _grid3(self, grid: Any, bound: tuple) -> tuple:
         """Normalizes a grid (1-3 ints, or a callable on the named arguments)."""
@@ -553,7 +578,13 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         if written:
             raise ValueError(f"kernel {self.__name__}: argument '{written[0]}' is a read-only array, but the kernel "
                              f"writes through it (a store or an atomic); pass a writable array")
-        if not described.aggregate:
+        native_target = backend.target_for(device)
+        if target != native_target:
+            # Compiled for another architecture (arch=): a warm-up's result,
+            # which this device cannot load, let alone launch.
+            loaded = LoadedKernel(compiled, _foreign_arch_launch(self.__name__, target, native_target, device),
+                                  backend.name, device, arg_codes="", num_warps=num_warps)
+        elif not described.aggregate:
             loaded = backend.load(self, compiled, signature, described.kinds, device, num_warps, options)
         else:
             # The backend loads the kernel for its flattened parameters, and
@@ -563,10 +594,11 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
             loaded.launch = _flattening_launch(loaded.launch, self._flatten_arguments)
             loaded.direct = None  # the flattening runs in Python
         # compiled[grid](...) launches again through this function.
-        maxnreg, enable_fp_fusion, enable_reflect_ftz = compile_options
+        maxnreg, enable_fp_fusion, enable_reflect_ftz, arch = compile_options
         compiled.launched_by = (self, {"num_warps": num_warps, "num_stages": num_stages, "maxnreg": maxnreg,
                                        "enable_fp_fusion": enable_fp_fusion,
-                                       "enable_reflect_ftz": enable_reflect_ftz, "backend": backend_option})
+                                       "enable_reflect_ftz": enable_reflect_ftz, "arch": arch,
+                                       "backend": backend_option})
         # First, so that a bad setting of the backend's bound caches nothing.
         backend.keep(loaded, functools.partial(self._forget, key, device, loaded))
         self.cache.setdefault(device, {})[key] = loaded
@@ -584,8 +616,8 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
               compile_options: tuple) -> "_CompilePlan":
         """Chooses the backend and validates: what compiling this miss takes.
         ``compile_options`` is the launch's (maxnreg, enable_fp_fusion,
-        enable_reflect_ftz)."""
-        maxnreg, enable_fp_fusion, enable_reflect_ftz = compile_options
+        enable_reflect_ftz, arch)."""
+        maxnreg, enable_fp_fusion, enable_reflect_ftz, arch = compile_options
         self._check_options(self.__name__, num_warps, num_stages)
         _settings.check_maxnreg(maxnreg, f"kernel {self.__name__}")
         environment = key[1]
@@ -616,8 +648,10 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         attrs = Specialization(divisible_by_16=frozenset(described.divisible_by_16),
                                equal_to_1=frozenset(described.equal_to_1),
                                named_tuples=tuple(described.named_tuples))
-        return _CompilePlan(backend, device, described, options, attrs, backend.target_for(device),
-                            device_from_arrays)
+        if arch is None:
+            arch = _settings.override_arch(environment)
+        target = backend.target_for(device) if arch is None else backend.target_for_arch(arch, self.__name__)
+        return _CompilePlan(backend, device, described, options, attrs, target, device_from_arrays)
 
     @staticmethod
     def _jit_hooks_set() -> bool:

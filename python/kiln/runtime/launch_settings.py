@@ -40,6 +40,8 @@ __all__ = [
     "DEBUG_ENV",
     "CPU_TARGET_ENV",
     "FP_FUSION_ENV",
+    "OVERRIDE_ARCH_ENV",
+    "override_arch",
     "default_fp_fusion",
     "environment",
     "normalize",
@@ -67,40 +69,51 @@ THREADS_ENV = "KILN_CPU_THREADS"
 DEBUG_ENV = "KILN_DEBUG"
 CPU_TARGET_ENV = "KILN_CPU_TARGET"
 FP_FUSION_ENV = "TRITON_DEFAULT_FP_FUSION"  # Triton's knobs.language.default_fp_fusion
+OVERRIDE_ARCH_ENV = "TRITON_OVERRIDE_ARCH"  # Triton's knobs.runtime.override_arch
 
 # os.environ keeps its contents in ``_data`` (bytes keys on POSIX) and
 # updates it on every assignment, so reading it directly is both current and
 # ~25x cheaper than os.environ.get, which encodes and decodes on each call.
 _ENV_DATA = getattr(os.environ, "_data", None)
 if os.name == "posix" and isinstance(_ENV_DATA, dict):
-    _BACKEND_KEY, _CHECKED_KEY, _THREADS_KEY, _DEBUG_KEY, _ALL_CHECKED_KEY, _CPU_TARGET_KEY, _FP_FUSION_KEY = (
-        name.encode() for name in (BACKEND_ENV, CHECKED_ENV, THREADS_ENV, DEBUG_ENV, ALL_CHECKED_ENV, CPU_TARGET_ENV,
-                                   FP_FUSION_ENV))
+    (_BACKEND_KEY, _CHECKED_KEY, _THREADS_KEY, _DEBUG_KEY, _ALL_CHECKED_KEY, _CPU_TARGET_KEY, _FP_FUSION_KEY,
+     _OVERRIDE_ARCH_KEY) = (name.encode() for name in (BACKEND_ENV, CHECKED_ENV, THREADS_ENV, DEBUG_ENV, ALL_CHECKED_ENV,
+                                                       CPU_TARGET_ENV, FP_FUSION_ENV, OVERRIDE_ARCH_ENV))
 
-    def environment() -> tuple[Optional[bytes], Optional[bytes], Optional[bytes], Optional[bytes], Optional[bytes]]:
+    def environment() -> tuple[Optional[bytes], ...]:
         """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``, ``KILN_CHECKED``, ``KILN_CPU_TARGET``,
-        ``TRITON_DEFAULT_FP_FUSION``) values, or None when unset.
+        ``TRITON_DEFAULT_FP_FUSION``, ``TRITON_OVERRIDE_ARCH``) values, or None when unset.
 
         They are part of every launch's cache key; :func:`normalize`,
-        :func:`parse_checked`, :func:`cpu_target` and :func:`default_fp_fusion` interpret them on a cache miss.
+        :func:`parse_checked`, :func:`cpu_target`, :func:`default_fp_fusion` and :func:`override_arch`
+        interpret them on a cache miss.
         """
         return (_ENV_DATA.get(_BACKEND_KEY), _ENV_DATA.get(_CHECKED_KEY), _ENV_DATA.get(_DEBUG_KEY),
-                _ENV_DATA.get(_ALL_CHECKED_KEY), _ENV_DATA.get(_CPU_TARGET_KEY), _ENV_DATA.get(_FP_FUSION_KEY))
+                _ENV_DATA.get(_ALL_CHECKED_KEY), _ENV_DATA.get(_CPU_TARGET_KEY), _ENV_DATA.get(_FP_FUSION_KEY),
+                _ENV_DATA.get(_OVERRIDE_ARCH_KEY))
 
     def threads_setting() -> Optional[bytes]:
         """The raw ``KILN_CPU_THREADS`` value, or None when unset."""
         return _ENV_DATA.get(_THREADS_KEY)
 else:  # another platform or Python: the portable, slower way
 
-    def environment() -> tuple[Optional[str], Optional[str], Optional[str], Optional[str], Optional[str]]:  # type: ignore[misc]
+    def environment() -> tuple[Optional[str], ...]:  # type: ignore[misc]
         """The raw (``KILN_BACKEND``, ``KILN_CPU_CHECKED``, ``KILN_DEBUG``, ``KILN_CHECKED``, ``KILN_CPU_TARGET``,
-        ``TRITON_DEFAULT_FP_FUSION``) values, or None when unset."""
+        ``TRITON_DEFAULT_FP_FUSION``, ``TRITON_OVERRIDE_ARCH``) values, or None when unset."""
         return (os.environ.get(BACKEND_ENV), os.environ.get(CHECKED_ENV), os.environ.get(DEBUG_ENV),
-                os.environ.get(ALL_CHECKED_ENV), os.environ.get(CPU_TARGET_ENV), os.environ.get(FP_FUSION_ENV))
+                os.environ.get(ALL_CHECKED_ENV), os.environ.get(CPU_TARGET_ENV), os.environ.get(FP_FUSION_ENV),
+                os.environ.get(OVERRIDE_ARCH_ENV))
 
     def threads_setting() -> Optional[str]:  # type: ignore[misc]
         """The raw ``KILN_CPU_THREADS`` value, or None when unset."""
         return os.environ.get(THREADS_ENV)
+
+
+def override_arch(environment: tuple) -> Optional[str]:
+    """The architecture ``TRITON_OVERRIDE_ARCH`` (``knobs.runtime.override_arch``)
+    names for kernels launched without ``arch=``, or None when unset."""
+    raw = environment[6] if len(environment) > 6 else None
+    return None if raw is None or raw in ("", b"") else _text(raw)
 
 
 def default_fp_fusion(environment: tuple) -> bool:
@@ -392,7 +405,7 @@ def native_launch_environment() -> tuple[Optional[dict], tuple]:
     if os.name != "posix" or not isinstance(_ENV_DATA, dict):
         return None, ()
     return _ENV_DATA, (_BACKEND_KEY, _CHECKED_KEY, _DEBUG_KEY, _ALL_CHECKED_KEY, _CPU_TARGET_KEY, _FP_FUSION_KEY,
-                       _THREADS_KEY)
+                       _OVERRIDE_ARCH_KEY, _THREADS_KEY)
 
 
 #: Set while a function that launches kernels runs only to find its outputs'

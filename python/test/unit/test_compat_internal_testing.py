@@ -192,8 +192,8 @@ def test_unsupported_knobs_refuse_values_kiln_cannot_honour():
     knobs.language.fp32_default = None
     with pytest.raises(knobs.KnobNotSupported, match=r"knobs.runtime.launch_enter_hook cannot be set .*no hooks"):
         knobs.runtime.launch_enter_hook = lambda *a, **k: None
-    with pytest.raises(knobs.KnobNotSupported, match="knobs.runtime.override_arch cannot be set to 'sm80'"):
-        knobs.runtime.override_arch = "sm80"
+    with pytest.raises(knobs.KnobNotSupported, match="knobs.runtime.interpret cannot be set to True"):
+        knobs.runtime.interpret = True
     assert isinstance(knobs.KnobNotSupported("x"), kiln.TritonError)
 
 

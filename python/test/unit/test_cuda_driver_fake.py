@@ -176,3 +176,52 @@ def test_repeated_launches_take_the_direct_path(fake_libcuda, tmp_path):
         "launch scalars context 0 grid 3,1,1 block 128,1,1 shared 0 stream 51 params fffffffffffffffd,5,bf800000",
         "launch scalars context 0 grid 4,1,1 block 128,1,1 shared 0 stream 52 params 7,8,40000000",
     ]
+
+
+def test_arch_compiles_for_another_architecture_without_loading(fake_libcuda, tmp_path):
+    """`arch=` (Triton's launch option) and `knobs.runtime.override_arch`
+    compile for another NVIDIA architecture than the device's (sm_90a
+    here): a warm-up returns the compiled kernel, not loaded; a launch says
+    why it cannot run; `sm90` is the device's own sm_90a and launches; an
+    architecture Kiln does not compile for, or one that is not NVIDIA's, and
+    `arch` on the CPU backend, are ValueErrors naming the kernel."""
+    write_scalar_kernel(tmp_path)
+    out, log = run_with_fake_driver(fake_libcuda, tmp_path, f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from kiln import knobs
+        from scalar_kernel import scalars
+        compiled = scalars.warmup(3, 2, 0.5, 4, grid=(1,), arch="sm80")
+        print(compiled.metadata["target"], ".target sm_80" in compiled.asm["ptx"])
+        try:
+            scalars[(1,)](3, 2, 0.5, 4, arch="sm80")
+        except RuntimeError as error:
+            print(error)
+        with knobs.runtime.scope():
+            knobs.runtime.override_arch = "sm_86"
+            print(scalars.warmup(3, 2, 0.5, 4, grid=(1,)).metadata["target"])
+        print(scalars[(1,)](3, 2, 0.5, 4, arch="sm90").metadata["target"])
+        for arch in ("sm70", "gfx942"):
+            try:
+                scalars.warmup(3, 2, 0.5, 4, grid=(1,), arch=arch)
+            except ValueError as error:
+                print(error)
+        try:
+            scalars[(1,)](3, 2, 0.5, 4, arch="sm80", backend="cpu")
+        except ValueError as error:
+            print(error)
+    """, params=3)
+    lines = out.splitlines()
+    assert lines[0] == "sm_80 True", lines
+    assert lines[1] == ("kernel scalars: compiled for sm_80 (arch=), which device 0 (sm_90a) cannot run; warm it "
+                        "up only, or launch without arch"), lines
+    assert lines[2] == "sm_86"
+    assert lines[3] == "sm_90a"
+    assert lines[4].startswith("kernel scalars: arch='sm70': Kiln compiles for sm_80 and later"), lines
+    assert lines[5].startswith("kernel scalars: arch='gfx942' is not an NVIDIA architecture"), lines
+    assert lines[6] == ("kernel scalars: arch='sm80' names an architecture to compile for, which only the NVIDIA "
+                        "backend takes; the cpu backend compiles for its own target"), lines
+    # Only the device's own kernel was loaded and launched.
+    loads = [line for line in log if line.startswith("load")]
+    launches = [line for line in log if line.startswith("launch")]
+    assert len(loads) == 1 and len(launches) == 1, log
