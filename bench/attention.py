@@ -52,7 +52,7 @@ trivial kernel so that each compiler's one-time set-up is left out.
 
     python3 bench/attention.py [--quick] [--shapes 128x4096,64x16384] [--causal both|yes|no]
         [--dtype fp16,bf16] [--modes fwd,fwd+bwd] [--providers plain,desc,host,sdpa,tutorial06]
-        [--tutorial06 PATH] [--tutorial06-configs all|one] [--verbose]
+        [--tutorial06 PATH] [--tutorial06-configs all|one] [--configs 128/128/8/3,...] [--verbose]
 
 --quick is D 128, S 4096, fp16. Without --tutorial06, the tutorial is
 looked for in $KILN_TRITON_TESTS/tutorials, then in shared/triton-3.6/tutorials
@@ -75,7 +75,7 @@ import tempfile
 import threading
 import time
 import types
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -334,15 +334,26 @@ def compile_times(kernels: dict[str, Any]) -> None:
               f" | {ratio}")
 
 
+def parse_configs(text: str) -> list[tuple[int, int, int, int]]:
+    """"128/128/8/3,128/64/8/3" as configurations."""
+    configs = []
+    for item in text.split(","):
+        values = item.strip().split("/")
+        if len(values) != 4 or not all(value.isdigit() for value in values):
+            raise argparse.ArgumentTypeError(f"expected BLOCK_M/BLOCK_N/warps/stages, got {item!r}")
+        configs.append(tuple(int(value) for value in values))
+    return configs
+
+
 def tune_plain(case: Case, name: str, kernel: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-               expected: tuple, verbose: bool) -> tuple[Cell, str]:
-    """The best cell over CONFIGS and its configuration; every config is
+               expected: tuple, verbose: bool, configs: Sequence[tuple] = CONFIGS) -> tuple[Cell, str]:
+    """The best cell over `configs` and its configuration; every config is
     checked before it is timed, and one that fails or is wrong is printed."""
     out = torch.empty_like(q)
     m = torch.empty((q.shape[0] * q.shape[1], q.shape[2]), device=q.device, dtype=torch.float32)
     options = FORWARD_OPTIONS[name[name.index(" "):] if " " in name else ""]
     best, best_config, failures = None, "-", []
-    for config in CONFIGS:
+    for config in configs:
         def run(config=config) -> tuple:
             return attention_kernels.forward(q, k, v, case.causal, case.head_dim ** -0.5, *config, kernel=kernel,
                                              out=out, m=m, **options)[:1]
@@ -504,7 +515,7 @@ def tutorial06_case(tutorial: types.ModuleType, case: Case) -> Cell:
 # -- the table -------------------------------------------------------------------
 
 def row_cells(case: Case, providers: set, kernels: dict[str, Any], tutorial: dict[str, dict[str, Cell]],
-              verbose: bool) -> tuple[dict[str, Cell], dict[str, str]]:
+              verbose: bool, tuned: Sequence[tuple] = CONFIGS) -> tuple[dict[str, Cell], dict[str, str]]:
     """The cells of `case`'s row and the plain kernel's chosen configs."""
     cells: dict[str, Cell] = {}
     configs: dict[str, str] = {}
@@ -514,7 +525,7 @@ def row_cells(case: Case, providers: set, kernels: dict[str, Any], tutorial: dic
     if providers & {"plain", "desc", "host"}:
         for name, kernel in kernels.items():
             if case.mode == "fwd":
-                cells[name], configs[name] = tune_plain(case, name, kernel, q, k, v, expected, verbose)
+                cells[name], configs[name] = tune_plain(case, name, kernel, q, k, v, expected, verbose, tuned)
             else:
                 cells[name] = Cell(text="-")
     if "sdpa" in providers:
@@ -592,7 +603,7 @@ def run(args: argparse.Namespace) -> None:
     print("TFLOP/s")
     print(header)
     for case in cases:
-        cells, configs = row_cells(case, providers, kernels, tutorial, args.verbose)
+        cells, configs = row_cells(case, providers, kernels, tutorial, args.verbose, args.configs)
         print(f"{case.mode:>7} | {'yes' if case.causal else 'no':>6} | {case.head_dim:>3} | {case.seq:>5} | "
               f"{case.dtype:>5} | {f'{case.batch}x{case.heads}':>6} | " +
               " | ".join(f"{str(cells.get(column, Cell(text='-'))):>11}" for column in columns) +
@@ -630,6 +641,9 @@ def main() -> None:
     parser.add_argument("--tutorial06-timeout", type=float, default=1800,
                         help="seconds before a tutorial child process is killed")
     parser.add_argument("--verbose", action="store_true", help="print every config of the plain kernel")
+    parser.add_argument("--configs", type=parse_configs, default=CONFIGS,
+                        help="the kernels' configurations to tune over, BLOCK_M/BLOCK_N/warps/stages separated "
+                             "by commas (default: all of CONFIGS)")
     parser.add_argument("--tutorial06-worker", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args()
     for option, values, known in (("--dtype", args.dtype, DTYPES), ("--modes", args.modes, MODES),
