@@ -273,8 +273,8 @@ struct DotOpLowering : public ConvertOpToLLVMPattern<DotOp> {
 DotScratchPlan mlir::kiln::gpu::getDotScratchPlan(DotOp dot, int numWarps, int threadsPerWarp) {
   DotScratchPlan plan;
   plan.aInRegisters = readsWgmmaAFromRegisters(dot, numWarps, threadsPerWarp);
-  plan.aStored = !dot.getA().getDefiningOp<SharedOperandOp>() && !plan.aInRegisters;
-  plan.bStored = !dot.getB().getDefiningOp<SharedOperandOp>();
+  plan.aStored = storesAInScratch(dot, numWarps, threadsPerWarp);
+  plan.bStored = storesBInScratch(dot);
   auto alignTo1024 = [](int64_t v) { return (v + 1023) / 1024 * 1024; };
   int64_t bytes = getSharedElementBytes(dot.getA().getType().getElementType());
   // (A read from registers takes no room.)

@@ -103,13 +103,6 @@ Value emitDescriptor(OpBuilder &b, Location loc, Value address,
 
 } // namespace
 
-/// wgmma.mma_async (m64nNk16 for f16 and bf16, m64nNk8 for tf32, m64nNk32
-/// for s8, e4m3 and e5m2: 32 bytes of K each) per warpgroup and 64-row
-/// tile, operands read by descriptors from the swizzled shared tiles: A
-/// [M][K] K-major, B [K][N] N-major in blocks of 64 columns for 16-bit
-/// types, else (or from a K-major slot) [N][K] K-major: wgmma transposes
-/// only 16-bit operands. Operands not `shared` (in a pipeline slot) are
-/// stored into their tiles first.
 /// Whether kiln_gpu.async_dot_wait with at most one group pending follows
 /// `dot`, with at most a kiln_gpu.pass_turn between them.
 static bool isFollowedByWaitForOneGroup(DotOp dot) {
@@ -120,6 +113,13 @@ static bool isFollowedByWaitForOneGroup(DotOp dot) {
   return wait && wait.getPending() <= 1;
 }
 
+/// wgmma.mma_async (m64nNk16 for f16 and bf16, m64nNk8 for tf32, m64nNk32
+/// for s8, e4m3 and e5m2: 32 bytes of K each) per warpgroup and 64-row
+/// tile, operands read by descriptors from the swizzled shared tiles: A
+/// [M][K] K-major, B [K][N] N-major in blocks of 64 columns for 16-bit
+/// types, else (or from a K-major slot) [N][K] K-major: wgmma transposes
+/// only 16-bit operands. Operands not `shared` (in a pipeline slot) are
+/// stored into their tiles first.
 Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, ConversionPatternRewriter &b,
                                    const LLVMTypeConverter &converter, const LaunchShape &launch,
                                    const TensorCoreOperands &tensorCore,

@@ -109,6 +109,15 @@ bool mlir::kiln::nvidia::readsWgmmaAFromRegisters(DotOp dot, int numWarps,
          a.getDimSize(1) % 16 == 0;
 }
 
+bool mlir::kiln::nvidia::storesAInScratch(DotOp dot, int numWarps, int threadsPerWarp) {
+  return !dot.getA().getDefiningOp<SharedOperandOp>() &&
+         !readsWgmmaAFromRegisters(dot, numWarps, threadsPerWarp);
+}
+
+bool mlir::kiln::nvidia::storesBInScratch(DotOp dot) {
+  return !dot.getB().getDefiningOp<SharedOperandOp>();
+}
+
 std::optional<TensorCores> mlir::kiln::nvidia::getDotTensorCores(DotOp dot, int numWarps,
                                                               int threadsPerWarp) {
   RankedTensorType type = dot.getType();

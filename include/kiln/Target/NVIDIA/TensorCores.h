@@ -114,6 +114,13 @@ bool canUseWarpgroupMma(DotOp dot);
 /// instruction's A fragment.
 bool readsWgmmaAFromRegisters(DotOp dot, int numWarps, int threadsPerWarp);
 
+/// Whether the lowering of `dot` stores its A (B) operand into the shared
+/// scratch, between CTA barriers, before multiplying: an operand that is
+/// neither in a pipeline slot (kiln_gpu.shared_operand) nor, for A, read
+/// from registers (readsWgmmaAFromRegisters).
+bool storesAInScratch(DotOp dot, int numWarps, int threadsPerWarp);
+bool storesBInScratch(DotOp dot);
+
 } // namespace mlir::kiln::nvidia
 
 #endif // KILN_TARGET_NVIDIA_TENSORCORES_H

@@ -224,6 +224,8 @@ int mlir::kiln::gpu::getThreadsPerWarp(ModuleOp module) {
   return 32;
 }
 
+bool mlir::kiln::gpu::hasSeveralWarpgroups(int numWarps) { return numWarps >= 8 && numWarps % 4 == 0; }
+
 //===----------------------------------------------------------------------===//
 // Target
 //===----------------------------------------------------------------------===//
@@ -461,7 +463,7 @@ LogicalResult ReleaseSlotOp::verify() {
 static LogicalResult verifyTurnOp(Operation *op) {
   auto module = op->getParentOfType<ModuleOp>();
   int numWarps = module ? getNumWarps(module) : 1;
-  if (numWarps < 8 || numWarps % 4)
+  if (!hasSeveralWarpgroups(numWarps))
     return op->emitOpError("expected a kernel of two or more whole warpgroups (kiln_gpu.num_warps a "
                            "multiple of 4, at least 8), got ")
            << numWarps << " warps";

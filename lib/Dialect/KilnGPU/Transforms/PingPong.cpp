@@ -37,9 +37,7 @@ namespace {
 /// inside a turn the other warpgroup, waiting for its turn, would never
 /// meet: a deadlock.
 bool storesNoOperand(DotOp dot, int numWarps, int threadsPerWarp) {
-  bool aReady = dot.getA().getDefiningOp<SharedOperandOp>() ||
-                nvidia::readsWgmmaAFromRegisters(dot, numWarps, threadsPerWarp);
-  return aReady && dot.getB().getDefiningOp<SharedOperandOp>();
+  return !nvidia::storesAInScratch(dot, numWarps, threadsPerWarp) && !nvidia::storesBInScratch(dot);
 }
 
 /// The dots a warpgroup issues in its turn, in a warp-specialized
@@ -93,7 +91,7 @@ struct KilnGPUPingPong : public gpu::impl::KilnGPUPingPongBase<KilnGPUPingPong> 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     int numWarps = getNumWarps(module), threadsPerWarp = getThreadsPerWarp(module);
-    if (!nvidia::hasWarpgroupMma(module) || numWarps < 8 || numWarps % 4)
+    if (!nvidia::hasWarpgroupMma(module) || !hasSeveralWarpgroups(numWarps))
       return;
     module.walk([&](FunctionOpInterface function) {
       Block &kernel = function.getFunctionBody().front();

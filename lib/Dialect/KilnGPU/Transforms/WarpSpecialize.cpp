@@ -426,7 +426,7 @@ void warpSpecialize(MutableArrayRef<TmaLoop> loops, int32_t numWarps, int32_t th
     // spare for the copies ahead: its second dot runs an iteration late
     // (kiln-gpu-overlap-dots, next), each warpgroup computing one block's
     // softmax while its dots of the next and the previous blocks run.
-    if (numWarps >= 8 && slots >= 3 && !split.asyncReaders &&
+    if (hasSeveralWarpgroups(numWarps) && slots >= 3 && !split.asyncReaders &&
         getChainedDots(split.loop, numWarps, threadsPerWarp))
       split.loop->setAttr(kOverlapDotsAttr, builder.getUnitAttr());
   }

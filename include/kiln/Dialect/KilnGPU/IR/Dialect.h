@@ -31,6 +31,10 @@ int getNumWarps(ModuleOp module);
 /// Returns the threads per warp of a kiln_gpu module (32 if unset).
 int getThreadsPerWarp(ModuleOp module);
 
+/// Whether `numWarps` warps make two or more whole warpgroups (4 warps
+/// each): what warpgroups taking turns (kiln_gpu.await_turn) need.
+bool hasSeveralWarpgroups(int numWarps);
+
 /// Builds the default blocked layout for `shape`: `sizePerThread` elements
 /// per thread along the fastest dimension (`order[0]`), then threads and
 /// warps laid out fastest dimension first, as long as the shape has room.
