@@ -74,13 +74,13 @@ def _say_no_ptxas_once() -> None:
                   RuntimeWarning, stacklevel=_settings.user_stacklevel())
 
 
-#: Shared memory a block may use (opt-in maximum), by compute capability:
-#: 227 KiB on sm_90, 163 KiB on sm_80 and sm_87, 99 KiB on other sm_8x.
 #: An architecture as a launch's ``arch`` option names it: Triton's "sm80",
 #: "sm90", or a Kiln target ("sm_80", "sm_90a").
 _ARCH = re.compile(r"sm_?(\d+)(a?)")
 #: The oldest compute capability Kiln compiles for.
 _MIN_CAPABILITY = 80
+#: Shared memory a block may use (opt-in maximum), by compute capability:
+#: 227 KiB on sm_90, 163 KiB on sm_80 and sm_87, 99 KiB on other sm_8x.
 _MAX_SHARED_MEMORY = {90: 232448, 80: 166912, 87: 166912, 86: 101376, 89: 101376}
 
 
@@ -361,7 +361,9 @@ class NvidiaBackend(Backend):
         if capability < _MIN_CAPABILITY:
             raise ValueError(f"kernel {kernel_name}: arch={arch!r}: Kiln compiles for sm_{_MIN_CAPABILITY} and later "
                              f"(cp.async, bf16 tensor cores)")
-        target = "sm_90a" if capability == 90 else f"sm_{capability}{spelled.group(2)}"
+        target = _driver.target_for_capability(*divmod(capability, 10))
+        if spelled.group(2) and not target.endswith("a"):
+            target += "a"
         if not _C.compiler.is_valid_chip(target):
             raise ValueError(f"kernel {kernel_name}: arch={arch!r}: {target} is not a chip this build of Kiln "
                              f"knows")

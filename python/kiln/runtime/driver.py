@@ -164,7 +164,12 @@ def get_device_capability(device: int) -> tuple[int, int]:
 
 def get_target(device: int) -> str:
     """The compiler target for ``device``: "sm_90a" on Hopper, else "sm_XY"."""
-    major, minor = get_device_capability(device)
+    return target_for_capability(*get_device_capability(device))
+
+
+def target_for_capability(major: int, minor: int) -> str:
+    """The compiler target for a chip of compute capability major.minor:
+    "sm_90a" on Hopper, else "sm_XY"."""
     if (major, minor) == (9, 0):
         # Hopper's wgmma and TMA instructions exist only on the "a" target.
         return "sm_90a"

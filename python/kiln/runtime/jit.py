@@ -578,11 +578,10 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
         if written:
             raise ValueError(f"kernel {self.__name__}: argument '{written[0]}' is a read-only array, but the kernel "
                              f"writes through it (a store or an atomic); pass a writable array")
-        native_target = backend.target_for(device)
-        if target != native_target:
+        if target != plan.native_target:
             # Compiled for another architecture (arch=): a warm-up's result,
             # which this device cannot load, let alone launch.
-            loaded = LoadedKernel(compiled, _foreign_arch_launch(self.__name__, target, native_target, device),
+            loaded = LoadedKernel(compiled, _foreign_arch_launch(self.__name__, target, plan.native_target, device),
                                   backend.name, device, arg_codes="", num_warps=num_warps)
         elif not described.aggregate:
             loaded = backend.load(self, compiled, signature, described.kinds, device, num_warps, options)
@@ -650,8 +649,9 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
                                named_tuples=tuple(described.named_tuples))
         if arch is None:
             arch = _settings.override_arch(environment)
-        target = backend.target_for(device) if arch is None else backend.target_for_arch(arch, self.__name__)
-        return _CompilePlan(backend, device, described, options, attrs, target, device_from_arrays)
+        native_target = backend.target_for(device)
+        target = native_target if arch is None else backend.target_for_arch(arch, self.__name__)
+        return _CompilePlan(backend, device, described, options, attrs, target, native_target, device_from_arrays)
 
     @staticmethod
     def _jit_hooks_set() -> bool:

@@ -205,12 +205,14 @@ def _flattening_launch(launch: Callable[..., None], flatten: Callable[[tuple], t
 class _CompilePlan:
     """What compiling one miss takes: the backend, device (and whether the
     arrays chose it rather than it being the current device), described
-    arguments, compile options, specialization and target."""
+    arguments, compile options, specialization and target, and the
+    device's own target (another one when the launch asks for an ``arch``)."""
 
-    __slots__ = ("backend", "device", "device_from_arrays", "described", "options", "attrs", "target")
+    __slots__ = ("backend", "device", "device_from_arrays", "described", "options", "attrs", "target",
+                 "native_target")
 
     def __init__(self, backend: Backend, device: Any, described: "_Description", options: dict,
-                 attrs: Specialization, target: str, device_from_arrays: bool = False) -> None:
+                 attrs: Specialization, target: str, native_target: str, device_from_arrays: bool = False) -> None:
         self.backend = backend
         self.device = device
         self.device_from_arrays = device_from_arrays
@@ -218,6 +220,7 @@ class _CompilePlan:
         self.options = options
         self.attrs = attrs
         self.target = target
+        self.native_target = native_target
 
 
 
