@@ -8,6 +8,7 @@
 
 #include "kiln/Target/NVIDIA/PTX.h"
 
+#include "kiln/Target/NVIDIA/BooleanVectors.h"
 #include "kiln/Target/NVIDIA/Libdevice.h"
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -150,12 +151,15 @@ mlir::kiln::nvidia::translateToPTX(ModuleOp module, StringRef chip,
     // NVPTX backend legalizes vectors of i1 (a block's masks) by packing
     // them into integers and shifting them back out: 54 of the 196
     // instructions of the tutorial matmul's loop. Split into fragments of
-    // at least 32 bits (loads and stores kept whole), then cleaned up.
+    // at least 32 bits (loads and stores kept whole), the masks into single
+    // lanes (which that fragment size leaves whole; BooleanVectors.h), then
+    // cleaned up.
     llvm::ScalarizerPassOptions scalarizer;
     scalarizer.ScalarizeLoadStore = false;
     scalarizer.ScalarizeMinBits = 32;
     llvm::FunctionPassManager cleanup;
     cleanup.addPass(llvm::ScalarizerPass(scalarizer));
+    cleanup.addPass(nvidia::SplitBooleanVectorsPass());
     cleanup.addPass(llvm::InstCombinePass());
     cleanup.addPass(llvm::EarlyCSEPass());
     cleanup.addPass(llvm::DCEPass());

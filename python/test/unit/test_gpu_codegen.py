@@ -1,6 +1,7 @@
 """Properties of the PTX that decide speed, checked without a GPU: vector
-accesses with loop-carried offsets, Triton's division instructions, and
-reductions across lanes and warps (shuffles, shared memory)."""
+accesses with loop-carried offsets, masks kept as one predicate per lane,
+Triton's division instructions, and reductions across lanes and warps
+(shuffles, shared memory)."""
 
 import re
 
@@ -17,6 +18,16 @@ def strided_loop_copy(X, Y, N, BLOCK: kl.constexpr):
     for off in range(0, N, BLOCK):
         cols = off + kl.arange(0, BLOCK)
         kl.store(Y + cols, kl.load(X + cols, mask=cols < N, other=0.), mask=cols < N)
+
+
+@kiln.jit
+def masked_centered_sum(X, Y, N, BLOCK: kl.constexpr):
+    # Layer norm's second pass over a row: a masked load, then the mask again
+    # in a where.
+    cols = kl.arange(0, BLOCK)
+    x = kl.load(X + cols, mask=cols < N, other=0.0).to(kl.float32)
+    centered = kl.where(cols < N, x - 1.0, 0.0)
+    kl.store(Y, kl.sum(centered * centered, axis=0))
 
 
 @kiln.jit
@@ -49,6 +60,21 @@ def test_loop_offsets_vectorize(target) -> None:
     ptx = compiled.asm["ptx"]
     assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx, ptx
     assert "ld.global.b16" not in ptx
+
+
+@pytest.mark.parametrize("block,num_warps", [(16384, 8), (2048, 4)])
+def test_masks_stay_single_predicates(block, num_warps) -> None:
+    # 64 (or 16) elements a thread: a vector of 64 i1 that the NVPTX
+    # backend, left to itself, packs into an i64 and shifts back out lane by
+    # lane. Split per lane, each vector load takes one compare, and the where
+    # one compare and one select per element, with no 16-bit packing.
+    ptx = _ptx(masked_centered_sum, {"X": "*fp16", "Y": "*fp32", "N": "i32"}, {"BLOCK": block},
+               num_warps=num_warps, divisible=("X", "Y", "N")).asm["ptx"]
+    per_thread = block // (32 * num_warps)
+    loads = re.findall(r"@%p\d+ ld\.global\.v4\.b32", ptx)
+    assert len(loads) == per_thread // 8, ptx
+    assert "selp.b16" not in ptx and "shl.b16" not in ptx, ptx
+    assert len(re.findall(r"setp\.lt\.s32", ptx)) <= per_thread + per_thread // 8
 
 
 def test_division_instructions() -> None:
