@@ -86,6 +86,9 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
     pm.addPass(gpu::createKilnGPUOverlapDots());
     pm.addPass(gpu::createKilnGPUPingPong());
   }
+  // Finally a block's loads issue back to back, each conversion of what
+  // they loaded moved down to where it is used.
+  pm.addPass(gpu::createKilnGPUSinkLoadCasts());
 }
 
 void nvidia::buildKilnGPUToNVVMPipeline(OpPassManager &pm,
