@@ -138,6 +138,29 @@ TEST(SplitBooleanVectors, LanesKeepTheirValues) {
   }
 }
 
+TEST(SplitBooleanVectors, SelectOfMasksOnAScalarCondition) {
+  // select i1 %c, <4 x i1> %m, <4 x i1> %k: a mask chosen as a whole.
+  LLVMContext context;
+  std::unique_ptr<Module> module = runOn(context, R"(
+    define i1 @choose(<4 x i32> %a, <4 x i32> %b, i1 %c) {
+      %m = icmp slt <4 x i32> %a, %b
+      %k = icmp eq <4 x i32> %a, %b
+      %mask = select i1 %c, <4 x i1> %m, <4 x i1> %k
+      %lane = extractelement <4 x i1> %mask, i64 3
+      ret i1 %lane
+    }
+  )", "choose", /*combine=*/true);
+  ASSERT_TRUE(module);
+  Function &function = *module->getFunction("choose");
+  EXPECT_FALSE(hasBooleanVectors(function));
+  auto *ret = cast<ReturnInst>(function.getEntryBlock().getTerminator());
+  auto *select = dyn_cast<SelectInst>(ret->getReturnValue());
+  ASSERT_NE(select, nullptr);
+  EXPECT_EQ(select->getCondition(), function.getArg(2));
+  EXPECT_TRUE(isa<ICmpInst>(select->getTrueValue()));
+  EXPECT_TRUE(isa<ICmpInst>(select->getFalseValue()));
+}
+
 TEST(SplitBooleanVectors, LeavesOtherUsesAlone) {
   // A bitcast of a mask to an integer is not split; the compare feeding it
   // is, and its lanes are gathered back into the vector the bitcast takes.

@@ -35,7 +35,8 @@ bool splits(const Instruction &inst) {
       isa<ShuffleVectorInst>(inst))
     return isBooleanVector(inst.getType());
   if (auto *select = dyn_cast<SelectInst>(&inst))
-    return isBooleanVector(select->getCondition()->getType());
+    return isBooleanVector(select->getCondition()->getType()) ||
+           isBooleanVector(inst.getType());
   if (auto *conversion = dyn_cast<CastInst>(&inst))
     return (conversion->getOpcode() == Instruction::ZExt ||
             conversion->getOpcode() == Instruction::SExt ||
