@@ -8,7 +8,8 @@
 #
 # Usage (from the repository root):
 #   scripts/gpu/run_on_gpu.sh ["bench/some_workload.py [its arguments]" ...]
-# Runs pytest over python/test (GPU tests included), then each benchmark
+# Runs the demo (examples/vector_add.py), pytest over python/test (GPU
+# tests included), then each benchmark
 # given (one argument each: the script and its own arguments, split at
 # spaces). When $OUT is set, every log is also written under it.
 # Exits non-zero if pytest or any benchmark fails.
@@ -67,6 +68,11 @@ step "machine"
 run machine machine_info
 
 failed=()
+# The README's demo, as a user who installed the wheel runs it: from an
+# empty directory, nothing of the checkout on the path but the script.
+step "demo"
+run demo bash -c 'cd "$1" && shift && "$@"' _ "$TEST_DIR" "$PYTHON" "$ROOT/examples/vector_add.py" || failed+=(demo)
+
 step "pytest"
 # In parallel where pytest-xdist is installed (the suite takes minutes serially).
 workers=()
