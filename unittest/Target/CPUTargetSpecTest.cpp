@@ -48,32 +48,48 @@ TEST(CPUTargetSpec, FeatureChangesAreKeptInOrder) {
   EXPECT_EQ(target->cpu, "x86-64-v3");
   EXPECT_EQ(target->features, (std::vector<std::string>{
                                   "+avx512f", "-fma",
-                                  "-fast-variable-crosslane-shuffle"}));
+                                  "-fast-variable-crosslane-shuffle",
+                                  "-avx512bf16"}));
 }
 
-TEST(CPUTargetSpec, TheMiscompilingTuningIsClearedUnlessNamed) {
+TEST(CPUTargetSpec, MiscompilingFeaturesAreClearedUnlessNamed) {
   if (!isX86Host())
-    GTEST_SKIP() << "an x86-64 tuning flag";
+    GTEST_SKIP() << "x86-64 features";
+  const std::vector<std::string> cleared = {"fast-variable-crosslane-shuffle",
+                                            "avx512bf16"};
   for (llvm::StringRef spec : {"host", "x86-64-v4", "sapphirerapids,-amx-tile"}) {
     auto target = parseCPUTarget(spec);
     ASSERT_TRUE(bool(target)) << llvm::toString(target.takeError());
-    EXPECT_TRUE(target->miscompilingTuningCleared) << spec.str();
-    EXPECT_EQ(target->features.back(), "-fast-variable-crosslane-shuffle")
+    EXPECT_EQ(target->clearedFeatures, cleared) << spec.str();
+    ASSERT_GE(target->features.size(), 2u) << spec.str();
+    EXPECT_EQ(std::vector<std::string>(target->features.end() - 2,
+                                       target->features.end()),
+              (std::vector<std::string>{"-fast-variable-crosslane-shuffle",
+                                        "-avx512bf16"}))
         << spec.str();
   }
-  // A tuning flag is no instruction set: the processor's own features stay.
+  // The tuning flag is no instruction set: the processor's own features
+  // stay, but for AVX512-BF16, which Sapphire Rapids loses.
   auto v4 = parseCPUTarget("x86-64-v4");
   ASSERT_TRUE(bool(v4));
   EXPECT_TRUE(targetHasFeature(*v4, "avx512vl"));
   auto spr = parseCPUTarget("sapphirerapids");
   ASSERT_TRUE(bool(spr));
   EXPECT_TRUE(targetHasFeature(*spr, "avx512fp16"));
+  EXPECT_FALSE(targetHasFeature(*spr, "avx512bf16"));
+  // Named, a cleared feature keeps the specification's choice.
+  auto named = parseCPUTarget("sapphirerapids,+avx512bf16,-fast-variable-crosslane-shuffle");
+  ASSERT_TRUE(bool(named)) << llvm::toString(named.takeError());
+  EXPECT_TRUE(named->clearedFeatures.empty());
+  EXPECT_EQ(named->features.size(), 2u);
+  EXPECT_TRUE(targetHasFeature(*named, "avx512bf16"));
   for (llvm::StringRef spec : {"x86-64-v4,+fast-variable-crosslane-shuffle",
                                "znver4,-fast-variable-crosslane-shuffle"}) {
     auto target = parseCPUTarget(spec);
     ASSERT_TRUE(bool(target)) << llvm::toString(target.takeError());
-    EXPECT_FALSE(target->miscompilingTuningCleared) << spec.str();
-    EXPECT_EQ(target->features.size(), 1u) << spec.str();
+    EXPECT_EQ(target->clearedFeatures, std::vector<std::string>{"avx512bf16"})
+        << spec.str();
+    EXPECT_EQ(target->features.size(), 2u) << spec.str();
   }
 }
 

@@ -28,13 +28,20 @@ namespace {
 /// The first word of a specification that means "this machine".
 constexpr llvm::StringLiteral kHost = "host";
 
-/// An X86 tuning flag (not an instruction set) that every target clears:
-/// with AVX-512, LLVM 22's shuffle lowering under it extracts the wrong lane
-/// of a wide vector (row 1 of a 2-D tile gets row 0's address; see
-/// docs/design/cpu_backend.md for the reproducer). Without it, variable
-/// cross-lane shuffles are merely costed as slow.
-constexpr llvm::StringLiteral kMiscompilingTuning =
-    "fast-variable-crosslane-shuffle";
+/// X86 features that every target clears unless its specification names
+/// them: with each, LLVM 22's X86 code generator gets some kernels wrong.
+/// - `fast-variable-crosslane-shuffle`, a tuning flag (not an instruction
+///   set): with AVX-512, the shuffle lowering under it extracts the wrong
+///   lane of a wide vector (row 1 of a 2-D tile gets row 0's address; see
+///   docs/design/cpu_backend.md for the reproducer). Without it, variable
+///   cross-lane shuffles are merely costed as slow.
+/// - `avx512bf16` (AVX512-BF16's conversions to bf16 and its dot
+///   products): instruction selection stops the process ("LLVM ERROR:
+///   Cannot select") on some kernels that convert blocks to and from bf16,
+///   found by the fuzzer on a Sapphire Rapids host. Without it, rounding to
+///   bf16 takes integer instructions, as on every x86-64-v4 processor.
+constexpr llvm::StringLiteral kClearedFeatures[] = {
+    "fast-variable-crosslane-shuffle", "avx512bf16"};
 
 /// The host's detected features as "+name"/"-name", in a stable order.
 std::vector<std::string> hostFeatureList() {
@@ -118,17 +125,18 @@ llvm::Expected<CPUTarget> mlir::kiln::cpu::parseCPUTarget(llvm::StringRef spec) 
     result.features.push_back(word.str());
   }
 
-  // A specification that names the tuning flag itself keeps its choice.
-  bool namesTuning = llvm::any_of(llvm::drop_begin(words), [](llvm::StringRef word) {
-    return word.drop_front() == kMiscompilingTuning;
-  });
-  bool tuningExists = llvm::any_of(
-      tables->getAllProcessorFeatures(), [](const llvm::SubtargetFeatureKV &feature) {
-        return kMiscompilingTuning == feature.Key;
-      });
-  if (tuningExists && !namesTuning) {
-    result.features.push_back(("-" + kMiscompilingTuning).str());
-    result.miscompilingTuningCleared = true;
+  // A specification that names a cleared feature itself keeps its choice.
+  for (llvm::StringRef cleared : kClearedFeatures) {
+    bool named = llvm::any_of(llvm::drop_begin(words), [&](llvm::StringRef word) {
+      return word.drop_front() == cleared;
+    });
+    bool exists = llvm::any_of(
+        tables->getAllProcessorFeatures(),
+        [&](const llvm::SubtargetFeatureKV &feature) { return cleared == feature.Key; });
+    if (exists && !named) {
+      result.features.push_back(("-" + cleared).str());
+      result.clearedFeatures.push_back(cleared.str());
+    }
   }
   return result;
 }

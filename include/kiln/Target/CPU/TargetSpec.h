@@ -36,10 +36,11 @@ struct CPUTarget {
   std::vector<std::string> features;
   /// Whether the specification started with `host`.
   bool host = false;
-  /// Whether the last feature change clears an X86 tuning flag under which
-  /// LLVM 22 miscompiles AVX-512 code (TargetSpec.cpp says which and why);
-  /// false when the specification names that flag itself.
-  bool miscompilingTuningCleared = false;
+  /// The features that the last feature changes clear because LLVM 22's
+  /// X86 code generator gets kernels wrong with them (TargetSpec.cpp says
+  /// which and why), in that order; a feature the specification names
+  /// itself is not among them.
+  std::vector<std::string> clearedFeatures;
 };
 
 /// Parses `spec` (empty means `host`). Unknown processor names are errors
