@@ -39,6 +39,46 @@ Value *asIntegers(IRBuilder<> &builder, Value *value) {
   return builder.CreateBitCast(value, twin);
 }
 
+/// Whether `type` is bfloat or a vector of bfloat.
+bool isBFloat(Type *type) { return type->getScalarType()->isBFloatTy(); }
+
+/// `type` (bfloat, or a vector of it) with `element` for elements.
+Type *withElement(Type *type, Type *element) {
+  if (auto *vector = dyn_cast<VectorType>(type))
+    return VectorType::get(element, vector->getElementCount());
+  return element;
+}
+
+/// The float bits (i32) of `value`, bfloat or a vector of it: exact, the
+/// bfloat's bits are the float's upper half.
+Value *bfloatToFloatBits(IRBuilder<> &builder, Value *value) {
+  Type *type = value->getType();
+  Value *integers = isa<VectorType>(type)
+                        ? asIntegers(builder, value)
+                        : builder.CreateBitCast(value, builder.getInt16Ty());
+  return builder.CreateShl(
+      builder.CreateZExt(integers, withElement(type, builder.getInt32Ty())), 16);
+}
+
+/// `value` (float, or a vector of floats) rounded to bfloat with integer
+/// instructions: to nearest, ties to even, a NaN kept a quiet NaN (as
+/// roundToBFloat16Bits in JIT.cpp and PyTorch do). Returns the i16 bits.
+Value *floatToBFloatBits(IRBuilder<> &builder, Value *value) {
+  Type *bitsType = withElement(value->getType(), builder.getInt32Ty());
+  auto constant = [&](uint32_t number) {
+    return ConstantInt::get(bitsType, number);
+  };
+  Value *bits = builder.CreateBitCast(value, bitsType);
+  Value *upper = builder.CreateLShr(bits, constant(16));
+  Value *isNaN = builder.CreateICmpUGT(builder.CreateAnd(bits, constant(0x7fffffff)),
+                                       constant(0x7f800000));
+  Value *quietNaN = builder.CreateOr(upper, constant(0x40));
+  Value *bias = builder.CreateAdd(constant(0x7fff), builder.CreateAnd(upper, constant(1)));
+  Value *rounded = builder.CreateLShr(builder.CreateAdd(bits, bias), constant(16));
+  return builder.CreateTrunc(builder.CreateSelect(isNaN, quietNaN, rounded),
+                             withElement(value->getType(), builder.getInt16Ty()));
+}
+
 /// Replaces `old` by `integers`, bitcast to old's type (the i16 twin of a
 /// move's result, or the i32 bits of an extension's floats).
 void replaceWithIntegers(IRBuilder<> &builder, Instruction *old, Value *integers) {
@@ -79,17 +119,44 @@ bool rewrite(Instruction *inst) {
     store->eraseFromParent();
     return true;
   }
-  if (auto *extend = dyn_cast<FPExtInst>(inst)) {
-    // bfloat to float is exact: the bfloat's bits are the float's upper half.
-    Type *source = extend->getSrcTy();
-    if (!integerTwin(source) || !source->getScalarType()->isBFloatTy() ||
-        !extend->getDestTy()->getScalarType()->isFloatTy())
+  if (auto *select = dyn_cast<SelectInst>(inst)) {
+    if (!integerTwin(select->getType()))
       return false;
-    auto *wide = VectorType::get(builder.getInt32Ty(),
-                                 cast<VectorType>(source)->getElementCount());
-    Value *bits = builder.CreateShl(
-        builder.CreateZExt(asIntegers(builder, extend->getOperand(0)), wide), 16);
-    replaceWithIntegers(builder, inst, bits);
+    Value *result = builder.CreateSelect(select->getCondition(),
+                                         asIntegers(builder, select->getTrueValue()),
+                                         asIntegers(builder, select->getFalseValue()));
+    replaceWithIntegers(builder, inst, result);
+    return true;
+  }
+  // Conversions from bfloat: exact to float, then as from float.
+  if (isa<FPExtInst>(inst) || isa<FPToSIInst>(inst) || isa<FPToUIInst>(inst)) {
+    auto *conversion = cast<CastInst>(inst);
+    if (!isBFloat(conversion->getSrcTy()))
+      return false;
+    Type *floats = withElement(conversion->getSrcTy(), builder.getFloatTy());
+    Value *widened = builder.CreateBitCast(
+        bfloatToFloatBits(builder, conversion->getOperand(0)), floats);
+    Value *result = conversion->getDestTy() == floats
+                        ? widened
+                        : builder.CreateCast(conversion->getOpcode(), widened,
+                                             conversion->getDestTy());
+    result->takeName(inst);
+    inst->replaceAllUsesWith(result);
+    inst->eraseFromParent();
+    return true;
+  }
+  // Conversions to bfloat: to float first (from double or an integer, as
+  // PyTorch narrows), then rounded with integer instructions.
+  if (isa<FPTruncInst>(inst) || isa<SIToFPInst>(inst) || isa<UIToFPInst>(inst)) {
+    auto *conversion = cast<CastInst>(inst);
+    if (!isBFloat(conversion->getDestTy()))
+      return false;
+    Type *floats = withElement(conversion->getDestTy(), builder.getFloatTy());
+    Value *source = conversion->getOperand(0);
+    Value *narrowed = source->getType() == floats
+                          ? source
+                          : builder.CreateCast(conversion->getOpcode(), source, floats);
+    replaceWithIntegers(builder, inst, floatToBFloatBits(builder, narrowed));
     return true;
   }
   auto *call = dyn_cast<IntrinsicInst>(inst);

@@ -311,3 +311,52 @@ def test_avx512_bf16_is_left_out(monkeypatch, tmp_path):
         x, out = bf16_minimum.run(launch=True, dtype=dtype)
         expected = torch.minimum(torch.zeros(300, dtype=torch.int32), x.to(torch.int32)).to(torch.bfloat16)
         assert torch.equal(out, expected), dtype
+
+
+@kiln.jit
+def bf16_conversions_kernel(i_ptr, h_ptr, f_ptr, out_ptr, wide_ptr, BLOCK: kl.constexpr):
+    """Integers and floats to bfloat16, a choice between bfloat16 blocks, and
+    bfloat16 to float64: the operations of a fuzzer kernel whose X86
+    instruction selection ran for minutes without AVX512-BF16."""
+    offs = kl.arange(0, BLOCK)
+    i = kl.load(i_ptr + offs)
+    h = kl.load(h_ptr + offs)
+    f = kl.load(f_ptr + offs)
+    rounded = f.to(kl.bfloat16)
+    picked = kl.where(f > 0, i.to(kl.bfloat16), h.to(kl.bfloat16))
+    kl.store(out_ptr + offs, kl.where(i > 0, picked, rounded))
+    kl.store(wide_ptr + offs, rounded.to(kl.float64))
+
+
+@pytest.mark.parametrize("level", ["host", "x86-64-v3", "x86-64-v4"])
+def test_bf16_conversions_round_with_integer_instructions(monkeypatch, level):
+    """Conversions to and from bfloat16 reach X86 code generation as integer
+    instructions (HalfMoves.h): rounding to nearest even through float, as
+    PyTorch rounds, on every processor alike. Ties, carries into the
+    exponent, integers past 2**24, infinities and NaN included."""
+    if _C.cpu.describe_target(level)[2]:
+        pytest.skip(f"this host cannot run {level}")
+    monkeypatch.setenv(launch_settings.CPU_TARGET_ENV, level)
+    block = 512
+    gen = torch.Generator().manual_seed(13)
+    i = torch.randint(-2**30, 2**30, (block,), generator=gen, dtype=torch.int32)
+    i[:4] = torch.tensor([2**24 + 1, -(2**24 + 3), 16777217 * 64, 0x7fffffff], dtype=torch.int32)
+    h = torch.randint(-2**15, 2**15, (block,), generator=gen, dtype=torch.int16)
+    f = torch.randn(block, generator=gen) * 1e3
+    ties = torch.tensor([1.0 + 2**-8, 1.0 + 3 * 2**-8, -(2.0 - 2**-8), 3.3895314e38], dtype=torch.float32)
+    f[:4] = ties
+    f[4:8] = torch.tensor([float("inf"), float("-inf"), float("nan"), -0.0])
+    out = torch.empty(block, dtype=torch.bfloat16)
+    wide = torch.empty(block, dtype=torch.float64)
+    compiled = bf16_conversions_kernel[(1,)](i, h, f, out, wide, BLOCK=block)
+    rounded = f.to(torch.bfloat16)
+    expected = torch.where(i > 0, torch.where(f > 0, i.to(torch.bfloat16), h.to(torch.bfloat16)), rounded)
+    nan = torch.isnan(expected)
+    assert torch.equal(torch.isnan(out), nan)
+    assert torch.equal(out[~nan].view(torch.int16), expected[~nan].view(torch.int16))
+    assert torch.equal(wide.isnan(), rounded.isnan())
+    assert torch.equal(wide[~rounded.isnan()], rounded[~rounded.isnan()].to(torch.float64))
+    # What code generation gets: bfloat vectors only as the bitcasts of i16 moves.
+    kept = [line for line in compiled.asm["llir"].splitlines()
+            if "x bfloat>" in line and " bitcast " not in line and not line.lstrip().startswith(";")]
+    assert kept == []
