@@ -159,6 +159,24 @@ bool rewrite(Instruction *inst) {
     replaceWithIntegers(builder, inst, floatToBFloatBits(builder, narrowed));
     return true;
   }
+  // Comparisons of bfloat: of the exact float extensions.
+  if (auto *compare = dyn_cast<FCmpInst>(inst)) {
+    Type *operands = compare->getOperand(0)->getType();
+    if (!isBFloat(operands))
+      return false;
+    Type *floats = withElement(operands, builder.getFloatTy());
+    auto widen = [&](Value *value) {
+      return builder.CreateBitCast(bfloatToFloatBits(builder, value), floats);
+    };
+    Value *result = builder.CreateFCmp(compare->getPredicate(), widen(compare->getOperand(0)),
+                                       widen(compare->getOperand(1)));
+    if (auto *resultInst = dyn_cast<Instruction>(result))
+      resultInst->copyIRFlags(compare);
+    result->takeName(inst);
+    inst->replaceAllUsesWith(result);
+    inst->eraseFromParent();
+    return true;
+  }
   auto *call = dyn_cast<IntrinsicInst>(inst);
   if (!call)
     return false;
@@ -193,6 +211,25 @@ bool rewrite(Instruction *inst) {
     else
       builder.CreateMaskedScatter(value, pointers, align, mask);
     call->eraseFromParent();
+    return true;
+  }
+  case Intrinsic::maxnum:
+  case Intrinsic::minnum:
+  case Intrinsic::maximum:
+  case Intrinsic::minimum:
+  case Intrinsic::maximumnum:
+  case Intrinsic::minimumnum: {
+    // Of the exact float extensions; the result is one of the operands (or
+    // a NaN), so rounding it back to bfloat is exact.
+    if (!isBFloat(call->getType()))
+      return false;
+    Type *floats = withElement(call->getType(), builder.getFloatTy());
+    auto widen = [&](Value *value) {
+      return builder.CreateBitCast(bfloatToFloatBits(builder, value), floats);
+    };
+    Value *result = builder.CreateBinaryIntrinsic(
+        call->getIntrinsicID(), widen(call->getArgOperand(0)), widen(call->getArgOperand(1)));
+    replaceWithIntegers(builder, inst, floatToBFloatBits(builder, result));
     return true;
   }
   default:

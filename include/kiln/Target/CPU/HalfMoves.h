@@ -27,9 +27,11 @@ namespace mlir::kiln::cpu {
 /// become the exact extension to float by integer shifts, then the rest of
 /// the conversion from float; conversions to bfloat first go to float (from
 /// double or an integer, as PyTorch narrows), then round to nearest even
-/// with integer instructions, a NaN kept a quiet NaN. Other arithmetic and
-/// conversions are left as they are. Returns the number of instructions
-/// rewritten.
+/// with integer instructions, a NaN kept a quiet NaN. Comparisons of bfloat
+/// and its minimum and maximum intrinsics act on the exact float extensions
+/// (a minimum or maximum, one of its operands, rounds back exactly). Other
+/// arithmetic and conversions are left as they are. Returns the number of
+/// instructions rewritten.
 unsigned moveHalfVectorsAsIntegers(llvm::Module &module);
 
 } // namespace mlir::kiln::cpu
