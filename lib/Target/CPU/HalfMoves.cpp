@@ -49,15 +49,16 @@ Type *withElement(Type *type, Type *element) {
   return element;
 }
 
-/// The float bits (i32) of `value`, bfloat or a vector of it: exact, the
-/// bfloat's bits are the float's upper half.
-Value *bfloatToFloatBits(IRBuilder<> &builder, Value *value) {
+/// `value`, bfloat or a vector of it, extended to float with integer
+/// instructions: exact, the bfloat's bits are the float's upper half.
+Value *bfloatToFloat(IRBuilder<> &builder, Value *value) {
   Type *type = value->getType();
   Value *integers = isa<VectorType>(type)
                         ? asIntegers(builder, value)
                         : builder.CreateBitCast(value, builder.getInt16Ty());
-  return builder.CreateShl(
+  Value *bits = builder.CreateShl(
       builder.CreateZExt(integers, withElement(type, builder.getInt32Ty())), 16);
+  return builder.CreateBitCast(bits, withElement(type, builder.getFloatTy()));
 }
 
 /// `value` (float, or a vector of floats) rounded to bfloat with integer
@@ -79,13 +80,17 @@ Value *floatToBFloatBits(IRBuilder<> &builder, Value *value) {
                              withElement(value->getType(), builder.getInt16Ty()));
 }
 
-/// Replaces `old` by `integers`, bitcast to old's type (the i16 twin of a
-/// move's result, or the i32 bits of an extension's floats).
-void replaceWithIntegers(IRBuilder<> &builder, Instruction *old, Value *integers) {
-  Value *back = builder.CreateBitCast(integers, old->getType());
-  back->takeName(old);
-  old->replaceAllUsesWith(back);
+/// Replaces `old` by `value`, of old's type, which takes old's name.
+void replaceWith(Instruction *old, Value *value) {
+  value->takeName(old);
+  old->replaceAllUsesWith(value);
   old->eraseFromParent();
+}
+
+/// Replaces `old` by `integers`, bitcast to old's type (the i16 twin of a
+/// move's result, or the i16 bits of a rounding to bfloat).
+void replaceWithIntegers(IRBuilder<> &builder, Instruction *old, Value *integers) {
+  replaceWith(old, builder.CreateBitCast(integers, old->getType()));
 }
 
 bool rewrite(Instruction *inst) {
@@ -133,16 +138,11 @@ bool rewrite(Instruction *inst) {
     auto *conversion = cast<CastInst>(inst);
     if (!isBFloat(conversion->getSrcTy()))
       return false;
-    Type *floats = withElement(conversion->getSrcTy(), builder.getFloatTy());
-    Value *widened = builder.CreateBitCast(
-        bfloatToFloatBits(builder, conversion->getOperand(0)), floats);
-    Value *result = conversion->getDestTy() == floats
-                        ? widened
-                        : builder.CreateCast(conversion->getOpcode(), widened,
-                                             conversion->getDestTy());
-    result->takeName(inst);
-    inst->replaceAllUsesWith(result);
-    inst->eraseFromParent();
+    Value *widened = bfloatToFloat(builder, conversion->getOperand(0));
+    replaceWith(inst, widened->getType() == conversion->getDestTy()
+                          ? widened
+                          : builder.CreateCast(conversion->getOpcode(), widened,
+                                               conversion->getDestTy()));
     return true;
   }
   // Conversions to bfloat: to float first (from double or an integer, as
@@ -161,20 +161,14 @@ bool rewrite(Instruction *inst) {
   }
   // Comparisons of bfloat: of the exact float extensions.
   if (auto *compare = dyn_cast<FCmpInst>(inst)) {
-    Type *operands = compare->getOperand(0)->getType();
-    if (!isBFloat(operands))
+    if (!isBFloat(compare->getOperand(0)->getType()))
       return false;
-    Type *floats = withElement(operands, builder.getFloatTy());
-    auto widen = [&](Value *value) {
-      return builder.CreateBitCast(bfloatToFloatBits(builder, value), floats);
-    };
-    Value *result = builder.CreateFCmp(compare->getPredicate(), widen(compare->getOperand(0)),
-                                       widen(compare->getOperand(1)));
+    Value *result = builder.CreateFCmp(compare->getPredicate(),
+                                       bfloatToFloat(builder, compare->getOperand(0)),
+                                       bfloatToFloat(builder, compare->getOperand(1)));
     if (auto *resultInst = dyn_cast<Instruction>(result))
       resultInst->copyIRFlags(compare);
-    result->takeName(inst);
-    inst->replaceAllUsesWith(result);
-    inst->eraseFromParent();
+    replaceWith(inst, result);
     return true;
   }
   auto *call = dyn_cast<IntrinsicInst>(inst);
@@ -223,12 +217,9 @@ bool rewrite(Instruction *inst) {
     // a NaN), so rounding it back to bfloat is exact.
     if (!isBFloat(call->getType()))
       return false;
-    Type *floats = withElement(call->getType(), builder.getFloatTy());
-    auto widen = [&](Value *value) {
-      return builder.CreateBitCast(bfloatToFloatBits(builder, value), floats);
-    };
-    Value *result = builder.CreateBinaryIntrinsic(
-        call->getIntrinsicID(), widen(call->getArgOperand(0)), widen(call->getArgOperand(1)));
+    Value *result = builder.CreateBinaryIntrinsic(call->getIntrinsicID(),
+                                                  bfloatToFloat(builder, call->getArgOperand(0)),
+                                                  bfloatToFloat(builder, call->getArgOperand(1)));
     replaceWithIntegers(builder, inst, floatToBFloatBits(builder, result));
     return true;
   }

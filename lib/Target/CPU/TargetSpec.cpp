@@ -37,9 +37,11 @@ constexpr llvm::StringLiteral kHost = "host";
 ///   cross-lane shuffles are merely costed as slow.
 /// - `avx512bf16` (AVX512-BF16's conversions to bf16 and its dot
 ///   products): instruction selection stops the process ("LLVM ERROR:
-///   Cannot select") on some kernels that convert blocks to and from bf16,
-///   found by the fuzzer on a Sapphire Rapids host. Without it, rounding to
-///   bf16 takes integer instructions, as on every x86-64-v4 processor.
+///   Cannot select") on some kernels that convert or compare bf16 blocks,
+///   found by the fuzzer on a Sapphire Rapids host. The JIT now does those
+///   itself with integer and float instructions (HalfMoves.h); the feature
+///   stays off so that no bf16 operation HalfMoves leaves alone meets that
+///   instruction selection.
 constexpr llvm::StringLiteral kClearedFeatures[] = {
     "fast-variable-crosslane-shuffle", "avx512bf16"};
 
