@@ -56,6 +56,12 @@ std::unique_ptr<Module> runOn(LLVMContext &context, StringRef text,
   return module;
 }
 
+/// What `function` (one block) returns.
+Value *returnedValue(Function &function) {
+  return cast<ReturnInst>(function.getEntryBlock().getTerminator())
+      ->getReturnValue();
+}
+
 /// Whether any instruction of `function` produces a vector of i1.
 bool hasBooleanVectors(Function &function) {
   for (Instruction &inst : instructions(function))
@@ -80,8 +86,7 @@ TEST(SplitBooleanVectors, ExtractedLaneBecomesScalarCompare) {
   ASSERT_TRUE(module);
   Function &function = *module->getFunction("lane2");
   EXPECT_FALSE(hasBooleanVectors(function));
-  auto *ret = cast<ReturnInst>(function.getEntryBlock().getTerminator());
-  auto *compare = dyn_cast<ICmpInst>(ret->getReturnValue());
+  auto *compare = dyn_cast<ICmpInst>(returnedValue(function));
   ASSERT_NE(compare, nullptr);
   EXPECT_EQ(compare->getPredicate(), ICmpInst::ICMP_SLT);
   EXPECT_EQ(compare->getOperand(1), function.getArg(1));
@@ -92,8 +97,10 @@ TEST(SplitBooleanVectors, ExtractedLaneBecomesScalarCompare) {
 }
 
 TEST(SplitBooleanVectors, LanesKeepTheirValues) {
-  // mask  = 1 0 1 0           pick = 1 1 0 0          flip = mask ^ pick = 0 1
-  // 1 0 mixed = mask[3] flip[0] flip[1] mask[0] flip[2] flip[3] mask[1] poison
+  // mask  = 1 0 1 0
+  // pick  = 1 1 0 0
+  // flip  = mask ^ pick = 0 1 1 0
+  // mixed = mask[3] flip[0] flip[1] mask[0] flip[2] flip[3] mask[1] poison
   //       = 0 0 1 1 1 0 0 poison
   // select(mixed, 10.., 20..) + zext(mixed) + sext(mixed) (lane 7 unchecked)
   LLVMContext context;
@@ -115,9 +122,9 @@ TEST(SplitBooleanVectors, LanesKeepTheirValues) {
   ASSERT_TRUE(module);
   Function &function = *module->getFunction("lanes");
   EXPECT_FALSE(hasBooleanVectors(function));
-  // Only the two adds are left, on constants: fold them.
-  auto *ret = cast<ReturnInst>(function.getEntryBlock().getTerminator());
-  auto *all = cast<BinaryOperator>(ret->getReturnValue());
+  // Only the two adds are left, their operands the constants the split
+  // folded.
+  auto *all = cast<BinaryOperator>(returnedValue(function));
   auto *sum = cast<BinaryOperator>(all->getOperand(0));
   auto *chosen = dyn_cast<Constant>(sum->getOperand(0));
   auto *one = dyn_cast<Constant>(sum->getOperand(1));
@@ -153,8 +160,7 @@ TEST(SplitBooleanVectors, SelectOfMasksOnAScalarCondition) {
   ASSERT_TRUE(module);
   Function &function = *module->getFunction("choose");
   EXPECT_FALSE(hasBooleanVectors(function));
-  auto *ret = cast<ReturnInst>(function.getEntryBlock().getTerminator());
-  auto *select = dyn_cast<SelectInst>(ret->getReturnValue());
+  auto *select = dyn_cast<SelectInst>(returnedValue(function));
   ASSERT_NE(select, nullptr);
   EXPECT_EQ(select->getCondition(), function.getArg(2));
   EXPECT_TRUE(isa<ICmpInst>(select->getTrueValue()));
@@ -179,8 +185,7 @@ TEST(SplitBooleanVectors, LeavesOtherUsesAlone) {
   for (Instruction &inst : instructions(function))
     compares += isa<ICmpInst>(inst) && !inst.getType()->isVectorTy();
   EXPECT_EQ(compares, 4u);
-  auto *ret = cast<ReturnInst>(function.getEntryBlock().getTerminator());
-  EXPECT_TRUE(isa<BitCastInst>(ret->getReturnValue()));
+  EXPECT_TRUE(isa<BitCastInst>(returnedValue(function)));
 }
 
 } // namespace

@@ -17,15 +17,17 @@ import fuzz_generator
 import kiln
 from kiln.backends.nvidia import find_ptxas
 
-# The valid kernels among the first seeds of test_fuzz_corpus.py's corpus.
-SEEDS = [seed for seed in range(0, 120) if fuzz_generator.generate(seed).expect == "ok"]
+# The valid kernels among the first seeds of test_fuzz_corpus.py's corpus,
+# generated once, when the tests are collected.
+CASES = {seed: case for seed, case in ((seed, fuzz_generator.generate(seed)) for seed in range(0, 120))
+         if case.expect == "ok"}
 TARGETS = ("sm_90a", "sm_80")
 
 
 def _launched_kernel(seed: int, tmp_path) -> tuple:
     """The case's kernel after its launch on the CPU, and the compiled
     kernel's metadata."""
-    case = fuzz_generator.generate(seed)
+    case = CASES[seed]
     path = tmp_path / f"fuzz_case_{seed}.py"
     path.write_text(case.source)
     spec = importlib.util.spec_from_file_location(path.stem, path)
@@ -36,7 +38,7 @@ def _launched_kernel(seed: int, tmp_path) -> tuple:
     return module.fuzz_kernel, loaded.kernel.metadata
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", list(CASES))
 def test_valid_cases_compile_for_nvidia(seed, tmp_path, monkeypatch):
     monkeypatch.setenv("KILN_BACKEND", "cpu")
     kernel, metadata = _launched_kernel(seed, tmp_path)
