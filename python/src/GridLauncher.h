@@ -10,6 +10,9 @@
 #ifndef KILN_PYTHON_GRIDLAUNCHER_H
 #define KILN_PYTHON_GRIDLAUNCHER_H
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
 #include <Python.h>
 
 #include <cstdint>
@@ -63,6 +66,28 @@ struct LaunchGrid {
   }
 };
 
+/// A launch key as machine words (LaunchArguments.cc's appendWords says
+/// how items become words), which RouteCache compares instead of building
+/// and hashing the key's tuple.
+class KeyWords {
+public:
+  void push(uint64_t word) { words.push_back(word); }
+  void clear() { words.clear(); }
+  /// A hash of the words (FNV-1a over 64-bit words, then mixed).
+  uint64_t hash() const {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (uint64_t word : words)
+      h = (h ^ word) * 0x100000001b3ull;
+    return h ^ (h >> 32);
+  }
+  llvm::ArrayRef<uint64_t> view() const { return words; }
+
+private:
+  llvm::SmallVector<uint64_t, 128> words;
+};
+
+struct RouteCache;
+
 /// What a parameter contributes to the launch key.
 enum ParamKind : char {
   kRuntime = 0,   // a runtime argument: its type and specialization
@@ -87,6 +112,7 @@ struct GridLauncher {
   PyObject *noDefault;  // the marker of a parameter without a default
   PyObject *keyPrefix;  // the key's first item (an autotuner: itself), or null
   PyObject *heuristics; // tuple of (position, function), computed in order, or null
+  RouteCache *routes;   // the routes this launcher found, by their keys' words (launch.cc)
 };
 
 /// Owned references that a call holds until it returns.
@@ -104,11 +130,13 @@ struct OwnedValues {
 /// then reports it.
 bool readLaunchGrid(PyObject *value, LaunchGrid &grid);
 
-/// The launch key of `args`, or null (no error set) when an argument is of
-/// a type the key does not cover. Records in `known` the address of each
-/// tensor argument, which the key reads anyway.
+/// The launch key of `args` (a new reference), or null (no error set) when
+/// an argument is of a type the key does not cover. Its words go to `words`;
+/// with `wordsOnly` no key is built, and None stands for it. Records in
+/// `addresses` and `isKnown` the address of each tensor argument, which the
+/// key reads anyway.
 PyObject *launchKey(GridLauncher *launcher, PyObject *const *args, uint64_t *addresses,
-                    bool *isKnown);
+                    bool *isKnown, KeyWords &words, bool wordsOnly);
 
 /// A tuple of the `count` arguments at `args` (what the launchers take as
 /// the bound arguments), or null with an error set.

@@ -11,7 +11,9 @@
 //   a constexpr parameter: the value itself,
 // preceded by the raw values of the environment variables that the Python
 // key holds, and KILN_CPU_THREADS, which the route's thread count was read
-// from. Any other argument type takes the Python path.
+// from. Any other argument type takes the Python path. A key is read as
+// machine words first (KeyWords), which a launcher compares with the keys
+// whose routes it holds; the key's tuple is built only when none matches.
 //
 // An autotuner's launcher (kiln.autotune over a jit function) keys the same
 // way, after the autotuner itself, with the values of its tuning-key
@@ -160,22 +162,63 @@ bool readLaunchGrid(PyObject *value, LaunchGrid &grid) {
 
 namespace {
 
-/// A launch key under construction: a tuple that grows as items are pushed
-/// (it starts with room for the common case, a few items per argument).
+/// How deep tuples nest before a key leaves them to the Python path.
+constexpr int kMaxTupleDepth = 8;
+
+/// The words that open an int's and a tuple's words in a key: odd, unlike
+/// the address of any object.
+constexpr uint64_t kIntMarker = 1, kTupleMarker = 3;
+
+/// Appends the words of a key item to `words`: an exact int that fits in
+/// 64 bits as kIntMarker and its value, a tuple as kTupleMarker, its length
+/// and its items' words, anything else as its address. Equal words mean
+/// equal keys wherever every object whose address is in them is alive (the
+/// same address is then the same object): RouteCache's entries keep theirs
+/// alive in the key they were read from.
+void appendWords(KeyWords &words, PyObject *item, int depth = 0) {
+  if (PyLong_CheckExact(item)) {
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (overflow == 0 && !(value == -1 && PyErr_Occurred())) {
+      words.push(kIntMarker);
+      words.push(static_cast<uint64_t>(value));
+      return;
+    }
+    PyErr_Clear();
+  } else if (PyTuple_CheckExact(item) && depth < kMaxTupleDepth) {
+    words.push(kTupleMarker);
+    words.push(static_cast<uint64_t>(PyTuple_GET_SIZE(item)));
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(item); ++i)
+      appendWords(words, PyTuple_GET_ITEM(item, i), depth + 1);
+    return;
+  }
+  words.push(reinterpret_cast<uintptr_t>(item));
+}
+
+/// A launch key under construction: its words and, unless it is built for
+/// its words only, a tuple that grows as items are pushed (it starts with
+/// room for the common case, a few items per argument).
 class KeyBuilder {
 public:
-  explicit KeyBuilder(Py_ssize_t capacity) : key(PyTuple_New(capacity)), capacity(capacity) {}
+  KeyBuilder(Py_ssize_t capacity, KeyWords &words, bool wordsOnly)
+      : key(wordsOnly ? nullptr : PyTuple_New(capacity)), capacity(capacity), words(words),
+        wordsOnly(wordsOnly) {}
   ~KeyBuilder() { discard(); }
 
-  bool valid() const { return key != nullptr; }
+  bool valid() const { return wordsOnly || key != nullptr; }
 
   /// Appends `item`, stealing the reference (null: an error is set, and
   /// the key is given up).
   bool push(PyObject *item) {
-    if (!item || !key) {
+    if (!item || !valid()) {
       Py_XDECREF(item);
       discard();
       return false;
+    }
+    appendWords(words, item);
+    if (wordsOnly) {
+      Py_DECREF(item);
+      return true;
     }
     if (size == capacity) {
       // Growing keeps the unset slots null, which the tuple's release skips.
@@ -186,6 +229,24 @@ public:
       capacity *= 2;
     }
     PyTuple_SET_ITEM(key, size++, item);
+    return true;
+  }
+
+  /// Appends an int (as push(PyLong_FromLongLong(value)) would, without
+  /// making the int when only the words are built).
+  bool pushInt(long long value) {
+    if (!wordsOnly)
+      return push(PyLong_FromLongLong(value));
+    words.push(kIntMarker);
+    words.push(static_cast<uint64_t>(value));
+    return true;
+  }
+
+  /// Appends a type (as pushBorrowed would; a type's words are its address).
+  bool pushType(PyTypeObject *type) {
+    if (!wordsOnly)
+      return pushBorrowed(reinterpret_cast<PyObject *>(type));
+    words.push(reinterpret_cast<uintptr_t>(type));
     return true;
   }
 
@@ -209,6 +270,10 @@ public:
 
   /// The key (a new reference), or null with an error set.
   PyObject *finish() {
+    if (wordsOnly) {
+      Py_INCREF(Py_None);
+      return Py_None;
+    }
     if (key && size < capacity && _PyTuple_Resize(&key, size) < 0)
       return nullptr;
     PyObject *done = key;
@@ -229,6 +294,8 @@ private:
   PyObject *key;
   Py_ssize_t capacity;
   Py_ssize_t size = 0;
+  KeyWords &words;
+  bool wordsOnly;
 };
 
 /// kiln.tools.tensor_descriptor.TensorDescriptor, once that module is imported.
@@ -237,9 +304,6 @@ PyTypeObject *descriptorType() {
     config.descriptorType = importedClass(config.descriptorModuleName, "TensorDescriptor");
   return config.descriptorType;
 }
-
-/// How deep tuples nest before a key leaves them to the Python path.
-constexpr int kMaxTupleDepth = 8;
 
 /// Outcome of adding an argument's piece to a key.
 enum class Piece { kCovered, kUncovered, kError };
@@ -253,13 +317,13 @@ enum class Piece { kCovered, kUncovered, kError };
 /// differently share a key). `address` receives a tensor's address.
 Piece pushPiece(KeyBuilder &key, PyObject *value, int depth, uint64_t *address) {
   PyTypeObject *type = Py_TYPE(value);
-  if (!key.pushBorrowed(reinterpret_cast<PyObject *>(type)))
+  if (!key.pushType(type))
     return Piece::kError;
   if (type == &PyLong_Type) {
     long code = intCode(value);
     if (code < 0)
       return Piece::kUncovered;
-    return key.push(PyLong_FromLong(code)) ? Piece::kCovered : Piece::kError;
+    return key.pushInt(code) ? Piece::kCovered : Piece::kError;
   }
   if (type == &PyBool_Type || type == &PyFloat_Type || value == Py_None)
     return Piece::kCovered; // one code each, whatever the value
@@ -273,9 +337,11 @@ Piece pushPiece(KeyBuilder &key, PyObject *value, int depth, uint64_t *address) 
     Py_DECREF(addressObject);
     if (address)
       *address = bits;
-    return key.pushAll({dtype, PyLong_FromLong(bits == 0 ? 2 : (bits & 15) == 0 ? 1 : 0), device})
-               ? Piece::kCovered
-               : Piece::kError;
+    if (!key.push(dtype) || !key.pushInt(bits == 0 ? 2 : (bits & 15) == 0 ? 1 : 0)) {
+      Py_DECREF(device);
+      return Piece::kError;
+    }
+    return key.push(device) ? Piece::kCovered : Piece::kError;
   }
   if (depth > 0 && type == &PyUnicode_Type)
     return key.pushBorrowed(value) ? Piece::kCovered : Piece::kError;
@@ -284,7 +350,7 @@ Piece pushPiece(KeyBuilder &key, PyObject *value, int depth, uint64_t *address) 
     if (depth >= kMaxTupleDepth)
       return Piece::kUncovered;
     Py_ssize_t length = PyTuple_GET_SIZE(value);
-    if (!key.push(PyLong_FromSsize_t(length)))
+    if (!key.pushInt(length))
       return Piece::kError;
     for (Py_ssize_t i = 0; i < length; ++i) {
       Piece piece = pushPiece(key, PyTuple_GET_ITEM(value, i), depth + 1, nullptr);
@@ -334,11 +400,12 @@ Piece pushPiece(KeyBuilder &key, PyObject *value, int depth, uint64_t *address) 
 } // namespace
 
 PyObject *launchKey(GridLauncher *launcher, PyObject *const *args, uint64_t *addresses,
-                    bool *isKnown) {
+                    bool *isKnown, KeyWords &words, bool wordsOnly) {
   Py_ssize_t envCount = PyTuple_GET_SIZE(config.environKeys);
   // Room for the common case: at most 4 items per argument (a tensor:
   // type, dtype, alignment, device); tuples make it grow.
-  KeyBuilder key(envCount + 4 * launcher->numParams + 1);
+  words.clear();
+  KeyBuilder key(envCount + 4 * launcher->numParams + 1, words, wordsOnly);
   if (!key.valid())
     return nullptr;
   if (launcher->keyPrefix && !key.pushBorrowed(launcher->keyPrefix))
@@ -362,14 +429,14 @@ PyObject *launchKey(GridLauncher *launcher, PyObject *const *args, uint64_t *add
       continue;
     }
     if (kind == kConstexpr || kind == kHeuristic) {
-      if (!key.pushBorrowed(reinterpret_cast<PyObject *>(type)) || !key.pushBorrowed(value))
+      if (!key.pushType(type) || !key.pushBorrowed(value))
         return nullptr;
     } else if (kind == kTuningKey) {
       // Its value picks the config: a scalar's value; an array's shape
       // (the autotuner's rule) is for run to read.
       if (type != &PyLong_Type && type != &PyFloat_Type && type != &PyBool_Type && value != Py_None)
         return nullptr;
-      if (!key.pushBorrowed(reinterpret_cast<PyObject *>(type)) || !key.pushBorrowed(value))
+      if (!key.pushType(type) || !key.pushBorrowed(value))
         return nullptr;
     } else {
       Piece piece = pushPiece(key, value, 0, &addresses[i]);

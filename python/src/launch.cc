@@ -12,7 +12,10 @@
 // compiles; after a successful launch there, the JITFunction is asked to
 // register the key (`_register_fast_route`), and decides whether the route
 // qualifies (a route that does not is registered as False, and such keys go
-// to `run` without asking again).
+// to `run` without asking again). Each launcher also keeps the last few
+// routes it found, by their keys' words (RouteCache below): while `_routes`
+// is unchanged, a launch with such a key builds no key tuple and looks
+// nothing up in the dict.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,9 +35,105 @@
 
 namespace py = pybind11;
 
+namespace kiln::python::launch {
+
+/// The routes a launcher found, by their keys' words: a launch whose words
+/// match an entry, in the same `_routes` dict unchanged since (its version
+/// tag), takes the entry's route without building, hashing and looking up
+/// its key's tuple (the bulk of a launch's own cost with many arguments).
+/// Each entry holds the key it read its words from, which keeps alive every
+/// object whose address is among them.
+struct CachedRoute {
+  llvm::SmallVector<uint64_t, 0> words;
+  uint64_t hash = 0;
+  PyObject *key = nullptr;    // the key tuple of the words
+  PyObject *routes = nullptr; // the `_routes` dict the route was found in
+  uint64_t version = 0;       // its version tag then
+  PyObject *route = nullptr;  // routes[key] then
+};
+
+struct RouteCache {
+  static constexpr int kSize = 4; // a launcher rarely sees more keys
+  CachedRoute entries[kSize];
+  int next = 0; // the entry to replace next
+};
+
+} // namespace kiln::python::launch
+
 namespace {
 
 using namespace kiln::python::launch;
+
+// A dict's version tag changes with every change to the dict (PEP 509);
+// CPython 3.13 deprecates it and later versions drop it: there, launchers
+// cache no routes.
+#if PY_VERSION_HEX < 0x030D0000
+constexpr bool kHaveDictVersions = true;
+uint64_t dictVersion(PyObject *dict) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  return reinterpret_cast<PyDictObject *>(dict)->ma_version_tag;
+#pragma GCC diagnostic pop
+}
+#else
+constexpr bool kHaveDictVersions = false;
+uint64_t dictVersion(PyObject *) { return 0; }
+#endif
+
+/// The route `launcher` found for `words` in `routes` as the dict is now
+/// (borrowed), or null.
+PyObject *cachedRoute(GridLauncher *launcher, const KeyWords &words, uint64_t hash, PyObject *routes) {
+  if (!launcher->routes)
+    return nullptr;
+  for (const CachedRoute &entry : launcher->routes->entries)
+    if (entry.route && entry.hash == hash && entry.routes == routes &&
+        entry.version == dictVersion(routes) && llvm::ArrayRef<uint64_t>(entry.words) == words.view())
+      return entry.route;
+  return nullptr;
+}
+
+/// Forgets an entry (its references are released last: a release may run
+/// Python code).
+void forgetRoute(CachedRoute &entry) {
+  PyObject *key = entry.key, *routes = entry.routes, *route = entry.route;
+  entry.key = entry.routes = entry.route = nullptr;
+  entry.words.clear();
+  Py_XDECREF(key);
+  Py_XDECREF(routes);
+  Py_XDECREF(route);
+}
+
+/// Remembers that `routes` holds `route` under `key`, whose words are
+/// `words`, replacing the entry of the same words or the oldest.
+void cacheRoute(GridLauncher *launcher, const KeyWords &words, uint64_t hash, PyObject *key,
+                PyObject *routes, PyObject *route) {
+  if (!kHaveDictVersions)
+    return;
+  if (!launcher->routes)
+    launcher->routes = new RouteCache();
+  RouteCache &cache = *launcher->routes;
+  CachedRoute *slot = nullptr;
+  for (CachedRoute &entry : cache.entries)
+    if (entry.route && entry.hash == hash && llvm::ArrayRef<uint64_t>(entry.words) == words.view())
+      slot = &entry;
+  if (!slot) {
+    slot = &cache.entries[cache.next];
+    cache.next = (cache.next + 1) % RouteCache::kSize;
+  }
+  PyObject *oldKey = slot->key, *oldRoutes = slot->routes, *oldRoute = slot->route;
+  slot->words.assign(words.view().begin(), words.view().end());
+  slot->hash = hash;
+  slot->version = dictVersion(routes);
+  Py_INCREF(key);
+  Py_INCREF(routes);
+  Py_INCREF(route);
+  slot->key = key;
+  slot->routes = routes;
+  slot->route = route;
+  Py_XDECREF(oldKey);
+  Py_XDECREF(oldRoutes);
+  Py_XDECREF(oldRoute);
+}
 
 // A launcher is kept in its JITFunction's cache of launchers and refers to
 // the JITFunction: the garbage collector must see that cycle.
@@ -50,6 +149,12 @@ int launcherTraverse(PyObject *self, visitproc visit, void *arg) {
   Py_VISIT(launcher->noDefault);
   Py_VISIT(launcher->keyPrefix);
   Py_VISIT(launcher->heuristics);
+  if (launcher->routes)
+    for (const CachedRoute &entry : launcher->routes->entries) {
+      Py_VISIT(entry.key);
+      Py_VISIT(entry.routes);
+      Py_VISIT(entry.route);
+    }
   return 0;
 }
 
@@ -63,6 +168,9 @@ int launcherClear(PyObject *self) {
   Py_CLEAR(launcher->noDefault);
   Py_CLEAR(launcher->keyPrefix);
   Py_CLEAR(launcher->heuristics);
+  if (launcher->routes)
+    for (CachedRoute &entry : launcher->routes->entries)
+      forgetRoute(entry);
   // A cleared launcher takes the Python path, which then fails cleanly.
   launcher->numParams = -1;
   launcher->gridIsFixed = launcher->gridIsCallable = false;
@@ -73,6 +181,7 @@ void launcherDealloc(PyObject *self) {
   PyObject_GC_UnTrack(self);
   launcherClear(self);
   PyMem_Free(reinterpret_cast<GridLauncher *>(self)->kinds);
+  delete reinterpret_cast<GridLauncher *>(self)->routes;
   PyTypeObject *type = Py_TYPE(self);
   type->tp_free(self);
   Py_DECREF(type); // instances of heap types hold a reference to it
@@ -232,41 +341,63 @@ PyObject *launcherCall(PyObject *self, PyObject *const *args, size_t nargsf, PyO
   if (launcher->heuristics && !computeHeuristics(launcher, bound, heuristicValues))
     return nullptr;
 
-  PyObject *key = launchKey(launcher, bound, addresses, isKnown);
-  if (!key) {
+  // The key's words first: a route this launcher found for the same words
+  // in the same, unchanged `_routes` needs no key tuple.
+  KeyWords words;
+  PyObject *noKey = launchKey(launcher, bound, addresses, isKnown, words, /*wordsOnly=*/true);
+  if (!noKey) {
     if (PyErr_Occurred())
       return nullptr;
     return runSlowly(launcher, args, nargsf, kwnames);
   }
+  Py_DECREF(noKey);
   PyObject *routes = PyObject_GetAttr(launcher->function, config.routesName);
   if (!routes || !PyDict_Check(routes)) {
     Py_XDECREF(routes);
-    Py_DECREF(key);
     PyErr_Clear();
     return runSlowly(launcher, args, nargsf, kwnames);
   }
-  PyObject *route = PyDict_GetItemWithError(routes, key); // borrowed
-  PyObject *byDevice = nullptr;                           // owned, when the route is by device
+  uint64_t hash = words.hash();
+  PyObject *key = nullptr; // owned, once built: the cache had no route
+  auto buildKey = [&]() {
+    KeyWords keyWords;
+    key = launchKey(launcher, bound, addresses, isKnown, keyWords, /*wordsOnly=*/false);
+    return key != nullptr;
+  };
+  PyObject *route = cachedRoute(launcher, words, hash, routes); // owned from here on
+  if (route) {
+    Py_INCREF(route);
+  } else {
+    if (!buildKey()) {
+      Py_DECREF(routes);
+      if (PyErr_Occurred())
+        return nullptr;
+      return runSlowly(launcher, args, nargsf, kwnames);
+    }
+    route = PyDict_GetItemWithError(routes, key);
+    Py_XINCREF(route);
+    if (route && (PyDict_Check(route) || (PyTuple_CheckExact(route) && (PyTuple_GET_SIZE(route) == 4 ||
+                                                                       PyTuple_GET_SIZE(route) == 6))))
+      cacheRoute(launcher, words, hash, key, routes, route);
+  }
   if (route && PyDict_Check(route)) {
     // A key that names no device: {device: route}, by the current device.
-    byDevice = route;
-    Py_INCREF(byDevice);
+    PyObject *byDevice = route;
     PyObject *device = PyObject_CallMethodNoArgs(byDevice, config.currentDeviceName);
     route = device ? PyDict_GetItemWithError(byDevice, device) : nullptr;
+    Py_XINCREF(route);
     Py_XDECREF(device);
+    Py_DECREF(byDevice);
     if (!route && PyErr_Occurred()) {
-      Py_DECREF(byDevice);
       Py_DECREF(routes);
-      Py_DECREF(key);
+      Py_XDECREF(key);
       return nullptr;
     }
   }
+  Py_DECREF(routes);
   Py_ssize_t routeSize = route && PyTuple_CheckExact(route) ? PyTuple_GET_SIZE(route) : 0;
   if (routeSize == 4 || routeSize == 6) {
-    Py_INCREF(route); // a launch may run Python that changes the dicts
-    Py_XDECREF(byDevice);
-    Py_DECREF(routes);
-    Py_DECREF(key);
+    Py_XDECREF(key);
     if (routeSize == 6 && !applyConfig(launcher, route, bound)) {
       Py_DECREF(route);
       return nullptr;
@@ -281,15 +412,19 @@ PyObject *launcherCall(PyObject *self, PyObject *const *args, size_t nargsf, PyO
     Py_DECREF(route);
     return result;
   }
-  Py_XDECREF(byDevice); // this device's route is not there yet: run registers it
-  Py_DECREF(routes);
-  if (route == Py_False) { // a key whose route does not qualify
-    Py_DECREF(key);
+  bool doesNotQualify = route == Py_False;
+  Py_XDECREF(route);
+  if (doesNotQualify || PyErr_Occurred()) {
+    // A key whose route does not qualify, or an unhashable constexpr (the
+    // Python path explains).
+    PyErr_Clear();
+    Py_XDECREF(key);
     return runSlowly(launcher, args, nargsf, kwnames);
   }
-  if (PyErr_Occurred()) { // an unhashable constexpr: the Python path explains
-    PyErr_Clear();
-    Py_DECREF(key);
+  // This device's route is not there yet: run registers it, by the key.
+  if (!key && !buildKey()) {
+    if (PyErr_Occurred())
+      return nullptr;
     return runSlowly(launcher, args, nargsf, kwnames);
   }
   PyObject *result = runSlowly(launcher, args, nargsf, kwnames);
@@ -397,6 +532,7 @@ PyObject *newGridLauncher(PyObject *const *argv) {
   launcher->kinds = nullptr;
   launcher->names = launcher->defaults = launcher->noDefault = launcher->keyPrefix = nullptr;
   launcher->heuristics = nullptr;
+  launcher->routes = nullptr;
   launcher->numParams = -1;
   launcher->gridIsFixed = readLaunchGrid(argv[1], launcher->fixed) && PyTuple_CheckExact(argv[1]);
   launcher->gridIsCallable = !PyTuple_Check(argv[1]) && !PyList_Check(argv[1]) &&

@@ -314,3 +314,44 @@ def test_host_tensor_descriptors_take_the_native_path_and_a_bad_layout_is_still_
     wide = torch.randn(32, 66, generator=generator)
     with pytest.raises(Exception, match="16"):
         copy_block[(1,)](TensorDescriptor(wide, [32, 64], [66, 1], [16, 32]), out, 16, 32)
+
+
+@kiln.jit
+def scale_by(x_ptr, out_ptr, SCALE: kl.constexpr, SHIFT: kl.constexpr, BLOCK: kl.constexpr):
+    offs = kl.arange(0, BLOCK)
+    kl.store(out_ptr + offs, kl.load(x_ptr + offs) * SCALE + SHIFT)
+
+
+def test_one_launcher_tells_apart_more_keys_than_it_remembers(monkeypatch):
+    """A launcher remembers the routes of a few keys by their words (values
+    of ints, addresses of other objects): constexpr values made afresh on
+    every call (equal objects at new addresses, ints beyond 64 bits), more
+    keys than it remembers, and `_routes` changing under it each launch the
+    kernel of their own values."""
+    monkeypatch.setattr(scale_by, "_routes", {})
+    runs = Runs(monkeypatch)
+    generator = torch.Generator().manual_seed(16)
+    x = torch.randn(64, generator=generator)
+    out = torch.empty(64)
+    launch = scale_by[(1,)]
+    values = [(float(text), int(shift)) for text, shift in
+              [("0.5", "0"), ("-2.0", "3"), ("3.0", str(2**70)), ("0.25", str(2**70 + 1)), ("5.0", "-7"),
+               ("1.5", "1")]]
+    for _ in range(3):
+        for scale, shift in values:
+            # float(str(...)) and int(str(...)): a new object for each call.
+            launch(x, out, float(repr(scale)), int(str(shift)), 64)
+            torch.testing.assert_close(out, x * scale + float(shift))
+    assert runs.count == len(values)
+    # Another key's route added, and one taken away: both are seen.
+    scale_by[(1,)](x, out, 9.0, 0, 64)
+    assert runs.count == len(values) + 1
+    for _ in range(2):  # the launcher has this key's route at hand again
+        launch(x, out, 0.5, 0, 64)
+    assert runs.count == len(values) + 1
+    key = next(key for key, route in scale_by._routes.items()
+               if route.__class__ is tuple and 0.5 in key)
+    del scale_by._routes[key]
+    launch(x, out, 0.5, 0, 64)
+    torch.testing.assert_close(out, x * 0.5)
+    assert runs.count == len(values) + 2
