@@ -288,7 +288,7 @@ def compile_jit_function(
     """
     from kiln.compiler.frontend import generate_kiln_ir
     from kiln.language import target_info
-    from kiln.runtime import disk_cache, disk_cache_sharing
+    from kiln.runtime import disk_cache
     backend = _backends.backend_for_target(target)
     if not isinstance(num_warps, int) or num_warps < 1 or num_warps > 32 or num_warps & (num_warps - 1):
         raise LaunchOptionError(f"num_warps must be a power of 2 between 1 and 32, got {num_warps!r}")
@@ -314,14 +314,18 @@ def compile_jit_function(
         named = options if name == fn.__name__ else {**options, "kernel_name": name}
         key = disk_cache.kernel_key(fn, signature, constexprs, attrs, target, num_warps, num_stages, named,
                                     backend.name, identity)
+    # A hit needs no lock: read first, so that a warm first call does not
+    # import the locking module either.
+    hit = disk_cache.lookup(directory, key, metadata) if directory is not None and key is not None else None
+    if hit is not None:
+        return _from_disk_cache(name, hit, backend.stage_suffixes)
+    from kiln.runtime import disk_cache_sharing
+
     # On a miss, other processes compiling this key wait until this one has
     # stored it (or failed) and then read it: a key is compiled once.
     with disk_cache_sharing.compile_once(directory, key, metadata) as claim:
         if claim.hit is not None:
-            asm, metadata = claim.hit
-            compiled = CompiledKernel(name=name, asm=asm, metadata=metadata, from_disk_cache=True)
-            _dump(name, compiled.asm, backend.stage_suffixes)
-            return compiled
+            return _from_disk_cache(name, claim.hit, backend.stage_suffixes)
 
         context = _C.ir.Context()
         # kl.target_info's queries answer for this target while the kernel is generated.
@@ -337,6 +341,15 @@ def compile_jit_function(
         compiled = backend.compile(fn, module, asm, metadata, options)
         claim.store(compiled.asm, compiled.metadata, _stage_file_names(name, compiled.asm, backend.stage_suffixes))
     _dump(name, compiled.asm, backend.stage_suffixes)
+    return compiled
+
+
+def _from_disk_cache(name: str, entry: tuple[dict, dict], stage_suffixes: Mapping[str, str]) -> CompiledKernel:
+    """The compiled kernel of an on-disk cache entry ``(asm, metadata)``
+    (its stages dumped where stage dumps are on, as a compile's are)."""
+    asm, metadata = entry
+    compiled = CompiledKernel(name=name, asm=asm, metadata=metadata, from_disk_cache=True)
+    _dump(name, compiled.asm, stage_suffixes)
     return compiled
 
 

@@ -459,6 +459,19 @@ def _stage_records(manifest: Any) -> dict[str, Optional[tuple[str, bool]]]:
     return records
 
 
+def lookup(directory: str, key: CacheKey, metadata: Mapping[str, Any]) -> Optional[tuple[dict, dict]]:
+    """:func:`read`, after checking the cache's settings, which every
+    compile reports when malformed, hit or miss.
+
+    Raises:
+        ValueError: when ``KILN_CACHE_LOCK_TIMEOUT`` or ``KILN_CACHE_MAX_SIZE``
+            is malformed.
+    """
+    lock_timeout()
+    max_size()
+    return read(directory, key, metadata)
+
+
 def read(directory: str, key: CacheKey, metadata: Mapping[str, Any]) -> Optional[tuple[dict, dict]]:
     """The ``(asm, metadata)`` of the entry for ``key``, or None on a miss.
 
