@@ -83,9 +83,18 @@ def _is_runtime(value: Any) -> bool:
     return isinstance(value, tensor)
 
 
+#: KernelSource's attributes: what isinstance(value, KernelSource) looks for.
+_KERNEL_SOURCE_ATTRIBUTES = tuple(KernelSource.__annotations__)
+
+
 def is_kernel_source(value: Any) -> bool:
-    """True for a ``@kiln.jit`` function (anything satisfying :class:`KernelSource`)."""
-    return not isinstance(value, type) and isinstance(value, KernelSource)
+    """True for a ``@kiln.jit`` function (anything satisfying :class:`KernelSource`).
+
+    Checks the attributes itself: isinstance with a runtime-checkable
+    protocol collects the protocol's attributes again on every call, which
+    made this check most of a warm first call's cache key (it runs for each
+    name a kernel reads)."""
+    return not isinstance(value, type) and all(hasattr(value, name) for name in _KERNEL_SOURCE_ATTRIBUTES)
 
 
 def global_scope(fn: KernelSource) -> dict[str, Any]:
