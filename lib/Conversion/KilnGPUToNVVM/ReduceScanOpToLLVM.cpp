@@ -21,6 +21,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <map>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -154,9 +155,12 @@ groupAlongDim(const ThreadLayout &layout, unsigned dim) {
         key.push_back(offsets[d][e]);
     groups[key].push_back(e);
   }
+  // By offset along `dim`, then by element (the order they were added in):
+  // a stable order without std::stable_sort, whose temporary buffer
+  // libstdc++ 12 builds with a deprecated function.
   for (auto &[key, members] : groups)
-    llvm::stable_sort(members, [&](int64_t a, int64_t b) {
-      return offsets[dim][a] < offsets[dim][b];
+    llvm::sort(members, [&](int64_t a, int64_t b) {
+      return std::make_pair(offsets[dim][a], a) < std::make_pair(offsets[dim][b], b);
     });
   return groups;
 }
