@@ -31,6 +31,7 @@
 
 #include <Python.h>
 
+#include <cstring>
 #include <initializer_list>
 
 namespace kiln::python::launch {
@@ -165,17 +166,28 @@ namespace {
 /// How deep tuples nest before a key leaves them to the Python path.
 constexpr int kMaxTupleDepth = 8;
 
-/// The words that open an int's and a tuple's words in a key: odd, unlike
-/// the address of any object.
-constexpr uint64_t kIntMarker = 1, kTupleMarker = 3;
+/// The words that open an int's, a tuple's and a float's words in a key:
+/// odd, unlike the address of any object.
+constexpr uint64_t kIntMarker = 1, kTupleMarker = 3, kFloatMarker = 5;
 
 /// Appends the words of a key item to `words`: an exact int that fits in
 /// 64 bits as kIntMarker and its value, a tuple as kTupleMarker, its length
-/// and its items' words, anything else as its address. Equal words mean
-/// equal keys wherever every object whose address is in them is alive (the
-/// same address is then the same object): RouteCache's entries keep theirs
-/// alive in the key they were read from.
+/// and its items' words, a float as kFloatMarker and its bits (values a
+/// heuristic or a grid computes come as new objects on every call), anything
+/// else as its address. Equal words mean equal keys wherever every object
+/// whose address is in them is alive (the same address is then the same
+/// object): RouteCache's entries keep theirs alive in the key they were read
+/// from. (Equal bits are equal floats but for NaN, whose key never equals
+/// another's: its route is the one of the same spelling, compiled alike.)
 void appendWords(KeyWords &words, PyObject *item, int depth = 0) {
+  if (PyFloat_CheckExact(item)) {
+    double value = PyFloat_AS_DOUBLE(item);
+    uint64_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));
+    words.push(kFloatMarker);
+    words.push(bits);
+    return;
+  }
   if (PyLong_CheckExact(item)) {
     int overflow = 0;
     long long value = PyLong_AsLongLongAndOverflow(item, &overflow);
