@@ -43,7 +43,11 @@ struct SharedTile {
   /// a block.
   static SharedTile get(int64_t byteOffset, int64_t rows, int64_t cols,
                         int64_t elementBytes, bool swizzle, int64_t blockBytes = 0) {
-    SharedTile tile{byteOffset, rows, cols, elementBytes};
+    SharedTile tile;
+    tile.byteOffset = byteOffset;
+    tile.rows = rows;
+    tile.cols = cols;
+    tile.elementBytes = elementBytes;
     tile.colsPerBlock = cols;
     if (blockBytes && cols * elementBytes > blockBytes)
       tile.colsPerBlock = blockBytes / elementBytes;
