@@ -50,6 +50,10 @@ struct CachedRoute {
   PyObject *routes = nullptr; // the `_routes` dict the route was found in
   uint64_t version = 0;       // its version tag then
   PyObject *route = nullptr;  // routes[key] then
+
+  bool holds(const KeyWords &keyWords, uint64_t keyHash) const {
+    return route && hash == keyHash && llvm::ArrayRef<uint64_t>(words) == keyWords.view();
+  }
 };
 
 struct RouteCache {
@@ -86,8 +90,7 @@ PyObject *cachedRoute(GridLauncher *launcher, const KeyWords &words, uint64_t ha
   if (!launcher->routes)
     return nullptr;
   for (const CachedRoute &entry : launcher->routes->entries)
-    if (entry.route && entry.hash == hash && entry.routes == routes &&
-        entry.version == dictVersion(routes) && llvm::ArrayRef<uint64_t>(entry.words) == words.view())
+    if (entry.holds(words, hash) && entry.routes == routes && entry.version == dictVersion(routes))
       return entry.route;
   return nullptr;
 }
@@ -114,7 +117,7 @@ void cacheRoute(GridLauncher *launcher, const KeyWords &words, uint64_t hash, Py
   RouteCache &cache = *launcher->routes;
   CachedRoute *slot = nullptr;
   for (CachedRoute &entry : cache.entries)
-    if (entry.route && entry.hash == hash && llvm::ArrayRef<uint64_t>(entry.words) == words.view())
+    if (entry.holds(words, hash))
       slot = &entry;
   if (!slot) {
     slot = &cache.entries[cache.next];
@@ -359,8 +362,11 @@ PyObject *launcherCall(PyObject *self, PyObject *const *args, size_t nargsf, PyO
   }
   uint64_t hash = words.hash();
   PyObject *key = nullptr; // owned, once built: the cache had no route
+  // The key's words read again with the key: an entry must have the words
+  // of the objects its key holds, not of any the first reading made and
+  // dropped (a new object may take such an address later).
+  KeyWords keyWords;
   auto buildKey = [&]() {
-    KeyWords keyWords;
     key = launchKey(launcher, bound, addresses, isKnown, keyWords, /*wordsOnly=*/false);
     return key != nullptr;
   };
@@ -378,7 +384,7 @@ PyObject *launcherCall(PyObject *self, PyObject *const *args, size_t nargsf, PyO
     Py_XINCREF(route);
     if (route && (PyDict_Check(route) || (PyTuple_CheckExact(route) && (PyTuple_GET_SIZE(route) == 4 ||
                                                                        PyTuple_GET_SIZE(route) == 6))))
-      cacheRoute(launcher, words, hash, key, routes, route);
+      cacheRoute(launcher, keyWords, keyWords.hash(), key, routes, route);
   }
   if (route && PyDict_Check(route)) {
     // A key that names no device: {device: route}, by the current device.
