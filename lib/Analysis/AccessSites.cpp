@@ -30,7 +30,9 @@ bool isPointerLike(Type type) {
   return isa<PointerType>(getElementTypeOrSelf(type));
 }
 
-std::string describeLocation(Location loc) {
+} // namespace
+
+std::string mlir::kiln::describeLocation(Location loc) {
   std::string text = "<unknown>";
   loc->walk([&](Location inner) {
     if (auto file = dyn_cast<FileLineColLoc>(inner)) {
@@ -42,8 +44,6 @@ std::string describeLocation(Location loc) {
   });
   return text;
 }
-
-} // namespace
 
 int64_t mlir::kiln::traceKernelParameter(Value ptr) {
   SmallVector<Value> work{ptr};

@@ -32,6 +32,10 @@ struct AccessSite {
   std::string location;
 };
 
+/// The kernel source position of `loc` (its first file location),
+/// `file:line:col`, or "<unknown>".
+std::string describeLocation(Location loc);
+
 /// The argument index of the kernel pointer parameter that `ptr` (a pointer
 /// or a block of pointers) derives from, through pointer arithmetic, shape
 /// and layout changes, selects, and values carried by `scf.for` loops and

@@ -23,6 +23,11 @@ void cpu::buildKilnToLLVMPipeline(OpPassManager &pm,
   // Inline, simplify and hoist branch loads, as the GPU does, so that both
   // backends run the same program.
   buildTargetNeutralPipeline(pm);
+  // The CPU has no TMA unit: descriptors made in the kernel read through
+  // their pointers.
+  KilnHoistTensorMapsOptions tensorMaps;
+  tensorMaps.hoist = false;
+  pm.addPass(createKilnHoistTensorMaps(tensorMaps));
   // No 8-bit float arithmetic: fp8 dots multiply f16 operands, and f32
   // rounds to fp8 with integer ops.
   pm.addPass(createKilnDecodeFloat8Dots());

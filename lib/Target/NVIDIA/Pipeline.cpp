@@ -27,7 +27,13 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
                                         const PipelineOptions &options) {
   // Inline, simplify and hoist branch loads, as every target does.
   buildTargetNeutralPipeline(pm);
-  // Histograms become one-hot blocks and a sum, which get layouts as any
+  // Descriptors made in the kernel from its arguments get tensor maps that
+  // the launcher encodes, where the TMA unit may copy their loads...
+  KilnHoistTensorMapsOptions tensorMaps;
+  // (The TMA unit's copies go into wgmma's slots: sm_90a, as hasWarpgroupMma.)
+  tensorMaps.hoist = options.target == "sm_90a" && !options.checked && options.tensorMapParameters;
+  pm.addPass(createKilnHoistTensorMaps(tensorMaps));
+  // ...histograms become one-hot blocks and a sum, which get layouts as any
   // other block...
   pm.addPass(createKilnExpandHistograms());
   // ...and before sm_90, which rounds f32 to fp8 in one instruction, so

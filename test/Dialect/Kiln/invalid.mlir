@@ -718,3 +718,35 @@ func.func @ptr_bitcast_from_integer(%a: i64) {
   %q = kiln.ptr_bitcast %a : i64 -> !kiln.ptr<i8>
   return
 }
+
+// -----
+
+func.func @make_tensor_map_address_space(%p: !kiln.ptr<f16, 3>, %n: i64) {
+  // expected-error @+1 {{expected a pointer to global memory, got '!kiln.ptr<f16, 3>'}}
+  %m = kiln.make_tensor_map %p[%n] strides [] : !kiln.ptr<f16, 3>
+  return
+}
+
+// -----
+
+func.func @make_tensor_map_pointer_pointee(%p: !kiln.ptr<!kiln.ptr<f16>>, %n: i64) {
+  // expected-error @+1 {{cannot access memory that holds pointers}}
+  %m = kiln.make_tensor_map %p[%n] strides [] : !kiln.ptr<!kiln.ptr<f16>>
+  return
+}
+
+// -----
+
+func.func @make_tensor_map_rank(%p: !kiln.ptr<f16>, %n: i64) {
+  // expected-error @+1 {{expected 1 to 5 dimensions, got 6}}
+  %m = kiln.make_tensor_map %p[%n, %n, %n, %n, %n, %n] strides [%n, %n, %n, %n, %n] : !kiln.ptr<f16>
+  return
+}
+
+// -----
+
+func.func @make_tensor_map_strides(%p: !kiln.ptr<f16>, %n: i64) {
+  // expected-error @+1 {{expected 1 strides (one per dimension but the contiguous last), got 2}}
+  %m = kiln.make_tensor_map %p[%n, %n] strides [%n, %n] : !kiln.ptr<f16>
+  return
+}

@@ -180,3 +180,11 @@ func.func @f32_to_float8(%x: f32, %xs: tensor<64xf32>) -> (i8, tensor<64xi8>) {
   %bs = kiln.f32_to_float8 %xs {format = #kiln.float8<e5m2>} : tensor<64xf32> -> tensor<64xi8>
   return %b, %bs : i8, tensor<64xi8>
 }
+
+// The tensor map of a descriptor made in the kernel.
+// CHECK-LABEL: func.func @make_tensor_map
+// CHECK: kiln.make_tensor_map %arg0[%arg1, %arg2] strides [%arg2] {nanPadding} : !kiln.ptr<f16>
+func.func @make_tensor_map(%q: !kiln.ptr<f16>, %rows: i64, %cols: i64) -> !kiln.ptr<i8, 0> {
+  %m = kiln.make_tensor_map %q[%rows, %cols] strides [%cols] {nanPadding} : !kiln.ptr<f16>
+  return %m : !kiln.ptr<i8, 0>
+}

@@ -34,6 +34,12 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                        llvm::cl::desc("bounds-check every load, store and atomic "
                                       "(checked mode)"),
                        llvm::cl::init(false)};
+  Option<bool> tensorMapParameters{
+      *this, "tensor-map-parameters",
+      llvm::cl::desc("make the tensor maps of descriptors made in the kernel from its "
+                     "arguments kernel parameters, which the launcher encodes "
+                     "(false: ahead-of-time code, which has no such launcher)"),
+      llvm::cl::init(true)};
 };
 
 /// kiln -> kiln_gpu: inline and simplify, assign layouts, coalesce.

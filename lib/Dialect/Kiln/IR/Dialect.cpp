@@ -308,6 +308,23 @@ void LoadOp::getEffects(
                          SideEffects::DefaultResource::get());
 }
 
+LogicalResult MakeTensorMapOp::verify() {
+  auto base = getBase().getType();
+  if (base.getAddressSpace() != 1)
+    return emitOpError() << "expected a pointer to global memory, got " << base;
+  if (failed(verifyNumericPointee(*this, base)))
+    return failure();
+  // The TMA unit's tensors have 1 to 5 dimensions.
+  size_t rank = getShape().size();
+  if (rank < 1 || rank > 5)
+    return emitOpError() << "expected 1 to 5 dimensions, got " << rank;
+  if (getStrides().size() != rank - 1)
+    return emitOpError() << "expected " << rank - 1
+                         << " strides (one per dimension but the contiguous last), got "
+                         << getStrides().size();
+  return success();
+}
+
 LogicalResult StoreOp::verify() {
   if (failed(verifyNumericPointee(*this, getPtr().getType())))
     return failure();

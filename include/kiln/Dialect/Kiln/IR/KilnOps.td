@@ -282,6 +282,36 @@ def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
+def Kiln_MakeTensorMapOp : Kiln_Op<"make_tensor_map", [Pure,
+    AttrSizedOperandSegments]> {
+  let summary = "The TMA tensor map of a tensor descriptor made in the kernel";
+  let description = [{
+    Names the tensor map of the tensor that a descriptor made in the kernel
+    (`make_tensor_descriptor`) describes: the elements at `base` with
+    `shape` and, in elements, `strides` (one per dimension but the last,
+    which is contiguous). Loads through the descriptor name the result as
+    their tensor map (see `kiln.load`); `nan_padding` fills elements out of
+    bounds with NaN instead of zero.
+
+    The op computes nothing. Before layouts are assigned it is either
+    replaced by a kernel parameter that the launcher encodes, where its
+    operands are computed from the kernel's arguments alone
+    (kiln-hoist-tensor-maps), or dropped, its loads keeping their pointers.
+
+    Example:
+    ```mlir
+    %map = kiln.make_tensor_map %q[%rows, %c128] strides [%c128] : !kiln.ptr<f16>
+    ```
+  }];
+  let arguments = (ins Kiln_PointerType:$base, Variadic<I64>:$shape,
+                   Variadic<I64>:$strides, UnitAttr:$nanPadding);
+  let results = (outs Kiln_TensorMapPtr:$result);
+  let assemblyFormat = [{
+    $base `[` $shape `]` `strides` ` ` `[` $strides `]` attr-dict `:` qualified(type($base))
+  }];
+  let hasVerifier = 1;
+}
+
 def Kiln_StoreOp : Kiln_Op<"store", [
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     TypesMatchWith<"mask has the shape of ptr", "ptr", "mask",

@@ -231,6 +231,51 @@ def KilnSplitMaskedLoops : Pass<"kiln-split-masked-loops", "mlir::ModuleOp"> {
   }];
 }
 
+def KilnHoistTensorMaps : Pass<"kiln-hoist-tensor-maps", "mlir::ModuleOp"> {
+  let summary = "Make the tensor maps of descriptors made in the kernel kernel parameters";
+  let description = [{
+    A `kiln.make_tensor_map` whose base is a kernel parameter aligned to 16
+    bytes and whose shape and strides are computed from the kernel's
+    integer parameters and constants alone (`arith.constant`, `addi`,
+    `subi`, `muli`, `extsi`, `extui`, `trunci`), with strides that are
+    multiples of 16 bytes for every launch, becomes a new last parameter of
+    the kernel (`kiln.tensor_map`), as a host descriptor's tensor map is:
+    the launcher computes its operands from the launch's arguments and
+    encodes it. How is recorded in the module's `kiln.derived_tensor_maps`,
+    one dictionary per map: the parameter (`arg`), the base parameter
+    (`base`), the element's bits and whether it is bf16, NaN padding, the
+    kernel source position (`loc`), and the shape and strides as
+    expressions: `["arg", width, index]`, `["const", width, value]`,
+    `["sext" | "zext" | "trunc", width, x]`, `["add" | "sub" | "mul",
+    width, x, y]`, each of the result's bit width.
+
+    Any other map is dropped: its loads keep their pointers and mask. With
+    `hoist=false` (a target without the TMA unit, checked mode) every map
+    is dropped.
+
+    Before:
+    ```mlir
+    func.func @k(%q: !kiln.ptr<f16> {kiln.divisibility = 16 : i64}, %n: i32) attributes {kiln.kernel} {
+      %rows = arith.extsi %n : i32 to i64
+      %map = kiln.make_tensor_map %q[%rows, %c128] strides [%c128] : !kiln.ptr<f16>
+      %a = kiln.load %ptrs, %inside, %zero tensor_map %map[%i, %c0_i32] : ...
+    ```
+    After:
+    ```mlir
+    func.func @k(%q: !kiln.ptr<f16> {kiln.divisibility = 16 : i64}, %n: i32,
+                 %map: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i64}) attributes {kiln.kernel} {
+      %a = kiln.load %ptrs, %inside, %zero tensor_map %map[%i, %c0_i32] : ...
+    // The module's kiln.derived_tensor_maps holds {arg = 2, base = 0,
+    //   shape = [["sext", 64, ["arg", 32, 1]], ["const", 64, 128]],
+    //   strides = [["const", 64, 128]], element_bits = 16, ...}.
+    ```
+  }];
+  let options = [
+    Option<"hoist", "hoist", "bool", /*default=*/"true",
+           "Make parameters of the maps that allow it (false: drop every map)">,
+  ];
+}
+
 def KilnHoistBranchLoads : Pass<"kiln-hoist-branch-loads", "mlir::ModuleOp"> {
   let summary = "Start a branch's loads before the branch where that is harmless";
   let description = [{
