@@ -198,6 +198,10 @@ public:
                const std::string &evict, bool isVolatile,
                std::optional<PyValue> tensorMap, const std::vector<PyValue> &tensorCoords);
 
+  /// The tensor map of a descriptor made in the kernel (kiln.make_tensor_map).
+  PyValue makeTensorMap(const PyValue &base, const std::vector<PyValue> &shape,
+                        const std::vector<PyValue> &strides, bool nanPadding);
+
   void store(const PyValue &ptr, const PyValue &val, std::optional<PyValue> mask,
              const std::string &cache, const std::string &evict);
 

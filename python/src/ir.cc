@@ -19,6 +19,8 @@
 
 #include "IRBinding.h"
 
+#include <functional>
+
 // The binding's names (and, through them, mlir's and py for pybind11).
 using namespace ::kiln::python::irbinding;
 using ::kiln::python::DiagnosticCapture;
@@ -285,25 +287,32 @@ void initIR(py::module_ &m) {
       }, py::arg("name"), "The module's integer attribute `name`, or None")
       .def("dict_array_attr", [](const PyModule &mod, const std::string &name) -> py::object {
         // A table the lowering leaves for the runtime (checked mode's
-        // access sites): a list of dicts of strings, bools and integers.
+        // access sites, the recipes of tensor maps): a list of dicts of
+        // strings, bools, integers and lists of these.
         auto array = mod.get()->getAttrOfType<ArrayAttr>(name);
         if (!array)
           return py::none();
+        std::function<py::object(Attribute)> convert = [&](Attribute value) -> py::object {
+          if (auto text = dyn_cast<StringAttr>(value))
+            return py::str(text.str());
+          if (auto flag = dyn_cast<BoolAttr>(value))
+            return py::bool_(flag.getValue());
+          if (auto number = dyn_cast<IntegerAttr>(value))
+            return py::int_(number.getInt());
+          if (auto items = dyn_cast<ArrayAttr>(value)) {
+            py::list list;
+            for (Attribute item : items)
+              list.append(convert(item));
+            return list;
+          }
+          return py::none();
+        };
         py::list result;
         for (Attribute entry : array) {
           py::dict row;
-          if (auto dict = dyn_cast<DictionaryAttr>(entry)) {
-            for (NamedAttribute field : dict) {
-              py::str key(field.getName().str());
-              Attribute value = field.getValue();
-              if (auto text = dyn_cast<StringAttr>(value))
-                row[key] = py::str(text.str());
-              else if (auto flag = dyn_cast<BoolAttr>(value))
-                row[key] = py::bool_(flag.getValue());
-              else if (auto number = dyn_cast<IntegerAttr>(value))
-                row[key] = py::int_(number.getInt());
-            }
-          }
+          if (auto dict = dyn_cast<DictionaryAttr>(entry))
+            for (NamedAttribute field : dict)
+              row[py::str(field.getName().str())] = convert(field.getValue());
           result.append(row);
         }
         return result;
@@ -382,6 +391,8 @@ void initIR(py::module_ &m) {
            py::arg("cache") = "", py::arg("evict") = "", py::arg("is_volatile") = false,
            py::arg("tensor_map") = std::nullopt,
            py::arg("tensor_coords") = std::vector<PyValue>{})
+      .def("make_tensor_map", &PyBuilder::makeTensorMap, py::arg("base"), py::arg("shape"),
+           py::arg("strides"), py::arg("nan_padding") = false)
       .def("store", &PyBuilder::store, py::arg("ptr"), py::arg("value"), py::arg("mask"),
            py::arg("cache") = "", py::arg("evict") = "")
       // Atomics, hints and debugging.

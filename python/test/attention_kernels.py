@@ -127,6 +127,34 @@ def _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, lo, hi, of
 
 
 @kiln.jit
+def _descriptor_forward_rows(desc_q, desc_k, desc_v, row, start_m, offs_m, sm_scale, N_CTX, HEAD_DIM: kl.constexpr,
+                             BLOCK_M: kl.constexpr, BLOCK_N: kl.constexpr, CAUSAL: kl.constexpr,
+                             MASK_KEYS: kl.constexpr, WARP_SPECIALIZE: kl.constexpr):
+    """The normalized output and M of query block `start_m` of the
+    descriptor forwards, whose rows start at `row` in the descriptors:
+    when causal, one loop over the key blocks below the diagonal (no causal
+    mask) and one over the blocks on it."""
+    m_i = kl.zeros([BLOCK_M], dtype=kl.float32) - float("inf")
+    l_i = kl.zeros([BLOCK_M], dtype=kl.float32) + 1.0
+    acc = kl.zeros([BLOCK_M, HEAD_DIM], dtype=kl.float32)
+    qk_scale = sm_scale * 1.44269504
+    q = desc_q.load([row + start_m * BLOCK_M, 0])
+    if CAUSAL:
+        # Key blocks that end at or before the block's first row need no
+        # causal mask.
+        diagonal = start_m * BLOCK_M // BLOCK_N * BLOCK_N
+        acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, 0, diagonal,
+                                                   offs_m, qk_scale, N_CTX, BLOCK_N, False, MASK_KEYS, WARP_SPECIALIZE)
+        acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, diagonal,
+                                                   kl.minimum((start_m + 1) * BLOCK_M, N_CTX), offs_m,
+                                                   qk_scale, N_CTX, BLOCK_N, True, MASK_KEYS, WARP_SPECIALIZE)
+    else:
+        acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, 0, N_CTX, offs_m,
+                                                   qk_scale, N_CTX, BLOCK_N, False, MASK_KEYS, WARP_SPECIALIZE)
+    return acc / l_i[:, None], m_i + kl.log2(l_i)
+
+
+@kiln.jit
 def attention_forward_descriptors(Q, K, V, Out, M, sm_scale, stride_z, stride_h, stride_tok, H, N_CTX,
                                   HEAD_DIM: kl.constexpr, BLOCK_M: kl.constexpr, BLOCK_N: kl.constexpr,
                                   CAUSAL: kl.constexpr, MASK_KEYS: kl.constexpr,
@@ -157,28 +185,46 @@ def attention_forward_descriptors(Q, K, V, Out, M, sm_scale, stride_z, stride_h,
                                            block_shape=[BLOCK_N, HEAD_DIM])
         row = 0
     offs_m = start_m * BLOCK_M + kl.arange(0, BLOCK_M)
-    m_i = kl.zeros([BLOCK_M], dtype=kl.float32) - float("inf")
-    l_i = kl.zeros([BLOCK_M], dtype=kl.float32) + 1.0
-    acc = kl.zeros([BLOCK_M, HEAD_DIM], dtype=kl.float32)
-    qk_scale = sm_scale * 1.44269504
-    q = desc_q.load([row + start_m * BLOCK_M, 0])
-    if CAUSAL:
-        # Key blocks that end at or before the block's first row need no
-        # causal mask.
-        diagonal = start_m * BLOCK_M // BLOCK_N * BLOCK_N
-        acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, 0, diagonal,
-                                                   offs_m, qk_scale, N_CTX, BLOCK_N, False, MASK_KEYS, WARP_SPECIALIZE)
-        acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, diagonal,
-                                                   kl.minimum((start_m + 1) * BLOCK_M, N_CTX), offs_m,
-                                                   qk_scale, N_CTX, BLOCK_N, True, MASK_KEYS, WARP_SPECIALIZE)
-    else:
-        acc, l_i, m_i = _descriptor_forward_blocks(acc, l_i, m_i, q, desc_k, desc_v, row, 0, N_CTX, offs_m,
-                                                   qk_scale, N_CTX, BLOCK_N, False, MASK_KEYS, WARP_SPECIALIZE)
-    m_i += kl.log2(l_i)
-    acc = acc / l_i[:, None]
+    acc, m_i = _descriptor_forward_rows(desc_q, desc_k, desc_v, row, start_m, offs_m, sm_scale, N_CTX, HEAD_DIM,
+                                        BLOCK_M, BLOCK_N, CAUSAL, MASK_KEYS, WARP_SPECIALIZE)
     kl.store(M + off_hz * N_CTX + offs_m, m_i, mask=offs_m < N_CTX)
     o_ptrs = Out + offset + offs_m[:, None] * stride_tok + kl.arange(0, HEAD_DIM)[None, :]
     kl.store(o_ptrs, acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N_CTX)
+
+
+@kiln.jit
+def _descriptor_of(operand, shape, strides, block_shape):
+    """`operand` itself where it is a descriptor, else a descriptor made
+    over it (tutorial 06's `_maybe_make_tensor_desc`)."""
+    if isinstance(operand, kl.tensor_descriptor):
+        return operand
+    return kl.make_tensor_descriptor(operand, shape, strides, block_shape)
+
+
+@kiln.jit
+def attention_forward_whole_descriptors(sm_scale, M, Z, H, Q, K, V, Out, N_CTX, HEAD_DIM: kl.constexpr,
+                                        BLOCK_M: kl.constexpr, BLOCK_N: kl.constexpr, CAUSAL: kl.constexpr,
+                                        WARP_SPECIALIZE: kl.constexpr = None):
+    """`attention_forward_descriptors` with tutorial 06's signature and
+    descriptors: Q, K, V and Out are host descriptors or pointers to
+    contiguous [Z, H, N_CTX, HEAD_DIM] arrays, over whose whole
+    [Z * H * N_CTX, HEAD_DIM] the kernel then makes its descriptors, the
+    same in every program (so N_CTX must be a multiple of BLOCK_M and
+    BLOCK_N: a block must not cross into the next head). Out is written
+    through its descriptor."""
+    rows = Z * H * N_CTX
+    desc_q = _descriptor_of(Q, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])
+    desc_k = _descriptor_of(K, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
+    desc_v = _descriptor_of(V, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
+    desc_o = _descriptor_of(Out, [rows, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])
+    start_m = kl.program_id(0)
+    off_hz = kl.program_id(1)
+    row = off_hz * N_CTX
+    offs_m = start_m * BLOCK_M + kl.arange(0, BLOCK_M)
+    acc, m_i = _descriptor_forward_rows(desc_q, desc_k, desc_v, row, start_m, offs_m, sm_scale, N_CTX, HEAD_DIM,
+                                        BLOCK_M, BLOCK_N, CAUSAL, False, WARP_SPECIALIZE)
+    kl.store(M + off_hz * N_CTX + offs_m, m_i)
+    desc_o.store([row + start_m * BLOCK_M, 0], acc.to(desc_o.dtype))
 
 
 @kiln.jit
@@ -302,12 +348,13 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_
             kernel=attention_forward, out: torch.Tensor = None, m: torch.Tensor = None,
             host_descriptors: bool = False, warp_specialize: Optional[bool] = None) -> tuple:
     """Runs the forward kernel (`kernel`: `attention_forward`,
-    `attention_forward_descriptors`, or a twin of either compiled by
-    another compiler) into `out` and `m` (new arrays when None); returns
-    (O, M), M of shape [Z*H, N_CTX] in float32. `host_descriptors` passes
-    `attention_forward_descriptors` Kiln's host TensorDescriptors of the
-    contiguous operands; `warp_specialize` asks it for a producer
-    warpgroup, or declines one (None: the compiler decides)."""
+    `attention_forward_descriptors`, `attention_forward_whole_descriptors`,
+    or a twin of one compiled by another compiler) into `out` and `m` (new
+    arrays when None); returns (O, M), M of shape [Z*H, N_CTX] in float32.
+    `host_descriptors` passes the descriptor kernels Kiln's host
+    TensorDescriptors of the contiguous operands; `warp_specialize` asks
+    them for a producer warpgroup, or declines one (None: the compiler
+    decides)."""
     _check_operands(q, k, v)
     z, h, n_ctx, head_dim = q.shape
     if out is None:
@@ -320,6 +367,20 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_
     operands = [q, k, v]
     options = {}
     # (Compared by name: a twin compiled by another compiler is another object.)
+    if kernel.fn.__name__ == attention_forward_whole_descriptors.fn.__name__:
+        if not q.is_contiguous() or n_ctx % block_m or n_ctx % block_n:
+            raise ValueError("attention_forward_whole_descriptors needs contiguous operands and N_CTX a multiple "
+                             "of the blocks")
+        operands = [q, k, v, out]
+        if host_descriptors:
+            descriptor = TensorDescriptor if isinstance(kernel, kiln.JITFunction) else _foreign_descriptor(kernel)
+            operands = [descriptor(x, [z * h * n_ctx, head_dim], [head_dim, 1], [rows, head_dim])
+                        for x, rows in ((q, block_m), (k, block_n), (v, block_n), (out, block_m))]
+        if warp_specialize is not None:
+            options["WARP_SPECIALIZE"] = warp_specialize
+        kernel[grid](sm_scale, m, z, h, *operands, n_ctx, HEAD_DIM=head_dim, BLOCK_M=block_m, BLOCK_N=block_n,
+                     CAUSAL=causal, num_warps=num_warps, num_stages=num_stages, **options)
+        return out, m
     if kernel.fn.__name__ == attention_forward_descriptors.fn.__name__:
         if q.stride(3) != 1:
             raise ValueError("attention_forward_descriptors needs a contiguous last dimension")

@@ -21,6 +21,7 @@ from typing import Any, Hashable, Iterator, Mapping, Optional, Sequence
 
 from kiln import _C
 from kiln.backends.base import Backend, LoadedKernel, launch_codes
+from kiln.backends.tensor_maps import DerivedTensorMaps, TensorMapEncoder, derived_map_name
 from kiln.compiler.compiler import (CompiledKernel, error_at, error_at_kernel, located_error, pipeline_text,
                                     run_pipeline)
 from kiln.compiler.specialization import AGGREGATE_TYPES, TENSOR_MAP_TYPE
@@ -140,12 +141,13 @@ def _run_ptxas(ptxas: str, ptx: str, target: str, fn: Any) -> bytes:
         return cubin_path.read_bytes()
 
 
-def tensor_map_boxes(module: Any, signature: Mapping[str, str]) -> dict[str, list[int]]:
+def tensor_map_boxes(module: Any, signature: Mapping[str, str], derived_maps: int) -> dict[str, list[int]]:
     """The boxes the kernel's TMA copies use, by tensor-map parameter: [rows,
     cols, swizzle bytes] (what kiln-gpu-pipeline-loads recorded on the
     parameter). The kernel's parameters are the signature's runtime leaves,
-    in order."""
+    in order, then its ``derived_maps`` derived tensor maps."""
     params = [name for name, text in signature.items() if text not in AGGREGATE_TYPES]
+    params += [derived_map_name(index) for index in range(derived_maps)]
     return {params[index]: list(box) for index, box in module.kernel_arg_arrays("kiln.tensor_map_box").items()}
 
 
@@ -157,42 +159,6 @@ def _is_pinned(value: Any) -> bool:
         return bool(is_pinned()) if is_pinned is not None else False
     except RuntimeError:  # torch without CUDA cannot tell
         return False
-
-class TensorMapEncoder:
-    """Encodes the tensor maps of a kernel's host descriptors at launch, with
-    the boxes its copies use (``metadata["tensor_maps"]``); a parameter
-    without one (no load through it was copied by the TMA unit) gets zero
-    bytes, which nothing reads. The last few encodings are kept: a loop
-    launching on the same tensors encodes once."""
-
-    _UNUSED = bytes(128)
-
-    _KEEP = 16
-
-    def __init__(self, boxes: Mapping[str, Sequence[int]]) -> None:
-        self.boxes = dict(boxes)
-        self.cache: dict[tuple, bytes] = {}
-
-    def encode(self, name: str, descriptor: Any) -> bytes:
-        box = self.boxes.get(name)
-        if box is None:
-            return self._UNUSED
-        base = descriptor.base
-        key = (name, base.data_ptr(), base.dtype, descriptor.shape, descriptor.strides, descriptor.padding)
-        encoded = self.cache.get(key)
-        if encoded is not None:
-            return encoded
-        element_bytes = base.element_size()
-        rows, cols, swizzle = box
-        encoded = _driver.encode_tensor_map(
-            base.data_ptr(), [int(d) for d in descriptor.shape],
-            [int(s) * element_bytes for s in descriptor.strides], [rows, cols], element_bytes,
-            str(base.dtype) == "torch.bfloat16", swizzle, descriptor.padding == "nan")
-        if len(self.cache) >= self._KEEP:
-            self.cache.pop(next(iter(self.cache)))
-        self.cache[key] = encoded
-        return encoded
-
 
 class CheckedLaunch:
     """A checked kernel's launch: passes each pointer argument's extent and
@@ -430,6 +396,8 @@ class NvidiaBackend(Backend):
             settings["checked"] = "true"
         if options.get("maxnreg") is not None:
             settings["maxnreg"] = options["maxnreg"]
+        if options.get("tensor_map_parameters") is False:
+            settings["tensor-map-parameters"] = "false"
         pipelines = [
             ("kiln_gpu", pipeline_text("kiln-nvidia-to-kiln-gpu", **settings)),
             (None, pipeline_text("kiln-nvidia-to-llvm", **settings)),
@@ -439,7 +407,10 @@ class NvidiaBackend(Backend):
             if stage:
                 asm[stage] = module.str()
             if stage == "kiln_gpu":
-                metadata["tensor_maps"] = tensor_map_boxes(module, metadata["signature"])
+                derived = module.dict_array_attr("kiln.derived_tensor_maps") or []
+                if derived:
+                    metadata["derived_tensor_maps"] = derived
+                metadata["tensor_maps"] = tensor_map_boxes(module, metadata["signature"], len(derived))
         # Scratch shared memory for reductions, scans, layout changes and dots.
         metadata["shared"] = module.int_attr("kiln_gpu.shared") or 0
         # A warp-specialized kernel launches its producer warps too.
@@ -509,9 +480,14 @@ class NvidiaBackend(Backend):
                            codes, bound)
 
         map_positions = [i for i, name in enumerate(kernel.arg_names) if signature.get(name) == TENSOR_MAP_TYPE]
-        if map_positions:
+        runtime_positions = [i for i, code in enumerate(arg_codes) if code != "-"]
+        recipes = compiled.metadata.get("derived_tensor_maps", [])
+        if map_positions or recipes:
             encoder = TensorMapEncoder(compiled.metadata.get("tensor_maps", {}))
             names = [kernel.arg_names[i] for i in map_positions]
+            # The maps of descriptors made in the kernel follow its parameters.
+            derived = DerivedTensorMaps(recipes, encoder, runtime_positions, kernel.__name__)
+            codes += "T" * len(recipes)
             plain_launch = launch
 
             def launch(grid_x: int, grid_y: int, grid_z: int, bound: tuple, num_threads: int) -> None:
@@ -519,9 +495,10 @@ class NvidiaBackend(Backend):
                 args = list(bound)
                 for position, name in zip(map_positions, names):
                     args[position] = encoder.encode(name, args[position])
+                if recipes:
+                    args += derived.encode(bound)
                 plain_launch(grid_x, grid_y, grid_z, tuple(args), num_threads)
 
-        runtime_positions = [i for i, code in enumerate(arg_codes) if code != "-"]
         foreign = [(position, kind) for position, kind in zip(runtime_positions, kinds)
                    if kind in (_arrays.ArrayKind.CUDA_INTERFACE, _arrays.ArrayKind.DLPACK)]
         if foreign:
@@ -537,7 +514,7 @@ class NvidiaBackend(Backend):
         # checked mode), or a replaced driver.launch (a recorder, a
         # profiler's hook), keeps every launch in Python.
         direct = None
-        if not map_positions and not foreign and not checked and _driver.launch is _C.driver.launch:
+        if not map_positions and not recipes and not foreign and not checked and _driver.launch is _C.driver.launch:
             direct = _C.driver.direct_launch(function, codes, num_warps, shared, device, _driver)
         return LoadedKernel(compiled, launch, self.name, device, arg_codes=arg_codes, num_warps=num_warps,
                             module=module, function=function, shared=shared, n_regs=n_regs, n_spills=n_spills,

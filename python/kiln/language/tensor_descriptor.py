@@ -20,10 +20,13 @@ Loads and stores are emitted in one place, :func:`emit_load` and
 :func:`emit_store`: as a masked load or store of a block of pointers
 (``base + sum_d (offsets[d] + arange(block_shape[d])) * strides[d]``, in
 bounds where ``0 <= index < shape[d]`` on every dimension), which every
-backend runs. A host descriptor on a target with the TMA unit (sm_90a) also
-carries the tensor map the launcher encodes; its loads name it and their
-coordinates, and the compiler copies them with the TMA unit where they feed
-a pipelined dot (see docs/design/tensor_descriptors.md).
+backend runs. On a target with the TMA unit (sm_90a) a descriptor also
+carries a tensor map: a host descriptor's, which the launcher encodes, or,
+for one made in the kernel, a ``kiln.make_tensor_map`` that the compiler
+makes a parameter the launcher encodes where the descriptor is computed from
+the kernel's arguments alone (and drops otherwise). Loads name the map and
+their coordinates, and the compiler copies them with the TMA unit where they
+feed a pipelined dot (see docs/design/tensor_descriptors.md).
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from kiln.errors import CompilationError
-from kiln.language.core import _constexpr_int, _unwrap, builtin, int32, int64, tensor, validate_block_shape
+from kiln.language.compile_time import current_launch_shape
+from kiln.language.core import (_constexpr_int, _unwrap, builtin, dtype_from_signature, int32, int64, tensor,
+                                validate_block_shape)
 
 __all__ = ["tensor_descriptor", "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor",
            "from_kernel_argument", "emit_load", "emit_store"]
@@ -181,11 +186,27 @@ def make_tensor_descriptor(base: Any, shape: Any, strides: Any, block_shape: Any
         raise CompilationError(f"Descriptor block shape must have at least 16 bytes in the last dimension, but got "
                                f"{block[-1]} * {element_bytes} = {block[-1] * element_bytes} bytes")
     padding = _check_padding(padding_option, base, who)
-    return tensor_descriptor(
-        base,
-        tuple(_extent(v, f"{who}: shape[{i}]", _builder) for i, v in enumerate(shape)),
-        tuple(_extent(v, f"{who}: strides[{i}]", _builder) for i, v in enumerate(strides[:-1])) + (1,),
-        block, padding)
+    extents = tuple(_extent(v, f"{who}: shape[{i}]", _builder) for i, v in enumerate(shape))
+    steps = tuple(_extent(v, f"{who}: strides[{i}]", _builder) for i, v in enumerate(strides[:-1]))
+    return tensor_descriptor(base, extents, steps + (1,), block, padding,
+                             _tensor_map(base, extents, steps, padding, _builder))
+
+
+def _tensor_map(base: tensor, shape: Sequence[Any], strides: Sequence[Any], padding: str,
+                b: Any) -> Optional[tensor]:
+    """The tensor map of a descriptor made in the kernel, where the target's
+    TMA unit may copy through it (sm_90a, as for host descriptors), else None."""
+    from kiln.language import semantic
+    launch = current_launch_shape.get()
+    if launch is None or launch.target != "sm_90a":
+        return None
+
+    def as_int64(value: Any) -> Any:
+        return semantic.cast(semantic.to_tensor(value, b), int64, b).handle
+
+    handle = b.make_tensor_map(base.handle, [as_int64(v) for v in shape], [as_int64(v) for v in strides],
+                               padding == "nan")
+    return tensor(handle, dtype_from_signature("nvTmaDesc"))
 
 
 def from_kernel_argument(base: tensor, shape: Sequence[Any], strides: Sequence[Any], block_shape: Sequence[int],

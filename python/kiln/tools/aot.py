@@ -178,8 +178,13 @@ def compile_ahead_of_time(path: str, kernel_name: str, signature: str, constexpr
                 os.environ["KILN_CPU_TARGET"] = previous
         files = _write_cpu(compiled, kernel, runtime, types, name, cpu_spec, out_dir)
     else:
-        compiled = kiln.compile(kernel, types, values, target=target, num_warps=num_warps, num_stages=num_stages,
-                                attrs=attrs)
+        from kiln.compiler.compiler import compile_jit_function
+
+        # The C launcher passes the kernel's own arguments only: descriptors
+        # made in the kernel keep their pointer loads instead of getting
+        # tensor maps that Kiln's launcher would encode.
+        compiled = compile_jit_function(kernel, types, values, attrs, target, num_warps, num_stages,
+                                        tensor_map_parameters=False)
         files = _write_gpu(compiled, runtime, types, name, num_warps, out_dir)
     return AOTResult(name, files)
 

@@ -94,6 +94,21 @@ def test_forward_warp_specialized(dtype, head_dim, n_ctx, config):
                   warp_specialize=True)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("warp_specialize", [True, None], ids=["warp-specialized", "compiler-decides"])
+@pytest.mark.parametrize("config", [(128, 128, 8, 2), (128, 64, 8, 3), (64, 64, 4, 3)],
+                         ids=lambda c: "m{}-n{}-w{}-s{}".format(*c))
+def test_forward_whole_descriptors_made_in_the_kernel(dtype, causal, head_dim, warp_specialize, config):
+    """Tutorial 06 on Hopper with warp_specialize=True: descriptors made in
+    the kernel over the whole [Z * H * N_CTX, HEAD_DIM] arrays, whose tensor
+    maps the launcher encodes from the launch's arguments (K and V copied
+    by the TMA unit), Out stored through its descriptor."""
+    check_forward(dtype, causal, head_dim, config, 2048, seed=11 * head_dim + config[1] + causal,
+                  kernel=attention_kernels.attention_forward_whole_descriptors, warp_specialize=warp_specialize)
+
+
 @pytest.mark.parametrize("n_ctx", [1024, 777])
 def test_forward_sequence_lengths(n_ctx):
     """A multiple of every block (no key masking) and an odd length."""

@@ -91,6 +91,19 @@ def test_forward_host_descriptors(arrays, causal, n_ctx, head_dim, blocks, warp_
                   warp_specialize=warp_specialize)
 
 
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("host_descriptors", [False, True], ids=["made-in-kernel", "host"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+def test_forward_whole_descriptors(arrays, causal, host_descriptors, dtype):
+    """Tutorial 06's signature: descriptors over the whole [Z * H * N_CTX,
+    HEAD_DIM] arrays, made by the kernel from its arguments (on sm_90a
+    tensor maps that the launcher encodes) or given by the host, Out
+    written through one."""
+    check_forward(arrays, dtype, causal, (2, 3, 64, 32), (32, 16), seed=11 + causal,
+                  kernel=attention_kernels.attention_forward_whole_descriptors, host_descriptors=host_descriptors,
+                  warp_specialize=True)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("n_ctx,head_dim,blocks_dkdv,blocks_dq", BACKWARD_CASES)

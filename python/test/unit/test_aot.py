@@ -38,6 +38,14 @@ KERNELS = textwrap.dedent("""
 
 
     @kiln.jit
+    def row_blocks(x_ptr, out_ptr, rows, COLS: kl.constexpr):
+        # A descriptor made from the arguments, which Kiln's own launcher
+        # would pass a tensor map for.
+        desc = kl.make_tensor_descriptor(x_ptr, [rows, COLS], [COLS, 1], [16, COLS])
+        block = desc.load([kl.program_id(0) * 16, 0])
+        kl.store(out_ptr + kl.program_id(0) * 16 + kl.arange(0, 16), kl.sum(block, axis=1))
+
+    @kiln.jit
     def printing(x_ptr, BLOCK: kl.constexpr):
         kl.device_print("x", kl.load(x_ptr + kl.arange(0, BLOCK)))
 """)
@@ -154,6 +162,18 @@ def test_gpu_launcher_compiles_against_the_cuda_headers(kernels, tmp_path):
         assert f"exp_add_image[{(out / 'exp_add.cubin').stat().st_size}]" in source
 
 
+def test_gpu_kernel_making_a_descriptor_takes_its_own_arguments_only(kernels, tmp_path):
+    """A descriptor made in the kernel gets no tensor-map parameter ahead of
+    time (the C launcher passes the kernel's arguments only): its loads
+    keep their pointers."""
+    out = tmp_path / "aot"
+    result = kiln_compile(f"{kernels}:row_blocks", "-s", "*fp16:16, *fp16:16, i32", "-c", "COLS=64", "-t",
+                          "sm_90a", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    ptx = (out / "row_blocks.ptx").read_text()
+    assert ptx.count(".param .u64") + ptx.count(".param .u32") == 3 and ".align 64" not in ptx
+
+
 @pytest.mark.parametrize("arguments, message", [
     (["{k}:scaled_exp_add", "-s", "*fp32, *fp32, i32", "-c", "BLOCK=128", "-t", "cpu"],
      "--signature has 3 entries but the kernel has 5 runtime parameters (x_ptr, y_ptr, out_ptr, n, scale)"),
@@ -167,7 +187,7 @@ def test_gpu_launcher_compiles_against_the_cuda_headers(kernels, tmp_path):
      "--constexpr needs a value for BLOCK"),
     (["{k}:scaled_exp_add", "-s", "*fp32, *fp32, *fp32, i32, fp32", "-c", "BLOCK=128", "-c", "SIZE=2", "-t", "cpu"],
      "--constexpr SIZE: not constexpr parameters of scaled_exp_add"),
-    (["{k}:missing", "-s", "", "-t", "cpu"], "has no @kiln.jit function 'missing' (it has: printing, row_sums, "
+    (["{k}:missing", "-s", "", "-t", "cpu"], "has no @kiln.jit function 'missing' (it has: printing, row_blocks, row_sums, "
                                              "scaled_exp_add)"),
     (["{k}:scaled_exp_add", "-s", "*fp32, *fp32, *fp32, i32, fp32", "-c", "BLOCK=100", "-t", "cpu"],
      "kernels.py:8:39: error in scaled_exp_add"),  # the CompilationError, located: arange of 100

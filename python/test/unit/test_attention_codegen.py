@@ -11,7 +11,8 @@ import pytest
 import kiln
 from kiln.compiler.specialization import Specialization
 
-from attention_kernels import attention_backward_dkdv, attention_forward, attention_forward_descriptors
+from attention_kernels import (attention_backward_dkdv, attention_forward, attention_forward_descriptors,
+                               attention_forward_whole_descriptors)
 from kiln.backends.nvidia import find_ptxas
 from test_dot_codegen import descriptor_signature
 from test_matmul_registers import registers_and_spills
@@ -98,6 +99,51 @@ def test_sm90a_forward_with_descriptors_made_in_the_kernel(block_m, block_n, num
     assert re.search(r"kiln_gpu\.async_copy .*kMajor = true>, transposed\}", body)
     sizes = set(re.findall(r"cp\.async\.c[ag]\.shared\.global \[%r\d+\], \[%rd\d+\], (\d+)", ptx))
     assert sizes == {"16"}
+
+
+#: Tutorial 06's launch on Hopper with warp_specialize=True: pointers to
+#: contiguous arrays, over whose whole the kernel makes its descriptors.
+WHOLE_SIGNATURE = {"sm_scale": "fp32", "M": "*fp32", "Z": "i32", "H": "i32", "Q": "*fp16", "K": "*fp16",
+                   "V": "*fp16", "Out": "*fp16", "N_CTX": "i32"}
+
+
+def compile_forward_whole_descriptors(block_n: int, causal: bool, warp_specialize, **options) -> kiln.CompiledKernel:
+    attrs = Specialization(divisible_by_16=frozenset({"M", "Q", "K", "V", "Out", "N_CTX"}))
+    return kiln.compile(attention_forward_whole_descriptors, signature=WHOLE_SIGNATURE, target="sm_90a",
+                        num_warps=8, num_stages=3, attrs=attrs,
+                        constexprs={"HEAD_DIM": 128, "BLOCK_M": 128, "BLOCK_N": block_n, "CAUSAL": causal,
+                                    "WARP_SPECIALIZE": warp_specialize}, **options)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sm90a_descriptors_made_from_the_arguments_are_copied_by_the_tma_unit(causal):
+    """Tutorial 06 with warp_specialize=True on Hopper makes its descriptors
+    in the kernel, over [Z * H * N_CTX, HEAD_DIM]: computed from the
+    arguments alone, their tensor maps become parameters after the
+    kernel's own, which the launcher encodes from the recipe recorded for
+    each, and K and V are copied by the TMA unit in a producer warpgroup,
+    as for host descriptors. Out's descriptor is only stored through: no map."""
+    compiled = compile_forward_whole_descriptors(64 if causal else 128, causal, True)
+    recipes = compiled.metadata["derived_tensor_maps"]
+    rows = ["sext", 64, ["mul", 32, ["mul", 32, ["arg", 32, 2], ["arg", 32, 3]], ["arg", 32, 8]]]
+    assert [(recipe["arg"], recipe["base"]) for recipe in recipes] == [(9, 4), (10, 5), (11, 6)]  # Q, K, V
+    for recipe in recipes:
+        assert recipe["shape"] == [rows, ["const", 64, 128]] and recipe["strides"] == [["const", 64, 128]]
+        assert (recipe["element_bits"], recipe["bfloat16"], recipe["nan"]) == (16, False, False)
+        assert recipe["loc"].startswith(attention_forward_whole_descriptors.fn.__code__.co_filename)
+    # Q is read once, by a copy into each loop's own slot; K and V by the TMA unit.
+    assert set(compiled.metadata["tensor_maps"]) == {"<tensor map 1>", "<tensor map 2>"}
+    assert compiled.metadata["producer_warps"] == 4
+    ptx = compiled.asm["ptx"]
+    assert ptx.count(".param .align 64 .b8") == 3 and "cp.async.bulk.tensor.2d" in ptx
+    assert "ld.global" not in ptx
+
+
+def test_descriptors_made_in_the_kernel_keep_pointers_in_checked_mode():
+    """Checked mode checks each thread's loads: no tensor map parameters."""
+    compiled = compile_forward_whole_descriptors(128, False, True, checked=True)
+    assert "derived_tensor_maps" not in compiled.metadata
+    assert ".param .align 64 .b8" not in compiled.asm["ptx"]
 
 
 def compile_forward_with_host_descriptors(block_m: int, block_n: int, num_warps: int, causal: bool,

@@ -1,0 +1,96 @@
+"""The tensor maps of descriptors made in the kernel from its arguments:
+what the launcher computes and encodes for a launch, from the recipes that
+kiln-hoist-tensor-maps records (the driver's encoder replaced by a
+recorder, so no GPU is needed)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from kiln.backends.tensor_maps import DerivedTensorMaps, TensorMapEncoder, derived_map_name, evaluate
+from kiln.runtime import driver
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_attention_codegen import compile_forward_whole_descriptors  # noqa: E402
+
+
+def arg(width, index):
+    return ["arg", width, index]
+
+
+@pytest.mark.parametrize("recipe, arguments, expected", [
+    # Z * H * N_CTX in i32, as the kernel computes it: wraps past 2**31.
+    (["mul", 32, arg(32, 0), arg(32, 1)], [3, 5], 15),
+    (["mul", 32, arg(32, 0), arg(32, 1)], [1 << 16, 1 << 15], -(1 << 31)),
+    (["sext", 64, ["mul", 32, arg(32, 0), arg(32, 1)]], [1 << 16, 1 << 16], 0),
+    (["zext", 64, ["sub", 32, arg(32, 0), ["const", 32, 1]]], [0], (1 << 32) - 1),
+    (["trunc", 8, ["add", 32, arg(32, 0), ["const", 32, 1]]], [255], 0),
+    (["sext", 64, arg(32, 0)], [-7], -7),
+])
+def test_recipes_compute_what_the_kernel_computes(recipe, arguments, expected):
+    assert evaluate(recipe, arguments) == expected
+
+
+def test_an_unknown_recipe_operation_is_refused():
+    with pytest.raises(ValueError, match="unknown tensor map recipe operation 'div'"):
+        evaluate(["div", 32, ["const", 32, 4], ["const", 32, 2]], [])
+
+
+@pytest.fixture
+def encodings(monkeypatch):
+    """The driver's encoder, replaced by one that records its arguments."""
+    calls = []
+
+    def record(address, shape, stride_bytes, box, element_bytes, bfloat16, swizzle_bytes, nan_fill):
+        calls.append((address, shape, stride_bytes, box, element_bytes, bfloat16, swizzle_bytes, nan_fill))
+        return bytes([len(calls)]) * 128
+
+    monkeypatch.setattr(driver, "encode_tensor_map", record)
+    return calls
+
+
+def attention_launch(z, h, n_ctx):
+    """Tutorial 06's bound arguments, in the signature's order."""
+    q, k, v, out = (torch.empty((z, h, n_ctx, 128), dtype=torch.float16) for _ in range(4))
+    m = torch.empty((z * h, n_ctx), dtype=torch.float32)
+    return (0.5, m, z, h, q, k, v, out, n_ctx)
+
+
+def test_a_launch_encodes_the_maps_its_copies_read(encodings):
+    compiled = compile_forward_whole_descriptors(128, False, True)
+    recipes, boxes = compiled.metadata["derived_tensor_maps"], compiled.metadata["tensor_maps"]
+    maps = DerivedTensorMaps(recipes, TensorMapEncoder(boxes), list(range(9)), "attention")
+    bound = attention_launch(2, 3, 256)
+    encoded = maps.encode(bound)
+    # Q's map no copy reads: zero bytes, no driver call. K's and V's: the
+    # whole [Z * H * N_CTX, 128] arrays, rows of 256 bytes, in the boxes of
+    # the copies.
+    assert encoded[0] == bytes(128) and encoded[1] == bytes([1]) * 128 and encoded[2] == bytes([2]) * 128
+    box = boxes[derived_map_name(1)]
+    assert encodings == [(bound[5].data_ptr(), [2 * 3 * 256, 128], [256, 2], box[:2], 2, False, box[2], False),
+                         (bound[6].data_ptr(), [2 * 3 * 256, 128], [256, 2], box[:2], 2, False, box[2], False)]
+    # The same tensors again: encoded once.
+    assert maps.encode(bound) == encoded and len(encodings) == 2
+
+
+def test_a_launch_the_tma_unit_cannot_describe_names_the_descriptors_line(encodings):
+    compiled = compile_forward_whole_descriptors(128, False, True)
+    encoder = TensorMapEncoder(compiled.metadata["tensor_maps"])
+    maps = DerivedTensorMaps(compiled.metadata["derived_tensor_maps"], encoder, list(range(9)), "attention")
+    with pytest.raises(ValueError, match=r"attention_kernels\.py:\d+:\d+: kernel attention: the tensor descriptor "
+                                         r"made here has shape\[0\] = 0 in this launch; the TMA unit"):
+        maps.encode(attention_launch(0, 3, 256))
+    assert encodings == []
+
+
+def test_host_descriptor_maps_are_encoded_as_before(encodings):
+    """A host TensorDescriptor's map: its base, shape and strides."""
+    from kiln.tools.tensor_descriptor import TensorDescriptor
+
+    x = torch.empty((64, 32), dtype=torch.bfloat16)
+    encoder = TensorMapEncoder({"x": [16, 32, 64]})
+    encoder.encode("x", TensorDescriptor(x, [64, 32], [32, 1], [16, 32], padding="nan"))
+    assert encodings == [(x.data_ptr(), [64, 32], [64, 2], [16, 32], 2, True, 64, True)]
+    assert encoder.encode("y", TensorDescriptor(x, [64, 32], [32, 1], [16, 32])) == bytes(128)
