@@ -104,8 +104,10 @@ struct PrintLowering : public ConvertOpToLLVMPattern<PrintOp> {
       return failure();
     Value prefix = createGlobalCString(rewriter, loc, op, op.getPrefix());
     int64_t numOperands = op.getArgs().size();
-    for (auto [k, pair] : llvm::enumerate(llvm::zip(op.getArgs(), adaptor.getArgs()))) {
-      auto [original, converted] = pair;
+    for (auto indexed : llvm::enumerate(llvm::zip(op.getArgs(), adaptor.getArgs()))) {
+      // (A plain variable: the lane callback below captures it.)
+      int64_t k = indexed.index();
+      auto [original, converted] = indexed.value();
       Value values = asVector(rewriter, loc, converted);
       int64_t lanes = cast<VectorType>(values.getType()).getNumElements();
       Type element = getElementTypeOrSelf(original.getType());
