@@ -22,7 +22,9 @@ same process as the yardstick:
   graph of 100 captured launches of the 2-argument kernel;
 * with ``--first-call``, ms of the first launch of a small kernel in a fresh
   process, with an empty on-disk cache and again with the cache warm
-  (compile or load, then launch, then synchronize; imports not included).
+  (compile or load, then launch, then synchronize; imports not included),
+  and of the first launch of a second kernel right after it, what each
+  later kernel of a program costs.
 
 Triton's rows are left out when triton cannot be imported (or on the CPU).
 
@@ -83,6 +85,13 @@ def first_call(x_ptr, y_ptr, n, BLOCK: lang.constexpr):
     offs = lang.program_id(0) * BLOCK + lang.arange(0, BLOCK)
     mask = offs < n
     lang.store(y_ptr + offs, lang.load(x_ptr + offs, mask=mask) * 2 + 1, mask=mask)
+
+
+@jit
+def later_call(x_ptr, y_ptr, n, BLOCK: lang.constexpr):
+    offs = lang.program_id(0) * BLOCK + lang.arange(0, BLOCK)
+    mask = offs < n
+    lang.store(y_ptr + offs, lang.load(x_ptr + offs, mask=mask) * 3 - 1, mask=mask)
 '''
 
 
@@ -194,6 +203,12 @@ def _first_call_worker(provider: str, device: str, kernels_dir: str, profile: bo
     scope["first_call"][(4,)](x, y, 4096, BLOCK=1024)
     synchronize()
     elapsed = (time.perf_counter() - start) * 1e3
+    # A second kernel's first call: what each later kernel of a program costs.
+    z = torch.empty_like(x)
+    start = time.perf_counter()
+    scope["later_call"][(4,)](x, z, 4096, BLOCK=1024)
+    synchronize()
+    later = (time.perf_counter() - start) * 1e3
     if profiler is not None:
         import io
         import pstats
@@ -203,7 +218,8 @@ def _first_call_worker(provider: str, device: str, kernels_dir: str, profile: bo
         pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(25)
         print(text.getvalue())
     assert torch.equal(y, x * 2 + 1), "the first-call kernel computed a wrong result"
-    return {"ms": elapsed}
+    assert torch.equal(z, x * 3 - 1), "the later kernel computed a wrong result"
+    return {"ms": elapsed, "later_ms": later}
 
 
 def _run_worker(arguments: list[str], environment: dict[str, str], echo: bool = False) -> dict[str, Any]:
@@ -316,8 +332,8 @@ def main() -> None:
     if options.first_call:
         print("\nms of the first launch in a fresh process (4096 elements; compile or load + launch + sync; "
               "CPU-backend compiles are not kept on disk, so on the CPU both columns compile)")
-        print("| compiler | empty cache | warm cache |")
-        print("|---|---:|---:|")
+        print("| compiler | empty cache | warm cache | later kernel, empty cache | later kernel, warm cache |")
+        print("|---|---:|---:|---:|---:|")
         for provider in providers:
             cache = tempfile.mkdtemp(prefix=f"launch-cache-{provider}-")
             fresh = {**environment, "KILN_CACHE_DIR": cache, "TRITON_CACHE_DIR": cache}
@@ -326,9 +342,10 @@ def main() -> None:
             kernels = tempfile.mkdtemp(prefix=f"launch-kernels-{provider}-")
             worker = ["--device", device, "--first-call-worker", provider, "--kernels-dir", kernels] + (
                 ["--profile-first-call"] if options.profile_first_call else [])
-            cold = _run_worker(worker, fresh, echo=options.profile_first_call)["ms"]
-            warm = _run_worker(worker, fresh, echo=options.profile_first_call)["ms"]
-            print(f"| {provider} | {cold:.1f} | {warm:.1f} |")
+            cold = _run_worker(worker, fresh, echo=options.profile_first_call)
+            warm = _run_worker(worker, fresh, echo=options.profile_first_call)
+            print(f"| {provider} | {cold['ms']:.1f} | {warm['ms']:.1f} | {cold['later_ms']:.1f} | "
+                  f"{warm['later_ms']:.1f} |")
 
 
 if __name__ == "__main__":

@@ -23,5 +23,5 @@ def test_launch_bench_on_the_cpu(tmp_path):
     row = re.search(r"^\| kiln \|((?: [\d.]+ \|){7})$", result.stdout, re.M)
     assert row is not None, result.stdout
     assert all(float(value) > 0 for value in row.group(1).strip(" |").split(" | "))
-    first = re.search(r"^\| kiln \| ([\d.]+) \| ([\d.]+) \|$", result.stdout, re.M)
-    assert first is not None and float(first.group(1)) > 0, result.stdout
+    first = re.search(r"^\| kiln \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", result.stdout, re.M)
+    assert first is not None and all(float(value) > 0 for value in first.groups()), result.stdout
