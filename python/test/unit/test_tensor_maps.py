@@ -3,12 +3,15 @@ what the launcher computes and encodes for a launch, from the recipes that
 kiln-hoist-tensor-maps records (the driver's encoder replaced by a
 recorder, so no GPU is needed)."""
 
+import random
 import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+import kiln
+import kiln.language as kl
 from kiln.backends.tensor_maps import DerivedTensorMaps, TensorMapEncoder, derived_map_name, evaluate
 from kiln.runtime import driver
 
@@ -94,3 +97,34 @@ def test_host_descriptor_maps_are_encoded_as_before(encodings):
     encoder.encode("x", TensorDescriptor(x, [64, 32], [32, 1], [16, 32], padding="nan"))
     assert encodings == [(x.data_ptr(), [64, 32], [64, 2], [16, 32], 2, True, 64, True)]
     assert encoder.encode("y", TensorDescriptor(x, [64, 32], [32, 1], [16, 32])) == bytes(128)
+
+
+@kiln.jit
+def descriptor_extents(x_ptr, out_ptr, a, b, c, s, COLS: kl.constexpr):
+    """Stores the extent and stride of the descriptor it makes (the same
+    values the descriptor is made of), and reads through it at rows past
+    its end: no element is read, whatever the arguments."""
+    rows = a * b - c
+    stride = s * 16
+    desc = kl.make_tensor_descriptor(x_ptr, [rows, COLS], [stride, 1], [16, COLS])
+    kl.store(out_ptr + kl.arange(0, 2), kl.join(rows.to(kl.int64), stride.to(kl.int64)))
+    kl.store(out_ptr + 2 + kl.arange(0, 16), kl.sum(desc.load([rows, 0]).to(kl.int64), axis=1))
+
+
+def test_recipes_agree_with_the_kernels_own_arithmetic():
+    """The recipe kiln-hoist-tensor-maps records for sm_90a, evaluated by the
+    launcher, gives what the kernel computes (here on the CPU backend),
+    wrapping included, for random arguments across the i32 range."""
+    signature = {"x_ptr": "*fp16", "out_ptr": "*i64", "a": "i32", "b": "i32", "c": "i32", "s": "i32"}
+    compiled = kiln.compile(descriptor_extents, signature, {"COLS": 64}, target="sm_90a")
+    (recipe,) = compiled.metadata["derived_tensor_maps"]
+    assert recipe["base"] == 0 and len(recipe["shape"]) == 2 and len(recipe["strides"]) == 1
+    generator = random.Random(7)
+    x = torch.zeros((16, 64), dtype=torch.float16)
+    for _ in range(20):
+        a, b, c, s = (generator.randint(-(1 << 31), (1 << 31) - 1) for _ in range(4))
+        out = torch.zeros(18, dtype=torch.int64)
+        descriptor_extents[(1,)](x, out, a, b, c, s, COLS=64)
+        arguments = [None, None, a, b, c, s]
+        assert [evaluate(recipe["shape"][0], arguments), evaluate(recipe["strides"][0], arguments)] == \
+            out[:2].tolist(), (a, b, c, s)
