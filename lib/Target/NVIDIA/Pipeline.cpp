@@ -93,8 +93,11 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
     pm.addPass(gpu::createKilnGPUPingPong());
   }
   // Finally a block's loads issue back to back, each conversion of what
-  // they loaded moved down to where it is used.
+  // they loaded moved down to where it is used...
   pm.addPass(gpu::createKilnGPUSinkLoadCasts());
+  // ...and the maps of descriptors made in the kernel that no TMA copy
+  // reads are no parameters, which the launcher would compute every launch.
+  pm.addPass(gpu::createKilnGPUDropUnreadTensorMaps());
 }
 
 void nvidia::buildKilnGPUToNVVMPipeline(OpPassManager &pm,

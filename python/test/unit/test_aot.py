@@ -38,12 +38,17 @@ KERNELS = textwrap.dedent("""
 
 
     @kiln.jit
-    def row_blocks(x_ptr, out_ptr, rows, COLS: kl.constexpr):
-        # A descriptor made from the arguments, which Kiln's own launcher
-        # would pass a tensor map for.
-        desc = kl.make_tensor_descriptor(x_ptr, [rows, COLS], [COLS, 1], [16, COLS])
-        block = desc.load([kl.program_id(0) * 16, 0])
-        kl.store(out_ptr + kl.program_id(0) * 16 + kl.arange(0, 16), kl.sum(block, axis=1))
+    def row_products(a_ptr, b_ptr, c_ptr, M, N: kl.constexpr, K: kl.constexpr, BLOCK: kl.constexpr):
+        # Descriptors made from the arguments, read by a pipelined dot:
+        # Kiln's own launcher would pass their tensor maps.
+        a_desc = kl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK, BLOCK])
+        b_desc = kl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BLOCK, N])
+        row = kl.program_id(0) * BLOCK
+        acc = kl.zeros([BLOCK, N], dtype=kl.float32)
+        for k in range(0, K, BLOCK):
+            acc = kl.dot(a_desc.load([row, k]), b_desc.load([k, 0]), acc)
+        offs = row + kl.arange(0, BLOCK)
+        kl.store(c_ptr + offs[:, None] * N + kl.arange(0, N)[None, :], acc, mask=offs[:, None] < M)
 
     @kiln.jit
     def printing(x_ptr, BLOCK: kl.constexpr):
@@ -162,16 +167,28 @@ def test_gpu_launcher_compiles_against_the_cuda_headers(kernels, tmp_path):
         assert f"exp_add_image[{(out / 'exp_add.cubin').stat().st_size}]" in source
 
 
-def test_gpu_kernel_making_a_descriptor_takes_its_own_arguments_only(kernels, tmp_path):
-    """A descriptor made in the kernel gets no tensor-map parameter ahead of
-    time (the C launcher passes the kernel's arguments only): its loads
-    keep their pointers."""
+def test_gpu_kernel_making_descriptors_takes_its_own_arguments_only(kernels, tmp_path):
+    """Descriptors made in the kernel get no tensor-map parameters ahead of
+    time (the C launcher passes the kernel's arguments only): their loads
+    keep their pointers. Compiled for Kiln's launcher, the same kernel
+    takes two maps after its own four parameters."""
+    import importlib.util
+
+    import kiln
+
+    spec = importlib.util.spec_from_file_location("aot_test_kernels", kernels)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32"}
+    jit = kiln.compile(module.row_products, signature, {"N": 64, "K": 128, "BLOCK": 64}, target="sm_90a")
+    assert len(jit.metadata["derived_tensor_maps"]) == 2 and jit.asm["ptx"].count(".param .align 64 .b8") == 2
     out = tmp_path / "aot"
-    result = kiln_compile(f"{kernels}:row_blocks", "-s", "*fp16:16, *fp16:16, i32", "-c", "COLS=64", "-t",
-                          "sm_90a", "-o", str(out))
+    result = kiln_compile(f"{kernels}:row_products", "-s", "*fp16:16, *fp16:16, *fp32:16, i32", "-c", "N=64",
+                          "-c", "K=128", "-c", "BLOCK=64", "-t", "sm_90a", "-o", str(out))
     assert result.returncode == 0, result.stderr
-    ptx = (out / "row_blocks.ptx").read_text()
-    assert ptx.count(".param .u64") + ptx.count(".param .u32") == 3 and ".align 64" not in ptx
+    ptx = (out / "row_products.ptx").read_text()
+    assert ptx.count(".param .u64") + ptx.count(".param .u32") == 4 and ".align 64" not in ptx
 
 
 @pytest.mark.parametrize("arguments, message", [
@@ -187,7 +204,7 @@ def test_gpu_kernel_making_a_descriptor_takes_its_own_arguments_only(kernels, tm
      "--constexpr needs a value for BLOCK"),
     (["{k}:scaled_exp_add", "-s", "*fp32, *fp32, *fp32, i32, fp32", "-c", "BLOCK=128", "-c", "SIZE=2", "-t", "cpu"],
      "--constexpr SIZE: not constexpr parameters of scaled_exp_add"),
-    (["{k}:missing", "-s", "", "-t", "cpu"], "has no @kiln.jit function 'missing' (it has: printing, row_blocks, row_sums, "
+    (["{k}:missing", "-s", "", "-t", "cpu"], "has no @kiln.jit function 'missing' (it has: printing, row_products, row_sums, "
                                              "scaled_exp_add)"),
     (["{k}:scaled_exp_add", "-s", "*fp32, *fp32, *fp32, i32, fp32", "-c", "BLOCK=100", "-t", "cpu"],
      "kernels.py:8:39: error in scaled_exp_add"),  # the CompilationError, located: arange of 100

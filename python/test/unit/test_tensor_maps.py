@@ -12,6 +12,7 @@ import torch
 
 import kiln
 import kiln.language as kl
+from kiln import _C
 from kiln.backends.tensor_maps import DerivedTensorMaps, TensorMapEncoder, derived_map_name, evaluate
 from kiln.runtime import driver
 
@@ -67,15 +68,22 @@ def test_a_launch_encodes_the_maps_its_copies_read(encodings):
     maps = DerivedTensorMaps(recipes, TensorMapEncoder(boxes), list(range(9)), "attention")
     bound = attention_launch(2, 3, 256)
     encoded = maps.encode(bound)
-    # Q's map no copy reads: zero bytes, no driver call. K's and V's: the
-    # whole [Z * H * N_CTX, 128] arrays, rows of 256 bytes, in the boxes of
-    # the copies.
-    assert encoded[0] == bytes(128) and encoded[1] == bytes([1]) * 128 and encoded[2] == bytes([2]) * 128
-    box = boxes[derived_map_name(1)]
+    # K's and V's maps: the whole [Z * H * N_CTX, 128] arrays, rows of 256
+    # bytes, in the boxes of the copies.
+    assert encoded == [bytes([1]) * 128, bytes([2]) * 128]
+    box = boxes[derived_map_name(0)]
     assert encodings == [(bound[5].data_ptr(), [2 * 3 * 256, 128], [256, 2], box[:2], 2, False, box[2], False),
                          (bound[6].data_ptr(), [2 * 3 * 256, 128], [256, 2], box[:2], 2, False, box[2], False)]
     # The same tensors again: encoded once.
     assert maps.encode(bound) == encoded and len(encodings) == 2
+
+
+def test_a_map_no_copy_reads_is_zero_bytes_without_a_driver_call(encodings):
+    recipe = {"arg": 2, "base": 0, "element_bits": 16, "bfloat16": False, "nan": False, "loc": "k.py:1:1",
+              "shape": [arg(32, 1), ["const", 32, 64]], "strides": [["const", 64, 64]]}
+    maps = DerivedTensorMaps([recipe], TensorMapEncoder({}), [0, 1], "k")
+    assert maps.encode((torch.empty(64, 64, dtype=torch.float16), 0)) == [bytes(128)]
+    assert encodings == []
 
 
 def test_a_launch_the_tma_unit_cannot_describe_names_the_descriptors_line(encodings):
@@ -117,7 +125,12 @@ def test_recipes_agree_with_the_kernels_own_arithmetic():
     wrapping included, for random arguments across the i32 range."""
     signature = {"x_ptr": "*fp16", "out_ptr": "*i64", "a": "i32", "b": "i32", "c": "i32", "s": "i32"}
     compiled = kiln.compile(descriptor_extents, signature, {"COLS": 64}, target="sm_90a")
-    (recipe,) = compiled.metadata["derived_tensor_maps"]
+    # No TMA copy reads this map (the kernel has no dot), so the full
+    # pipeline drops it again: the recipe is read where the pass makes it.
+    module = _C.ir.Module.parse(_C.ir.Context(), compiled.asm["kiln"])
+    _C.compiler.run_pass_pipeline(module, "builtin.module(kiln-target-neutral, kiln-hoist-tensor-maps)")
+    (recipe,) = module.dict_array_attr("kiln.derived_tensor_maps")
+    assert "derived_tensor_maps" not in compiled.metadata
     assert recipe["base"] == 0 and len(recipe["shape"]) == 2 and len(recipe["strides"]) == 1
     generator = random.Random(7)
     x = torch.zeros((16, 64), dtype=torch.float16)

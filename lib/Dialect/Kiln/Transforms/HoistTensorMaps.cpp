@@ -215,7 +215,7 @@ struct KilnHoistTensorMaps : public kiln::impl::KilnHoistTensorMapsBase<KilnHois
       recipes.push_back(builder.getDictionaryAttr(fields));
     }
     if (!recipes.empty())
-      module->setAttr("kiln.derived_tensor_maps", ArrayAttr::get(module.getContext(), recipes));
+      module->setAttr(kDerivedTensorMapsAttr, ArrayAttr::get(module.getContext(), recipes));
   }
 };
 

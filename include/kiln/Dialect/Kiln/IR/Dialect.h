@@ -28,6 +28,11 @@
 namespace mlir::kiln {
 /// Returns the i1 type of the same shape (and layout) as `type`.
 Type getI1SameShape(Type type);
+
+/// The module attribute that records how the launcher computes the tensor
+/// maps of descriptors made in the kernel (kiln-hoist-tensor-maps): one
+/// dictionary per map parameter, in parameter order.
+inline constexpr llvm::StringLiteral kDerivedTensorMapsAttr = "kiln.derived_tensor_maps";
 } // namespace mlir::kiln
 
 #define GET_TYPEDEF_CLASSES

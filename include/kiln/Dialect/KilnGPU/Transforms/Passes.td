@@ -562,3 +562,34 @@ def KilnGPUSinkLoadCasts : Pass<"kiln-gpu-sink-load-casts", "mlir::ModuleOp"> {
 }
 
 #endif // KILN_GPU_TRANSFORMS_PASSES
+
+def KilnGPUDropUnreadTensorMaps : Pass<"kiln-gpu-drop-unread-tensor-maps", "mlir::ModuleOp"> {
+  let summary = "Drop the tensor-map parameters of descriptors made in the kernel that no TMA copy reads";
+  let description = [{
+    kiln-hoist-tensor-maps makes the tensor map of each descriptor made in
+    the kernel from its arguments a parameter, before it is known whether
+    any of the descriptor's loads will be a TMA copy; the launcher of a
+    kernel with such a parameter computes and encodes the map at every
+    launch, in Python. A map that no copy reads (no `kiln.tensor_map_box`:
+    a copy kernel, a load outside a pipelined loop), named only by loads
+    that read through their pointers, is dropped: the loads forget it, the
+    parameter goes, and so does its recipe in `kiln.derived_tensor_maps`
+    (later parameters renumbered), so the kernel launches as one without
+    descriptors does. Host descriptors' maps are the launch's own
+    arguments, and stay.
+
+    Before:
+    ```mlir
+    func.func @copy(%x: !kiln.ptr<f16>, %n: i32, %map: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i64})
+        attributes {kiln.kernel} {
+      %a = kiln.load %ptrs, %inside, %zero tensor_map %map[%i, %j] : ...
+    // The module's kiln.derived_tensor_maps holds one recipe with arg = 2.
+    ```
+    After:
+    ```mlir
+    func.func @copy(%x: !kiln.ptr<f16>, %n: i32) attributes {kiln.kernel} {
+      %a = kiln.load %ptrs, %inside, %zero : ...
+    // The module has no kiln.derived_tensor_maps.
+    ```
+  }];
+}
