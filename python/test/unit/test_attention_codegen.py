@@ -4,7 +4,13 @@ layout, the second dot reads its A operand (the probabilities) from
 registers, K and V are copied asynchronously into shared memory, and the
 second dot runs an iteration late, during the next block's softmax."""
 
+import json
+import os
 import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +20,7 @@ from kiln.compiler.specialization import Specialization
 from attention_kernels import (attention_backward_dkdv, attention_forward, attention_forward_descriptors,
                                attention_forward_whole_descriptors)
 from kiln.backends.nvidia import find_ptxas
+from kiln_test_support import kiln_search_path
 from test_dot_codegen import descriptor_signature
 from test_matmul_registers import registers_and_spills
 
@@ -137,6 +144,54 @@ def test_sm90a_descriptors_made_from_the_arguments_are_copied_by_the_tma_unit(ca
     ptx = compiled.asm["ptx"]
     assert ptx.count(".param .align 64 .b8") == 2 and "cp.async.bulk.tensor.2d" in ptx
     assert "ld.global" not in ptx
+
+
+TRITON_TUTORIAL06 = Path(os.environ.get("KILN_TRITON_TESTS") or Path(__file__).resolve().parents[4] / "shared" /
+                        "triton-3.6") / "tutorials" / "06-fused-attention.py"
+
+# Compiles Triton's tutorial 06 `_attn_fwd` (run under kiln.compat) as its
+# Hopper launch with warp_specialize=True calls it, and prints the maps,
+# producer warps and TMA copies of each compile.
+TUTORIAL06_PROBE = textwrap.dedent("""
+    import importlib.util, json, sys
+    spec = importlib.util.spec_from_file_location("tutorial06", sys.argv[1])
+    tutorial = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = tutorial
+    spec.loader.exec_module(tutorial)
+    import kiln
+    from kiln.compiler.specialization import Specialization
+    fn = tutorial._attn_fwd
+    while not isinstance(fn, kiln.JITFunction):
+        fn = fn.fn
+    for element in ("fp16", "fp8e5"):
+        operands = {name: "*" + element for name in ("desc_q", "desc_k", "desc_v", "desc_o")}
+        signature = {"sm_scale": "fp32", "M": "*fp32", "Z": "i32", "H": "i32", **operands, "N_CTX": "i32"}
+        attrs = Specialization(divisible_by_16=frozenset({"M", *operands, "N_CTX"}))
+        for stage, block_n in ((1, 128), (3, 64)):
+            compiled = kiln.compile(fn, signature=signature, target="sm_90a", num_warps=8, num_stages=3,
+                                    attrs=attrs, constexprs={"HEAD_DIM": 128, "BLOCK_M": 128, "BLOCK_N": block_n,
+                                                             "FP8_OUTPUT": element != "fp16", "STAGE": stage,
+                                                             "warp_specialize": True, "IS_HOPPER": True})
+            ptx = compiled.asm["ptx"]
+            print(json.dumps([len(compiled.metadata.get("derived_tensor_maps", [])),
+                              compiled.metadata.get("producer_warps"), "cp.async.bulk.tensor" in ptx,
+                              "cp.async.cg" in ptx and ptx.count("cp.async.cg") <= 16]))
+""")
+
+
+@pytest.mark.skipif(not TRITON_TUTORIAL06.exists(), reason="no copy of Triton 3.6's tutorials (KILN_TRITON_TESTS)")
+def test_triton_tutorial06_warp_specialized_on_hopper_copies_with_tma(tmp_path):
+    """Triton's own tutorial 06, unmodified, with warp_specialize=True on
+    Hopper (descriptors made in the kernel over the whole arrays), fp16 and
+    fp8, causal and not: K and V copied by the TMA unit (their maps encoded
+    by the launcher) in a producer warpgroup; only Q is copied by cp.async."""
+    probe = tmp_path / "tutorial06_probe.py"
+    probe.write_text(TUTORIAL06_PROBE)
+    result = subprocess.run([sys.executable, "-m", "kiln.compat", str(probe), str(TRITON_TUTORIAL06)],
+                            capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "PYTHONPATH": kiln_search_path()})
+    assert result.returncode == 0, result.stderr
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [[2, 4, True, True]] * 4
 
 
 def test_descriptors_made_in_the_kernel_keep_pointers_in_checked_mode():
