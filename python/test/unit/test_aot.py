@@ -204,8 +204,8 @@ def test_gpu_kernel_making_descriptors_takes_its_own_arguments_only(kernels, tmp
      "--constexpr needs a value for BLOCK"),
     (["{k}:scaled_exp_add", "-s", "*fp32, *fp32, *fp32, i32, fp32", "-c", "BLOCK=128", "-c", "SIZE=2", "-t", "cpu"],
      "--constexpr SIZE: not constexpr parameters of scaled_exp_add"),
-    (["{k}:missing", "-s", "", "-t", "cpu"], "has no @kiln.jit function 'missing' (it has: printing, row_products, row_sums, "
-                                             "scaled_exp_add)"),
+    (["{k}:missing", "-s", "", "-t", "cpu"], "has no @kiln.jit function 'missing' (it has: printing, row_products, "
+                                             "row_sums, scaled_exp_add)"),
     (["{k}:scaled_exp_add", "-s", "*fp32, *fp32, *fp32, i32, fp32", "-c", "BLOCK=100", "-t", "cpu"],
      "kernels.py:8:39: error in scaled_exp_add"),  # the CompilationError, located: arange of 100
     (["{k}:printing", "-s", "*fp32", "-c", "BLOCK=16", "-t", "cpu"],
