@@ -91,7 +91,7 @@ def first_call(x_ptr, y_ptr, n, BLOCK: lang.constexpr):
 def later_call(x_ptr, y_ptr, n, BLOCK: lang.constexpr):
     offs = lang.program_id(0) * BLOCK + lang.arange(0, BLOCK)
     mask = offs < n
-    lang.store(y_ptr + offs, lang.load(x_ptr + offs, mask=mask) * 3 - 1, mask=mask)
+    lang.store(y_ptr + offs, lang.load(x_ptr + offs, mask=mask) * 4 - 3, mask=mask)
 '''
 
 
@@ -218,7 +218,7 @@ def _first_call_worker(provider: str, device: str, kernels_dir: str, profile: bo
         pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(25)
         print(text.getvalue())
     assert torch.equal(y, x * 2 + 1), "the first-call kernel computed a wrong result"
-    assert torch.equal(z, x * 3 - 1), "the later kernel computed a wrong result"
+    assert torch.equal(z, x * 4 - 3), "the later kernel computed a wrong result"
     return {"ms": elapsed, "later_ms": later}
 
 
