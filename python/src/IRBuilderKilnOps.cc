@@ -164,26 +164,9 @@ PyValue PyBuilder::load(const PyValue &ptr, std::optional<PyValue> mask,
 PyValue PyBuilder::makeTensorMap(const PyValue &base, const std::vector<PyValue> &shape,
                                  const std::vector<PyValue> &strides, bool nanPadding) {
   requireInsertionPoint();
-  Value b = checkValue(base);
-  auto baseType = dyn_cast<kd::PointerType>(b.getType());
-  if (!baseType || baseType.getAddressSpace() != 1)
-    throw py::type_error("make_tensor_map needs a scalar pointer to global memory, got " +
-                         toString(b.getType()));
-  auto int64s = [&](const std::vector<PyValue> &values, const char *what) {
-    SmallVector<Value> result;
-    for (const PyValue &item : values) {
-      Value v = checkValue(item);
-      if (!v.getType().isInteger(64))
-        throw py::type_error(std::string("make_tensor_map's ") + what + " must be i64, got " +
-                             toString(v.getType()));
-      result.push_back(v);
-    }
-    return result;
-  };
-  if (shape.empty() || shape.size() > 5 || strides.size() + 1 != shape.size())
-    throw py::value_error("make_tensor_map needs 1 to 5 extents and one stride fewer");
+  // The op's verifier checks the base, the operands' types and the rank.
   auto map = kd::MakeTensorMapOp::create(builder, loc, kd::PointerType::get(builder.getI8Type(), 0),
-                                         b, int64s(shape, "shape"), int64s(strides, "strides"),
+                                         checkValue(base), unwrapValues(shape), unwrapValues(strides),
                                          nanPadding);
   return value(finish(map));
 }

@@ -48,13 +48,13 @@ class TensorMapEncoder:
             return self._UNUSED
         base = descriptor.base
         return self.encode_tensor(name, base.data_ptr(), base.element_size(), str(base.dtype) == "torch.bfloat16",
-                                  tuple(int(d) for d in descriptor.shape),
-                                  tuple(int(s) for s in descriptor.strides), descriptor.padding == "nan")
+                                  descriptor.shape, descriptor.strides, descriptor.padding == "nan")
 
-    def encode_tensor(self, name: str, address: int, element_bytes: int, bfloat16: bool, shape: tuple[int, ...],
-                      strides: tuple[int, ...], nan: bool) -> bytes:
+    def encode_tensor(self, name: str, address: int, element_bytes: int, bfloat16: bool, shape: tuple,
+                      strides: tuple, nan: bool) -> bytes:
         """The map for parameter ``name`` of the row-major tensor at
-        ``address`` with ``shape`` and ``strides`` (in elements)."""
+        ``address`` with ``shape`` and ``strides`` (in elements; tuples of
+        integers, read as ints only when the map is encoded)."""
         box = self.boxes.get(name)
         if box is None:
             return self._UNUSED
@@ -63,8 +63,8 @@ class TensorMapEncoder:
         if encoded is not None:
             return encoded
         rows, cols, swizzle = box
-        encoded = _driver.encode_tensor_map(address, list(shape), [s * element_bytes for s in strides], [rows, cols],
-                                            element_bytes, bfloat16, swizzle, nan)
+        encoded = _driver.encode_tensor_map(address, [int(d) for d in shape], [int(s) * element_bytes for s in strides],
+                                            [rows, cols], element_bytes, bfloat16, swizzle, nan)
         if len(self.cache) >= self._KEEP:
             self.cache.pop(next(iter(self.cache)))
         self.cache[key] = encoded
@@ -116,14 +116,14 @@ class DerivedTensorMaps:
                 its value among a launch's bound arguments.
             kernel_name: for error messages.
         """
-        self.recipes = [dict(recipe) for recipe in sorted(recipes, key=lambda recipe: recipe["arg"])]
+        self.recipes = list(recipes)
         self.encoder = encoder
         self.runtime_positions = list(runtime_positions)
         self.kernel_name = kernel_name
 
     def encode(self, bound: Sequence[Any]) -> list[bytes]:
         """The maps for a launch with bound arguments ``bound``."""
-        arguments = _ArgumentsByParameter(bound, self.runtime_positions)
+        arguments = [bound[position] for position in self.runtime_positions]  # by kernel parameter
         maps = []
         for index, recipe in enumerate(self.recipes):
             name = derived_map_name(index)
@@ -155,13 +155,3 @@ class DerivedTensorMaps:
                 raise ValueError(f"{where} has strides[{axis}] = {stride} in this launch; the TMA unit that reads "
                                  f"it takes positive strides below 2**40 bytes")
 
-
-class _ArgumentsByParameter:
-    """A launch's bound arguments indexed by kernel parameter number."""
-
-    def __init__(self, bound: Sequence[Any], runtime_positions: Sequence[int]) -> None:
-        self.bound = bound
-        self.runtime_positions = runtime_positions
-
-    def __getitem__(self, parameter: int) -> Any:
-        return self.bound[self.runtime_positions[parameter]]

@@ -169,10 +169,8 @@ DictionaryAttr describeMap(MakeTensorMapOp map, FunctionOpInterface kernel) {
 void dropMap(MakeTensorMapOp map) {
   for (OpOperand &use : llvm::make_early_inc_range(map.getResult().getUses())) {
     auto load = dyn_cast<LoadOp>(use.getOwner());
-    if (load && load.getTensorMap() == map.getResult()) {
-      load.getTensorMapMutable().clear();
-      load.getTensorCoordsMutable().clear();
-    }
+    if (load && load.getTensorMap() == map.getResult())
+      load.dropTensorMap();
   }
   if (!map.getResult().use_empty()) {
     OpBuilder builder(map);

@@ -64,11 +64,8 @@ struct KilnGPUDropUnreadTensorMaps
       }
       BlockArgument arg = kernel.getArgument(index.getInt());
       if (!kernel.getArgAttr(arg.getArgNumber(), gpu::kTensorMapBoxAttr) && onlyLoadsName(arg)) {
-        for (OpOperand &use : llvm::make_early_inc_range(arg.getUses())) {
-          auto load = cast<LoadOp>(use.getOwner());
-          load.getTensorMapMutable().clear();
-          load.getTensorCoordsMutable().clear();
-        }
+        for (OpOperand &use : llvm::make_early_inc_range(arg.getUses()))
+          cast<LoadOp>(use.getOwner()).dropTensorMap();
         dropped.set(arg.getArgNumber());
         ++removedBefore;
         continue;

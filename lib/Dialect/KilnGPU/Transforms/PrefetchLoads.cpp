@@ -77,8 +77,7 @@ Value cloneLoad(OpBuilder &builder, LoadOp load, ArrayRef<Operation *> slice,
     clone.getOtherMutable().assign(other);
   // The tensor map's coordinates are not recomputed: the clone loads
   // through its pointers only.
-  clone.getTensorMapMutable().clear();
-  clone.getTensorCoordsMutable().clear();
+  clone.dropTensorMap();
   return clone.getResult();
 }
 

@@ -279,6 +279,14 @@ def Kiln_LoadOp : Kiln_Op<"load", [AttrSizedOperandSegments,
   let builders = [
     OpBuilder<(ins "Value":$ptr, "Value":$mask, "Value":$other)>
   ];
+  let extraClassDeclaration = [{
+    /// Forgets the tensor map and its coordinates: the load reads through
+    /// its pointers and mask only.
+    void dropTensorMap() {
+      getTensorMapMutable().clear();
+      getTensorCoordsMutable().clear();
+    }
+  }];
   let hasVerifier = 1;
 }
 
