@@ -231,8 +231,10 @@ py::dict propertiesToDict(const DeviceProperties &p) {
   d["max_shared_mem"] = p.maxSharedMemoryPerBlockOptin;
   d["max_shared_mem_per_block"] = p.maxSharedMemoryPerBlock;
   d["max_num_regs"] = p.maxRegistersPerBlock;
-  d["sm_clock_rate"] = p.clockRateKHz;
-  d["mem_clock_rate"] = p.memoryClockRateKHz;
+  if (p.hasClockRates) {
+    d["sm_clock_rate"] = p.clockRateKHz;
+    d["mem_clock_rate"] = p.memoryClockRateKHz;
+  }
   d["mem_bus_width"] = p.memoryBusWidthBits;
   d["l2_cache_size"] = p.l2CacheBytes;
   d["total_memory"] = p.totalMemoryBytes;
@@ -293,15 +295,17 @@ void initDriver(py::module_ &m) {
       "The device of the thread's current CUDA context (0 if none).");
   m.def(
       "get_device_properties",
-      [](int device) {
+      [](int device, bool clockRates) {
         DeviceProperties properties;
-        throwIfFailed(
-            CudaDriver::get().getDeviceProperties(device, properties));
+        throwIfFailed(CudaDriver::get().getDeviceProperties(device, properties,
+                                                            clockRates));
         return propertiesToDict(properties);
       },
-      py::arg("device"),
+      py::arg("device"), py::arg("clock_rates") = true,
       "A dict of the device's properties: name, capability (major, minor), "
-      "multiprocessor_count, max_shared_mem (opt-in bytes per block), ...");
+      "multiprocessor_count, max_shared_mem (opt-in bytes per block), ...; "
+      "sm_clock_rate and mem_clock_rate (kHz) unless clock_rates is False "
+      "(the driver takes about a millisecond to tell them).");
   m.def(
       "set_current_device",
       [](int device) {

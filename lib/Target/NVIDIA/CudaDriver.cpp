@@ -71,6 +71,10 @@ struct CudaDriver::Impl {
   std::mutex mutex;
   std::unordered_map<int, CUcontext> primaryContexts;
   std::unordered_map<CUfunction, CUcontext> functionContexts;
+  // A device's properties do not change while the process runs, and some
+  // queries cost the driver tens of microseconds each: each device is asked
+  // once.
+  std::unordered_map<int, DeviceProperties> deviceProperties;
 
   void open();
   std::string describe(const char *call, CUresult result) const;
@@ -246,11 +250,31 @@ Status CudaDriver::getCurrentDevice(int &device) {
   return Status::success();
 }
 
-Status CudaDriver::getDeviceProperties(int device,
-                                       DeviceProperties &properties) {
+Status CudaDriver::getDeviceProperties(int device, DeviceProperties &properties,
+                                       bool clockRates) {
   Impl *d = impl();
   if (!d->available)
     return d->unavailable();
+  {
+    std::lock_guard<std::mutex> lock(d->mutex);
+    auto known = d->deviceProperties.find(device);
+    if (known != d->deviceProperties.end() &&
+        (known->second.hasClockRates || !clockRates)) {
+      properties = known->second;
+      return Status::success();
+    }
+  }
+  if (Status status = queryDeviceProperties(device, clockRates, properties);
+      !status.ok())
+    return status;
+  std::lock_guard<std::mutex> lock(d->mutex);
+  d->deviceProperties.insert_or_assign(device, properties);
+  return Status::success();
+}
+
+Status CudaDriver::queryDeviceProperties(int device, bool clockRates,
+                                         DeviceProperties &properties) {
+  Impl *d = impl();
   int count = 0;
   if (Status status = getDeviceCount(count); !status.ok())
     return status;
@@ -294,13 +318,29 @@ Status CudaDriver::getDeviceProperties(int device,
        &properties.maxSharedMemoryPerBlockOptin},
       {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK,
        &properties.maxRegistersPerBlock},
-      {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &properties.clockRateKHz},
-      {CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &properties.memoryClockRateKHz},
       {CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
        &properties.memoryBusWidthBits},
       {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &properties.l2CacheBytes},
   };
   for (auto &entry : attributes)
+    if (Status status = d->check(
+            "cuDeviceGetAttribute",
+            d->deviceGetAttribute(entry.field, entry.attribute, handle));
+        !status.ok())
+      return status;
+  properties.hasClockRates = clockRates;
+  if (!clockRates)
+    return Status::success();
+  // Each clock rate costs the driver about half a millisecond to answer
+  // (on an H100), more than the rest of a first launch from a warm cache.
+  struct {
+    CUdevice_attribute attribute;
+    int *field;
+  } clocks[] = {
+      {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &properties.clockRateKHz},
+      {CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &properties.memoryClockRateKHz},
+  };
+  for (auto &entry : clocks)
     if (Status status = d->check(
             "cuDeviceGetAttribute",
             d->deviceGetAttribute(entry.field, entry.attribute, handle));
@@ -335,7 +375,8 @@ Status CudaDriver::loadBinary(const std::string &name, const void *image,
   if (!d->available)
     return d->unavailable();
   DeviceProperties properties;
-  if (Status status = getDeviceProperties(device, properties); !status.ok())
+  if (Status status = getDeviceProperties(device, properties, /*clockRates=*/false);
+      !status.ok())
     return status;
   if (sharedBytes < 0)
     return Status::failure("invalid shared memory size " +

@@ -141,14 +141,17 @@ def reset() -> None:
     global current_device, current_stream
     current_device, current_stream = _UNRESOLVED
     _PROPERTIES.clear()
+    _LAUNCH_PROPERTIES.clear()
 
 
 _PROPERTIES: dict[int, dict] = {}
+#: Each device's properties but its clock rates: what a launch needs.
+_LAUNCH_PROPERTIES: dict[int, dict] = {}
 
 
 def get_device_properties(device: int) -> dict:
     """The device's properties (cached): name, capability, multiprocessor_count,
-    max_shared_mem (opt-in bytes per block), warp_size, ..."""
+    max_shared_mem (opt-in bytes per block), warp_size, sm_clock_rate, ..."""
     properties = _PROPERTIES.get(device)
     if properties is None:
         check_available()
@@ -157,9 +160,21 @@ def get_device_properties(device: int) -> dict:
     return properties
 
 
+def _launch_properties(device: int) -> dict:
+    """:func:`get_device_properties` without the clock rates, which the
+    driver takes about a millisecond to tell and no compile or launch needs
+    (cached)."""
+    properties = _PROPERTIES.get(device) or _LAUNCH_PROPERTIES.get(device)
+    if properties is None:
+        check_available()
+        properties = _cdriver.get_device_properties(device, clock_rates=False)
+        _LAUNCH_PROPERTIES[device] = properties
+    return properties
+
+
 def get_device_capability(device: int) -> tuple[int, int]:
     """(major, minor) compute capability of ``device``."""
-    return tuple(get_device_properties(device)["capability"])
+    return tuple(_launch_properties(device)["capability"])
 
 
 def get_target(device: int) -> str:
@@ -193,7 +208,7 @@ def load_binary(name: str, cubin: bytes | str, shared: int, device: int) -> tupl
     Returns (module_handle, function_handle, n_regs, n_spills).
     """
     check_available()
-    limit = get_device_properties(device).get("max_shared_mem")
+    limit = _launch_properties(device).get("max_shared_mem")
     if limit is not None and shared > limit:
         raise OutOfResources(shared, limit, f"shared memory (bytes per block on cuda:{device})")
     return _cdriver.load_binary(name, cubin, shared, device)
@@ -319,7 +334,7 @@ class ActiveDriver:
             return GPUTarget("cpu", "host", 1)
         device = current_device()
         major, minor = get_device_capability(device)
-        return GPUTarget("cuda", major * 10 + minor, get_device_properties(device)["warp_size"])
+        return GPUTarget("cuda", major * 10 + minor, _launch_properties(device)["warp_size"])
 
     def get_active_torch_device(self) -> Any:
         """The torch device tensors for this driver's kernels belong on."""

@@ -93,6 +93,38 @@ def test_launch_runs_in_the_function_context_and_restores_the_callers(fake_libcu
     assert log[-1] == "set context 0"
 
 
+def test_each_device_is_asked_its_properties_once(fake_libcuda, tmp_path, monkeypatch):
+    """A device's properties are asked of the driver once per process, and
+    its clock rates (about half a millisecond each for a real driver) only
+    when someone asks for them: each load needs the device's shared-memory
+    limit, and a first launch from a warm cache paid for all of them
+    twice."""
+    monkeypatch.setenv("FAKE_CUDA_LOG_QUERIES", "1")
+    out, log = run_with_fake_driver(fake_libcuda, tmp_path, """
+        from kiln._C import driver
+        driver.set_current_device(0)
+        driver.load_binary("kernel_a", b"cubin", 1024, 0)
+        driver.load_binary("kernel_b", b"cubin", 1024, 0)
+        launch = driver.get_device_properties(0, clock_rates=False)
+        print(launch["name"], "sm_clock_rate" in launch)
+        print("-- asked")
+        full = driver.get_device_properties(0)
+        print(full["name"], full["sm_clock_rate"], driver.get_device_properties(0)["mem_clock_rate"])
+        driver.load_binary("kernel_c", b"cubin", 1024, 1)
+        try:
+            driver.get_device_properties(7)
+        except RuntimeError as error:
+            print(error)
+    """)
+    lines = out.splitlines()
+    assert lines[:3] == ["Fake GPU 0 False", "-- asked", "Fake GPU 0 1980000 2619000"]
+    assert "invalid device 7" in lines[3]
+    queries = [line for line in log if line.startswith(("name of", "clock rate of"))]
+    # Device 0 asked once without its clocks and once more for them; device
+    # 1 once, without.
+    assert queries == ["name of device 0", "name of device 0", "clock rate of device 0", "name of device 1"]
+
+
 def test_a_failing_load_is_a_clear_error(fake_libcuda, tmp_path):
     out, _ = run_with_fake_driver(fake_libcuda, tmp_path, """
         from kiln._C import driver

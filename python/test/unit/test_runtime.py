@@ -464,6 +464,7 @@ def test_active_driver_on_a_gpu_machine(fake, monkeypatch):
     """kiln.runtime.driver.active answers as triton.runtime.driver.active."""
     properties = {"warp_size": 32, "capability": (9, 0), "multiprocessor_count": 132, "max_num_regs": 65536}
     monkeypatch.setattr(driver, "get_device_properties", lambda device: properties)
+    monkeypatch.setattr(driver, "_launch_properties", lambda device: properties)
     active = driver.active
     assert active.get_current_target() == driver.GPUTarget("cuda", 90, 32)
     assert active.get_active_torch_device() == torch.device("cuda", 0)

@@ -57,6 +57,7 @@ struct DeviceProperties {
   int maxSharedMemoryPerBlock = 0;      // without opting in (48 KB)
   int maxSharedMemoryPerBlockOptin = 0; // with cuFuncSetAttribute
   int maxRegistersPerBlock = 0;
+  bool hasClockRates = false; // whether the two below were asked for
   int clockRateKHz = 0;
   int memoryClockRateKHz = 0;
   int memoryBusWidthBits = 0;
@@ -101,7 +102,11 @@ public:
   /// The device of the calling thread's current context, or 0 when no
   /// context is current.
   Status getCurrentDevice(int &device);
-  Status getDeviceProperties(int device, DeviceProperties &properties);
+  /// The device's properties, asked of the driver on the first call for
+  /// each device and kept. The clock rates, slow for the driver to answer,
+  /// only when `clockRates` is true (a launch needs none).
+  Status getDeviceProperties(int device, DeviceProperties &properties,
+                             bool clockRates = true);
 
   /// Makes `device`'s primary context current on the calling thread if no
   /// context is current there, and returns the primary context.
@@ -135,6 +140,9 @@ public:
 
 private:
   CudaDriver() = default;
+  /// Asks the driver for getDeviceProperties's answer (which keeps it).
+  Status queryDeviceProperties(int device, bool clockRates,
+                               DeviceProperties &properties);
   struct Impl;
   Impl *impl();
   Impl *state = nullptr;
