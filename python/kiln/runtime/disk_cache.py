@@ -284,6 +284,66 @@ def _resolve(scope: Mapping[str, Any], chain: tuple[str, ...]) -> tuple[bool, An
     return value is not _resolve, value
 
 
+def _code_names(code: types.CodeType) -> set[str]:
+    """Every name a function's compiled code and the code nested in it
+    (comprehensions, lambdas) mention: globals and attributes read,
+    locals, closure variables."""
+    names = {*code.co_names, *code.co_varnames, *code.co_freevars, *code.co_cellvars}
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names |= _code_names(constant)
+    return names
+
+
+def _chains_from_code(code: types.CodeType, scope: Mapping[str, Any]) -> list[tuple[tuple[str, ...], Any]]:
+    """The chains of :func:`_names_read` that resolve in ``scope``, with
+    their values, found from the function's compiled code instead of its
+    parsed source (about ten times faster: a warm first call computes this
+    for every function of the kernel). The code names the attributes it
+    reads but not of what, so every name is tried as an attribute of every
+    module reached: the result holds each chain the source reads, and may
+    hold more, which costs at most a spurious miss."""
+    names = sorted(_code_names(code))
+    found: list[tuple[tuple[str, ...], Any]] = []
+
+    def visit(chain: tuple[str, ...], value: Any, modules: tuple[int, ...]) -> None:
+        found.append((chain, value))
+        if isinstance(value, types.ModuleType) and id(value) not in modules:
+            for name in names:
+                attribute = getattr(value, name, _resolve)
+                if attribute is not _resolve:
+                    visit(chain + (name,), attribute, modules + (id(value),))
+
+    for name in names:
+        value = scope.get(name, _resolve)
+        if value is not _resolve:
+            visit((name,), value, ())
+    return found
+
+
+def _chains_read(fn: Any, scope: Mapping[str, Any]) -> list[tuple[tuple[str, ...], Any]]:
+    """The name and attribute chains ``fn`` reads that resolve in
+    ``scope``, with their values: from its compiled code where its source
+    is the code's (a ``@kiln.jit`` function whose source was not replaced),
+    else from its parsed source.
+
+    Raises:
+        Uncacheable: for a source that does not parse (the frontend reports it).
+    """
+    if getattr(fn, "_src_is_code", False):
+        return _chains_from_code(fn.fn.__code__, scope)
+    try:
+        tree = ast.parse(fn.src)
+    except SyntaxError:
+        raise Uncacheable("unparsable source") from None
+    resolved = []
+    for chain in _names_read(tree):
+        is_found, value = _resolve(scope, chain)
+        if is_found:
+            resolved.append((chain, value))
+    return resolved
+
+
 def _function_source(fn: Any) -> str:
     try:
         return inspect.getsource(fn)
@@ -313,16 +373,8 @@ def _functions(kernel: Any) -> list[dict[str, Any]]:
         if id(fn.fn) in seen:
             continue
         seen.add(id(fn.fn))
-        try:
-            tree = ast.parse(fn.src)
-        except SyntaxError:
-            raise Uncacheable("unparsable source") from None  # the frontend reports it
-        scope = global_scope(fn)
         constants: dict[str, Any] = {}
-        for chain in _names_read(tree):
-            found, value = _resolve(scope, chain)
-            if not found:
-                continue
+        for chain, value in _chains_read(fn, global_scope(fn)):
             if is_kernel_source(value):
                 pending.append(value)
             elif is_constexpr_function(value):

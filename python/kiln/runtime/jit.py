@@ -157,6 +157,9 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
             raise ValueError(f"kiln.jit cannot read the source of {fn.__qualname__} ({error}); "
                              f"kernels must be defined in a source file") from None
         self.cache_key = hashlib.sha256(self._src.encode()).hexdigest()
+        # Whether ``fn.__code__`` is the compiled ``src``: the on-disk cache's
+        # key then reads the names the kernel uses from the code.
+        self._src_is_code = True
 
         signature = inspect.signature(fn)
         self.signature = signature
@@ -257,6 +260,7 @@ class JITFunction(ArgumentDescriber, KernelInterface[T]):
                             f"{type(new_src).__name__}")
         with self._miss_lock:
             self._src = new_src
+            self._src_is_code = False
             self.cache_key = hashlib.sha256(new_src.encode()).hexdigest()
             self.cache = {}
             self._routes = {}

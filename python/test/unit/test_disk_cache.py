@@ -139,6 +139,60 @@ def test_each_input_of_the_key_makes_a_miss(change, cache, monkeypatch):
     assert compile_scale(**overrides).from_disk_cache and len(cache.runs) == 2
 
 
+@kiln.jit
+def _offset(x):
+    return x + SCALE
+
+
+@kiln.jit
+def _offset_twice(x):
+    return x + SCALE + SCALE
+
+
+def test_a_replaced_source_keys_on_the_names_it_reads(cache, monkeypatch):
+    """The key reads the names a kernel uses from its compiled code while
+    its source is the code's; once ``_unsafe_update_src`` replaces it, from
+    the new source: a callee only the new source names is part of the key,
+    so changing that callee is a miss."""
+
+    @kiln.jit
+    def patched_kernel(x_ptr, out_ptr, n, BLOCK: kl.constexpr):
+        offs = kl.program_id(0) * BLOCK + kl.arange(0, BLOCK)
+        mask = offs < n
+        kl.store(out_ptr + offs, _scaled(kl.load(x_ptr + offs, mask=mask)), mask=mask)
+
+    patched_kernel._unsafe_update_src(patched_kernel.src.replace("_scaled(", "_offset("))
+    settings = {"signature": SIGNATURE, "constexprs": {"BLOCK": 256}, "target": "sm_90a"}
+    kiln.compile(patched_kernel, **settings)
+    assert kiln.compile(patched_kernel, **settings).from_disk_cache
+    monkeypatch.setattr(sys.modules[__name__], "_offset", _offset_twice)
+    assert not kiln.compile(patched_kernel, **settings).from_disk_cache
+    assert len(cache.entries()) == 2
+
+
+def test_names_read_from_code_cover_those_read_from_source():
+    """For kernels of several shapes (helpers, modules' attributes, closure
+    variables, loops, branches), every chain that the body of the parsed
+    source reads and that resolves is among those the compiled code gives,
+    with the same value. (The decorator and the parameters' annotations are
+    not the body: the signature and constexprs they decide are keyed
+    themselves.)"""
+    import ast
+
+    import attention_kernels
+
+    kernels = [scale_kernel, _scaled, _activation_kernel(kl.exp2), attention_kernels.attention_forward,
+               attention_kernels.attention_forward_descriptors, attention_kernels.attention_backward_dkdv]
+    for kernel in kernels:
+        scope = frontend.global_scope(kernel)
+        from_code = dict(disk_cache._chains_from_code(kernel.fn.__code__, scope))
+        definition = ast.parse(kernel.src).body[0]
+        for chain in disk_cache._names_read(ast.Module(body=definition.body, type_ignores=[])):
+            found, value = disk_cache._resolve(scope, chain)
+            if found:
+                assert chain in from_code and from_code[chain] is value, (kernel.__name__, chain)
+
+
 def _activation_kernel(activation):
     """One source line, many kernels: the factory pattern of activation
     kernels, where only a closure variable tells them apart."""
