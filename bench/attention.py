@@ -10,8 +10,10 @@ Columns, in TFLOP/s:
   python/test/attention_kernels.py, the same Python function compiled by
   each (Triton's copy has the kernel's global `kl` bound to
   triton.language), each the best of CONFIGS, printed as
-  BLOCK_M/BLOCK_N/warps/stages. Forward only: the plain backward kernels
-  are tested, not timed.
+  BLOCK_M/BLOCK_N/warps/stages. In fwd+bwd rows, that forward at
+  BACKWARD_FORWARD_CONFIG and the plain backward (a preprocess kernel, a
+  dK/dV kernel and a dQ kernel, of the same file, same text for both
+  compilers), each the best of BACKWARD_CONFIGS.
 - kiln desc, triton desc: `attention_forward_descriptors`, the same
   forward written as tutorial 06 writes it (tensor descriptors made in the
   kernel, K read as `desc_k.load(...).T`), same text for both compilers,
@@ -124,6 +126,15 @@ CONFIGS = [(128, 64, 4, 3), (128, 64, 8, 3), (128, 128, 8, 2), (128, 128, 8, 3),
            (64, 128, 4, 3)]
 #: The configuration whose first call is timed.
 COMPILE_TIME_CONFIG = (128, 64, 8, 3)
+#: The plain backward's configurations, tuned over in fwd+bwd rows: the dK/dV
+#: kernel's BLOCK_M and BLOCK_N, the dQ kernel's, warps and stages (both
+#: kernels). 8 warps give each warpgroup half of dK and dV's accumulators at
+#: D 128, which 4 warps cannot hold in registers (docs/design/attention.md).
+BACKWARD_CONFIGS = [(64, 128, 128, 64, 8, 2), (64, 128, 128, 64, 8, 3), (64, 64, 64, 64, 4, 3),
+                    (32, 128, 128, 32, 4, 3), (32, 64, 64, 32, 4, 3)]
+#: The forward configuration of the plain kernel's fwd+bwd rows, for both
+#: compilers (the best of both in the forward rows at D 128, S 4096).
+BACKWARD_FORWARD_CONFIG = (128, 64, 8, 3)
 DEVICE = "cuda"
 HEADS = 32
 #: Batch × sequence length of every row.
@@ -375,15 +386,20 @@ def compile_times(kernels: dict[str, Any]) -> None:
               f" | {ratio}")
 
 
-def parse_configs(text: str) -> list[tuple[int, int, int, int]]:
-    """"128/128/8/3,128/64/8/3" as configurations."""
+def parse_configs(text: str, fields: Sequence[str] = ("BLOCK_M", "BLOCK_N", "warps", "stages")) -> list[tuple]:
+    """"128/128/8/3,128/64/8/3" as configurations of `fields`."""
     configs = []
     for item in text.split(","):
         values = item.strip().split("/")
-        if len(values) != 4 or not all(value.isdigit() for value in values):
-            raise argparse.ArgumentTypeError(f"expected BLOCK_M/BLOCK_N/warps/stages, got {item!r}")
+        if len(values) != len(fields) or not all(value.isdigit() for value in values):
+            raise argparse.ArgumentTypeError(f"expected {'/'.join(fields)}, got {item!r}")
         configs.append(tuple(int(value) for value in values))
     return configs
+
+
+def parse_backward_configs(text: str) -> list[tuple]:
+    """"64/128/128/64/8/2,..." as the plain backward's configurations."""
+    return parse_configs(text, ("dKdV_BLOCK_M", "dKdV_BLOCK_N", "dQ_BLOCK_M", "dQ_BLOCK_N", "warps", "stages"))
 
 
 def tune_plain(case: Case, name: str, kernel: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -412,6 +428,41 @@ def tune_plain(case: Case, name: str, kernel: Any, q: torch.Tensor, k: torch.Ten
         return failures[0], "-"
     wrong = sum(1 for cell in failures if cell.text.startswith("WRONG"))
     return best, best_config + (f" ({wrong} WRONG)" if wrong else "")
+
+
+def tune_plain_backward(case: Case, name: str, kernels: tuple, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                        do: torch.Tensor, expected: tuple, verbose: bool,
+                        configs: Sequence[tuple] = BACKWARD_CONFIGS) -> tuple[Cell, str]:
+    """The best fwd+bwd cell over the backward's `configs` (the forward at
+    BACKWARD_FORWARD_CONFIG) and its configuration, for `kernels`: the
+    plain forward, backward preprocess, dK/dV and dQ kernels of one
+    compiler. Each config is checked (O, dQ, dK, dV) before it is timed."""
+    forward_kernel, *backward_kernels = kernels
+    q, k, v = (x.detach() for x in (q, k, v))
+    out = torch.empty_like(q)
+    m = torch.empty((q.shape[0] * q.shape[1], q.shape[2]), device=q.device, dtype=torch.float32)
+    scale = case.head_dim ** -0.5
+    best, best_config, failures = None, "-", []
+    for config in configs:
+        dkdv_m, dkdv_n, dq_m, dq_n, warps, stages = config
+
+        def run(dkdv=(dkdv_m, dkdv_n), dq=(dq_m, dq_n), warps=warps, stages=stages) -> tuple:
+            attention_kernels.forward(q, k, v, case.causal, scale, *BACKWARD_FORWARD_CONFIG, kernel=forward_kernel,
+                                      out=out, m=m)
+            return (out, *attention_kernels.backward(q, k, v, out, m, do, case.causal, scale, dkdv, dq, warps, stages,
+                                                     kernels=tuple(backward_kernels)))
+        cell = measure(case, run, expected)
+        label = f"dkdv {dkdv_m}/{dkdv_n} dq {dq_m}/{dq_n} {warps}w {stages}s"
+        if cell.tflops is None:
+            failures.append(cell)
+            print(f"    {case.key} {name} {label}: {cell}")
+        elif verbose:
+            print(f"    {case.key} {name} {label}: {cell} TFLOP/s")
+        if cell.tflops is not None and (best is None or cell.tflops > best.tflops):
+            best, best_config = cell, label
+    if best is None:
+        return failures[0], "-"
+    return best, best_config
 
 
 # -- torch SDPA ------------------------------------------------------------------
@@ -556,8 +607,11 @@ def tutorial06_case(tutorial: types.ModuleType, case: Case) -> Cell:
 # -- the table -------------------------------------------------------------------
 
 def row_cells(case: Case, providers: set, kernels: dict[str, Any], tutorial: dict[str, dict[str, Cell]],
-              verbose: bool, tuned: Sequence[tuple] = CONFIGS) -> tuple[dict[str, Cell], dict[str, str]]:
-    """The cells of `case`'s row and the plain kernel's chosen configs."""
+              verbose: bool, tuned: Sequence[tuple] = CONFIGS, backward_kernels: Optional[dict[str, tuple]] = None,
+              backward_configs: Sequence[tuple] = BACKWARD_CONFIGS) -> tuple[dict[str, Cell], dict[str, str]]:
+    """The cells of `case`'s row and the plain kernel's chosen configs
+    (`backward_kernels`: each plain column's forward and backward kernels,
+    for its fwd+bwd rows)."""
     cells: dict[str, Cell] = {}
     configs: dict[str, str] = {}
     needs_grad = case.mode == "fwd+bwd"
@@ -567,6 +621,9 @@ def row_cells(case: Case, providers: set, kernels: dict[str, Any], tutorial: dic
         for name, kernel in kernels.items():
             if case.mode == "fwd":
                 cells[name], configs[name] = tune_plain(case, name, kernel, q, k, v, expected, verbose, tuned)
+            elif backward_kernels and name in backward_kernels:
+                cells[name], configs[name] = tune_plain_backward(case, name, backward_kernels[name], q, k, v, do,
+                                                                 expected, verbose, backward_configs)
             else:
                 cells[name] = Cell(text="-")
     if "sdpa" in providers:
@@ -598,6 +655,15 @@ def run(args: argparse.Namespace) -> None:
     cases = cases_from(args)
     kernels = plain_kernels() if "plain" in providers else {}
     compile_kernels = dict(kernels)
+    # The plain columns' fwd+bwd: the forward and the three backward kernels.
+    backward_kernels = {}
+    if "plain" in providers and "fwd+bwd" in args.modes.split(","):
+        kiln_kernels = (attention_kernels.attention_forward, attention_kernels.attention_backward_preprocess,
+                        attention_kernels.attention_backward_dkdv, attention_kernels.attention_backward_dq)
+        backward_kernels["kiln"] = kiln_kernels
+        if "triton" in kernels:
+            twins: dict = {}
+            backward_kernels["triton"] = tuple(triton_twin(kernel, twins) for kernel in kiln_kernels)
     if "desc" in providers:
         kernels.update(plain_kernels(attention_kernels.attention_forward_descriptors, " desc"))
         if triton is not None:
@@ -644,7 +710,8 @@ def run(args: argparse.Namespace) -> None:
     print("TFLOP/s")
     print(header)
     for case in cases:
-        cells, configs = row_cells(case, providers, kernels, tutorial, args.verbose, args.configs)
+        cells, configs = row_cells(case, providers, kernels, tutorial, args.verbose, args.configs, backward_kernels,
+                                   args.backward_configs)
         print(f"{case.mode:>7} | {'yes' if case.causal else 'no':>6} | {case.head_dim:>3} | {case.seq:>5} | "
               f"{case.dtype:>5} | {f'{case.batch}x{case.heads}':>6} | " +
               " | ".join(f"{str(cells.get(column, Cell(text='-'))):>11}" for column in columns) +
@@ -685,6 +752,9 @@ def main() -> None:
     parser.add_argument("--configs", type=parse_configs, default=CONFIGS,
                         help="the kernels' configurations to tune over, BLOCK_M/BLOCK_N/warps/stages separated "
                              "by commas (default: all of CONFIGS)")
+    parser.add_argument("--backward-configs", type=parse_backward_configs, default=BACKWARD_CONFIGS,
+                        help="the plain backward's configurations for fwd+bwd rows, dK/dV BLOCK_M/BLOCK_N/dQ "
+                             "BLOCK_M/BLOCK_N/warps/stages separated by commas (default: all of BACKWARD_CONFIGS)")
     parser.add_argument("--tutorial06-worker", metavar="PATH", help=argparse.SUPPRESS)
     parser.add_argument("--first-call-worker", choices=["kiln", "triton"], help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -405,10 +405,15 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_
 
 def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor, m: torch.Tensor,
              do: torch.Tensor, causal: bool, sm_scale: float, blocks_dkdv: tuple = (32, 64),
-             blocks_dq: tuple = (64, 32), num_warps: int = 4, num_stages: int = 3) -> tuple:
+             blocks_dq: tuple = (64, 32), num_warps: int = 4, num_stages: int = 3,
+             kernels: Optional[tuple] = None) -> tuple:
     """dQ, dK and dV from the forward's O and M and the output gradient dO.
-    `blocks_dkdv` and `blocks_dq` are each kernel's (BLOCK_M, BLOCK_N). The
-    results start as NaN, so that an element no kernel writes shows."""
+    `blocks_dkdv` and `blocks_dq` are each kernel's (BLOCK_M, BLOCK_N).
+    `kernels` are the preprocess, dK/dV and dQ kernels (default: this
+    file's; or their twins compiled by another compiler). The results start
+    as NaN, so that an element no kernel writes shows."""
+    preprocess, dkdv, dq_kernel = kernels or (attention_backward_preprocess, attention_backward_dkdv,
+                                              attention_backward_dq)
     if do.stride() != q.stride():
         do = torch.empty_like(q).copy_(do)  # empty_like keeps q's strides
     _check_operands(q, k, v, out, do)
@@ -416,15 +421,15 @@ def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tenso
     strides = (q.stride(0), q.stride(1), q.stride(2), q.stride(3))
     delta = torch.full_like(m, math.nan)
     preprocess_block = 32
-    attention_backward_preprocess[(math.ceil(n_ctx / preprocess_block), z * h)](
+    preprocess[(math.ceil(n_ctx / preprocess_block), z * h)](
         out, do, delta, *strides, h, n_ctx, HEAD_DIM=head_dim, BLOCK_M=preprocess_block)
     dq, dk, dv = (torch.full_like(x, math.nan) for x in (q, k, v))
     block_m, block_n = blocks_dkdv
-    attention_backward_dkdv[(math.ceil(n_ctx / block_n), z * h)](
+    dkdv[(math.ceil(n_ctx / block_n), z * h)](
         q, k, v, sm_scale, do, dk, dv, m, delta, *strides, h, n_ctx, HEAD_DIM=head_dim, BLOCK_M=block_m,
         BLOCK_N=block_n, CAUSAL=causal, num_warps=num_warps, num_stages=num_stages)
     block_m, block_n = blocks_dq
-    attention_backward_dq[(math.ceil(n_ctx / block_m), z * h)](
+    dq_kernel[(math.ceil(n_ctx / block_m), z * h)](
         q, k, v, sm_scale, do, dq, m, delta, *strides, h, n_ctx, HEAD_DIM=head_dim, BLOCK_M=block_m,
         BLOCK_N=block_n, CAUSAL=causal, num_warps=num_warps, num_stages=num_stages)
     return dq, dk, dv
