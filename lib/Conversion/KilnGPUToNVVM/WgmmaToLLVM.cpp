@@ -83,23 +83,40 @@ struct AsyncDotWaitOpLowering : public ConvertOpToLLVMPattern<AsyncDotWaitOp> {
   }
 };
 
-/// A wgmma shared-memory matrix descriptor for a tile starting at
-/// `address` (an i32 shared-space byte address).
-Value emitDescriptor(OpBuilder &b, Location loc, Value address,
-                            const SharedTile &tile, int64_t leadingBytes) {
-  Type i64 = b.getI64Type();
-  auto constant64 = [&](int64_t v) {
-    return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(v));
-  };
-  int64_t swizzleMode = tile.rowBytes() == 128 ? 1 : tile.rowBytes() == 64 ? 2 : 3;
-  int64_t strideBytes = 8 * tile.rowBytes(); // between 8-row groups
-  int64_t fields = (((leadingBytes >> 4) & 0x3FFF) << 16) |
-                   (((strideBytes >> 4) & 0x3FFF) << 32) | (swizzleMode << 62);
-  Value start = LLVM::ZExtOp::create(b, loc, i64, address);
-  start = LLVM::AndOp::create(
-      b, loc, LLVM::LShrOp::create(b, loc, start, constant64(4)), constant64(0x3FFF));
-  return LLVM::OrOp::create(b, loc, start, constant64(fields));
-}
+/// The wgmma shared-memory matrix descriptors of a tile's blocks at byte
+/// offsets from one base address. A descriptor's low word holds the start
+/// address / 16 (bits 0-13) and the leading byte offset / 16 (bits 16-29),
+/// its high word the stride byte offset and the swizzle mode. Shared
+/// addresses stay below 256 KB, so the start field of base + offset (both
+/// multiples of 16) is the base's plus offset / 16, never carrying into the
+/// next field: each k-step's descriptor is one 32-bit add to a low word
+/// computed once per dot, not a shift, a mask and an or of its address.
+struct TileDescriptors {
+  Value lowBase; // i32
+  int64_t highWord;
+
+  TileDescriptors(OpBuilder &b, Location loc, Value baseAddress, const SharedTile &tile,
+                  int64_t leadingBytes) {
+    auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
+    int64_t swizzleMode = tile.rowBytes() == 128 ? 1 : tile.rowBytes() == 64 ? 2 : 3;
+    int64_t strideBytes = 8 * tile.rowBytes(); // between 8-row groups
+    highWord = ((strideBytes >> 4) & 0x3FFF) | (swizzleMode << 30);
+    Value start = LLVM::AndOp::create(
+        b, loc, LLVM::LShrOp::create(b, loc, baseAddress, constant(4)), constant(0x3FFF));
+    lowBase = LLVM::OrOp::create(b, loc, start, constant(((leadingBytes >> 4) & 0x3FFF) << 16));
+  }
+
+  /// The descriptor of the block `offsetBytes` (a multiple of 16) from the base.
+  Value at(OpBuilder &b, Location loc, int64_t offsetBytes) const {
+    Type i64 = b.getI64Type();
+    Value low = lowBase;
+    if (offsetBytes)
+      low = LLVM::AddOp::create(b, loc, low, createI32Constant(b, loc, offsetBytes >> 4));
+    return LLVM::OrOp::create(
+        b, loc, LLVM::ZExtOp::create(b, loc, i64, low),
+        LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(highWord << 32)));
+  }
+};
 
 } // namespace
 
@@ -226,9 +243,15 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
     promoteSteps =
         std::max<int64_t>(1, op.getMaxNumImpreciseAcc() / tensorCore.instructionK());
   // The registers the instructions accumulate into: f16 pairs packed
-  // (elements 2p and 2p + 1, a row's two columns, are register p).
+  // (elements 2p and 2p + 1, a row's two columns, are register p). A dot
+  // into zeros (a fresh `kl.dot(a, b)`) starts with scale-d 0, which
+  // ignores them: they are left undefined rather than set to zero each
+  // time (32 moves per 64 x 64 tile, in attention's loops every iteration).
+  bool startsFromZero = isZeroBlock(op.getC()) && !promotes;
   SmallVector<Value> sums;
-  if (f16Acc) {
+  if (startsFromZero) {
+    sums.assign(f16Acc ? acc.size() / 2 : acc.size(), LLVM::UndefOp::create(b, loc, accType));
+  } else if (f16Acc) {
     for (size_t p = 0; p < acc.size() / 2; ++p)
       sums.push_back(packPair(b, loc, acc[2 * p], acc[2 * p + 1]));
   } else {
@@ -246,6 +269,21 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
     return tile.byteOffset + kStart / tile.colsPerBlock * tile.blockBytes() +
            kStart % tile.colsPerBlock * tile.elementBytes;
   };
+  // B's blocks from its base; A's (when in shared memory) from the first
+  // row of each of this warpgroup's 64-row tiles.
+  TileDescriptors bDescriptors(b, loc, bBase, bTile,
+                               tensorCore.isKMajorB() ? 16 : bTile.blockBytes());
+  SmallVector<TileDescriptors> aDescriptors;
+  if (!aInRegisters)
+    for (int64_t t = 0; t < tilesPerGroup; ++t) {
+      Value rowStart = LLVM::MulOp::create(
+          b, loc,
+          LLVM::AddOp::create(b, loc, LLVM::MulOp::create(b, loc, group, constant(tilesPerGroup)),
+                              constant(t)),
+          constant(64 * aTile.rowBytes()));
+      aDescriptors.emplace_back(b, loc, LLVM::AddOp::create(b, loc, aBase, rowStart), aTile,
+                                /*leadingBytes=*/16);
+    }
   for (int64_t step = 0; step < steps; ++step) {
     int64_t kStart = tensorCore.instructionK() * step;
     bool restart = promotes && step % promoteSteps == 0;
@@ -258,15 +296,9 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
       NVVM::WgmmaFenceAlignedOp::create(b, loc);
     // B N-major: rows kStart.. of every 64-column block (blocks LBO
     // apart). K-major: all N rows, columns kStart...
-    Value bDesc;
-    if (tensorCore.isKMajorB()) {
-      Value bAddress = LLVM::AddOp::create(b, loc, bBase, constant(kMajorOffset(bTile, kStart)));
-      bDesc = emitDescriptor(b, loc, bAddress, bTile, /*leadingBytes=*/16);
-    } else {
-      Value bAddress = LLVM::AddOp::create(
-          b, loc, bBase, constant(bTile.byteOffset + kStart * bTile.rowBytes()));
-      bDesc = emitDescriptor(b, loc, bAddress, bTile, bTile.blockBytes());
-    }
+    Value bDesc = bDescriptors.at(b, loc, tensorCore.isKMajorB()
+                                              ? kMajorOffset(bTile, kStart)
+                                              : bTile.byteOffset + kStart * bTile.rowBytes());
     for (int64_t t = 0; t < tilesPerGroup; ++t) {
       SmallVector<Value> operands;
       if (aInRegisters) {
@@ -275,18 +307,9 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
                     aRegister(t, 2 * step + 1, 0), aRegister(t, 2 * step + 1, 1)};
       } else {
         // A: 64 rows of this warpgroup's tile t, columns kStart...
-        Value rowStart = LLVM::MulOp::create(
-            b, loc,
-            LLVM::AddOp::create(b, loc,
-                                LLVM::MulOp::create(b, loc, group, constant(tilesPerGroup)),
-                                constant(t)),
-            constant(64 * aTile.rowBytes()));
-        Value aAddress =
-            LLVM::AddOp::create(b, loc, LLVM::AddOp::create(b, loc, aBase, rowStart),
-                                constant(kMajorOffset(aTile, kStart)));
-        operands.push_back(emitDescriptor(b, loc, aAddress, aTile, /*leadingBytes=*/16));
+        operands.push_back(aDescriptors[t].at(b, loc, kMajorOffset(aTile, kStart)));
       }
-      operands.append({bDesc, restart ? zero : one});
+      operands.append({bDesc, restart || (startsFromZero && step == 0) ? zero : one});
       // Register of output (i, h, j): f16 pairs share one.
       auto sumIndex = [&](int64_t i, int64_t h, int64_t j) {
         return f16Acc ? elementIndex(t, i, h, 0) / 2 : elementIndex(t, i, h, j);

@@ -68,14 +68,13 @@ LogicalResult DotOp::verify() {
   return success();
 }
 
-namespace {
-
-/// Whether `value` is a block of zeros.
-bool isZeroBlock(Value value) {
+bool mlir::kiln::isZeroBlock(Value value) {
   if (auto splat = value.getDefiningOp<SplatOp>())
     value = splat.getSrc();
   return matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero());
 }
+
+namespace {
 
 /// `x + dot(a, b, 0)` becomes `dot(a, b, x)`: the tensor cores then add
 /// into the accumulator (what `acc += kl.dot(a, b)` means), and a loop

@@ -20,13 +20,7 @@ using namespace mlir::kiln::nvidia;
 namespace {
 
 /// Whether a masked-off element may read as zero: cp.async zero-fills it.
-bool isZeroOrAbsent(Value other) {
-  if (!other)
-    return true;
-  if (auto splat = other.getDefiningOp<SplatOp>())
-    other = splat.getSrc();
-  return matchPattern(other, m_AnyZeroFloat()) || matchPattern(other, m_Zero());
-}
+bool isZeroOrAbsent(Value other) { return !other || isZeroBlock(other); }
 
 /// The kernel parameter a load's tensor map is, or null. (The launcher
 /// encodes the kernel's parameters only: a map that a helper function

@@ -69,6 +69,10 @@ std::optional<SmallVector<ElementSource>> getElementSources(Operation *op);
 /// Row-major strides of `shape`.
 SmallVector<int64_t> getRowMajorStrides(ArrayRef<int64_t> shape);
 
+/// Whether `value` is zero: a zero constant (a scalar, or a block splat
+/// either as a constant or by kiln.splat).
+bool isZeroBlock(Value value);
+
 /// Decodes `bytes` (an i8 scalar or block) holding 8-bit floats of `format`
 /// into f32, exactly, with integer arith ops that every target lowers: the
 /// one decoder of the frontend's fp8 casts and of decodeFloat8Operands.
