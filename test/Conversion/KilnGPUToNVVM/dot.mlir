@@ -30,6 +30,35 @@ func.func @wgmma(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %c: ten
 
 // -----
 
+// sm_90a, a dot into zeros (a fresh kl.dot): the first k-step's wgmma
+// ignores the accumulators (scale-d 0), which are left undefined rather
+// than zeroed; the second accumulates (scale-d 1). The descriptors' start
+// fields are shifted and masked once per dot, for A and for B; each
+// k-step's descriptor adds to them.
+// CHECK: // -----
+// CHECK-LABEL: llvm.func @wgmma_into_zeros
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NEXT: %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT: %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: %[[UNDEF:.*]] = llvm.mlir.undef : f32
+// CHECK-COUNT-2: llvm.lshr
+// CHECK-NOT: llvm.lshr
+// CHECK: wgmma.mma_async{{.*}}" %{{[0-9]+}}, %{{[0-9]+}}, %[[ZERO]], %[[UNDEF]], %[[UNDEF]],
+// CHECK-NOT: llvm.lshr
+// CHECK: wgmma.mma_async{{.*}}" %{{[0-9]+}}, %{{[0-9]+}}, %[[ONE]], %{{[0-9]+}},
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
+func.func @wgmma_into_zeros(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>) -> tensor<64x64xf32, #wg> {
+  %zeros = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #wg>
+  %d = kiln.dot %a, %b, %zeros {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #wg>
+  return %d : tensor<64x64xf32, #wg>
+}
+}
+
+// -----
+
 // sm_80, mma.sync's layout (warps 2 x 2): per k-step, ldmatrix x4 for A,
 // ldmatrix x4 transposed for B (two n-tiles), and 2 x 4 mma.sync per warp.
 // CHECK: // -----
