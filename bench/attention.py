@@ -69,6 +69,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import dataclasses
+import functools
 import importlib.util
 import json
 import math
@@ -402,32 +403,40 @@ def parse_backward_configs(text: str) -> list[tuple]:
     return parse_configs(text, ("dKdV_BLOCK_M", "dKdV_BLOCK_N", "dQ_BLOCK_M", "dQ_BLOCK_N", "warps", "stages"))
 
 
-def tune_plain(case: Case, name: str, kernel: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-               expected: tuple, verbose: bool, configs: Sequence[tuple] = CONFIGS) -> tuple[Cell, str]:
-    """The best cell over `configs` and its configuration; every config is
-    checked before it is timed, and one that fails or is wrong is printed."""
-    out = torch.empty_like(q)
-    m = torch.empty((q.shape[0] * q.shape[1], q.shape[2]), device=q.device, dtype=torch.float32)
-    options = FORWARD_OPTIONS[name[name.index(" "):] if " " in name else ""]
-    best, best_config, failures = None, "-", []
-    for config in configs:
-        def run(config=config) -> tuple:
-            return attention_kernels.forward(q, k, v, case.causal, case.head_dim ** -0.5, *config, kernel=kernel,
-                                             out=out, m=m, **options)[:1]
-        out.fill_(math.nan)
+def best_of(case: Case, name: str, runs: Sequence[tuple[str, Callable[[], tuple]]], expected: tuple, verbose: bool,
+            before_each: Callable[[], None] = lambda: None) -> tuple[Cell, str]:
+    """The best cell of `runs` (each a configuration's label and its run)
+    and its label; every run is checked before it is timed (after
+    `before_each`), and one that fails or is wrong is printed."""
+    best, best_label, failures = None, "-", []
+    for label, run in runs:
+        before_each()
         cell = measure(case, run, expected)
-        label = "/".join(str(value) for value in config)
         if cell.tflops is None:
             failures.append(cell)
             print(f"    {case.key} {name} {label}: {cell}")
         elif verbose:
             print(f"    {case.key} {name} {label}: {cell} TFLOP/s")
         if cell.tflops is not None and (best is None or cell.tflops > best.tflops):
-            best, best_config = cell, label
+            best, best_label = cell, label
     if best is None:
         return failures[0], "-"
     wrong = sum(1 for cell in failures if cell.text.startswith("WRONG"))
-    return best, best_config + (f" ({wrong} WRONG)" if wrong else "")
+    return best, best_label + (f" ({wrong} WRONG)" if wrong else "")
+
+
+def tune_plain(case: Case, name: str, kernel: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+               expected: tuple, verbose: bool, configs: Sequence[tuple] = CONFIGS) -> tuple[Cell, str]:
+    """The best cell over `configs` and its configuration (best_of)."""
+    out = torch.empty_like(q)
+    m = torch.empty((q.shape[0] * q.shape[1], q.shape[2]), device=q.device, dtype=torch.float32)
+    options = FORWARD_OPTIONS[name[name.index(" "):] if " " in name else ""]
+
+    def run(config: tuple) -> tuple:
+        return attention_kernels.forward(q, k, v, case.causal, case.head_dim ** -0.5, *config, kernel=kernel,
+                                         out=out, m=m, **options)[:1]
+    runs = [("/".join(str(value) for value in config), functools.partial(run, config)) for config in configs]
+    return best_of(case, name, runs, expected, verbose, before_each=lambda: out.fill_(math.nan))
 
 
 def tune_plain_backward(case: Case, name: str, kernels: tuple, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -442,27 +451,16 @@ def tune_plain_backward(case: Case, name: str, kernels: tuple, q: torch.Tensor, 
     out = torch.empty_like(q)
     m = torch.empty((q.shape[0] * q.shape[1], q.shape[2]), device=q.device, dtype=torch.float32)
     scale = case.head_dim ** -0.5
-    best, best_config, failures = None, "-", []
-    for config in configs:
-        dkdv_m, dkdv_n, dq_m, dq_n, warps, stages = config
 
-        def run(dkdv=(dkdv_m, dkdv_n), dq=(dq_m, dq_n), warps=warps, stages=stages) -> tuple:
-            attention_kernels.forward(q, k, v, case.causal, scale, *BACKWARD_FORWARD_CONFIG, kernel=forward_kernel,
-                                      out=out, m=m)
-            return (out, *attention_kernels.backward(q, k, v, out, m, do, case.causal, scale, dkdv, dq, warps, stages,
-                                                     kernels=tuple(backward_kernels)))
-        cell = measure(case, run, expected)
-        label = f"dkdv {dkdv_m}/{dkdv_n} dq {dq_m}/{dq_n} {warps}w {stages}s"
-        if cell.tflops is None:
-            failures.append(cell)
-            print(f"    {case.key} {name} {label}: {cell}")
-        elif verbose:
-            print(f"    {case.key} {name} {label}: {cell} TFLOP/s")
-        if cell.tflops is not None and (best is None or cell.tflops > best.tflops):
-            best, best_config = cell, label
-    if best is None:
-        return failures[0], "-"
-    return best, best_config
+    def run(config: tuple) -> tuple:
+        dkdv_m, dkdv_n, dq_m, dq_n, warps, stages = config
+        attention_kernels.forward(q, k, v, case.causal, scale, *BACKWARD_FORWARD_CONFIG, kernel=forward_kernel,
+                                  out=out, m=m)
+        return (out, *attention_kernels.backward(q, k, v, out, m, do, case.causal, scale, (dkdv_m, dkdv_n),
+                                                 (dq_m, dq_n), warps, stages, kernels=tuple(backward_kernels)))
+    runs = [(f"dkdv {config[0]}/{config[1]} dq {config[2]}/{config[3]} {config[4]}w {config[5]}s",
+             functools.partial(run, config)) for config in configs]
+    return best_of(case, name, runs, expected, verbose)
 
 
 # -- torch SDPA ------------------------------------------------------------------
