@@ -71,9 +71,9 @@ struct CudaDriver::Impl {
   std::mutex mutex;
   std::unordered_map<int, CUcontext> primaryContexts;
   std::unordered_map<CUfunction, CUcontext> functionContexts;
-  // A device's properties do not change while the process runs, and some
-  // queries cost the driver tens of microseconds each: each device is asked
-  // once.
+  // A device's properties do not change while the process runs, and the
+  // driver takes up to half a millisecond to answer one query: each device
+  // is asked once.
   std::unordered_map<int, DeviceProperties> deviceProperties;
 
   void open();
