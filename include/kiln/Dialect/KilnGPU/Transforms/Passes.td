@@ -561,8 +561,6 @@ def KilnGPUSinkLoadCasts : Pass<"kiln-gpu-sink-load-casts", "mlir::ModuleOp"> {
   }];
 }
 
-#endif // KILN_GPU_TRANSFORMS_PASSES
-
 def KilnGPUDropUnreadTensorMaps : Pass<"kiln-gpu-drop-unread-tensor-maps", "mlir::ModuleOp"> {
   let summary = "Drop the tensor-map parameters of descriptors made in the kernel that no TMA copy reads";
   let description = [{
@@ -593,3 +591,5 @@ def KilnGPUDropUnreadTensorMaps : Pass<"kiln-gpu-drop-unread-tensor-maps", "mlir
     ```
   }];
 }
+
+#endif // KILN_GPU_TRANSFORMS_PASSES
