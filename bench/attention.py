@@ -660,8 +660,10 @@ def run(args: argparse.Namespace) -> None:
                         attention_kernels.attention_backward_dkdv, attention_kernels.attention_backward_dq)
         backward_kernels["kiln"] = kiln_kernels
         if "triton" in kernels:
+            # The forward's twin is the forward rows' own (one Triton compile).
             twins: dict = {}
-            backward_kernels["triton"] = tuple(triton_twin(kernel, twins) for kernel in kiln_kernels)
+            backward_kernels["triton"] = (kernels["triton"],
+                                          *(triton_twin(kernel, twins) for kernel in kiln_kernels[1:]))
     if "desc" in providers:
         kernels.update(plain_kernels(attention_kernels.attention_forward_descriptors, " desc"))
         if triton is not None:
