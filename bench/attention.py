@@ -58,6 +58,11 @@ launch of a trivial kernel, which leaves only the kernel's own compile.
     python3 bench/attention.py [--quick] [--shapes 128x4096,64x16384] [--causal both|yes|no]
         [--dtype fp16,bf16] [--modes fwd,fwd+bwd] [--providers plain,desc,host,sdpa,tutorial06]
         [--tutorial06 PATH] [--tutorial06-configs all|one] [--configs 128/128/8/3,...] [--verbose]
+        [--compile-workers N]
+
+Before the rows are timed, N child processes (by default up to 12) compile
+every kernel of the table into the run's kernel caches, so that a row loads
+them instead of compiling each in turn: most of a long run was compiles.
 
 --quick is D 128, S 4096, fp16. Without --tutorial06, the tutorial is
 looked for in $KILN_TRITON_TESTS/tutorials, then in shared/triton-3.6/tutorials
@@ -95,8 +100,12 @@ def use_fresh_kernel_caches() -> None:
     os.environ["TRITON_CACHE_DIR"] = os.path.join(root, "triton")
 
 
-if __name__ == "__main__":
+#: The hidden option of a child that compiles part of the table's kernels.
+COMPILE_WORKER_OPTION = "--compile-worker"
+
+if __name__ == "__main__" and COMPILE_WORKER_OPTION not in sys.argv:
     # Before the compilers are imported: either may read its variable then.
+    # A compile worker compiles into its parent's caches, which it inherits.
     use_fresh_kernel_caches()
 
 import torch  # noqa: E402
@@ -425,9 +434,10 @@ def best_of(case: Case, name: str, runs: Sequence[tuple[str, Callable[[], tuple]
     return best, best_label + (f" ({wrong} WRONG)" if wrong else "")
 
 
-def tune_plain(case: Case, name: str, kernel: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-               expected: tuple, verbose: bool, configs: Sequence[tuple] = CONFIGS) -> tuple[Cell, str]:
-    """The best cell over `configs` and its configuration (best_of)."""
+def plain_runs(case: Case, name: str, kernel: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+               configs: Sequence[tuple] = CONFIGS) -> tuple[list[tuple[str, Callable[[], tuple]]], Callable[[], None]]:
+    """The forward kernel `kernel`'s runs over `configs`, each with its
+    label, and what goes before each (best_of's `runs` and `before_each`)."""
     out = torch.empty_like(q)
     m = torch.empty((q.shape[0] * q.shape[1], q.shape[2]), device=q.device, dtype=torch.float32)
     options = FORWARD_OPTIONS[name[name.index(" "):] if " " in name else ""]
@@ -436,16 +446,16 @@ def tune_plain(case: Case, name: str, kernel: Any, q: torch.Tensor, k: torch.Ten
         return attention_kernels.forward(q, k, v, case.causal, case.head_dim ** -0.5, *config, kernel=kernel,
                                          out=out, m=m, **options)[:1]
     runs = [("/".join(str(value) for value in config), functools.partial(run, config)) for config in configs]
-    return best_of(case, name, runs, expected, verbose, before_each=lambda: out.fill_(math.nan))
+    return runs, lambda: out.fill_(math.nan)
 
 
-def tune_plain_backward(case: Case, name: str, kernels: tuple, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                        do: torch.Tensor, expected: tuple, verbose: bool,
-                        configs: Sequence[tuple] = BACKWARD_CONFIGS) -> tuple[Cell, str]:
-    """The best fwd+bwd cell over the backward's `configs` (the forward at
-    BACKWARD_FORWARD_CONFIG) and its configuration, for `kernels`: the
-    plain forward, backward preprocess, dK/dV and dQ kernels of one
-    compiler. Each config is checked (O, dQ, dK, dV) before it is timed."""
+def plain_backward_runs(case: Case, kernels: tuple, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                        do: torch.Tensor, configs: Sequence[tuple] = BACKWARD_CONFIGS
+                        ) -> list[tuple[str, Callable[[], tuple]]]:
+    """The fwd+bwd runs over the backward's `configs` (the forward at
+    BACKWARD_FORWARD_CONFIG), each with its label, of `kernels`: the plain
+    forward, backward preprocess, dK/dV and dQ kernels of one compiler.
+    Each returns (O, dQ, dK, dV)."""
     forward_kernel, *backward_kernels = kernels
     q, k, v = (x.detach() for x in (q, k, v))
     out = torch.empty_like(q)
@@ -458,9 +468,25 @@ def tune_plain_backward(case: Case, name: str, kernels: tuple, q: torch.Tensor, 
                                   out=out, m=m)
         return (out, *attention_kernels.backward(q, k, v, out, m, do, case.causal, scale, (dkdv_m, dkdv_n),
                                                  (dq_m, dq_n), warps, stages, kernels=tuple(backward_kernels)))
-    runs = [(f"dkdv {config[0]}/{config[1]} dq {config[2]}/{config[3]} {config[4]}w {config[5]}s",
+    return [(f"dkdv {config[0]}/{config[1]} dq {config[2]}/{config[3]} {config[4]}w {config[5]}s",
              functools.partial(run, config)) for config in configs]
-    return best_of(case, name, runs, expected, verbose)
+
+
+def kernel_runs(case: Case, kernels: dict[str, Any], backward_kernels: dict[str, tuple], q: torch.Tensor,
+                k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, configs: Sequence[tuple],
+                backward_configs: Sequence[tuple]
+                ) -> dict[str, tuple[list[tuple[str, Callable[[], tuple]]], Callable[[], None]]]:
+    """For each plain, desc or host column of `case`'s row, its runs and
+    what goes before each: the forward kernels' in fwd rows, the plain
+    forward and backward kernels' in fwd+bwd rows."""
+    runs = {}
+    for name, kernel in kernels.items():
+        if case.mode == "fwd":
+            runs[name] = plain_runs(case, name, kernel, q, k, v, configs)
+        elif name in backward_kernels:
+            runs[name] = plain_backward_runs(case, backward_kernels[name], q, k, v, do, backward_configs), \
+                lambda: None
+    return runs
 
 
 # -- torch SDPA ------------------------------------------------------------------
@@ -616,12 +642,10 @@ def row_cells(case: Case, providers: set, kernels: dict[str, Any], tutorial: dic
     q, k, v, do = make_inputs(case, requires_grad=needs_grad)
     expected = reference(q, k, v, case.causal, do if needs_grad else None)
     if providers & {"plain", "desc", "host"}:
-        for name, kernel in kernels.items():
-            if case.mode == "fwd":
-                cells[name], configs[name] = tune_plain(case, name, kernel, q, k, v, expected, verbose, tuned)
-            elif backward_kernels and name in backward_kernels:
-                cells[name], configs[name] = tune_plain_backward(case, name, backward_kernels[name], q, k, v, do,
-                                                                 expected, verbose, backward_configs)
+        runs = kernel_runs(case, kernels, backward_kernels or {}, q, k, v, do, tuned, backward_configs)
+        for name in kernels:
+            if name in runs:
+                cells[name], configs[name] = best_of(case, name, runs[name][0], expected, verbose, runs[name][1])
             else:
                 cells[name] = Cell(text="-")
     if "sdpa" in providers:
@@ -647,15 +671,13 @@ def cases_from(args: argparse.Namespace) -> list[Case]:
             for dtype in dtypes]
 
 
-def run(args: argparse.Namespace) -> None:
-    """Prints the compile-time table and the table of `args`' rows."""
-    providers = set(args.providers.split(","))
-    cases = cases_from(args)
+def table_kernels(providers: set, modes: Sequence[str]) -> tuple[dict[str, Any], dict[str, tuple]]:
+    """The plain, desc and host columns' forward kernels by column name, and
+    the plain columns' forward and backward kernels for fwd+bwd rows."""
     kernels = plain_kernels() if "plain" in providers else {}
-    compile_kernels = dict(kernels)
     # The plain columns' fwd+bwd: the forward and the three backward kernels.
     backward_kernels = {}
-    if "plain" in providers and "fwd+bwd" in args.modes.split(","):
+    if "plain" in providers and "fwd+bwd" in modes:
         kiln_kernels = (attention_kernels.attention_forward, attention_kernels.attention_backward_preprocess,
                         attention_kernels.attention_backward_dkdv, attention_kernels.attention_backward_dq)
         backward_kernels["kiln"] = kiln_kernels
@@ -671,10 +693,65 @@ def run(args: argparse.Namespace) -> None:
     if "host" in providers:
         for suffix in HOST_SUFFIXES:
             kernels.update(plain_kernels(attention_kernels.attention_forward_descriptors, suffix))
+    return kernels, backward_kernels
+
+
+def compile_in_workers(count: int) -> None:
+    """Compiles the table's kernels (every column, row and configuration)
+    in `count` child processes at once, into this process's kernel caches,
+    so that the rows load them instead of compiling one after the other.
+    A kernel that fails to compile there is compiled again, and its error
+    reported, in its row."""
+    start = time.perf_counter()
+    # The same options (argparse keeps an option's last value).
+    command = [sys.executable, os.path.abspath(__file__), *sys.argv[1:], "--compile-workers", "0"]
+    children = [subprocess.Popen(command + [COMPILE_WORKER_OPTION, f"{index}/{count}"], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True) for index in range(count)]
+    for index, child in enumerate(children):
+        _, errors = child.communicate()
+        if child.returncode != 0:
+            lines = [line for line in errors.splitlines() if line.strip()]
+            print(f"  compile worker {index} exited with status {child.returncode}: "
+                  f"{lines[-1] if lines else 'no message'}")
+    print(f"compiled the table's kernels in {count} processes: {time.perf_counter() - start:.1f} s", flush=True)
+
+
+def compile_worker(args: argparse.Namespace) -> None:
+    """A compile worker: calls its share (every `count`-th, from `index`) of
+    the table's runs once each, unchecked and untimed."""
+    index, count = (int(part) for part in args.compile_worker.split("/"))
+    providers = set(args.providers.split(","))
+    kernels, backward_kernels = table_kernels(providers, args.modes.split(","))
+    task = 0
+    for case in cases_from(args):
+        q, k, v, do = make_inputs(case, requires_grad=case.mode == "fwd+bwd")
+        for runs, before_each in kernel_runs(case, kernels, backward_kernels, q, k, v, do, args.configs,
+                                             args.backward_configs).values():
+            for _, run_once in runs:
+                if task % count == index:
+                    try:
+                        before_each()
+                        run_once()
+                        synchronize()
+                    except Exception:
+                        pass  # its row compiles it again and reports the error
+                task += 1
+        del q, k, v, do
+        free_memory()
+
+
+def run(args: argparse.Namespace) -> None:
+    """Prints the compile-time table and the table of `args`' rows."""
+    providers = set(args.providers.split(","))
+    cases = cases_from(args)
+    kernels, backward_kernels = table_kernels(providers, args.modes.split(","))
+    compile_kernels = {name: kernel for name, kernel in kernels.items() if name in ("kiln", "triton")}
     print(f"device: {torch.cuda.get_device_name() if DEVICE == 'cuda' else DEVICE}, torch {torch.__version__}, "
           f"triton {triton.__version__ if triton is not None else 'not installed'}")
     if compile_kernels:
         compile_times(compile_kernels)
+    if kernels and args.compile_workers > 0:
+        compile_in_workers(args.compile_workers)
 
     tutorial: dict[str, dict[str, Cell]] = {}
     if "tutorial06" in providers:
@@ -755,6 +832,10 @@ def main() -> None:
     parser.add_argument("--backward-configs", type=parse_backward_configs, default=BACKWARD_CONFIGS,
                         help="the plain backward's configurations for fwd+bwd rows, dK/dV BLOCK_M/BLOCK_N/dQ "
                              "BLOCK_M/BLOCK_N/warps/stages separated by commas (default: all of BACKWARD_CONFIGS)")
+    parser.add_argument("--compile-workers", type=int, default=min(12, max(0, (os.cpu_count() or 1) - 2)),
+                        help="child processes that compile the table's kernels before its rows are timed "
+                             "(0: each row compiles its own)")
+    parser.add_argument(COMPILE_WORKER_OPTION, help=argparse.SUPPRESS)
     parser.add_argument("--tutorial06-worker", metavar="PATH", help=argparse.SUPPRESS)
     parser.add_argument("--first-call-worker", choices=["kiln", "triton"], help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -772,6 +853,9 @@ def main() -> None:
         parser.error(f"--shapes: expected DxS pairs such as 128x4096, got {args.shapes}")
     if args.tutorial06_worker:
         tutorial06_worker(args.tutorial06_worker)
+        return
+    if args.compile_worker:
+        compile_worker(args)
         return
     if not torch.cuda.is_available():
         print("bench/attention.py needs a CUDA GPU, and torch sees none: nothing to measure.")
