@@ -25,6 +25,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -331,6 +332,18 @@ void carryPointerOffsets(scf::ForOp &loop, ArrayRef<PipelinedOperand> operands) 
   }
 }
 
+/// Whether a loop of `loop`'s function other than `loop` computes a dot
+/// in its own body.
+bool hasOtherDotLoop(scf::ForOp loop) {
+  auto function = loop->getParentOfType<FunctionOpInterface>();
+  WalkResult found = function->walk([&](scf::ForOp other) {
+    if (other != loop && llvm::any_of(*other.getBody(), [](Operation &op) { return isa<DotOp>(op); }))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
 LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInfo) {
   ModuleOp module = loop->getParentOfType<ModuleOp>();
   int numWarps = getNumWarps(module), threadsPerWarp = getThreadsPerWarp(module);
@@ -385,10 +398,15 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // one iteration less ahead. Measured on the H200 (docs/design/
   // attention.md), that pays on one warpgroup computing one 64-row tile;
   // two warpgroups already overlap each other's softmax and dots, and lose
-  // more to the shorter lookahead than they gain.
+  // more to the shorter lookahead than they gain. Nor does it pay where
+  // another loop of the kernel computes dots (a causal attention split at
+  // its diagonal, by kiln-split-masked-loops or by hand as tutorial 06
+  // does): the values carried into and out of the rotated loops then
+  // spill (measured on the H100, docs/design/attention.md).
   std::optional<ChainedDots> chained = getChainedDots(loop, numWarps, threadsPerWarp);
   bool overlapDots = numStages >= 3 && chained && numWarps == 4 &&
-                     chained->first.getType().getDimSize(0) == 64;
+                     chained->first.getType().getDimSize(0) == 64 &&
+                     !hasOtherDotLoop(loop);
   if (overlapDots)
     lookahead = numStages - 2;
 

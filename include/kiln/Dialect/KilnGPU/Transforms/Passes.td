@@ -188,8 +188,9 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     `kiln_gpu.shared_operand`. Through host tensor descriptors the TMA unit
     copies the blocks instead; the load's masked pointers, computed from
     the same carried offsets, run ahead with the coordinates and die. A loop with chained dots (kiln-gpu-overlap-dots) on
-    one warpgroup with one 64-row tile has its copies run one iteration
-    less ahead and is marked `kiln_gpu.overlap_dots`. Runs on sm_80 and
+    one warpgroup with one 64-row tile, the only loop of the kernel that
+    computes dots, has its copies run one iteration less ahead and is
+    marked `kiln_gpu.overlap_dots`. Runs on sm_80 and
     later when `num-stages` (or the loop's `kiln.num_stages`) is 2 or more; a
     loop that stores, or whose pointer values are used outside the copies,
     is left to kiln-gpu-prefetch-loads.
@@ -300,8 +301,9 @@ def KilnGPUOverlapDots : Pass<"kiln-gpu-overlap-dots", "mlir::ModuleOp"> {
     needs the softmax of the first (`s = dot(q, k)`), so as written the
     tensor cores idle during the softmax, and the softmax waits for the
     tensor cores. kiln-gpu-pipeline-loads marks such a loop
-    (`kiln_gpu.overlap_dots`) when its operands are in pipeline slots and
-    one warpgroup computes one 64-row tile (where it measured faster), and
+    (`kiln_gpu.overlap_dots`) when its operands are in pipeline slots,
+    one warpgroup computes one 64-row tile and no other loop of the kernel
+    computes dots (where it measured faster), and
     runs the copies one iteration less ahead so that a slot stays valid an
     iteration longer; kiln-gpu-warp-specialize marks the consumers' loop of
     a warp-specialized attention on two or more warpgroups with three slots
