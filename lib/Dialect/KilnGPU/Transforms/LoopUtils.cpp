@@ -63,6 +63,10 @@ Value mlir::kiln::gpu::andMask(OpBuilder &builder, Location loc, Value mask,
   return mask ? Value(arith::AndIOp::create(builder, loc, mask, splat)) : splat;
 }
 
+bool mlir::kiln::gpu::hasDot(scf::ForOp loop) {
+  return llvm::any_of(*loop.getBody(), [](Operation &op) { return isa<DotOp>(op); });
+}
+
 DotOp mlir::kiln::gpu::getOnlyDot(scf::ForOp loop) {
   DotOp found;
   for (Operation &op : *loop.getBody()) {

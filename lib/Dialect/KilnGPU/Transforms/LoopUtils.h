@@ -30,6 +30,9 @@ FailureOr<SmallVector<Operation *>> getBlockSlice(Block *block, ValueRange roots
 Value andMask(OpBuilder &builder, Location loc, Value mask, Value condition,
               RankedTensorType ptrType);
 
+/// Whether `loop`'s own body (not a nested region) computes a dot.
+bool hasDot(scf::ForOp loop);
+
 /// The dot of `loop`'s body when there is exactly one (null otherwise).
 DotOp getOnlyDot(scf::ForOp loop);
 

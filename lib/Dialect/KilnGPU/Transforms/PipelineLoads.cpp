@@ -337,7 +337,7 @@ void carryPointerOffsets(scf::ForOp &loop, ArrayRef<PipelinedOperand> operands) 
 bool hasOtherDotLoop(scf::ForOp loop) {
   auto function = loop->getParentOfType<FunctionOpInterface>();
   WalkResult found = function->walk([&](scf::ForOp other) {
-    if (other != loop && llvm::any_of(*other.getBody(), [](Operation &op) { return isa<DotOp>(op); }))
+    if (other != loop && hasDot(other))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });

@@ -171,8 +171,7 @@ struct KilnGPUPrefetchLoads
       return;
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) {
-      bool hasDot = llvm::any_of(*loop.getBody(), [](Operation &op) { return isa<DotOp>(op); });
-      if (hasDot)
+      if (hasDot(loop))
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops)
