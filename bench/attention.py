@@ -434,12 +434,16 @@ def best_of(case: Case, name: str, runs: Sequence[tuple[str, Callable[[], tuple]
     return best, best_label + (f" ({wrong} WRONG)" if wrong else "")
 
 
+#: A column's runs over its configurations, each with its label, and what
+#: goes before each: best_of's `runs` and `before_each`.
+Runs = tuple[list[tuple[str, Callable[[], tuple]]], Callable[[], None]]
+
+
 def plain_runs(case: Case, name: str, kernel: Any, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-               configs: Sequence[tuple] = CONFIGS) -> tuple[list[tuple[str, Callable[[], tuple]]], Callable[[], None]]:
-    """The forward kernel `kernel`'s runs over `configs`, each with its
-    label, and what goes before each (best_of's `runs` and `before_each`)."""
-    out = torch.empty_like(q)
-    m = torch.empty((q.shape[0] * q.shape[1], q.shape[2]), device=q.device, dtype=torch.float32)
+               configs: Sequence[tuple] = CONFIGS) -> Runs:
+    """The forward kernel `kernel`'s runs over `configs`; O is filled with
+    NaN before each, so that a run that writes nothing is wrong."""
+    out, m = torch.empty_like(q), attention_kernels.new_row_statistics(q)
     options = FORWARD_OPTIONS[name[name.index(" "):] if " " in name else ""]
 
     def run(config: tuple) -> tuple:
@@ -450,16 +454,14 @@ def plain_runs(case: Case, name: str, kernel: Any, q: torch.Tensor, k: torch.Ten
 
 
 def plain_backward_runs(case: Case, kernels: tuple, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                        do: torch.Tensor, configs: Sequence[tuple] = BACKWARD_CONFIGS
-                        ) -> list[tuple[str, Callable[[], tuple]]]:
+                        do: torch.Tensor, configs: Sequence[tuple] = BACKWARD_CONFIGS) -> Runs:
     """The fwd+bwd runs over the backward's `configs` (the forward at
-    BACKWARD_FORWARD_CONFIG), each with its label, of `kernels`: the plain
-    forward, backward preprocess, dK/dV and dQ kernels of one compiler.
-    Each returns (O, dQ, dK, dV)."""
+    BACKWARD_FORWARD_CONFIG) of `kernels`: the plain forward, backward
+    preprocess, dK/dV and dQ kernels of one compiler. Each returns (O, dQ,
+    dK, dV); nothing goes before it."""
     forward_kernel, *backward_kernels = kernels
     q, k, v = (x.detach() for x in (q, k, v))
-    out = torch.empty_like(q)
-    m = torch.empty((q.shape[0] * q.shape[1], q.shape[2]), device=q.device, dtype=torch.float32)
+    out, m = torch.empty_like(q), attention_kernels.new_row_statistics(q)
     scale = case.head_dim ** -0.5
 
     def run(config: tuple) -> tuple:
@@ -469,13 +471,12 @@ def plain_backward_runs(case: Case, kernels: tuple, q: torch.Tensor, k: torch.Te
         return (out, *attention_kernels.backward(q, k, v, out, m, do, case.causal, scale, (dkdv_m, dkdv_n),
                                                  (dq_m, dq_n), warps, stages, kernels=tuple(backward_kernels)))
     return [(f"dkdv {config[0]}/{config[1]} dq {config[2]}/{config[3]} {config[4]}w {config[5]}s",
-             functools.partial(run, config)) for config in configs]
+             functools.partial(run, config)) for config in configs], lambda: None
 
 
 def kernel_runs(case: Case, kernels: dict[str, Any], backward_kernels: dict[str, tuple], q: torch.Tensor,
                 k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, configs: Sequence[tuple],
-                backward_configs: Sequence[tuple]
-                ) -> dict[str, tuple[list[tuple[str, Callable[[], tuple]]], Callable[[], None]]]:
+                backward_configs: Sequence[tuple]) -> dict[str, Runs]:
     """For each plain, desc or host column of `case`'s row, its runs and
     what goes before each: the forward kernels' in fwd rows, the plain
     forward and backward kernels' in fwd+bwd rows."""
@@ -484,8 +485,7 @@ def kernel_runs(case: Case, kernels: dict[str, Any], backward_kernels: dict[str,
         if case.mode == "fwd":
             runs[name] = plain_runs(case, name, kernel, q, k, v, configs)
         elif name in backward_kernels:
-            runs[name] = plain_backward_runs(case, backward_kernels[name], q, k, v, do, backward_configs), \
-                lambda: None
+            runs[name] = plain_backward_runs(case, backward_kernels[name], q, k, v, do, backward_configs)
     return runs
 
 

@@ -343,6 +343,12 @@ def _foreign_descriptor(kernel) -> type:
     return importlib.import_module(f"{package}.tools.tensor_descriptor").TensorDescriptor
 
 
+def new_row_statistics(q: torch.Tensor) -> torch.Tensor:
+    """An uninitialized M for the forward kernels on queries `q` ([Z, H,
+    N_CTX, HEAD_DIM]): [Z*H, N_CTX] in float32."""
+    return torch.empty((q.shape[0] * q.shape[1], q.shape[2]), device=q.device, dtype=torch.float32)
+
+
 def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_scale: float,
             block_m: int = 128, block_n: int = 64, num_warps: int = 4, num_stages: int = 3,
             kernel=attention_forward, out: torch.Tensor = None, m: torch.Tensor = None,
@@ -361,7 +367,7 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_
         out = torch.empty_like(q)
     _check_operands(q, out)
     if m is None:
-        m = torch.empty((z * h, n_ctx), device=q.device, dtype=torch.float32)
+        m = new_row_statistics(q)
     grid = (math.ceil(n_ctx / block_m), z * h)
     strides = [q.stride(0), q.stride(1), q.stride(2)]
     operands = [q, k, v]
