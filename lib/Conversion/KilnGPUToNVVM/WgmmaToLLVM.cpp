@@ -89,32 +89,36 @@ struct AsyncDotWaitOpLowering : public ConvertOpToLLVMPattern<AsyncDotWaitOp> {
 /// its high word the stride byte offset and the swizzle mode. Shared
 /// addresses stay below 256 KB, so the start field of base + offset (both
 /// multiples of 16) is the base's plus offset / 16, never carrying into the
-/// next field: each k-step's descriptor is one 32-bit add to a low word
-/// computed once per dot, not a shift, a mask and an or of its address.
+/// next field: each k-step's descriptor is one 64-bit add of a constant to
+/// the base's whole descriptor, made once per dot. Kept as 64-bit adds,
+/// ptxas computes them in uniform registers, which wgmma reads its
+/// descriptors from; a 32-bit add to the low word, widened and or-ed with
+/// the high word per k-step, was computed in ordinary registers and moved
+/// to uniform ones (R2UR) before every wgmma.
 struct TileDescriptors {
-  Value lowBase; // i32
-  int64_t highWord;
+  Value base; // i64: the descriptor of the block at offset 0
 
   TileDescriptors(OpBuilder &b, Location loc, Value baseAddress, const SharedTile &tile,
                   int64_t leadingBytes) {
     auto constant = [&](int64_t v) { return createI32Constant(b, loc, v); };
     int64_t swizzleMode = tile.rowBytes() == 128 ? 1 : tile.rowBytes() == 64 ? 2 : 3;
     int64_t strideBytes = 8 * tile.rowBytes(); // between 8-row groups
-    highWord = ((strideBytes >> 4) & 0x3FFF) | (swizzleMode << 30);
+    int64_t highWord = ((strideBytes >> 4) & 0x3FFF) | (swizzleMode << 30);
     Value start = LLVM::AndOp::create(
         b, loc, LLVM::LShrOp::create(b, loc, baseAddress, constant(4)), constant(0x3FFF));
-    lowBase = LLVM::OrOp::create(b, loc, start, constant(((leadingBytes >> 4) & 0x3FFF) << 16));
+    Value lowWord = LLVM::OrOp::create(b, loc, start, constant(((leadingBytes >> 4) & 0x3FFF) << 16));
+    Type i64 = b.getI64Type();
+    base = LLVM::OrOp::create(b, loc, LLVM::ZExtOp::create(b, loc, i64, lowWord),
+                              LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(highWord << 32)));
   }
 
   /// The descriptor of the block `offsetBytes` (a multiple of 16) from the base.
   Value at(OpBuilder &b, Location loc, int64_t offsetBytes) const {
+    if (!offsetBytes)
+      return base;
     Type i64 = b.getI64Type();
-    Value low = lowBase;
-    if (offsetBytes)
-      low = LLVM::AddOp::create(b, loc, low, createI32Constant(b, loc, offsetBytes >> 4));
-    return LLVM::OrOp::create(
-        b, loc, LLVM::ZExtOp::create(b, loc, i64, low),
-        LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(highWord << 32)));
+    return LLVM::AddOp::create(b, loc, base,
+                               LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(offsetBytes >> 4)));
   }
 };
 
@@ -177,8 +181,6 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
 
   Value aBase = LLVM::PtrToIntOp::create(b, loc, i32, aTile.base);
   Value bBase = LLVM::PtrToIntOp::create(b, loc, i32, bTile.base);
-  Value tid = NVVM::ThreadIdXOp::create(b, loc, i32);
-  Value group = LLVM::UDivOp::create(b, loc, tid, constant(128));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
 
   // Accumulator registers per thread per instruction: f16 ones hold a
@@ -274,7 +276,14 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
   TileDescriptors bDescriptors(b, loc, bBase, bTile,
                                tensorCore.isKMajorB() ? 16 : bTile.blockBytes());
   SmallVector<TileDescriptors> aDescriptors;
-  if (!aInRegisters)
+  if (!aInRegisters) {
+    // The warpgroup, from lane 0's warp index: ptxas then knows it is the
+    // same across the warp and keeps A's descriptors, made from it, in
+    // uniform registers (from the thread index itself it could not).
+    Value tid = NVVM::ThreadIdXOp::create(b, loc, i32);
+    Value warp = emitShuffle(b, loc, LLVM::UDivOp::create(b, loc, tid, constant(32)), constant(0),
+                             NVVM::ShflKind::idx);
+    Value group = LLVM::UDivOp::create(b, loc, warp, constant(4));
     for (int64_t t = 0; t < tilesPerGroup; ++t) {
       Value rowStart = LLVM::MulOp::create(
           b, loc,
@@ -284,6 +293,7 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
       aDescriptors.emplace_back(b, loc, LLVM::AddOp::create(b, loc, aBase, rowStart), aTile,
                                 /*leadingBytes=*/16);
     }
+  }
   for (int64_t step = 0; step < steps; ++step) {
     int64_t kStart = tensorCore.instructionK() * step;
     bool restart = promotes && step % promoteSteps == 0;

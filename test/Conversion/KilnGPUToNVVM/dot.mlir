@@ -33,19 +33,25 @@ func.func @wgmma(%a: tensor<64x32xf16, #bA>, %b: tensor<32x64xf16, #bB>, %c: ten
 // sm_90a, a dot into zeros (a fresh kl.dot): the first k-step's wgmma
 // ignores the accumulators (scale-d 0), which are left undefined rather
 // than zeroed; the second accumulates (scale-d 1). The descriptors' start
-// fields are shifted and masked once per dot, for A and for B; each
-// k-step's descriptor adds to them.
+// fields are shifted and masked once per dot, for B and for A (whose rows
+// start at lane 0's warpgroup, shuffled so that ptxas sees one per warp);
+// each k-step's descriptor is a 64-bit add to the whole descriptor.
 // CHECK: // -----
 // CHECK-LABEL: llvm.func @wgmma_into_zeros
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-NEXT: %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT: %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT: %[[UNDEF:.*]] = llvm.mlir.undef : f32
-// CHECK-COUNT-2: llvm.lshr
+// CHECK: llvm.lshr
+// CHECK: nvvm.shfl.sync idx
+// CHECK: llvm.lshr
+// CHECK: %[[A:.*]] = llvm.or %{{.*}}, %{{.*}} : i64
 // CHECK-NOT: llvm.lshr
-// CHECK: wgmma.mma_async{{.*}}" %{{[0-9]+}}, %{{[0-9]+}}, %[[ZERO]], %[[UNDEF]], %[[UNDEF]],
+// CHECK: wgmma.mma_async{{.*}}" %[[A]], %{{[0-9]+}}, %[[ZERO]], %[[UNDEF]], %[[UNDEF]],
 // CHECK-NOT: llvm.lshr
-// CHECK: wgmma.mma_async{{.*}}" %{{[0-9]+}}, %{{[0-9]+}}, %[[ONE]], %{{[0-9]+}},
+// CHECK: %[[A1:.*]] = llvm.add %[[A]], %{{.*}} : i64
+// CHECK-NOT: llvm.lshr
+// CHECK: wgmma.mma_async{{.*}}" %[[A1]], %{{[0-9]+}}, %[[ONE]], %{{[0-9]+}},
 #bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 #wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
