@@ -106,10 +106,11 @@ struct TileDescriptors {
     int64_t highWord = ((strideBytes >> 4) & 0x3FFF) | (swizzleMode << 30);
     Value start = LLVM::AndOp::create(
         b, loc, LLVM::LShrOp::create(b, loc, baseAddress, constant(4)), constant(0x3FFF));
-    Value lowWord = LLVM::OrOp::create(b, loc, start, constant(((leadingBytes >> 4) & 0x3FFF) << 16));
+    Value lowWord =
+        LLVM::OrOp::create(b, loc, start, constant(((leadingBytes >> 4) & 0x3FFF) << 16));
     Type i64 = b.getI64Type();
-    base = LLVM::OrOp::create(b, loc, LLVM::ZExtOp::create(b, loc, i64, lowWord),
-                              LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(highWord << 32)));
+    Value highBits = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(highWord << 32));
+    base = LLVM::OrOp::create(b, loc, LLVM::ZExtOp::create(b, loc, i64, lowWord), highBits);
   }
 
   /// The descriptor of the block `offsetBytes` (a multiple of 16) from the base.
@@ -117,8 +118,8 @@ struct TileDescriptors {
     if (!offsetBytes)
       return base;
     Type i64 = b.getI64Type();
-    return LLVM::AddOp::create(b, loc, base,
-                               LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(offsetBytes >> 4)));
+    Value startStep = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(offsetBytes >> 4));
+    return LLVM::AddOp::create(b, loc, base, startStep);
   }
 };
 
