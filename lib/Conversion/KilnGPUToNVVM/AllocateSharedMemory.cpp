@@ -52,7 +52,7 @@ bool drainsCopies(Operation *op) {
 /// The first op that writes a span's slots (or, for TMA copies, their
 /// mbarriers).
 bool startsCopies(Operation *op) {
-  return isa<AsyncCopyOp, InitTmaBarriersOp, AsyncTmaCopyOp>(op);
+  return isa<AsyncCopyOp, AsyncCopyBlockOp, InitTmaBarriersOp, AsyncTmaCopyOp>(op);
 }
 
 SlotSpans findSlotSpans(ModuleOp module) {

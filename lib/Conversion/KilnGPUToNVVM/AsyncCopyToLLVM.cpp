@@ -20,6 +20,32 @@ using namespace mlir::kiln::nvidia;
 
 namespace {
 
+/// One cp.async of `bytes` (4, 8 or 16) from `source` to the shared
+/// `address`, whose source size is 0 where `mask` (if any) is false:
+/// nothing is read, the destination is zero-filled. With `predicate`, the
+/// copy is issued only where it is true.
+void emitCpAsync(OpBuilder &b, Location loc, Value address, Value source, int64_t bytes, Value mask,
+                 Value predicate) {
+  Type i32 = b.getI32Type();
+  Value size = createI32Constant(b, loc, bytes);
+  if (mask)
+    size = LLVM::SelectOp::create(b, loc, mask, size, createI32Constant(b, loc, 0));
+  // A string: NVVM's CpAsyncOp takes the destination as a 64-bit shared
+  // pointer, which grew the registers of matmul kernels; the string takes
+  // the 32-bit shared address.
+  std::string copy = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") +
+                     ".shared.global [$0], [$1], " + std::to_string(bytes) + ", $2;";
+  SmallVector<Value> operands{LLVM::PtrToIntOp::create(b, loc, i32, address), source, size};
+  Type voidType = LLVM::LLVMVoidType::get(b.getContext());
+  if (!predicate) {
+    createInlineAsm(b, loc, /*hasSideEffects=*/true, voidType, operands, copy, "r,l,r");
+    return;
+  }
+  operands.push_back(LLVM::ZExtOp::create(b, loc, i32, predicate));
+  createInlineAsm(b, loc, /*hasSideEffects=*/true, voidType, operands,
+                  "{\n.reg .pred p;\nsetp.ne.b32 p, $3, 0;\n@p " + copy + "\n}", "r,l,r,r");
+}
+
 /// kiln_gpu.async_copy: per run of elements a thread holds, one cp.async
 /// into the slot (zero-filled where masked off); runs of 1 or 2 bytes, which
 /// cp.async cannot move, are loaded and stored.
@@ -70,19 +96,7 @@ struct AsyncCopyOpLowering : public ConvertOpToLLVMPattern<AsyncCopyOp> {
                             : tile.emitOffset(b, loc, row, cols[e]);
       Value address = getSharedAddress(b, loc, tile.base, offset);
       if (bytes >= 4) {
-        // The source size is 0 where masked off: nothing is read, the
-        // destination is zero-filled.
-        Value size = createI32Constant(b, loc, bytes);
-        if (!masks.empty())
-          size = LLVM::SelectOp::create(b, loc, masks[e], size, createI32Constant(b, loc, 0));
-        // A string: NVVM's CpAsyncOp takes the destination as a 64-bit
-        // shared pointer, which grew the registers of matmul kernels; the
-        // string takes the 32-bit shared address.
-        std::string text = std::string("cp.async.") + (bytes == 16 ? "cg" : "ca") +
-                           ".shared.global [$0], [$1], " + std::to_string(bytes) + ", $2;";
-        createInlineAsm(b, loc, /*hasSideEffects=*/true, LLVM::LLVMVoidType::get(b.getContext()),
-                        {LLVM::PtrToIntOp::create(b, loc, i32, address), ptrs[e], size}, text,
-                        "r,l,r");
+        emitCpAsync(b, loc, address, ptrs[e], bytes, masks.empty() ? Value() : masks[e], Value());
         continue;
       }
       Value mask = masks.empty() ? Value(LLVM::ConstantOp::create(b, loc, b.getI1Type(),
@@ -105,6 +119,108 @@ struct AsyncCopyOpLowering : public ConvertOpToLLVMPattern<AsyncCopyOp> {
 
   LaunchShape launch;
   const AccessWidths &widths;
+  int64_t pipelineStart;
+};
+
+/// The start of slot `slot` of a block buffer (the pipeline buffers
+/// starting at `pipelineStart`), and the byte offset of each element a
+/// thread holds of a block of `type` in it (row-major).
+struct BlockSlotAddresses {
+  Value base;
+  SmallVector<Value> offsets;
+};
+
+BlockSlotAddresses getBlockSlotAddresses(OpBuilder &b, Location loc, BlockBufferAttr buffer,
+                                         Value slot, RankedTensorType type, int64_t elementBytes,
+                                         int64_t pipelineStart, const LaunchShape &launch,
+                                         Value *isOwner = nullptr) {
+  Value start = LLVM::AddOp::create(
+      b, loc, createI32Constant(b, loc, pipelineStart + buffer.getOffset()),
+      LLVM::MulOp::create(b, loc, slot, createI32Constant(b, loc, buffer.getSlotBytes())));
+  BlockSlotAddresses addresses;
+  addresses.base = getSharedAddress(b, loc, getScratchBase(b, loc), start);
+  SmallVector<Value> coordinates = emitBlockCoordinates(b, loc, type, launch, isOwner);
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t stride = elementBytes;
+  for (int64_t dim = type.getRank() - 1; dim >= 0; --dim) {
+    SmallVector<Value> along = unpackElements(b, loc, coordinates[dim]);
+    addresses.offsets.resize(along.size());
+    for (auto [offset, coordinate] : llvm::zip(addresses.offsets, along)) {
+      Value scaled = LLVM::MulOp::create(b, loc, coordinate, createI32Constant(b, loc, stride));
+      offset = offset ? Value(LLVM::AddOp::create(b, loc, offset, scaled)) : scaled;
+    }
+    stride *= shape[dim];
+  }
+  return addresses;
+}
+
+/// kiln_gpu.async_copy_block: per run of elements a thread owns, one
+/// cp.async into the slot's row-major elements (zero-filled where masked
+/// off). Replicas of another thread's elements are not copied: a zero
+/// fill of a masked replica could land after the owner's copy.
+struct AsyncCopyBlockOpLowering : public ConvertOpToLLVMPattern<AsyncCopyBlockOp> {
+  AsyncCopyBlockOpLowering(const LLVMTypeConverter &converter, LaunchShape launch,
+                           const AccessWidths &widths, int64_t pipelineStart)
+      : ConvertOpToLLVMPattern(converter), launch(launch), widths(widths),
+        pipelineStart(pipelineStart) {}
+
+  LogicalResult
+  matchAndRewrite(AsyncCopyBlockOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getPtr().getType();
+    Type element = cast<PointerType>(type.getElementType()).getPointeeType();
+    int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+    Value owner;
+    BlockSlotAddresses addresses = getBlockSlotAddresses(
+        b, loc, op.getBuffer(), adaptor.getSlot(), type, elementBytes, pipelineStart, launch, &owner);
+    SmallVector<Value> ptrs = unpackElements(b, loc, adaptor.getPtr());
+    SmallVector<Value> masks, owners;
+    if (adaptor.getMask())
+      masks = unpackElements(b, loc, adaptor.getMask());
+    if (owner)
+      owners = unpackElements(b, loc, owner);
+    // A thread's runs are contiguous in the slot only along its last
+    // dimension, which a 1-D block's runs are.
+    int64_t width =
+        type.getRank() == 1 ? std::clamp<int64_t>(widths.lookup(op), 1, 16 / elementBytes) : 1;
+    int64_t bytes = width * elementBytes;
+    for (size_t e = 0; e < ptrs.size(); e += width)
+      emitCpAsync(b, loc, getSharedAddress(b, loc, addresses.base, addresses.offsets[e]), ptrs[e],
+                  bytes, masks.empty() ? Value() : masks[e], owners.empty() ? Value() : owners[e]);
+    b.eraseOp(op);
+    return success();
+  }
+
+  LaunchShape launch;
+  const AccessWidths &widths;
+  int64_t pipelineStart;
+};
+
+/// kiln_gpu.load_block: each element a thread holds, loaded from its place
+/// in the slot.
+struct LoadBlockOpLowering : public ConvertOpToLLVMPattern<LoadBlockOp> {
+  LoadBlockOpLowering(const LLVMTypeConverter &converter, LaunchShape launch, int64_t pipelineStart)
+      : ConvertOpToLLVMPattern(converter), launch(launch), pipelineStart(pipelineStart) {}
+
+  LogicalResult
+  matchAndRewrite(LoadBlockOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Type element = getTypeConverter()->convertType(type.getElementType());
+    int64_t elementBytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+    BlockSlotAddresses addresses = getBlockSlotAddresses(
+        b, loc, op.getBuffer(), adaptor.getSlot(), type, elementBytes, pipelineStart, launch);
+    SmallVector<Value> values;
+    for (Value offset : addresses.offsets)
+      values.push_back(LLVM::LoadOp::create(b, loc, element, getSharedAddress(b, loc, addresses.base, offset),
+                                            elementBytes));
+    b.replaceOp(op, packElements(b, loc, getTypeConverter()->convertType(type), values));
+    return success();
+  }
+
+  LaunchShape launch;
   int64_t pipelineStart;
 };
 
@@ -163,7 +279,9 @@ void mlir::kiln::gpu::populateAsyncCopyToLLVMPatterns(KilnGPUToNVVMTypeConverter
                                                       const LaunchShape &launch,
                                                       const AccessWidths &widths,
                                                       int64_t pipelineStart) {
-  patterns.add<AsyncCopyOpLowering>(converter, launch, widths, pipelineStart);
+  patterns.add<AsyncCopyOpLowering, AsyncCopyBlockOpLowering>(converter, launch, widths,
+                                                             pipelineStart);
+  patterns.add<LoadBlockOpLowering>(converter, launch, pipelineStart);
   patterns.add<AsyncCommitGroupOpLowering, AsyncWaitOpLowering, SharedOperandOpLowering>(
       converter);
 }

@@ -303,6 +303,10 @@ int64_t mlir::kiln::gpu::getPipelineBytes(ModuleOp module) {
   module.walk([&](Operation *op) {
     if (auto copy = dyn_cast<AsyncCopyOp>(op))
       bytes = std::max(bytes, copy.getBuffer().getEnd());
+    else if (auto blockCopy = dyn_cast<AsyncCopyBlockOp>(op))
+      bytes = std::max(bytes, blockCopy.getBuffer().getEnd());
+    else if (auto blockLoad = dyn_cast<LoadBlockOp>(op))
+      bytes = std::max(bytes, blockLoad.getBuffer().getEnd());
     else if (auto shared = dyn_cast<SharedOperandOp>(op))
       bytes = std::max(bytes, shared.getBuffer().getEnd());
     else if (auto barriers = dyn_cast<InitTmaBarriersOp>(op))

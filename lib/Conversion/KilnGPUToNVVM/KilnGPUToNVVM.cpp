@@ -238,6 +238,8 @@ struct ConvertKilnGPUToNVVM
         widths[op] = getAccessWidth(axisInfo, store.getPtr(), store.getMask());
       else if (auto copy = dyn_cast<AsyncCopyOp>(op))
         widths[op] = getAccessWidth(axisInfo, copy.getPtr(), copy.getMask());
+      else if (auto blockCopy = dyn_cast<AsyncCopyBlockOp>(op))
+        widths[op] = getAccessWidth(axisInfo, blockCopy.getPtr(), blockCopy.getMask());
     });
 
     // Checked mode finds each access's parameter on the structured IR too.

@@ -270,7 +270,8 @@ def test_sm90a_backward_dkdv_on_wgmma_from_slots(block_m, block_n):
     wgmma, also those BLOCK_M (16 or 32) columns wide; qT and dO, each read
     by two dots (once transposed), each copied once into a slot that both
     read in their own views; K and V, loaded before the loop, in slots of
-    their own; the rows of M and delta loaded in the loop."""
+    their own; the rows of M and delta copied into block slots with qT and
+    dO and read back from them in the iteration that uses them."""
     compiled = compile_backward_dkdv(128, block_m, block_n, num_warps=4, num_stages=3)
     ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
     assert "mma.sync" not in ptx
@@ -282,12 +283,18 @@ def test_sm90a_backward_dkdv_on_wgmma_from_slots(block_m, block_n):
     # qT and dO: one slot each, read N-major by one dot and K-major by another.
     assert len(views) == 4 and len({offset for offset, _ in views}) == 2
     assert sorted(bool(k_major) for _, k_major in views) == [False, False, True, True]
-    # M and delta are loaded in the iteration that reads them (moved an
-    # iteration ahead, they cost the backward 12 % on an H100).
+    # M and delta come through block slots, copied asynchronously with qT
+    # and dO (loaded in the loop, their latency stalled its softmax), not
+    # carried in registers (moved an iteration ahead so, they cost the
+    # backward 12 % on an H100).
     loop_header = ir[ir.rindex("scf.for"):]
     loop_header = loop_header[:loop_header.index("{")]
     assert loop_header.count(f"tensor<{block_m}xf32") == 0
-    assert len(re.findall(rf"kiln\.load .*tensor<{block_m}x!kiln\.ptr<f32>", body)) == 2
+    assert not re.search(rf"kiln\.load .*tensor<{block_m}x!kiln\.ptr<f32>", body)
+    assert len(re.findall(rf"kiln_gpu\.load_block .*block_buffer.* : tensor<{block_m}xf32", body)) == 2
+    assert len(re.findall(rf"kiln_gpu\.async_copy_block .*tensor<{block_m}x!kiln\.ptr<f32>", body)) == 2
+    # Each thread that owns a pair of a row's elements copies it in 8 bytes.
+    assert re.search(r"@p cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 8,", ptx)
 
 
 def test_sm90a_backward_dkdv_square_blocks_from_slots(tmp_path):
@@ -302,7 +309,8 @@ def test_sm90a_backward_dkdv_square_blocks_from_slots(tmp_path):
     body = loop_body(compiled.asm["kiln_gpu"])
     assert not re.search(r"kiln\.load .*tensor<64x64x!kiln\.ptr", body)
     assert "kiln_gpu.convert_layout" not in body
-    assert body.count("kiln_gpu.async_copy") == 2  # qT and dO
+    assert body.count("kiln_gpu.async_copy ") == 2  # qT and dO
+    assert body.count("kiln_gpu.async_copy_block ") == 2  # M and delta
     if find_ptxas() is not None:
         assert registers_and_spills(compiled.asm["ptx"], tmp_path)[1] == 0
 

@@ -133,3 +133,37 @@ func.func @tma(%map: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32, kiln.tensor_ma
   return %d : tensor<64x64xf32, #wg>
 }
 }
+
+// -----
+
+// A block slot (a row the loop reads into registers): each run of two f32
+// that a thread holds is one 8-byte cp.async, issued only by the thread
+// that owns it (the row is replicated over the 8 row lanes and 4 warps of
+// its parent layout), zero-filled where masked off; three 256-byte slots.
+// Reading the slot back, every thread loads each of its 16 elements from
+// its place in the row.
+// CHECK: // -----
+// CHECK: module attributes {{{.*}}kiln_gpu.shared = 768 : i32
+// CHECK-LABEL: llvm.func @block_slot
+// CHECK-COUNT-8: @p cp.async.ca.shared.global [$0], [$1], 8, $2;
+// CHECK-NOT: cp.async.ca
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-COUNT-16: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> f32
+// CHECK-NOT: llvm.load
+#wg = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#row = #kiln_gpu.slice<{dim = 0, parent = #wg}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
+func.func @block_slot(%base: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %n: i32 {kiln.divisibility = 16 : i32}, %slot: i32) -> tensor<64xf32, #row> {
+  %range = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #row>
+  %bound = kiln.splat %n : i32 -> tensor<64xi32, #row>
+  %mask = arith.cmpi slt, %range, %bound : tensor<64xi32, #row>
+  %splat = kiln.splat %base : !kiln.ptr<f32> -> tensor<64x!kiln.ptr<f32>, #row>
+  %ptrs = kiln.addptr %splat, %range : tensor<64x!kiln.ptr<f32>, #row>, tensor<64xi32, #row>
+  kiln_gpu.async_copy_block %ptrs, %slot, %mask {buffer = #kiln_gpu.block_buffer<offset = 0, slotBytes = 256, slots = 3>} : tensor<64x!kiln.ptr<f32>, #row>, tensor<64xi1, #row>
+  kiln_gpu.async_commit_group
+  kiln_gpu.async_wait {pending = 0 : i32}
+  %row = kiln_gpu.load_block %slot {buffer = #kiln_gpu.block_buffer<offset = 0, slotBytes = 256, slots = 3>} : tensor<64xf32, #row>
+  return %row : tensor<64xf32, #row>
+}
+}

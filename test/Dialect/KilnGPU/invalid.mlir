@@ -242,3 +242,44 @@ module attributes {kiln_gpu.num_warps = 4 : i32} {
     return
   }
 }
+
+// -----
+
+// expected-error @+1 {{expected offset and slotBytes to be multiples of 16, got 8 and 256}}
+func.func @block_buffer_alignment() attributes {buffer = #kiln_gpu.block_buffer<offset = 8, slotBytes = 256, slots = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected at least one slot}}
+func.func @block_buffer_slots() attributes {buffer = #kiln_gpu.block_buffer<offset = 0, slotBytes = 256, slots = 0>} {
+  return
+}
+
+// -----
+
+#b = #kiln_gpu.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+func.func @block_copy_mask(%p: tensor<64x!kiln.ptr<f32>, #b>, %m: tensor<32xi1, #b>, %s: i32) {
+  // expected-error @+1 {{expected the mask to have the pointers' shape}}
+  kiln_gpu.async_copy_block %p, %s, %m {buffer = #kiln_gpu.block_buffer<offset = 0, slotBytes = 256, slots = 3>} : tensor<64x!kiln.ptr<f32>, #b>, tensor<32xi1, #b>
+  return
+}
+
+// -----
+
+#b = #kiln_gpu.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+func.func @block_copy_type(%p: tensor<64x!kiln.ptr<f16>, #b>, %s: i32) {
+  // expected-error @+1 {{expected 32- or 64-bit elements, got 'f16'}}
+  kiln_gpu.async_copy_block %p, %s {buffer = #kiln_gpu.block_buffer<offset = 0, slotBytes = 256, slots = 3>} : tensor<64x!kiln.ptr<f16>, #b>
+  return
+}
+
+// -----
+
+#b = #kiln_gpu.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+func.func @block_load_size(%s: i32) -> tensor<128xf32, #b> {
+  // expected-error @+1 {{expected the block (512 bytes) to fit a slot of 256 bytes}}
+  %r = kiln_gpu.load_block %s {buffer = #kiln_gpu.block_buffer<offset = 0, slotBytes = 256, slots = 3>} : tensor<128xf32, #b>
+  return %r : tensor<128xf32, #b>
+}

@@ -41,6 +41,25 @@ func.func @async_copies(%p: tensor<64x32x!kiln.ptr<f16>, #b>, %s: i32, %m: tenso
 
 // -----
 
+// A block slot: copied into, then read back.
+// CHECK-LABEL: func.func @block_slot
+// CHECK: kiln_gpu.async_copy_block %arg0, %arg1, %arg2 {buffer = #kiln_gpu.block_buffer<offset = 16384, slotBytes = 256, slots = 3>} : tensor<64x!kiln.ptr<f32>, #{{.*}}>, tensor<64xi1, #{{.*}}>
+// CHECK-NEXT: kiln_gpu.async_copy_block %arg0, %arg1 {buffer = #kiln_gpu.block_buffer<offset = 17152, slotBytes = 256, slots = 3>} : tensor<64x!kiln.ptr<f32>, #{{.*}}>
+// CHECK-NEXT: kiln_gpu.async_commit_group
+// CHECK-NEXT: kiln_gpu.async_wait {pending = 0 : i32}
+// CHECK-NEXT: kiln_gpu.load_block %arg1 {buffer = #kiln_gpu.block_buffer<offset = 16384, slotBytes = 256, slots = 3>} : tensor<64xf32, #{{.*}}>
+#row = #kiln_gpu.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+func.func @block_slot(%p: tensor<64x!kiln.ptr<f32>, #row>, %s: i32, %m: tensor<64xi1, #row>) -> tensor<64xf32, #row> {
+  kiln_gpu.async_copy_block %p, %s, %m {buffer = #kiln_gpu.block_buffer<offset = 16384, slotBytes = 256, slots = 3>} : tensor<64x!kiln.ptr<f32>, #row>, tensor<64xi1, #row>
+  kiln_gpu.async_copy_block %p, %s {buffer = #kiln_gpu.block_buffer<offset = 17152, slotBytes = 256, slots = 3>} : tensor<64x!kiln.ptr<f32>, #row>
+  kiln_gpu.async_commit_group
+  kiln_gpu.async_wait {pending = 0 : i32}
+  %r = kiln_gpu.load_block %s {buffer = #kiln_gpu.block_buffer<offset = 16384, slotBytes = 256, slots = 3>} : tensor<64xf32, #row>
+  return %r : tensor<64xf32, #row>
+}
+
+// -----
+
 // The TMA family: initialize the slots' barriers, copy, wait, invalidate.
 // CHECK-LABEL: func.func @tma
 // CHECK: kiln_gpu.init_tma_barriers {arrivals = 1 : i32, count = 2 : i32, offset = 8192 : i64}

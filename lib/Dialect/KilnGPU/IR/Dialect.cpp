@@ -369,6 +369,32 @@ OperandBufferAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult BlockBufferAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t offset,
+                                      int64_t slotBytes, unsigned slots) {
+  // 16-byte copies need 16-byte aligned destinations.
+  if (offset < 0 || slotBytes <= 0 || offset % 16 || slotBytes % 16)
+    return emitError() << "expected offset and slotBytes to be multiples of 16, got " << offset
+                       << " and " << slotBytes;
+  if (slots == 0)
+    return emitError() << "expected at least one slot";
+  return success();
+}
+
+/// Whether a block of `type` (elements of `element`) fits a slot of
+/// `buffer`, its elements 4 or 8 bytes wide (cp.async copies no less
+/// than 4 bytes, and a thread's run of narrower elements may be shorter).
+static LogicalResult verifyBlockSlot(Operation *op, BlockBufferAttr buffer, RankedTensorType type,
+                                     Type element) {
+  unsigned bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
+  if (bits != 32 && bits != 64)
+    return op->emitOpError("expected 32- or 64-bit elements, got ") << element;
+  int64_t bytes = type.getNumElements() * bits / 8;
+  if (bytes > buffer.getSlotBytes())
+    return op->emitOpError("expected the block (") << bytes << " bytes) to fit a slot of "
+                                                   << buffer.getSlotBytes() << " bytes";
+  return success();
+}
+
 /// Whether a block of `element`s of `buffer`'s operand is a 2-D tile of a
 /// type the tensor cores read as copied (f16, bf16 or i8; for B in an
 /// N-major slot, 16-bit only: the tensor cores read other B K-major, which
@@ -407,6 +433,19 @@ LogicalResult AsyncCopyOp::verify() {
   return verifySlotTile(*this, buffer,
                         RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)}, pointee),
                         pointee);
+}
+
+LogicalResult AsyncCopyBlockOp::verify() {
+  RankedTensorType type = getPtr().getType();
+  if (Value mask = getMask())
+    if (cast<RankedTensorType>(mask.getType()).getShape() != type.getShape())
+      return emitOpError("expected the mask to have the pointers' shape");
+  return verifyBlockSlot(*this, getBuffer(), type,
+                         cast<PointerType>(type.getElementType()).getPointeeType());
+}
+
+LogicalResult LoadBlockOp::verify() {
+  return verifyBlockSlot(*this, getBuffer(), getType(), getType().getElementType());
 }
 
 std::optional<TmaBox> mlir::kiln::gpu::getTmaBox(OperandBufferAttr buffer,

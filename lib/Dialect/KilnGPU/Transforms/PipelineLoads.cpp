@@ -56,6 +56,66 @@ struct CopyStage {
   SmallVector<std::pair<unsigned, Value>> rewound;
 };
 
+/// A load whose block no dot reads, copied into a ring of block slots
+/// alongside the operands and read back from its slot (attention's
+/// backward reads its rows of M and Delta so): its latency then hides
+/// behind earlier iterations instead of stalling the loop's softmax.
+struct BlockSlot {
+  mutable LoadOp load;
+  BlockBufferAttr buffer;
+};
+
+/// Whether `value`, computed in `loop`'s body, depends on a value the loop
+/// carries (which the pipelined loop holds `lookahead` iterations ahead).
+bool dependsOnCarried(scf::ForOp loop, Value value) {
+  SmallVector<Value> worklist{value};
+  llvm::DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value next = worklist.pop_back_val();
+    if (!seen.insert(next).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(next)) {
+      if (arg.getOwner() == loop.getBody() && arg != loop.getInductionVar())
+        return true;
+      continue;
+    }
+    Operation *op = next.getDefiningOp();
+    if (!loop->isAncestor(op))
+      continue;
+    llvm::append_range(worklist, op->getOperands());
+  }
+  return false;
+}
+
+/// The loads of `loop`'s body that can go through block slots: 1-D blocks
+/// of 32- or 64-bit elements (cp.async copies at least 4 bytes), read
+/// through pointers and not already copied as a dot operand. A load whose
+/// masked-off elements read as something other than zero keeps its mask
+/// and `other` to apply them after the slot's read: they must not depend
+/// on the carried values, which the pipelined loop holds ahead.
+SmallVector<LoadOp> getBlockSlotCandidates(scf::ForOp loop, ArrayRef<PipelinedOperand> operands) {
+  SmallVector<LoadOp> candidates;
+  for (Operation &op : *loop.getBody()) {
+    auto load = dyn_cast<LoadOp>(op);
+    if (!load || load.getTensorMap() || load.getIsVolatile())
+      continue;
+    if (llvm::any_of(operands, [&](const PipelinedOperand &operand) { return operand.load == load; }))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(load.getType());
+    if (!type || type.getRank() != 1 || !getThreadLayout(type))
+      continue;
+    Type element = type.getElementType();
+    if (!element.isIntOrFloat() ||
+        (element.getIntOrFloatBitWidth() != 32 && element.getIntOrFloatBitWidth() != 64))
+      continue;
+    if (load.getMask() && load.getOther() && !isZeroBlock(load.getOther()) &&
+        (dependsOnCarried(loop, load.getMask()) || dependsOnCarried(loop, load.getOther())))
+      continue;
+    candidates.push_back(load);
+  }
+  return candidates;
+}
+
 /// The loop-invariant step by which the loop advances its carried value
 /// `index` (`x + c` or `addptr(x, c)`, c defined outside the loop), or null.
 Value getInvariantStep(scf::ForOp loop, unsigned index) {
@@ -87,11 +147,11 @@ void rewindAfterLoop(OpBuilder &builder, scf::ForOp loop, const CopyStage &stage
   }
 }
 
-/// The copy stage of `loop` for `operands`, or failure when its values
+/// The copy stage of `loop` for the pipelined `loads` (the dot operands'
+/// and the blocks copied into block slots), or failure when its values
 /// (which the pipelined loop computes L iterations ahead) are read by
 /// anything but the stage itself.
-FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> operands,
-                                  bool tma) {
+FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<LoadOp> loads, bool tma) {
   Block *body = loop.getBody();
   Operation *yield = body->getTerminator();
   llvm::SetVector<Operation *> ops;
@@ -109,7 +169,7 @@ FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> op
       carried.insert(arg.getArgNumber() - 1);
   };
   SmallVector<Value> roots;
-  for (const PipelinedOperand &operand : operands) {
+  for (LoadOp load : loads) {
     // The TMA unit reads the block from its coordinates; cp.async from
     // the pointers, under the mask. A load through a tensor map also has
     // pointers and a mask (what every other path reads), computed from
@@ -117,10 +177,10 @@ FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> op
     // outside the stage reads those offsets, and are dead once the TMA
     // copies replace the load.
     if (tma)
-      llvm::append_range(roots, operand.load.getTensorCoords());
-    roots.push_back(operand.load.getPtr());
-    if (operand.load.getMask())
-      roots.push_back(operand.load.getMask());
+      llvm::append_range(roots, load.getTensorCoords());
+    roots.push_back(load.getPtr());
+    if (load.getMask())
+      roots.push_back(load.getMask());
   }
   if (failed(addSlice(roots)))
     return failure();
@@ -144,8 +204,8 @@ FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> op
   // only the stage, the pipelined loads and the carried values' own yields
   // may read it, and nothing after the loop.
   llvm::DenseSet<Operation *> inStage(ops.begin(), ops.end());
-  for (const PipelinedOperand &operand : operands)
-    inStage.insert(operand.load);
+  for (LoadOp load : loads)
+    inStage.insert(load);
   auto onlyStageReads = [&](Value value) {
     return llvm::all_of(value.getUses(), [&](OpOperand &use) {
       Operation *user = use.getOwner();
@@ -170,10 +230,8 @@ FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<PipelinedOperand> op
     ahead.insert(arg);
   }
   for (Operation &op : *body) {
-    // The loads' blocks reach the dot through the slots.
-    bool isLoad = llvm::any_of(operands, [&](const PipelinedOperand &operand) {
-      return operand.load.getOperation() == &op;
-    });
+    // The loads' blocks reach their readers through the slots.
+    bool isLoad = llvm::is_contained(loads, dyn_cast<LoadOp>(op));
     if (isLoad ||
         !llvm::any_of(op.getOperands(), [&](Value v) { return ahead.contains(v); }))
       continue;
@@ -208,7 +266,7 @@ Value advance(OpBuilder &builder, Location loc, scf::ForOp loop, Value iv, int64
 /// is copied by the TMA unit instead, under the same condition.
 void emitCopies(OpBuilder &builder, Location loc, scf::ForOp loop, const CopyStage &stage,
                 ArrayRef<PipelinedOperand> operands, ArrayRef<OperandBufferAttr> buffers,
-                IRMapping &mapping, Value iv, Value slot,
+                ArrayRef<BlockSlot> blocks, IRMapping &mapping, Value iv, Value slot,
                 std::optional<int64_t> tmaBarriers) {
   for (Operation *op : stage.ops)
     builder.clone(*op, mapping);
@@ -234,6 +292,12 @@ void emitCopies(OpBuilder &builder, Location loc, scf::ForOp loop, const CopySta
     mask = andMask(builder, loc, mask, runs, cast<RankedTensorType>(ptr.getType()));
     AsyncCopyOp::create(builder, operand.load.getLoc(), ptr, slot, mask, buffer,
                         operand.transposed);
+  }
+  for (const BlockSlot &block : blocks) {
+    Value ptr = mapping.lookupOrDefault(block.load.getPtr());
+    Value mask = block.load.getMask() ? mapping.lookupOrDefault(block.load.getMask()) : Value();
+    mask = andMask(builder, loc, mask, runs, cast<RankedTensorType>(ptr.getType()));
+    AsyncCopyBlockOp::create(builder, block.load.getLoc(), ptr, slot, mask, block.buffer);
   }
   AsyncCommitGroupOp::create(builder, loc);
 }
@@ -377,7 +441,37 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     return failure();
   if (!tma)
     carryPointerOffsets(loop, looped);
-  FailureOr<CopyStage> stage = getCopyStage(loop, looped, tma);
+  // Chained dots (attention) whose second dot kiln-gpu-overlap-dots will
+  // run an iteration late read a slot an iteration longer: the copies run
+  // one iteration less ahead. Measured on the H200 (docs/design/
+  // attention.md), that pays on one warpgroup computing one 64-row tile;
+  // two warpgroups already overlap each other's softmax and dots, and lose
+  // more to the shorter lookahead than they gain. Nor does it pay where
+  // another loop of the kernel computes dots (a causal attention split at
+  // its diagonal, by kiln-split-masked-loops or by hand as tutorial 06
+  // does): the values carried into and out of the rotated loops then
+  // spill (measured on the H100, docs/design/attention.md).
+  std::optional<ChainedDots> chained = getChainedDots(loop, numWarps, threadsPerWarp);
+  bool overlapDots = numStages >= 3 && chained && numWarps == 4 &&
+                     chained->first.getType().getDimSize(0) == 64 &&
+                     !hasOtherDotLoop(loop);
+  // The loop's other loads go through block slots where the stage can run
+  // their pointers ahead too (else the operands are pipelined alone). Not
+  // in a loop of TMA copies, whose waits are on mbarriers, nor in one that
+  // kiln-gpu-overlap-dots rotates.
+  SmallVector<LoadOp> operandLoads;
+  for (const PipelinedOperand &operand : looped)
+    operandLoads.push_back(operand.load);
+  SmallVector<LoadOp> blockLoads;
+  if (!tma && !overlapDots)
+    blockLoads = getBlockSlotCandidates(loop, llvm::to_vector(llvm::concat<PipelinedOperand>(looped, invariants)));
+  FailureOr<CopyStage> stage = failure();
+  if (!blockLoads.empty())
+    stage = getCopyStage(loop, llvm::to_vector(llvm::concat<LoadOp>(operandLoads, blockLoads)), tma);
+  if (failed(stage)) {
+    blockLoads.clear();
+    stage = getCopyStage(loop, operandLoads, tma);
+  }
   if (failed(stage))
     return failure();
 
@@ -393,20 +487,6 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // may still read the previous iteration's slot: one more slot keeps it.
   int lookahead = numStages - 1;
   int slots = asyncDot && numWarps > 4 ? numStages + 1 : numStages;
-  // Chained dots (attention) whose second dot kiln-gpu-overlap-dots will
-  // run an iteration late read a slot an iteration longer: the copies run
-  // one iteration less ahead. Measured on the H200 (docs/design/
-  // attention.md), that pays on one warpgroup computing one 64-row tile;
-  // two warpgroups already overlap each other's softmax and dots, and lose
-  // more to the shorter lookahead than they gain. Nor does it pay where
-  // another loop of the kernel computes dots (a causal attention split at
-  // its diagonal, by kiln-split-masked-loops or by hand as tutorial 06
-  // does): the values carried into and out of the rotated loops then
-  // spill (measured on the H100, docs/design/attention.md).
-  std::optional<ChainedDots> chained = getChainedDots(loop, numWarps, threadsPerWarp);
-  bool overlapDots = numStages >= 3 && chained && numWarps == 4 &&
-                     chained->first.getType().getDimSize(0) == 64 &&
-                     !hasOtherDotLoop(loop);
   if (overlapDots)
     lookahead = numStages - 2;
 
@@ -428,6 +508,15 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     buffers.push_back(getBuffer(operand, slots));
   for (const PipelinedOperand &operand : invariants)
     invariantBuffers.push_back(getBuffer(operand, 1));
+  // Block slots after the operands' (whose offsets are multiples of 1024),
+  // 16-byte aligned.
+  SmallVector<BlockSlot> blocks;
+  for (LoadOp load : blockLoads) {
+    auto type = cast<RankedTensorType>(load.getType());
+    int64_t slotBytes = (type.getNumElements() * type.getElementTypeBitWidth() / 8 + 15) / 16 * 16;
+    blocks.push_back({load, BlockBufferAttr::get(context, offset, slotBytes, slots)});
+    offset += slotBytes * slots;
+  }
   // The TMA copies complete an mbarrier per slot, after the slots.
   std::optional<int64_t> tmaBarriers;
   if (tma) {
@@ -455,7 +544,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   for (int i = 0; i < lookahead; ++i) {
     Value iv = advance(builder, loc, loop, loop.getLowerBound(), i);
     mapping.map(loop.getInductionVar(), iv);
-    emitCopies(builder, loc, loop, *stage, looped, buffers, mapping, iv,
+    emitCopies(builder, loc, loop, *stage, looped, buffers, blocks, mapping, iv,
                createI32(builder, loc, i), tmaBarriers);
     SmallVector<Value> next;
     for (unsigned index : stage->carried)
@@ -529,6 +618,16 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     readFromSlot(operand, buffer, readSlot);
   for (auto [operand, buffer] : llvm::zip(invariants, invariantBuffers))
     readFromSlot(operand, buffer, firstSlot);
+  // The other loads read their blocks from their slots, `other` where
+  // masked off (the copies zero-fill those elements).
+  for (BlockSlot &block : blocks) {
+    LoadOp load = block.load;
+    builder.setInsertionPoint(load);
+    Value value = LoadBlockOp::create(builder, load.getLoc(), load.getType(), readSlot, block.buffer);
+    if (load.getMask() && load.getOther() && !isZeroBlock(load.getOther()))
+      value = arith::SelectOp::create(builder, load.getLoc(), load.getMask(), value, load.getOther());
+    load.getResult().replaceAllUsesWith(value);
+  }
 
   // After the first dot (its instructions are issued first): the copies
   // of the iteration `lookahead` ahead, into the slot as far ahead.
@@ -543,11 +642,13 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
       builder, loc, wraps,
       arith::SubIOp::create(builder, loc, writeSlot, createI32(builder, loc, slots)),
       writeSlot);
-  emitCopies(builder, loc, newLoop, *stage, looped, buffers, ahead, aheadIv, writeSlot,
+  emitCopies(builder, loc, newLoop, *stage, looped, buffers, blocks, ahead, aheadIv, writeSlot,
              tmaBarriers);
   llvm::SetVector<Operation *> copiedLoads;
   for (const PipelinedOperand &operand : llvm::concat<PipelinedOperand>(looped, invariants))
     copiedLoads.insert(operand.load);
+  for (const BlockSlot &block : blocks)
+    copiedLoads.insert(block.load);
   for (Operation *load : copiedLoads)
     if (load->use_empty())
       load->erase();

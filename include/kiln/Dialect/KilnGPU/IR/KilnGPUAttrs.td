@@ -149,4 +149,30 @@ def KilnGPU_OperandBufferAttr : AttrDef<KilnGPU_Dialect, "OperandBuffer"> {
   }];
 }
 
+def KilnGPU_BlockBufferAttr : AttrDef<KilnGPU_Dialect, "BlockBuffer"> {
+  let mnemonic = "block_buffer";
+  let summary = "Where a pipelined block that no dot reads lies in shared memory";
+  let description = [{
+    A ring of `slots` copies of a block that a loop reads into registers
+    (attention's backward reads its rows of M and Delta so), each
+    `slotBytes` long, starting `offset` bytes into the kernel's pipeline
+    buffers. Inside a slot the block's elements lie in row-major order,
+    unswizzled. kiln_gpu.async_copy_block writes a slot and
+    kiln_gpu.load_block reads it. The offset and the slots' size are
+    multiples of 16 bytes, the widest copy.
+
+    Example: three 256-byte slots.
+    ```mlir
+    #kiln_gpu.block_buffer<offset = 65536, slotBytes = 256, slots = 3>
+    ```
+  }];
+  let parameters = (ins "int64_t":$offset, "int64_t":$slotBytes, "unsigned":$slots);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes from the start of the pipeline buffers to the end of this one.
+    int64_t getEnd() const { return getOffset() + getSlotBytes() * getSlots(); }
+  }];
+}
+
 #endif // KILN_GPU_ATTRS

@@ -93,6 +93,48 @@ def KilnGPU_AsyncCopyOp : Op<KilnGPU_Dialect, "async_copy",
   let hasVerifier = 1;
 }
 
+def KilnGPU_AsyncCopyBlockOp : Op<KilnGPU_Dialect, "async_copy_block",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Start copying a block from global memory into a block slot";
+  let description = [{
+    Starts copying the elements `ptr` points to into slot `slot` of
+    `buffer`, in row-major order. Elements whose `mask` is false are not
+    read and become zero. Each element is copied once, by the thread that
+    owns it in the pointers' layout. The copy is asynchronous (`cp.async`),
+    in the thread's current group, as kiln_gpu.async_copy's; elements are
+    4 or 8 bytes wide.
+
+    Example:
+    ```mlir
+    kiln_gpu.async_copy_block %ptrs, %slot, %mask {buffer = #kiln_gpu.block_buffer<offset = 65536, slotBytes = 256, slots = 3>} : tensor<64x!kiln.ptr<f32>, #slice>, tensor<64xi1, #slice>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[Kiln_PointerType]>:$ptr, I32:$slot,
+                       Optional<RankedTensorOf<[I1]>>:$mask,
+                       KilnGPU_BlockBufferAttr:$buffer);
+  let assemblyFormat = "$ptr `,` $slot (`,` $mask^)? attr-dict `:` type($ptr) (`,` type($mask)^)?";
+  let hasVerifier = 1;
+}
+
+def KilnGPU_LoadBlockOp : Op<KilnGPU_Dialect, "load_block",
+    [MemoryEffects<[MemRead]>]> {
+  let summary = "A block read from a block slot into registers";
+  let description = [{
+    The block in slot `slot` of `buffer`, as kiln_gpu.async_copy_block
+    wrote it, read into the result's layout. The copies into the slot must
+    be complete and visible (kiln_gpu.async_wait).
+
+    Example:
+    ```mlir
+    %m = kiln_gpu.load_block %slot {buffer = #kiln_gpu.block_buffer<offset = 65536, slotBytes = 256, slots = 3>} : tensor<64xf32, #slice>
+    ```
+  }];
+  let arguments = (ins I32:$slot, KilnGPU_BlockBufferAttr:$buffer);
+  let results = (outs Kiln_Block:$result);
+  let assemblyFormat = "$slot attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def KilnGPU_AsyncCommitGroupOp : Op<KilnGPU_Dialect, "async_commit_group",
     [MemoryEffects<[MemWrite]>]> {
   let summary = "Close the thread's current group of asynchronous copies";

@@ -144,7 +144,7 @@ def KilnGPUForwardLayouts : Pass<"kiln-gpu-forward-layouts", "mlir::ModuleOp"> {
 }
 
 def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
-  let summary = "Copy a loop's dot operands into multi-buffered shared memory ahead of use";
+  let summary = "Copy a loop's dot operands and row loads into multi-buffered shared memory ahead of use";
   let description = [{
     Software pipelining of an `scf.for` whose tensor-core dots (wgmma or
     mma.sync; one in a matmul, two in attention) read loaded operands. Each
@@ -220,6 +220,25 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
       scf.yield %d, %q, %slot_plus_one
     }
     kiln_gpu.async_wait {pending = 0 : i32}
+    ```
+
+    The loop's other loads of 1-D blocks of 32- or 64-bit elements
+    through pointers (attention's backward loads its rows of M and Delta
+    so), where the copy stage can run their pointers ahead as well, go
+    through block slots: `kiln_gpu.async_copy_block` into a ring of as many
+    `#kiln_gpu.block_buffer` slots, in the operands' commit groups, and
+    `kiln_gpu.load_block` from the slot the dots read, then `other` where
+    the load's mask is false (the copies zero-fill those elements). Their
+    latency then hides behind earlier iterations instead of stalling the
+    code that reads them. Not with TMA copies, nor in a loop marked
+    `kiln_gpu.overlap_dots`.
+
+    ```mlir
+      %m = kiln_gpu.load_block %slot {buffer = #rows} : tensor<64xf32, #row>
+      %m_or_other = arith.select %mask, %m, %other : ...
+      ...
+      kiln_gpu.async_copy_block %m_ptrs_ahead, %next_slot, %ahead_mask {buffer = #rows} : ...
+      kiln_gpu.async_commit_group
     ```
 
     On sm_90a, where every pipelined load also names a tensor map (a host
