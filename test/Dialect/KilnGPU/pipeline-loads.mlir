@@ -1230,8 +1230,8 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
 // A load in the loop that no dot reads (a row of statistics, as
 // attention's backward loads M and Delta): copied into block slots with
 // the operands, in their commit groups, and read back from the slot the
-// dots read; its masked-off elements, zero-filled by the copies, become
-// its `other` again.
+// dots read, just before its first reader; its masked-off elements,
+// zero-filled by the copies, become its `other` again.
 // CHECK: // -----
 // CHECK-LABEL: func.func @row_block
 // CHECK: kiln_gpu.async_copy %{{.*}}, %[[S0:.*]], %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0
@@ -1243,12 +1243,12 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
 // CHECK: scf.for {{.*}} iter_args({{.*}}, %[[SLOT:[a-z0-9_]*]] = %{{[a-z0-9_]*}})
 // CHECK-NEXT: kiln_gpu.async_wait {pending = 1 : i32}
 // CHECK-NOT: kiln.load
-// CHECK: %[[ROW:.*]] = kiln_gpu.load_block %[[SLOT]] {buffer = #kiln_gpu.block_buffer<offset = 24576, slotBytes = 256, slots = 3>} : tensor<64xf32, #{{.*}}>
-// CHECK-NEXT: %[[KEPT:.*]] = arith.select %{{.*}}, %[[ROW]], %{{.*}} : tensor<64xi1, #{{.*}}>, tensor<64xf32, #{{.*}}>
 // CHECK: kiln.dot
 // CHECK: kiln_gpu.async_copy %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 1
 // CHECK: kiln_gpu.async_copy_block %{{.*}}, %{{.*}}, %{{.*}} {buffer = #kiln_gpu.block_buffer<offset = 24576
 // CHECK-NEXT: kiln_gpu.async_commit_group
+// CHECK-NEXT: %[[ROW:.*]] = kiln_gpu.load_block %[[SLOT]] {buffer = #kiln_gpu.block_buffer<offset = 24576, slotBytes = 256, slots = 3>} : tensor<64xf32, #{{.*}}>
+// CHECK-NEXT: %[[KEPT:.*]] = arith.select %{{.*}}, %[[ROW]], %{{.*}} : tensor<64xi1, #{{.*}}>, tensor<64xf32, #{{.*}}>
 // CHECK-NEXT: kiln.expand_dims %[[KEPT]]
 // CHECK-NOT: kiln.load
 // CHECK: scf.yield

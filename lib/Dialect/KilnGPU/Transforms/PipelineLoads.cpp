@@ -619,10 +619,18 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   for (auto [operand, buffer] : llvm::zip(invariants, invariantBuffers))
     readFromSlot(operand, buffer, firstSlot);
   // The other loads read their blocks from their slots, `other` where
-  // masked off (the copies zero-fill those elements).
+  // masked off (the copies zero-fill those elements), just before their
+  // first reader: a read from shared memory is short, and the block then
+  // holds no registers during the dots before it.
   for (BlockSlot &block : blocks) {
     LoadOp load = block.load;
-    builder.setInsertionPoint(load);
+    Operation *firstReader = nullptr;
+    for (Operation *user : load->getUsers()) {
+      Operation *inBody = newLoop.getBody()->findAncestorOpInBlock(*user);
+      if (inBody && (!firstReader || inBody->isBeforeInBlock(firstReader)))
+        firstReader = inBody;
+    }
+    builder.setInsertionPoint(firstReader ? firstReader : load.getOperation());
     Value value = LoadBlockOp::create(builder, load.getLoc(), load.getType(), readSlot, block.buffer);
     if (load.getMask() && load.getOther() && !isZeroBlock(load.getOther()))
       value = arith::SelectOp::create(builder, load.getLoc(), load.getMask(), value, load.getOther());

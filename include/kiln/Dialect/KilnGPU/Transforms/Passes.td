@@ -227,8 +227,9 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     so), where the copy stage can run their pointers ahead as well, go
     through block slots: `kiln_gpu.async_copy_block` into a ring of as many
     `#kiln_gpu.block_buffer` slots, in the operands' commit groups, and
-    `kiln_gpu.load_block` from the slot the dots read, then `other` where
-    the load's mask is false (the copies zero-fill those elements). Their
+    `kiln_gpu.load_block` from the slot the dots read, just before the
+    block's first reader, then `other` where the load's mask is false
+    (the copies zero-fill those elements). Their
     latency then hides behind earlier iterations instead of stalling the
     code that reads them. Not with TMA copies, nor in a loop marked
     `kiln_gpu.overlap_dots`.
