@@ -172,8 +172,9 @@ struct AsyncCopyBlockOpLowering : public ConvertOpToLLVMPattern<AsyncCopyBlockOp
     Type element = cast<PointerType>(type.getElementType()).getPointeeType();
     int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
     Value owner;
-    BlockSlotAddresses addresses = getBlockSlotAddresses(
-        b, loc, op.getBuffer(), adaptor.getSlot(), type, elementBytes, pipelineStart, launch, &owner);
+    BlockSlotAddresses addresses =
+        getBlockSlotAddresses(b, loc, op.getBuffer(), adaptor.getSlot(), type, elementBytes,
+                              pipelineStart, launch, &owner);
     SmallVector<Value> ptrs = unpackElements(b, loc, adaptor.getPtr());
     SmallVector<Value> masks, owners;
     if (adaptor.getMask())
@@ -214,8 +215,8 @@ struct LoadBlockOpLowering : public ConvertOpToLLVMPattern<LoadBlockOp> {
         b, loc, op.getBuffer(), adaptor.getSlot(), type, elementBytes, pipelineStart, launch);
     SmallVector<Value> values;
     for (Value offset : addresses.offsets)
-      values.push_back(LLVM::LoadOp::create(b, loc, element, getSharedAddress(b, loc, addresses.base, offset),
-                                            elementBytes));
+      values.push_back(LLVM::LoadOp::create(
+          b, loc, element, getSharedAddress(b, loc, addresses.base, offset), elementBytes));
     b.replaceOp(op, packElements(b, loc, getTypeConverter()->convertType(type), values));
     return success();
   }

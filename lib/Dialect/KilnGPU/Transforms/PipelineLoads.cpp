@@ -99,7 +99,8 @@ SmallVector<LoadOp> getBlockSlotCandidates(scf::ForOp loop, ArrayRef<PipelinedOp
     auto load = dyn_cast<LoadOp>(op);
     if (!load || load.getTensorMap() || load.getIsVolatile())
       continue;
-    if (llvm::any_of(operands, [&](const PipelinedOperand &operand) { return operand.load == load; }))
+    if (llvm::any_of(operands,
+                     [&](const PipelinedOperand &operand) { return operand.load == load; }))
       continue;
     auto type = dyn_cast<RankedTensorType>(load.getType());
     if (!type || type.getRank() != 1 || !getThreadLayout(type))
@@ -464,10 +465,12 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     operandLoads.push_back(operand.load);
   SmallVector<LoadOp> blockLoads;
   if (!tma && !overlapDots)
-    blockLoads = getBlockSlotCandidates(loop, llvm::to_vector(llvm::concat<PipelinedOperand>(looped, invariants)));
+    blockLoads = getBlockSlotCandidates(
+        loop, llvm::to_vector(llvm::concat<PipelinedOperand>(looped, invariants)));
   FailureOr<CopyStage> stage = failure();
   if (!blockLoads.empty())
-    stage = getCopyStage(loop, llvm::to_vector(llvm::concat<LoadOp>(operandLoads, blockLoads)), tma);
+    stage = getCopyStage(loop, llvm::to_vector(llvm::concat<LoadOp>(operandLoads, blockLoads)),
+                         tma);
   if (failed(stage)) {
     blockLoads.clear();
     stage = getCopyStage(loop, operandLoads, tma);
@@ -631,9 +634,11 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
         firstReader = inBody;
     }
     builder.setInsertionPoint(firstReader ? firstReader : load.getOperation());
-    Value value = LoadBlockOp::create(builder, load.getLoc(), load.getType(), readSlot, block.buffer);
+    Value value =
+        LoadBlockOp::create(builder, load.getLoc(), load.getType(), readSlot, block.buffer);
     if (load.getMask() && load.getOther() && !isZeroBlock(load.getOther()))
-      value = arith::SelectOp::create(builder, load.getLoc(), load.getMask(), value, load.getOther());
+      value = arith::SelectOp::create(builder, load.getLoc(), load.getMask(), value,
+                                      load.getOther());
     load.getResult().replaceAllUsesWith(value);
   }
 
