@@ -293,8 +293,10 @@ def test_sm90a_backward_dkdv_on_wgmma_from_slots(block_m, block_n):
     assert not re.search(rf"kiln\.load .*tensor<{block_m}x!kiln\.ptr<f32>", body)
     assert len(re.findall(rf"kiln_gpu\.load_block .*block_buffer.* : tensor<{block_m}xf32", body)) == 2
     assert len(re.findall(rf"kiln_gpu\.async_copy_block .*tensor<{block_m}x!kiln\.ptr<f32>", body)) == 2
-    # Each thread that owns a pair of a row's elements copies it in 8 bytes.
-    assert re.search(r"@p cp\.async\.ca\.shared\.global \[%r\d+\], \[%rd\d+\], 8,", ptx)
+    # The rows are copied under a layout of their own, 16 bytes a thread:
+    # one cp.async per row and thread, in each of the two copies before the
+    # loop and in the loop (not one per pair of elements a thread reads).
+    assert len(re.findall(r"@p cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16,", ptx)) == 2 * 3
 
 
 def test_sm90a_backward_dkdv_square_blocks_from_slots(tmp_path):

@@ -18,6 +18,7 @@
 
 #include "LoopUtils.h"
 #include "PipelinedOperands.h"
+#include "Rematerializer.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -63,7 +64,58 @@ struct CopyStage {
 struct BlockSlot {
   mutable LoadOp load;
   BlockBufferAttr buffer;
+  /// The pointers and mask (null if none) the copy reads, under a layout
+  /// of their own (getCopyLayout) where they can be recomputed there.
+  Value copyPtr, copyMask;
 };
+
+/// Erases the ops of `loop`'s body that nothing reads. A recomputation
+/// under another layout that is abandoned leaves such clones behind; one
+/// that reads a carried value would keep the loop from being pipelined.
+void eraseDeadOps(scf::ForOp loop) {
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*loop.getBody())))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+}
+
+/// The layout a block slot's copy reads its pointers under: 16 bytes per
+/// thread, the block spread over the threads. The reader's layout (a row
+/// of an accumulator, say) may give every thread a few elements that many
+/// other threads hold too; copied from there, each thread would issue a
+/// cp.async per run of its own, most of them predicated off.
+BlockedEncodingAttr getCopyLayout(RankedTensorType type, int numWarps, int threadsPerWarp) {
+  unsigned perThread = std::max<unsigned>(1, 128 / type.getElementTypeBitWidth());
+  return getDefaultBlockedEncoding(type.getContext(), type.getShape(), {0}, perThread, numWarps,
+                                   threadsPerWarp);
+}
+
+/// The pointers and mask of each of `loads` recomputed under its copy
+/// layout, or the load's own where they cannot be (a pointer the loop
+/// carries, say).
+SmallVector<BlockSlot> getBlockCopies(scf::ForOp loop, ArrayRef<LoadOp> loads, int numWarps,
+                                      int threadsPerWarp) {
+  Rematerializer strict(/*convertWhenStuck=*/false);
+  SmallVector<BlockSlot> blocks;
+  bool abandoned = false;
+  for (LoadOp load : loads) {
+    BlockSlot block{load, {}, load.getPtr(), load.getMask()};
+    auto type = cast<RankedTensorType>(load.getType());
+    BlockedEncodingAttr layout = getCopyLayout(type, numWarps, threadsPerWarp);
+    FailureOr<Value> ptr = strict.get(load.getPtr(), layout);
+    FailureOr<Value> mask =
+        load.getMask() ? strict.get(load.getMask(), layout) : FailureOr<Value>(Value());
+    if (succeeded(ptr) && succeeded(mask)) {
+      block.copyPtr = *ptr;
+      block.copyMask = *mask;
+    } else {
+      abandoned = true;
+    }
+    blocks.push_back(block);
+  }
+  if (abandoned)
+    eraseDeadOps(loop);
+  return blocks;
+}
 
 /// Whether `value`, computed in `loop`'s body, depends on a value the loop
 /// carries (which the pipelined loop holds `lookahead` iterations ahead).
@@ -149,10 +201,12 @@ void rewindAfterLoop(OpBuilder &builder, scf::ForOp loop, const CopyStage &stage
 }
 
 /// The copy stage of `loop` for the pipelined `loads` (the dot operands'
-/// and the blocks copied into block slots), or failure when its values
-/// (which the pipelined loop computes L iterations ahead) are read by
-/// anything but the stage itself.
-FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<LoadOp> loads, bool tma) {
+/// and the blocks copied into block slots, whose copies also read
+/// `copyRoots`, their pointers and masks under the copy layout), or
+/// failure when its values (which the pipelined loop computes L iterations
+/// ahead) are read by anything but the stage itself.
+FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<LoadOp> loads,
+                                  ArrayRef<Value> copyRoots, bool tma) {
   Block *body = loop.getBody();
   Operation *yield = body->getTerminator();
   llvm::SetVector<Operation *> ops;
@@ -183,6 +237,7 @@ FailureOr<CopyStage> getCopyStage(scf::ForOp loop, ArrayRef<LoadOp> loads, bool 
     if (load.getMask())
       roots.push_back(load.getMask());
   }
+  llvm::append_range(roots, copyRoots);
   if (failed(addSlice(roots)))
     return failure();
   for (Value root : roots)
@@ -295,8 +350,8 @@ void emitCopies(OpBuilder &builder, Location loc, scf::ForOp loop, const CopySta
                         operand.transposed);
   }
   for (const BlockSlot &block : blocks) {
-    Value ptr = mapping.lookupOrDefault(block.load.getPtr());
-    Value mask = block.load.getMask() ? mapping.lookupOrDefault(block.load.getMask()) : Value();
+    Value ptr = mapping.lookupOrDefault(block.copyPtr);
+    Value mask = block.copyMask ? mapping.lookupOrDefault(block.copyMask) : Value();
     mask = andMask(builder, loc, mask, runs, cast<RankedTensorType>(ptr.getType()));
     AsyncCopyBlockOp::create(builder, block.load.getLoc(), ptr, slot, mask, block.buffer);
   }
@@ -463,17 +518,30 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   SmallVector<LoadOp> operandLoads;
   for (const PipelinedOperand &operand : looped)
     operandLoads.push_back(operand.load);
-  SmallVector<LoadOp> blockLoads;
+  SmallVector<BlockSlot> blocks;
   if (!tma && !overlapDots)
-    blockLoads = getBlockSlotCandidates(
-        loop, llvm::to_vector(llvm::concat<PipelinedOperand>(looped, invariants)));
+    blocks = getBlockCopies(
+        loop,
+        getBlockSlotCandidates(loop,
+                               llvm::to_vector(llvm::concat<PipelinedOperand>(looped, invariants))),
+        numWarps, threadsPerWarp);
   FailureOr<CopyStage> stage = failure();
-  if (!blockLoads.empty())
-    stage = getCopyStage(loop, llvm::to_vector(llvm::concat<LoadOp>(operandLoads, blockLoads)),
-                         tma);
+  if (!blocks.empty()) {
+    SmallVector<LoadOp> loads = operandLoads;
+    SmallVector<Value> copyRoots;
+    for (const BlockSlot &block : blocks) {
+      loads.push_back(block.load);
+      copyRoots.push_back(block.copyPtr);
+      if (block.copyMask)
+        copyRoots.push_back(block.copyMask);
+    }
+    stage = getCopyStage(loop, loads, copyRoots, tma);
+  }
   if (failed(stage)) {
-    blockLoads.clear();
-    stage = getCopyStage(loop, operandLoads, tma);
+    if (!blocks.empty())
+      eraseDeadOps(loop);
+    blocks.clear();
+    stage = getCopyStage(loop, operandLoads, {}, tma);
   }
   if (failed(stage))
     return failure();
@@ -513,11 +581,10 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     invariantBuffers.push_back(getBuffer(operand, 1));
   // Block slots after the operands' (whose offsets are multiples of 1024),
   // 16-byte aligned.
-  SmallVector<BlockSlot> blocks;
-  for (LoadOp load : blockLoads) {
-    auto type = cast<RankedTensorType>(load.getType());
+  for (BlockSlot &block : blocks) {
+    auto type = cast<RankedTensorType>(block.load.getType());
     int64_t slotBytes = (type.getNumElements() * type.getElementTypeBitWidth() / 8 + 15) / 16 * 16;
-    blocks.push_back({load, BlockBufferAttr::get(context, offset, slotBytes, slots)});
+    block.buffer = BlockBufferAttr::get(context, offset, slotBytes, slots);
     offset += slotBytes * slots;
   }
   // The TMA copies complete an mbarrier per slot, after the slots.

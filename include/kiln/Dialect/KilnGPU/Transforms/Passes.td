@@ -232,13 +232,18 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     (the copies zero-fill those elements). Their
     latency then hides behind earlier iterations instead of stalling the
     code that reads them. Not with TMA copies, nor in a loop marked
-    `kiln_gpu.overlap_dots`.
+    `kiln_gpu.overlap_dots`. The copy reads its pointers and mask
+    recomputed under a blocked layout of its own, 16 bytes a thread: the
+    reader's layout (a row of an accumulator) gives each element to many
+    threads, and copied from there every thread would issue a cp.async per
+    pair of elements it holds.
 
     ```mlir
       %m = kiln_gpu.load_block %slot {buffer = #rows} : tensor<64xf32, #row>
       %m_or_other = arith.select %mask, %m, %other : ...
       ...
-      kiln_gpu.async_copy_block %m_ptrs_ahead, %next_slot, %ahead_mask {buffer = #rows} : ...
+      kiln_gpu.async_copy_block %m_ptrs_ahead, %next_slot, %ahead_mask {buffer = #rows}
+          : tensor<64x!kiln.ptr<f32>, #copy>, tensor<64xi1, #copy>
       kiln_gpu.async_commit_group
     ```
 
