@@ -63,6 +63,18 @@ Value mlir::kiln::gpu::andMask(OpBuilder &builder, Location loc, Value mask,
   return mask ? Value(arith::AndIOp::create(builder, loc, mask, splat)) : splat;
 }
 
+Operation *mlir::kiln::gpu::getFirstUserInBlock(Operation *op, Block &block) {
+  Operation *first = nullptr;
+  for (Operation *user : op->getUsers()) {
+    Operation *ancestor = block.findAncestorOpInBlock(*user);
+    if (!ancestor)
+      return nullptr;
+    if (!first || ancestor->isBeforeInBlock(first))
+      first = ancestor;
+  }
+  return first;
+}
+
 bool mlir::kiln::gpu::hasDot(scf::ForOp loop) {
   return llvm::any_of(*loop.getBody(), [](Operation &op) { return isa<DotOp>(op); });
 }

@@ -25,6 +25,11 @@ FailureOr<SmallVector<Operation *>> getBodySlice(scf::ForOp loop, ValueRange roo
 /// are computed from (values from elsewhere end the walk), in order.
 FailureOr<SmallVector<Operation *>> getBlockSlice(Block *block, ValueRange roots);
 
+/// The first op of `block` that uses `op`'s result (or holds such a use in
+/// a nested region), or null when a use lies outside `block` or there is
+/// none.
+Operation *getFirstUserInBlock(Operation *op, Block &block);
+
 /// `mask && condition` for an access of `ptrType` (a block of pointers),
 /// `condition` being a scalar i1; `mask` may be null.
 Value andMask(OpBuilder &builder, Location loc, Value mask, Value condition,

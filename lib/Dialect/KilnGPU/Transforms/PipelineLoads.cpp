@@ -62,7 +62,7 @@ struct CopyStage {
 /// backward reads its rows of M and Delta so): its latency then hides
 /// behind earlier iterations instead of stalling the loop's softmax.
 struct BlockSlot {
-  mutable LoadOp load;
+  LoadOp load;
   BlockBufferAttr buffer;
   /// The pointers and mask (null if none) the copy reads, under a layout
   /// of their own (getCopyLayout) where they can be recomputed there.
@@ -141,18 +141,17 @@ bool dependsOnCarried(scf::ForOp loop, Value value) {
 
 /// The loads of `loop`'s body that can go through block slots: 1-D blocks
 /// of 32- or 64-bit elements (cp.async copies at least 4 bytes), read
-/// through pointers and not already copied as a dot operand. A load whose
-/// masked-off elements read as something other than zero keeps its mask
-/// and `other` to apply them after the slot's read: they must not depend
-/// on the carried values, which the pipelined loop holds ahead.
-SmallVector<LoadOp> getBlockSlotCandidates(scf::ForOp loop, ArrayRef<PipelinedOperand> operands) {
+/// through pointers and not already copied as a dot operand (one of
+/// `operandLoads`; those loaded before the loop are not in its body). A
+/// load whose masked-off elements read as something other than zero keeps
+/// its mask and `other` to apply them after the slot's read: they must not
+/// depend on the carried values, which the pipelined loop holds ahead.
+SmallVector<LoadOp> getBlockSlotCandidates(scf::ForOp loop, ArrayRef<LoadOp> operandLoads) {
   SmallVector<LoadOp> candidates;
   for (Operation &op : *loop.getBody()) {
     auto load = dyn_cast<LoadOp>(op);
-    if (!load || load.getTensorMap() || load.getIsVolatile())
-      continue;
-    if (llvm::any_of(operands,
-                     [&](const PipelinedOperand &operand) { return operand.load == load; }))
+    if (!load || load.getTensorMap() || load.getIsVolatile() ||
+        llvm::is_contained(operandLoads, load))
       continue;
     auto type = dyn_cast<RankedTensorType>(load.getType());
     if (!type || type.getRank() != 1 || !getThreadLayout(type))
@@ -353,7 +352,7 @@ void emitCopies(OpBuilder &builder, Location loc, scf::ForOp loop, const CopySta
     Value ptr = mapping.lookupOrDefault(block.copyPtr);
     Value mask = block.copyMask ? mapping.lookupOrDefault(block.copyMask) : Value();
     mask = andMask(builder, loc, mask, runs, cast<RankedTensorType>(ptr.getType()));
-    AsyncCopyBlockOp::create(builder, block.load.getLoc(), ptr, slot, mask, block.buffer);
+    AsyncCopyBlockOp::create(builder, block.load->getLoc(), ptr, slot, mask, block.buffer);
   }
   AsyncCommitGroupOp::create(builder, loc);
 }
@@ -520,11 +519,8 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     operandLoads.push_back(operand.load);
   SmallVector<BlockSlot> blocks;
   if (!tma && !overlapDots)
-    blocks = getBlockCopies(
-        loop,
-        getBlockSlotCandidates(loop,
-                               llvm::to_vector(llvm::concat<PipelinedOperand>(looped, invariants))),
-        numWarps, threadsPerWarp);
+    blocks = getBlockCopies(loop, getBlockSlotCandidates(loop, operandLoads), numWarps,
+                            threadsPerWarp);
   FailureOr<CopyStage> stage = failure();
   if (!blocks.empty()) {
     SmallVector<LoadOp> loads = operandLoads;
@@ -694,12 +690,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // holds no registers during the dots before it.
   for (BlockSlot &block : blocks) {
     LoadOp load = block.load;
-    Operation *firstReader = nullptr;
-    for (Operation *user : load->getUsers()) {
-      Operation *inBody = newLoop.getBody()->findAncestorOpInBlock(*user);
-      if (inBody && (!firstReader || inBody->isBeforeInBlock(firstReader)))
-        firstReader = inBody;
-    }
+    Operation *firstReader = getFirstUserInBlock(load, *newLoop.getBody());
     builder.setInsertionPoint(firstReader ? firstReader : load.getOperation());
     Value value =
         LoadBlockOp::create(builder, load.getLoc(), load.getType(), readSlot, block.buffer);

@@ -9,6 +9,8 @@
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 
+#include "LoopUtils.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/CastInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -21,6 +23,7 @@ namespace mlir::kiln::gpu {
 
 using namespace mlir;
 using namespace mlir::kiln;
+using namespace mlir::kiln::gpu;
 
 namespace {
 
@@ -34,20 +37,6 @@ bool isCastOfLoad(Operation *op) {
   return source && (isa<LoadOp>(source) || isCastOfLoad(source));
 }
 
-/// The first op of `block` that uses `op`'s result (or holds such a use in
-/// a nested region), or null when a use lies outside `block`.
-Operation *firstUserInBlock(Operation *op, Block &block) {
-  Operation *first = nullptr;
-  for (Operation *user : op->getUsers()) {
-    Operation *ancestor = block.findAncestorOpInBlock(*user);
-    if (!ancestor)
-      return nullptr;
-    if (!first || ancestor->isBeforeInBlock(first))
-      first = ancestor;
-  }
-  return first;
-}
-
 void sinkCasts(Block &block) {
   // Last first: a cast of a cast then moves before the cast it feeds, once
   // that one has moved.
@@ -56,7 +45,7 @@ void sinkCasts(Block &block) {
     if (isCastOfLoad(&op))
       casts.push_back(&op);
   for (Operation *cast : llvm::reverse(casts)) {
-    Operation *user = firstUserInBlock(cast, block);
+    Operation *user = getFirstUserInBlock(cast, block);
     if (user && user != cast->getNextNode())
       cast->moveBefore(user);
   }
