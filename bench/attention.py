@@ -10,10 +10,11 @@ Columns, in TFLOP/s:
   python/test/attention_kernels.py, the same Python function compiled by
   each (Triton's copy has the kernel's global `kl` bound to
   triton.language), each the best of CONFIGS, printed as
-  BLOCK_M/BLOCK_N/warps/stages. In fwd+bwd rows, that forward at
-  BACKWARD_FORWARD_CONFIG and the plain backward (a preprocess kernel, a
-  dK/dV kernel and a dQ kernel, of the same file, same text for both
-  compilers), each the best of BACKWARD_CONFIGS.
+  BLOCK_M/BLOCK_N/warps/stages. In fwd+bwd rows, that forward and the
+  plain backward (a preprocess kernel, a dK/dV kernel and a dQ kernel, of
+  the same file, same text for both compilers): first the forward alone
+  at each of CONFIGS, then the whole at the best of those and each of
+  BACKWARD_CONFIGS; the row prints both choices.
 - kiln desc, triton desc: `attention_forward_descriptors`, the same
   forward written as tutorial 06 writes it (tensor descriptors made in the
   kernel, K read as `desc_k.load(...).T`), same text for both compilers,
@@ -142,9 +143,6 @@ COMPILE_TIME_CONFIG = (128, 64, 8, 3)
 #: D 128, which 4 warps cannot hold in registers (docs/design/attention.md).
 BACKWARD_CONFIGS = [(64, 128, 128, 64, 8, 2), (64, 128, 128, 64, 8, 3), (64, 64, 64, 64, 4, 3),
                     (32, 128, 128, 32, 4, 3), (32, 64, 64, 32, 4, 3)]
-#: The forward configuration of the plain kernel's fwd+bwd rows, for both
-#: compilers (the best of both in the forward rows at D 128, S 4096).
-BACKWARD_FORWARD_CONFIG = (128, 64, 8, 3)
 DEVICE = "cuda"
 HEADS = 32
 #: Batch × sequence length of every row.
@@ -454,11 +452,11 @@ def plain_runs(case: Case, name: str, kernel: Any, q: torch.Tensor, k: torch.Ten
 
 
 def plain_backward_runs(case: Case, kernels: tuple, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                        do: torch.Tensor, configs: Sequence[tuple] = BACKWARD_CONFIGS) -> Runs:
+                        do: torch.Tensor, forward_config: tuple, configs: Sequence[tuple] = BACKWARD_CONFIGS) -> Runs:
     """The fwd+bwd runs over the backward's `configs` (the forward at
-    BACKWARD_FORWARD_CONFIG) of `kernels`: the plain forward, backward
-    preprocess, dK/dV and dQ kernels of one compiler. Each returns (O, dQ,
-    dK, dV); nothing goes before it."""
+    `forward_config`, one of CONFIGS) of `kernels`: the plain forward,
+    backward preprocess, dK/dV and dQ kernels of one compiler. Each returns
+    (O, dQ, dK, dV); nothing goes before it."""
     forward_kernel, *backward_kernels = kernels
     q, k, v = (x.detach() for x in (q, k, v))
     out, m = torch.empty_like(q), attention_kernels.new_row_statistics(q)
@@ -466,7 +464,7 @@ def plain_backward_runs(case: Case, kernels: tuple, q: torch.Tensor, k: torch.Te
 
     def run(config: tuple) -> tuple:
         dkdv_m, dkdv_n, dq_m, dq_n, warps, stages = config
-        attention_kernels.forward(q, k, v, case.causal, scale, *BACKWARD_FORWARD_CONFIG, kernel=forward_kernel,
+        attention_kernels.forward(q, k, v, case.causal, scale, *forward_config, kernel=forward_kernel,
                                   out=out, m=m)
         return (out, *attention_kernels.backward(q, k, v, out, m, do, case.causal, scale, (dkdv_m, dkdv_n),
                                                  (dq_m, dq_n), warps, stages, kernels=tuple(backward_kernels)))
@@ -474,18 +472,31 @@ def plain_backward_runs(case: Case, kernels: tuple, q: torch.Tensor, k: torch.Te
              functools.partial(run, config)) for config in configs], lambda: None
 
 
+def forward_tuning_runs(case: Case, backward_kernels: dict[str, tuple], q: torch.Tensor, k: torch.Tensor,
+                        v: torch.Tensor, configs: Sequence[tuple]) -> dict[str, Runs]:
+    """For each plain column of fwd+bwd row `case`, its forward kernel's
+    runs alone over `configs`, timed as a forward row's (the fastest is the
+    forward of the column's fwd+bwd runs)."""
+    forward_case = dataclasses.replace(case, mode="fwd")
+    q, k, v = (x.detach() for x in (q, k, v))
+    return {name: plain_runs(forward_case, name, kernels[0], q, k, v, configs)
+            for name, kernels in backward_kernels.items()}
+
+
 def kernel_runs(case: Case, kernels: dict[str, Any], backward_kernels: dict[str, tuple], q: torch.Tensor,
                 k: torch.Tensor, v: torch.Tensor, do: torch.Tensor, configs: Sequence[tuple],
-                backward_configs: Sequence[tuple]) -> dict[str, Runs]:
+                backward_configs: Sequence[tuple], forward_configs: dict[str, tuple]) -> dict[str, Runs]:
     """For each plain, desc or host column of `case`'s row, its runs and
     what goes before each: the forward kernels' in fwd rows, the plain
-    forward and backward kernels' in fwd+bwd rows."""
+    forward (at the column's `forward_configs` entry) and backward kernels'
+    in fwd+bwd rows."""
     runs = {}
     for name, kernel in kernels.items():
         if case.mode == "fwd":
             runs[name] = plain_runs(case, name, kernel, q, k, v, configs)
-        elif name in backward_kernels:
-            runs[name] = plain_backward_runs(case, backward_kernels[name], q, k, v, do, backward_configs)
+        elif name in backward_kernels and name in forward_configs:
+            runs[name] = plain_backward_runs(case, backward_kernels[name], q, k, v, do, forward_configs[name],
+                                             backward_configs)
     return runs
 
 
@@ -642,11 +653,26 @@ def row_cells(case: Case, providers: set, kernels: dict[str, Any], tutorial: dic
     q, k, v, do = make_inputs(case, requires_grad=needs_grad)
     expected = reference(q, k, v, case.causal, do if needs_grad else None)
     if providers & {"plain", "desc", "host"}:
-        runs = kernel_runs(case, kernels, backward_kernels or {}, q, k, v, do, tuned, backward_configs)
+        # fwd+bwd: each compiler's forward at its own best configuration.
+        forward_configs, forward_labels = {}, {}
+        if needs_grad:
+            labelled = {"/".join(str(value) for value in config): config for config in tuned}
+            forward_case = dataclasses.replace(case, mode="fwd")
+            forward_runs = forward_tuning_runs(case, backward_kernels or {}, q, k, v, tuned)
+            for name, (runs_of, before_each) in forward_runs.items():
+                cell, label = best_of(forward_case, name + " forward", runs_of, expected[:1], verbose, before_each)
+                if cell.tflops is not None:
+                    forward_configs[name], forward_labels[name] = labelled[label.split(" ")[0]], label
+                else:
+                    cells[name] = cell  # no configuration of the forward runs: nor does the whole
+        runs = kernel_runs(case, kernels, backward_kernels or {}, q, k, v, do, tuned, backward_configs,
+                           forward_configs)
         for name in kernels:
             if name in runs:
                 cells[name], configs[name] = best_of(case, name, runs[name][0], expected, verbose, runs[name][1])
-            else:
+                if name in forward_labels:
+                    configs[name] = f"fwd {forward_labels[name]} {configs[name]}"
+            elif name not in cells:
                 cells[name] = Cell(text="-")
     if "sdpa" in providers:
         cells.update(sdpa_cells(case, q, k, v, do, expected))
@@ -725,8 +751,14 @@ def compile_worker(args: argparse.Namespace) -> None:
     task = 0
     for case in cases_from(args):
         q, k, v, do = make_inputs(case, requires_grad=case.mode == "fwd+bwd")
-        for runs, before_each in kernel_runs(case, kernels, backward_kernels, q, k, v, do, args.configs,
-                                             args.backward_configs).values():
+        # A fwd+bwd row's forward configurations, then its backward ones
+        # (whichever forward its row picks is among the first).
+        all_runs = []
+        if case.mode == "fwd+bwd":
+            all_runs += forward_tuning_runs(case, backward_kernels, q, k, v, args.configs).values()
+        all_runs += kernel_runs(case, kernels, backward_kernels, q, k, v, do, args.configs, args.backward_configs,
+                                {name: args.configs[0] for name in backward_kernels}).values()
+        for runs, before_each in all_runs:
             for _, run_once in runs:
                 if task % count == index:
                     try:
