@@ -42,6 +42,9 @@ struct SlotSpans {
   llvm::DenseSet<Operation *> inside;
 };
 
+/// Whether no copy is in flight after `op`, as far as cp.async goes: the
+/// TMA unit's copies are drained only where their mbarriers are
+/// invalidated (findSlotSpans counts those).
 bool drainsCopies(Operation *op) {
   if (isa<InvalTmaBarriersOp>(op))
     return true;
@@ -63,6 +66,10 @@ SlotSpans findSlotSpans(ModuleOp module) {
     if (spans.inside.contains(block->getParentOp()))
       return;
     bool open = false;
+    // The sets of TMA mbarriers initialized and not yet invalidated: a
+    // cp.async wait for every group (a block copied once before a TMA
+    // loop, say) leaves their copies in flight.
+    int tmaBarrierSets = 0;
     for (Operation &op : *block) {
       if (!open && startsCopies(&op)) {
         open = true;
@@ -71,7 +78,11 @@ SlotSpans findSlotSpans(ModuleOp module) {
       if (!open)
         continue;
       op.walk([&](Operation *nested) { spans.inside.insert(nested); });
-      if (drainsCopies(&op))
+      if (isa<InitTmaBarriersOp>(op))
+        ++tmaBarrierSets;
+      else if (isa<InvalTmaBarriersOp>(op))
+        tmaBarrierSets = std::max(tmaBarrierSets - 1, 0);
+      if (drainsCopies(&op) && tmaBarrierSets == 0)
         open = false;
     }
   });

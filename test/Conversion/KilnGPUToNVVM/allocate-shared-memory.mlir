@@ -118,3 +118,38 @@ func.func @opens_kernel(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %slot: i32, %x: 
   return %z : tensor<64x64xf32, #bA>
 }
 }
+
+// -----
+
+// A block copied once by cp.async and waited for (pending 0) before a TMA
+// loop: the TMA copies are still in flight until their mbarriers are
+// invalidated, so the loop is inside the span that the first copy opened,
+// and its own copies open none (no barrier before them every iteration).
+// CHECK: // -----
+// CHECK-LABEL: func.func @tma_loop_after_block_copied_once
+// CHECK: kiln_gpu.convert_layout
+// CHECK-NEXT: kiln.debug_barrier
+// CHECK-NEXT: kiln_gpu.async_copy
+// CHECK-NOT: kiln.debug_barrier
+// CHECK: kiln_gpu.inval_tma_barriers
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
+func.func @tma_loop_after_block_copied_once(%map: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32, kiln.tensor_map_box = array<i64: 8, 32, 64>}, %pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %x: tensor<64x64xf32, #mma>, %row: i32, %n: i32, %runs: i1) -> tensor<64x64xf32, #bA> attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %y = kiln_gpu.convert_layout %x : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #bA>
+  kiln_gpu.async_copy %pa, %c0 {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 4096, slots = 1>} : tensor<64x32x!kiln.ptr<f16>, #bA>
+  kiln_gpu.async_commit_group
+  kiln_gpu.init_tma_barriers {offset = 12288 : i64, count = 2 : i32, arrivals = 1 : i32}
+  kiln_gpu.async_tma_copy %map[%row, %c0], %c0, %runs {barriers = 12288 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 4096, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
+  kiln_gpu.async_wait {pending = 0 : i32}
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%slot = %c0, %phase = %c0) -> (i32, i32) : i32 {
+    kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 12288 : i64}
+    kiln_gpu.async_tma_copy %map[%row, %c0], %slot, %runs {barriers = 12288 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 4096, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
+    scf.yield %slot, %phase : i32, i32
+  }
+  kiln_gpu.inval_tma_barriers {offset = 12288 : i64, count = 2 : i32}
+  return %y : tensor<64x64xf32, #bA>
+}
+}
