@@ -180,11 +180,13 @@ struct AsyncTmaCopyOpLowering : public ConvertOpToLLVMPattern<AsyncTmaCopyOp> {
   int64_t pipelineStart;
 };
 
-/// kiln_gpu.wait_tma_barrier: spins on mbarrier.try_wait.parity, then
-/// (unless `perThread`) a barrier.
+/// kiln_gpu.wait_tma_barrier: spins on mbarrier.try_wait.parity (in the
+/// lanes of the op's `warp` alone, when it has one), then (unless
+/// `perThread`) a barrier.
 struct WaitTmaBarrierOpLowering : public ConvertOpToLLVMPattern<WaitTmaBarrierOp> {
-  WaitTmaBarrierOpLowering(const LLVMTypeConverter &converter, int64_t pipelineStart)
-      : ConvertOpToLLVMPattern(converter), pipelineStart(pipelineStart) {}
+  WaitTmaBarrierOpLowering(const LLVMTypeConverter &converter, LaunchShape launch,
+                           int64_t pipelineStart)
+      : ConvertOpToLLVMPattern(converter), launch(launch), pipelineStart(pipelineStart) {}
 
   LogicalResult
   matchAndRewrite(WaitTmaBarrierOp op, OpAdaptor adaptor,
@@ -192,21 +194,35 @@ struct WaitTmaBarrierOpLowering : public ConvertOpToLLVMPattern<WaitTmaBarrierOp
     Location loc = op.getLoc();
     Value barrier =
         getPipelineAddress(b, loc, pipelineStart, op.getBarriers(), adaptor.getSlot(), 8);
-    // A string: NVVM's try_wait.parity loop is MLIR's own inline PTX; its
-    // intrinsic form would need the loop built of blocks.
-    // The label is local to the braces, so the asm may appear many times.
-    createInlineAsm(b, loc, /*hasSideEffects=*/true, LLVM::LLVMVoidType::get(b.getContext()),
-                    {barrier, adaptor.getPhase()},
-                    "{\n.reg .pred done;\nwait_phase:\n"
-                    "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
-                    "@!done bra wait_phase;\n}",
-                    "r,r");
+    auto spin = [&](OpBuilder &builder) {
+      // A string: NVVM's try_wait.parity loop is MLIR's own inline PTX; its
+      // intrinsic form would need the loop built of blocks.
+      // The label is local to the braces, so the asm may appear many times.
+      createInlineAsm(builder, loc, /*hasSideEffects=*/true,
+                      LLVM::LLVMVoidType::get(builder.getContext()), {barrier, adaptor.getPhase()},
+                      "{\n.reg .pred done;\nwait_phase:\n"
+                      "mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n"
+                      "@!done bra wait_phase;\n}",
+                      "r,r");
+    };
+    if (std::optional<uint32_t> warp = op.getWarp()) {
+      Type i32 = b.getI32Type();
+      Value thread = NVVM::ThreadIdXOp::create(b, loc, i32);
+      Value warpIndex = LLVM::UDivOp::create(b, loc, thread,
+                                             createI32Constant(b, loc, launch.threadsPerWarp));
+      Value waits = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, warpIndex,
+                                         createI32Constant(b, loc, int64_t(*warp)));
+      emitIf(b, loc, waits, spin);
+    } else {
+      spin(b);
+    }
     if (!op.getPerThread())
       emitBarrier(b, loc);
     b.eraseOp(op);
     return success();
   }
 
+  LaunchShape launch;
   int64_t pipelineStart;
 };
 
@@ -267,7 +283,7 @@ void mlir::kiln::gpu::populateTmaToLLVMPatterns(KilnGPUToNVVMTypeConverter &conv
                                                 RewritePatternSet &patterns,
                                                 const LaunchShape &launch,
                                                 int64_t pipelineStart) {
-  patterns.add<AsyncTmaCopyOpLowering>(converter, launch, pipelineStart);
-  patterns.add<InitTmaBarriersOpLowering, WaitTmaBarrierOpLowering, InvalTmaBarriersOpLowering,
-               ReleaseSlotOpLowering>(converter, pipelineStart);
+  patterns.add<AsyncTmaCopyOpLowering, WaitTmaBarrierOpLowering>(converter, launch, pipelineStart);
+  patterns.add<InitTmaBarriersOpLowering, InvalTmaBarriersOpLowering, ReleaseSlotOpLowering>(
+      converter, pipelineStart);
 }

@@ -91,6 +91,9 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
     // (The consumers' loop of attention, rotated as above.)
     pm.addPass(gpu::createKilnGPUOverlapDots());
     pm.addPass(gpu::createKilnGPUPingPong());
+    // A TMA loop that no producer feeds: its warps release the slots on
+    // mbarriers instead of meeting at a CTA barrier every iteration.
+    pm.addPass(gpu::createKilnGPUReleaseTmaSlots());
   }
   // Finally a block's loads issue back to back, each conversion of what
   // they loaded moved down to where it is used...

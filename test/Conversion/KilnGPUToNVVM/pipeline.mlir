@@ -167,3 +167,34 @@ func.func @block_slot(%base: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %n: 
   return %row : tensor<64xf32, #row>
 }
 }
+
+// -----
+
+// The wait of the warp that copies into a slot, for the slot's release
+// (kiln-gpu-release-tma-slots): only warp 0's lanes (thread index / 32 is
+// 0) spin on the mbarrier's phase, and no barrier follows the wait (the
+// next one is the invalidation's).
+// CHECK: // -----
+// CHECK-LABEL: llvm.func @wait_one_warp
+// CHECK: nvvm.mbarrier.init
+// CHECK: nvvm.barrier0
+// CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK-NEXT: %[[LANES:.*]] = llvm.mlir.constant(32 : i32) : i32
+// CHECK-NEXT: %[[WARP:.*]] = llvm.udiv %[[TID]], %[[LANES]] : i32
+// CHECK-NEXT: %[[FIRST:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: %[[WAITS:.*]] = llvm.icmp "eq" %[[WARP]], %[[FIRST]] : i32
+// CHECK-NEXT: llvm.cond_br %[[WAITS]], ^[[SPIN:.*]], ^[[AFTER:.*]]
+// CHECK: ^[[SPIN]]:
+// CHECK-NEXT: mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;
+// CHECK-NEXT: llvm.br ^[[AFTER]]
+// CHECK: ^[[AFTER]]:
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: nvvm.mbarrier.inval
+module attributes {kiln_gpu.num_warps = 8 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
+func.func @wait_one_warp(%slot: i32, %parity: i32) attributes {kiln.kernel} {
+  kiln_gpu.init_tma_barriers {offset = 0 : i64, count = 3 : i32, arrivals = 8 : i32}
+  kiln_gpu.wait_tma_barrier %slot, %parity {barriers = 0 : i64, perThread, warp = 0 : i32}
+  kiln_gpu.inval_tma_barriers {offset = 0 : i64, count = 3 : i32}
+  return
+}
+}

@@ -186,6 +186,22 @@ func.func @copy_transposed_a(%p: tensor<64x32x!kiln.ptr<f16>, #b>, %s: i32) {
 
 // -----
 
+func.func @wait_tma_unaligned(%s: i32, %phase: i32) {
+  // expected-error @+1 {{expected 8-byte aligned barriers, got offset 8196}}
+  kiln_gpu.wait_tma_barrier %s, %phase {barriers = 8196 : i64}
+  return
+}
+
+// -----
+
+func.func @wait_tma_warp_not_per_thread(%s: i32, %phase: i32) {
+  // expected-error @+1 {{expected 'perThread' with 'warp': only a per-thread wait can leave the other warps out}}
+  kiln_gpu.wait_tma_barrier %s, %phase {barriers = 8192 : i64, warp = 0 : i32}
+  return
+}
+
+// -----
+
 func.func @release_unaligned(%s: i32) {
   // expected-error @+1 {{expected 8-byte aligned barriers, got offset 8196}}
   kiln_gpu.release_slot %s {barriers = 8196 : i64}

@@ -111,3 +111,11 @@ func.func @warp_specialized(%map: !kiln.ptr<i8, 0>, %i: i32, %j: i32, %s: i32, %
   kiln_gpu.release_slot %s {barriers = 8192 : i64}
   return
 }
+
+// The wait of the warp that issues a slot's copies, for the slot's release.
+// CHECK-LABEL: func.func @wait_one_warp
+// CHECK-NEXT: kiln_gpu.wait_tma_barrier %arg0, %arg1 {barriers = 8208 : i64, perThread, warp = 0 : i32}
+func.func @wait_one_warp(%s: i32, %parity: i32) {
+  kiln_gpu.wait_tma_barrier %s, %parity {barriers = 8208 : i64, perThread, warp = 0 : i32}
+  return
+}

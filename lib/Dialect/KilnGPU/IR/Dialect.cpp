@@ -491,6 +491,16 @@ LogicalResult AsyncTmaCopyOp::verify() {
   return success();
 }
 
+LogicalResult WaitTmaBarrierOp::verify() {
+  if (getBarriers() % 8)
+    return emitOpError("expected 8-byte aligned barriers, got offset ") << getBarriers();
+  // The CTA barrier of a wait without `perThread` is met by every warp.
+  if (getWarp() && !getPerThread())
+    return emitOpError("expected 'perThread' with 'warp': only a per-thread wait can leave the "
+                       "other warps out");
+  return success();
+}
+
 LogicalResult ReleaseSlotOp::verify() {
   if (getBarriers() % 8)
     return emitOpError("expected 8-byte aligned barriers, got offset ") << getBarriers();

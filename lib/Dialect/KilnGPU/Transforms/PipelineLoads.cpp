@@ -655,7 +655,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   builder.setInsertionPointToStart(newLoop.getBody());
   if (tmaBarriers)
     WaitTmaBarrierOp::create(builder, loc, readSlot, newLoop.getRegionIterArgs().back(),
-                             *tmaBarriers);
+                             *tmaBarriers, /*perThread=*/false, /*warp=*/nullptr);
   else
     AsyncWaitOp::create(builder, loc, lookahead - 1);
 

@@ -259,7 +259,8 @@ void waitForRelease(OpBuilder &builder, Location loc, Value runs, Value slot, Va
                     int64_t emptyBarriers) {
   auto waits = scf::IfOp::create(builder, loc, runs, /*withElseRegion=*/false);
   builder.setInsertionPointToStart(waits.thenBlock());
-  WaitTmaBarrierOp::create(builder, loc, slot, parity, emptyBarriers, /*perThread=*/true);
+  WaitTmaBarrierOp::create(builder, loc, slot, parity, emptyBarriers, /*perThread=*/true,
+                           /*warp=*/nullptr);
   builder.setInsertionPointAfter(waits);
 }
 

@@ -235,20 +235,25 @@ def KilnGPU_WaitTmaBarrierOp : Op<KilnGPU_Dialect, "wait_tma_barrier",
     the pipeline buffers, plus 8 per slot) whose parity is `phase` has
     completed, i.e. the copies into the slot have landed, then synchronizes
     the CTA: after it, every thread is also done with what it read before.
-    With `perThread`, each thread only waits for the phase: in a
-    warp-specialized loop, where the slot's release
-    (kiln_gpu.release_slot) tells the producer when it may be refilled,
-    and for the producer's own wait for that release.
+    With `perThread`, each thread only waits for the phase: where the
+    slot's release (kiln_gpu.release_slot) tells the warp that copies into
+    it when it may be refilled, and for that warp's own wait for the
+    release. With `warp` (and `perThread`), only that warp's lanes wait:
+    the warp that issues the copies into the slot, in a loop whose other
+    warps go on.
 
     Example:
     ```mlir
     kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 98304 : i64}
+    kiln_gpu.wait_tma_barrier %slot, %parity {barriers = 98328 : i64, perThread, warp = 0 : i32}
     ```
   }];
   let arguments = (ins I32:$slot, I32:$phase,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$barriers,
-                       UnitAttr:$perThread);
+                       UnitAttr:$perThread,
+                       OptionalAttr<ConfinedAttr<I32Attr, [IntNonNegative]>>:$warp);
   let assemblyFormat = "$slot `,` $phase attr-dict";
+  let hasVerifier = 1;
 }
 
 def KilnGPU_ReleaseSlotOp : Op<KilnGPU_Dialect, "release_slot",

@@ -550,6 +550,65 @@ def KilnGPUPingPong : Pass<"kiln-gpu-ping-pong", "mlir::ModuleOp"> {
   }];
 }
 
+def KilnGPUReleaseTmaSlots : Pass<"kiln-gpu-release-tma-slots", "mlir::ModuleOp"> {
+  let summary = "Release a TMA loop's slots on mbarriers instead of a CTA barrier per iteration";
+  let description = [{
+    For a loop that kiln-gpu-pipeline-loads left with TMA copies and no
+    producer warpgroup took over (kiln-gpu-warp-specialize declined or was
+    not asked), read by synchronous dots only (not asynchronous ones, nor a
+    dot run an iteration late): the wait for a slot's copies no longer
+    synchronizes the CTA (`perThread`). That barrier was what kept the
+    first warp, whose lanes issue the copies, from refilling a slot that
+    another warp still read. Instead each slot gets an "empty" mbarrier
+    (initialized with one arrival per warp, after the slots' own), every
+    warp arrives on it after the last dot that reads the slot
+    (`kiln_gpu.release_slot`), and before the copies into a slot (those
+    that run) the first warp alone waits for the release of the slot's
+    previous fill (`wait_tma_barrier ... {perThread, warp = 0}`; a slot's
+    first fill waits for parity 1, which a fresh mbarrier has passed). No
+    warp waits for the others in the loop any more: two warpgroups drift
+    apart and reach the tensor cores in turn rather than together.
+
+    Before (`num-stages` = 3):
+    ```mlir
+    kiln_gpu.init_tma_barriers {arrivals = 1 : i32, count = 3 : i32, offset = 49152 : i64}
+    kiln_gpu.async_tma_copy %map[%r0, %c0], %c0, %t0 {barriers = 49152 : i64, ...}
+    kiln_gpu.async_tma_copy %map[%r1, %c0], %c1, %t1 {barriers = 49152 : i64, ...}
+    scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero, %row = %r2, %slot = %c0, %phase = %c0) {
+      kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 49152 : i64}
+      %b = kiln_gpu.shared_operand %slot {buffer = #buf} : ...
+      %d = kiln.dot %a, %b, %acc : ...
+      kiln_gpu.async_tma_copy %map[%row, %c0], %ahead, %runs {barriers = 49152 : i64, ...}
+      scf.yield %d, %next_row, %next_slot, %next_phase
+    }
+    kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 49152 : i64}
+    ```
+    After:
+    ```mlir
+    kiln_gpu.init_tma_barriers {arrivals = 1 : i32, count = 3 : i32, offset = 49152 : i64}
+    kiln_gpu.init_tma_barriers {arrivals = 4 : i32, count = 3 : i32, offset = 49176 : i64}
+    kiln_gpu.async_tma_copy %map[%r0, %c0], %c0, %t0 {barriers = 49152 : i64, ...}
+    kiln_gpu.async_tma_copy %map[%r1, %c0], %c1, %t1 {barriers = 49152 : i64, ...}
+    scf.for %i = %lb to %ub step %c64 iter_args(%acc = %zero, %row = %r2, %slot = %c0, %phase = %c0) {
+      kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 49152 : i64, perThread}
+      %b = kiln_gpu.shared_operand %slot {buffer = #buf} : ...
+      %d = kiln.dot %a, %b, %acc : ...
+      kiln_gpu.release_slot %slot {barriers = 49176 : i64}
+      %same_round = arith.cmpi ugt, %ahead, %slot : i32
+      %parity = arith.xori %phase, (extui %same_round) : i32
+      scf.if %runs {
+        kiln_gpu.wait_tma_barrier %ahead, %parity {barriers = 49176 : i64, perThread, warp = 0 : i32}
+      }
+      kiln_gpu.async_tma_copy %map[%row, %c0], %ahead, %runs {barriers = 49152 : i64, ...}
+      scf.yield %d, %next_row, %next_slot, %next_phase
+    }
+    kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 49152 : i64}
+    kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 49176 : i64}
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
+}
+
 def KilnGPUSinkLoadCasts : Pass<"kiln-gpu-sink-load-casts", "mlir::ModuleOp"> {
   let summary = "Move the casts of loaded blocks down to their first use, so that a block's loads issue back to back";
   let description = [{

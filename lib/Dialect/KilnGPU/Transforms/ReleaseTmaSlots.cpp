@@ -1,0 +1,198 @@
+//===- ReleaseTmaSlots.cpp - A TMA loop's slots released on mbarriers -----===//
+//
+// Implements kiln-gpu-release-tma-slots (see Passes.td). A loop that
+// kiln-gpu-pipeline-loads left with TMA copies, and that no producer
+// warpgroup took over, waits at the top of each iteration for the slot's
+// copies and then for every warp of the CTA: the barrier is what keeps the
+// first warp, which issues the copies, from refilling a slot another warp
+// still reads. Here each warp instead tells an "empty" mbarrier per slot
+// when it is done with the slot, and only the first warp waits on it
+// before copying into the slot again; the other warps never wait for each
+// other in the loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/KilnGPU/IR/Dialect.h"
+#include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
+
+#include "LoopUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::kiln::gpu {
+#define GEN_PASS_DEF_KILNGPURELEASETMASLOTS
+#include "kiln/Dialect/KilnGPU/Transforms/Passes.h.inc"
+} // namespace mlir::kiln::gpu
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::gpu;
+
+namespace {
+
+/// The warp whose lanes issue a TMA copy that names no warp.
+constexpr int32_t kCopyingWarp = 0;
+
+/// What the pass changes in a TMA-pipelined loop.
+struct TmaRing {
+  scf::ForOp loop;
+  InitTmaBarriersOp init;
+  InvalTmaBarriersOp inval;
+  /// The wait for the slot's copies at the top of the body.
+  WaitTmaBarrierOp wait;
+  /// The body's copies, all into the same slot, in body order.
+  SmallVector<AsyncTmaCopyOp> copies;
+  /// The last op of the body that reads the slot the iteration waited for.
+  Operation *lastReader = nullptr;
+};
+
+/// Whether `value` is available before `op`, an op of a loop body: defined
+/// before the loop, or before `op` in the body itself.
+bool isAvailableBefore(Value value, Operation *op) {
+  Block *body = op->getBlock();
+  Operation *loop = body->getParentOp();
+  if (auto argument = dyn_cast<BlockArgument>(value))
+    return argument.getOwner() == body || !loop->isAncestor(argument.getOwner()->getParentOp());
+  Operation *definition = value.getDefiningOp();
+  if (definition->getBlock() == body)
+    return definition->isBeforeInBlock(op);
+  return !loop->isAncestor(definition);
+}
+
+/// The loop's ring, or failure when the loop is not one this pass handles:
+/// its slots filled by TMA copies only (from the first warp), waited for
+/// with a CTA barrier, and read by synchronous dots only (an asynchronous
+/// dot, or one run an iteration late, reads a slot past its iteration).
+FailureOr<TmaRing> matchTmaRing(scf::ForOp loop) {
+  TmaRing ring;
+  ring.loop = loop;
+  Block *body = loop.getBody();
+  ring.wait = dyn_cast<WaitTmaBarrierOp>(&body->front());
+  if (!ring.wait || ring.wait.getPerThread() || loop->hasAttr(kOverlapDotsAttr))
+    return failure();
+  uint64_t barriers = ring.wait.getBarriers();
+  Value readSlot = ring.wait.getSlot();
+  bool other = false;
+  loop.walk([&](Operation *op) {
+    if (auto copy = dyn_cast<AsyncTmaCopyOp>(op)) {
+      bool sameRing = copy->getBlock() == body && copy.getBarriers() == barriers &&
+                      !copy.getWarp() &&
+                      (ring.copies.empty() || copy.getSlot() == ring.copies.front().getSlot());
+      if (sameRing)
+        ring.copies.push_back(copy);
+      else
+        other = true;
+    } else if (isa<AsyncCopyOp, AsyncCopyBlockOp, AsyncCommitGroupOp, AsyncWaitOp,
+                   WaitTmaBarrierOp, ReleaseSlotOp, AsyncDotWaitOp>(op) &&
+               op != ring.wait) {
+      other = true;
+    } else if (isa<DotOp>(op) && op->hasAttr(kWgmmaBufferAttr)) {
+      other = true;
+    } else if (auto shared = dyn_cast<SharedOperandOp>(op); shared && shared.getSlot() == readSlot) {
+      for (Operation *user : shared->getUsers()) {
+        Operation *reader = body->findAncestorOpInBlock(*user);
+        if (!reader) {
+          other = true;
+          continue;
+        }
+        if (!ring.lastReader || ring.lastReader->isBeforeInBlock(reader))
+          ring.lastReader = reader;
+      }
+    }
+  });
+  if (other || ring.copies.empty() || !ring.lastReader)
+    return failure();
+  // The copying warp's wait goes before the first copy: what it needs must
+  // be there.
+  AsyncTmaCopyOp first = ring.copies.front();
+  if (!isAvailableBefore(first.getSlot(), first))
+    return failure();
+  for (AsyncTmaCopyOp copy : ring.copies)
+    if (!isAvailableBefore(copy.getPred(), first))
+      return failure();
+
+  // The ring's mbarriers: initialized before the loop, invalidated after.
+  for (Operation *op = loop->getPrevNode(); op && !ring.init; op = op->getPrevNode())
+    if (auto init = dyn_cast<InitTmaBarriersOp>(op); init && init.getOffset() == barriers)
+      ring.init = init;
+  for (Operation *op = loop->getNextNode(); op && !ring.inval; op = op->getNextNode())
+    if (auto inval = dyn_cast<InvalTmaBarriersOp>(op); inval && inval.getOffset() == barriers)
+      ring.inval = inval;
+  if (!ring.init || !ring.inval || ring.init.getAllWarps())
+    return failure();
+  return ring;
+}
+
+/// `predicates` or-ed together.
+Value anyOf(OpBuilder &builder, Location loc, ArrayRef<Value> predicates) {
+  Value any = predicates.front();
+  for (Value predicate : predicates.drop_front())
+    if (predicate != any)
+      any = arith::OrIOp::create(builder, loc, any, predicate);
+  return any;
+}
+
+void releaseSlots(TmaRing &ring, int32_t numWarps) {
+  scf::ForOp loop = ring.loop;
+  Location loc = loop.getLoc();
+  int32_t slots = ring.init.getCount();
+  // After the slots' own ("full") mbarriers: one "empty" mbarrier a slot,
+  // which every warp arrives on once it is done with the slot.
+  int64_t emptyBarriers = ring.init.getOffset() + 8 * int64_t(slots);
+  OpBuilder builder(ring.init->getContext());
+  builder.setInsertionPointAfter(ring.init);
+  InitTmaBarriersOp::create(builder, loc, emptyBarriers, slots, numWarps);
+  builder.setInsertionPointAfter(ring.inval);
+  InvalTmaBarriersOp::create(builder, loc, emptyBarriers, slots);
+
+  // No CTA barrier after the wait for the slot's copies; the slot is
+  // released after its last reader (a synchronous dot: its wgmma group
+  // has read the slot when it returns).
+  ring.wait.setPerThread(true);
+  Value readSlot = ring.wait.getSlot();
+  builder.setInsertionPointAfter(ring.lastReader);
+  ReleaseSlotOp::create(builder, loc, readSlot, emptyBarriers);
+
+  // Before the copies into a slot, the copying warp waits for the release
+  // of the slot's previous fill. The fill the copies make is in the read
+  // slot's round of the ring, or the next one when the write slot is
+  // behind it (wrapped round); the k-th fill of a slot waits for the phase
+  // of parity (k - 1) & 1, which for the first fill (parity 1) a fresh
+  // mbarrier has already passed.
+  AsyncTmaCopyOp first = ring.copies.front();
+  builder.setInsertionPoint(first);
+  Value writeSlot = first.getSlot();
+  Value sameRound = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ugt, writeSlot, readSlot);
+  Value parity = arith::XOrIOp::create(
+      builder, loc, ring.wait.getPhase(),
+      arith::ExtUIOp::create(builder, loc, builder.getI32Type(), sameRound));
+  SmallVector<Value> predicates;
+  for (AsyncTmaCopyOp copy : ring.copies)
+    predicates.push_back(copy.getPred());
+  auto waits = scf::IfOp::create(builder, loc, anyOf(builder, loc, predicates),
+                                 /*withElseRegion=*/false);
+  builder.setInsertionPointToStart(waits.thenBlock());
+  WaitTmaBarrierOp::create(builder, loc, writeSlot, parity, emptyBarriers, /*perThread=*/true,
+                           builder.getI32IntegerAttr(kCopyingWarp));
+}
+
+struct KilnGPUReleaseTmaSlots
+    : public gpu::impl::KilnGPUReleaseTmaSlotsBase<KilnGPUReleaseTmaSlots> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    int32_t numWarps = getNumWarps(module);
+    SmallVector<TmaRing> rings;
+    module.walk([&](scf::ForOp loop) {
+      if (FailureOr<TmaRing> ring = matchTmaRing(loop); succeeded(ring))
+        rings.push_back(*ring);
+    });
+    for (TmaRing &ring : rings)
+      releaseSlots(ring, numWarps);
+  }
+};
+
+} // namespace
