@@ -55,6 +55,14 @@ Value mlir::kiln::gpu::createI32(OpBuilder &builder, Location loc, int64_t value
   return arith::ConstantOp::create(builder, loc, builder.getI32IntegerAttr(int32_t(value)));
 }
 
+Value mlir::kiln::gpu::anyOf(OpBuilder &builder, Location loc, ArrayRef<Value> predicates) {
+  llvm::SetVector<Value> unique(predicates.begin(), predicates.end());
+  Value any = unique.front();
+  for (Value predicate : unique.getArrayRef().drop_front())
+    any = arith::OrIOp::create(builder, loc, any, predicate);
+  return any;
+}
+
 Value mlir::kiln::gpu::andMask(OpBuilder &builder, Location loc, Value mask,
                                Value condition, RankedTensorType ptrType) {
   auto maskType = RankedTensorType::get(ptrType.getShape(), builder.getI1Type(),

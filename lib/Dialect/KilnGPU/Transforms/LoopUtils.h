@@ -64,6 +64,9 @@ std::optional<ChainedDots> getChainedDots(scf::ForOp loop, int numWarps, int thr
 /// An i32 constant.
 Value createI32(OpBuilder &builder, Location loc, int64_t value);
 
+/// `predicates` (i1 values, at least one) or-ed together, each value once.
+Value anyOf(OpBuilder &builder, Location loc, ArrayRef<Value> predicates);
+
 /// The attribute of an asynchronous wgmma dot (kiln-gpu-async-dots,
 /// kiln-gpu-overlap-dots, kiln-gpu-pipeline-loads set it).
 constexpr llvm::StringLiteral kWgmmaBufferAttr = KilnGPUDialect::getWgmmaBufferAttrName();

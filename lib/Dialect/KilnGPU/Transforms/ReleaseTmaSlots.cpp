@@ -127,15 +127,6 @@ FailureOr<TmaRing> matchTmaRing(scf::ForOp loop) {
   return ring;
 }
 
-/// `predicates` or-ed together.
-Value anyOf(OpBuilder &builder, Location loc, ArrayRef<Value> predicates) {
-  Value any = predicates.front();
-  for (Value predicate : predicates.drop_front())
-    if (predicate != any)
-      any = arith::OrIOp::create(builder, loc, any, predicate);
-  return any;
-}
-
 void releaseSlots(TmaRing &ring, int32_t numWarps) {
   scf::ForOp loop = ring.loop;
   Location loc = loop.getLoc();

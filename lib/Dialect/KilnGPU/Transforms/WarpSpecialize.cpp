@@ -244,15 +244,6 @@ Value getEmptyParity(OpBuilder &builder, Location loc, Value slot, Value fill, i
   return arith::XOrIOp::create(builder, loc, arith::AndIOp::create(builder, loc, k, one), one);
 }
 
-/// `predicates` or-ed together (one value each, in order).
-Value anyOf(OpBuilder &builder, Location loc, ArrayRef<Value> predicates) {
-  llvm::SetVector<Value> unique(predicates.begin(), predicates.end());
-  Value any = unique.front();
-  for (Value predicate : unique.getArrayRef().drop_front())
-    any = arith::OrIOp::create(builder, loc, any, predicate);
-  return any;
-}
-
 /// Waits, if `runs`, for the phase of parity `parity` of `slot`'s "empty"
 /// mbarrier.
 void waitForRelease(OpBuilder &builder, Location loc, Value runs, Value slot, Value parity,
