@@ -248,6 +248,64 @@ def test_sm90a_forward_with_host_descriptors(block_m, block_n, num_warps, causal
     assert "cp.async.bulk.tensor.2d" in ptx and "ld.global" not in ptx
 
 
+@pytest.mark.parametrize("block_m,block_n,num_warps", [(128, 128, 8), (128, 64, 8)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sm90a_unspecialized_tma_loop_has_no_cta_barrier(block_m, block_n, num_warps, causal):
+    """Tutorial 06's forward with warp_specialize=False (as its Hopper
+    benchmark runs the causal forward): no producer, so the kernel's first
+    warp issues the TMA copies. The warps wait for a slot's copies alone and
+    release the slot after its last dot; the first warp alone waits for that
+    release before refilling the slot, and nothing in the loop waits for
+    every warp (no bar.sync between the loop's first and last wgmma)."""
+    compiled = compile_forward_with_host_descriptors(block_m, block_n, num_warps, causal)
+    ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
+    assert "producer_warps" not in compiled.metadata
+    bodies = loop_bodies(ir)
+    assert len(bodies) == (2 if causal else 1)
+    for body in bodies:
+        assert re.search(r"kiln_gpu\.wait_tma_barrier \S+, \S+ \{barriers = \d+ : i64, perThread\}", body)
+        assert body.count("kiln_gpu.release_slot") == 1
+        assert re.search(r"kiln_gpu\.wait_tma_barrier .*perThread, warp = 0 : i32\}", body)
+    # The blocks of the loops that issue the wgmmas: no CTA barrier.
+    loops = wgmma_loop_blocks(ptx)
+    assert len(loops) == len(bodies)
+    for blocks in loops:
+        assert not any("bar.sync" in block or "barrier.sync" in block for block in blocks)
+
+
+def wgmma_loop_blocks(ptx: str) -> list[list[str]]:
+    """The basic blocks of each loop of `ptx` that issues wgmma: each
+    block with a wgmma and every block on a cycle through it."""
+    parts = re.split(r"^(\$L__BB\d+_\d+):", ptx, flags=re.MULTILINE)
+    names = ["entry"] + parts[1::2]
+    texts = [parts[0]] + parts[2::2]
+    successors = []
+    for index, text in enumerate(texts):
+        targets = set(re.findall(r"\bbra(?:\.uni)?\s+(\$L__BB\d+_\d+);", text))
+        ends = text.rstrip().splitlines()[-1].strip() if text.strip() else ""
+        if not ends.startswith(("bra.uni", "ret")) and index + 1 < len(names):
+            targets.add(names[index + 1])
+        successors.append({names.index(target) for target in targets})
+
+    def reachable(start: int) -> set[int]:
+        seen, stack = set(), [start]
+        while stack:
+            for successor in successors[stack.pop()]:
+                if successor not in seen:
+                    seen.add(successor)
+                    stack.append(successor)
+        return seen
+
+    loops: list[set[int]] = []
+    for index, text in enumerate(texts):
+        if "wgmma.mma_async" not in text or any(index in loop for loop in loops):
+            continue
+        cycle = {other for other in reachable(index) if index in reachable(other)}
+        if cycle:
+            loops.append(cycle)
+    return [[texts[index] for index in sorted(loop)] for loop in loops]
+
+
 def compile_backward_dkdv(head_dim: int, block_m: int, block_n: int, num_warps: int,
                           num_stages: int) -> kiln.CompiledKernel:
     """The backward's dK/dV kernel as a launch on contiguous operands
