@@ -470,12 +470,19 @@ LogicalResult InitTmaBarriersOp::verify() {
   return success();
 }
 
+/// The mbarriers a TMA op names are 8-byte words.
+static LogicalResult verifyBarriersOffset(Operation *op, uint64_t barriers) {
+  if (barriers % 8)
+    return op->emitOpError("expected 8-byte aligned barriers, got offset ") << barriers;
+  return success();
+}
+
 LogicalResult AsyncTmaCopyOp::verify() {
   auto tile = cast<RankedTensorType>(getTile());
   if (tile.getRank() != 2 || getCoords().size() != 2)
     return emitOpError("expected a 2-D tile and two coordinates");
-  if (getBarriers() % 8)
-    return emitOpError("expected 8-byte aligned barriers, got offset ") << getBarriers();
+  if (failed(verifyBarriersOffset(*this, getBarriers())))
+    return failure();
   OperandBufferAttr buffer = getBuffer();
   // The tile as the dot reads it: a K-major slot holds B transposed.
   RankedTensorType operand = tile;
@@ -492,8 +499,8 @@ LogicalResult AsyncTmaCopyOp::verify() {
 }
 
 LogicalResult WaitTmaBarrierOp::verify() {
-  if (getBarriers() % 8)
-    return emitOpError("expected 8-byte aligned barriers, got offset ") << getBarriers();
+  if (failed(verifyBarriersOffset(*this, getBarriers())))
+    return failure();
   // The CTA barrier of a wait without `perThread` is met by every warp.
   if (getWarp() && !getPerThread())
     return emitOpError("expected 'perThread' with 'warp': only a per-thread wait can leave the "
@@ -502,8 +509,8 @@ LogicalResult WaitTmaBarrierOp::verify() {
 }
 
 LogicalResult ReleaseSlotOp::verify() {
-  if (getBarriers() % 8)
-    return emitOpError("expected 8-byte aligned barriers, got offset ") << getBarriers();
+  if (failed(verifyBarriersOffset(*this, getBarriers())))
+    return failure();
   return success();
 }
 

@@ -83,6 +83,27 @@ Operation *mlir::kiln::gpu::getFirstUserInBlock(Operation *op, Block &block) {
   return first;
 }
 
+FailureOr<SlotReaders> mlir::kiln::gpu::getSlotReaders(Block &block, Value slot) {
+  SlotReaders readers;
+  WalkResult result = block.walk([&](SharedOperandOp shared) {
+    if (shared.getSlot() != slot)
+      return WalkResult::advance();
+    for (Operation *user : shared->getUsers()) {
+      Operation *reader = block.findAncestorOpInBlock(*user);
+      if (!reader)
+        return WalkResult::interrupt();
+      ++readers.count;
+      readers.asynchronous += user->hasAttr(kWgmmaBufferAttr);
+      if (!readers.last || readers.last->isBeforeInBlock(reader))
+        readers.last = reader;
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  return readers;
+}
+
 bool mlir::kiln::gpu::hasDot(scf::ForOp loop) {
   return llvm::any_of(*loop.getBody(), [](Operation &op) { return isa<DotOp>(op); });
 }

@@ -30,6 +30,21 @@ FailureOr<SmallVector<Operation *>> getBlockSlice(Block *block, ValueRange roots
 /// none.
 Operation *getFirstUserInBlock(Operation *op, Block &block);
 
+/// The readers of pipeline slot `slot` in `block`: the ops of `block` that
+/// hold a user of a kiln_gpu.shared_operand of that slot (in `block` or in
+/// a region nested in it).
+struct SlotReaders {
+  /// The last of them in `block`.
+  Operation *last = nullptr;
+  int count = 0;
+  /// How many of the users are asynchronous dots (kiln_gpu.wgmma_buffer).
+  int asynchronous = 0;
+};
+
+/// `slot`'s readers in `block`, or failure when a user of one of its
+/// shared operands lies outside `block`.
+FailureOr<SlotReaders> getSlotReaders(Block &block, Value slot);
+
 /// `mask && condition` for an access of `ptrType` (a block of pointers),
 /// `condition` being a scalar i1; `mask` may be null.
 Value andMask(OpBuilder &builder, Location loc, Value mask, Value condition,

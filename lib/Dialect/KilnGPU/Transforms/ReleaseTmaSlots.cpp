@@ -21,6 +21,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::kiln::gpu {
@@ -50,24 +51,11 @@ struct TmaRing {
   Operation *lastReader = nullptr;
 };
 
-/// Whether `value` is available before `op`, an op of a loop body: defined
-/// before the loop, or before `op` in the body itself.
-bool isAvailableBefore(Value value, Operation *op) {
-  Block *body = op->getBlock();
-  Operation *loop = body->getParentOp();
-  if (auto argument = dyn_cast<BlockArgument>(value))
-    return argument.getOwner() == body || !loop->isAncestor(argument.getOwner()->getParentOp());
-  Operation *definition = value.getDefiningOp();
-  if (definition->getBlock() == body)
-    return definition->isBeforeInBlock(op);
-  return !loop->isAncestor(definition);
-}
-
 /// The loop's ring, or failure when the loop is not one this pass handles:
 /// its slots filled by TMA copies only (from the first warp), waited for
 /// with a CTA barrier, and read by synchronous dots only (an asynchronous
 /// dot, or one run an iteration late, reads a slot past its iteration).
-FailureOr<TmaRing> matchTmaRing(scf::ForOp loop) {
+FailureOr<TmaRing> matchTmaRing(scf::ForOp loop, DominanceInfo &dominance) {
   TmaRing ring;
   ring.loop = loop;
   Block *body = loop.getBody();
@@ -75,7 +63,6 @@ FailureOr<TmaRing> matchTmaRing(scf::ForOp loop) {
   if (!ring.wait || ring.wait.getPerThread() || loop->hasAttr(kOverlapDotsAttr))
     return failure();
   uint64_t barriers = ring.wait.getBarriers();
-  Value readSlot = ring.wait.getSlot();
   bool other = false;
   loop.walk([&](Operation *op) {
     if (auto copy = dyn_cast<AsyncTmaCopyOp>(op)) {
@@ -92,27 +79,21 @@ FailureOr<TmaRing> matchTmaRing(scf::ForOp loop) {
       other = true;
     } else if (isa<DotOp>(op) && op->hasAttr(kWgmmaBufferAttr)) {
       other = true;
-    } else if (auto shared = dyn_cast<SharedOperandOp>(op); shared && shared.getSlot() == readSlot) {
-      for (Operation *user : shared->getUsers()) {
-        Operation *reader = body->findAncestorOpInBlock(*user);
-        if (!reader) {
-          other = true;
-          continue;
-        }
-        if (!ring.lastReader || ring.lastReader->isBeforeInBlock(reader))
-          ring.lastReader = reader;
-      }
     }
   });
-  if (other || ring.copies.empty() || !ring.lastReader)
+  if (other || ring.copies.empty())
     return failure();
+  FailureOr<SlotReaders> readers = getSlotReaders(*body, ring.wait.getSlot());
+  if (failed(readers) || !readers->count)
+    return failure();
+  ring.lastReader = readers->last;
   // The copying warp's wait goes before the first copy: what it needs must
   // be there.
   AsyncTmaCopyOp first = ring.copies.front();
-  if (!isAvailableBefore(first.getSlot(), first))
+  if (!dominance.properlyDominates(first.getSlot(), first))
     return failure();
   for (AsyncTmaCopyOp copy : ring.copies)
-    if (!isAvailableBefore(copy.getPred(), first))
+    if (!dominance.properlyDominates(copy.getPred(), first))
       return failure();
 
   // The ring's mbarriers: initialized before the loop, invalidated after.
@@ -176,9 +157,10 @@ struct KilnGPUReleaseTmaSlots
   void runOnOperation() override {
     ModuleOp module = getOperation();
     int32_t numWarps = getNumWarps(module);
+    DominanceInfo &dominance = getAnalysis<DominanceInfo>();
     SmallVector<TmaRing> rings;
     module.walk([&](scf::ForOp loop) {
-      if (FailureOr<TmaRing> ring = matchTmaRing(loop); succeeded(ring))
+      if (FailureOr<TmaRing> ring = matchTmaRing(loop, dominance); succeeded(ring))
         rings.push_back(*ring);
     });
     for (TmaRing &ring : rings)

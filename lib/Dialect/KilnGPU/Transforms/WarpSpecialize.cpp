@@ -130,25 +130,12 @@ FailureOr<TmaLoop> matchTmaLoop(scf::ForOp loop) {
       int64_t(split.prologue.size() / split.copies.size()) >= split.init.getCount())
     return failure();
   // The dots reading the loop's slots, the last of them.
-  Value readSlot = split.wait.getSlot();
-  int readers = 0, asyncReaders = 0;
-  for (Operation &op : *body) {
-    auto shared = dyn_cast<SharedOperandOp>(op);
-    if (!shared || shared.getSlot() != readSlot)
-      continue;
-    for (Operation *user : shared->getUsers()) {
-      Operation *reader = body->findAncestorOpInBlock(*user);
-      if (!reader)
-        return failure();
-      ++readers;
-      asyncReaders += user->hasAttr(kWgmmaBufferAttr);
-      if (!split.lastReader || split.lastReader->isBeforeInBlock(reader))
-        split.lastReader = reader;
-    }
-  }
-  if (!readers || (asyncReaders && asyncReaders != readers))
+  FailureOr<SlotReaders> readers = getSlotReaders(*body, split.wait.getSlot());
+  if (failed(readers) || !readers->count ||
+      (readers->asynchronous && readers->asynchronous != readers->count))
     return failure();
-  split.asyncReaders = asyncReaders != 0;
+  split.lastReader = readers->last;
+  split.asyncReaders = readers->asynchronous != 0;
 
   // What the in-loop copies are computed from: the body's scalar code, the
   // loop-carried values it reads (their next values too), and the values
