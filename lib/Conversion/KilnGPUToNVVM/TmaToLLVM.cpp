@@ -4,7 +4,8 @@
 // pipeline slots by the TMA unit: cp.async.bulk.tensor copies boxes of the
 // tile and completes transactions on the slot's mbarrier, which the
 // consumer waits on by phase. The mbarriers are initialized before the loop
-// and invalidated after it.
+// and invalidated after it. Slots that the threads fill with cp.async can
+// complete such mbarriers too (kiln_gpu.async_copy_arrive).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::gpu;
+using namespace mlir::kiln::nvidia;
 
 namespace {
 
@@ -216,6 +218,12 @@ struct WaitTmaBarrierOpLowering : public ConvertOpToLLVMPattern<WaitTmaBarrierOp
     } else {
       spin(b);
     }
+    // The threads' cp.async copies write through the generic proxy; wgmma
+    // reads through the async one.
+    if (op.getThreadCopies() && hasWarpgroupMma(op->getParentOfType<ModuleOp>()))
+      NVVM::FenceProxyOp::create(
+          b, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
     if (!op.getPerThread())
       emitBarrier(b, loc);
     b.eraseOp(op);
@@ -223,6 +231,29 @@ struct WaitTmaBarrierOpLowering : public ConvertOpToLLVMPattern<WaitTmaBarrierOp
   }
 
   LaunchShape launch;
+  int64_t pipelineStart;
+};
+
+/// kiln_gpu.async_copy_arrive: where the predicate holds,
+/// cp.async.mbarrier.arrive.noinc on the slot's mbarrier (which counts
+/// every thread's arrival, so none increments the count it expects).
+struct AsyncCopyArriveOpLowering : public ConvertOpToLLVMPattern<AsyncCopyArriveOp> {
+  AsyncCopyArriveOpLowering(const LLVMTypeConverter &converter, int64_t pipelineStart)
+      : ConvertOpToLLVMPattern(converter), pipelineStart(pipelineStart) {}
+
+  LogicalResult
+  matchAndRewrite(AsyncCopyArriveOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Value slot = adaptor.getSlot();
+    emitIf(b, loc, adaptor.getPred(), [&](OpBuilder &then) {
+      Value barrier = getPipelinePointer(then, loc, pipelineStart, op.getBarriers(), slot, 8);
+      NVVM::CpAsyncMBarrierArriveOp::create(then, loc, barrier, /*noinc=*/true);
+    });
+    b.eraseOp(op);
+    return success();
+  }
+
   int64_t pipelineStart;
 };
 
@@ -284,6 +315,6 @@ void mlir::kiln::gpu::populateTmaToLLVMPatterns(KilnGPUToNVVMTypeConverter &conv
                                                 const LaunchShape &launch,
                                                 int64_t pipelineStart) {
   patterns.add<AsyncTmaCopyOpLowering, WaitTmaBarrierOpLowering>(converter, launch, pipelineStart);
-  patterns.add<InitTmaBarriersOpLowering, InvalTmaBarriersOpLowering, ReleaseSlotOpLowering>(
-      converter, pipelineStart);
+  patterns.add<InitTmaBarriersOpLowering, InvalTmaBarriersOpLowering, ReleaseSlotOpLowering,
+               AsyncCopyArriveOpLowering>(converter, pipelineStart);
 }

@@ -198,3 +198,33 @@ func.func @wait_one_warp(%slot: i32, %parity: i32) attributes {kiln.kernel} {
   return
 }
 }
+
+// -----
+
+// A slot the threads fill with cp.async: each thread arrives on the slot's
+// mbarrier once its copies land (noinc: the mbarrier counts every thread),
+// where the predicate holds; the wait for them spins on the phase, then
+// fences the copies for wgmma's proxy (perThread: the barrier after it is
+// the invalidation's).
+// CHECK: // -----
+// CHECK-LABEL: llvm.func @thread_copies
+// CHECK: nvvm.mbarrier.init
+// CHECK: nvvm.barrier0
+// CHECK: llvm.cond_br %{{.*}}, ^[[ARRIVE:.*]], ^[[ARRIVED:.*]]
+// CHECK: ^[[ARRIVE]]:
+// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true} : !llvm.ptr<3>
+// CHECK-NEXT: llvm.br ^[[ARRIVED]]
+// CHECK: ^[[ARRIVED]]:
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.barrier0
+// CHECK: nvvm.mbarrier.inval
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>} {
+func.func @thread_copies(%slot: i32, %phase: i32, %runs: i1) attributes {kiln.kernel} {
+  kiln_gpu.init_tma_barriers {offset = 0 : i64, count = 3 : i32, arrivals = 128 : i32}
+  kiln_gpu.async_copy_arrive %slot, %runs {barriers = 0 : i64}
+  kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 0 : i64, perThread, threadCopies}
+  kiln_gpu.inval_tma_barriers {offset = 0 : i64, count = 3 : i32}
+  return
+}
+}

@@ -210,6 +210,22 @@ func.func @release_unaligned(%s: i32) {
 
 // -----
 
+func.func @wait_thread_copies_one_warp(%s: i32, %phase: i32) {
+  // expected-error @+1 {{expected no 'warp' with 'threadCopies': every thread waits for the copies of every thread}}
+  kiln_gpu.wait_tma_barrier %s, %phase {barriers = 8192 : i64, perThread, threadCopies, warp = 0 : i32}
+  return
+}
+
+// -----
+
+func.func @copy_arrive_unaligned(%s: i32, %runs: i1) {
+  // expected-error @+1 {{expected 8-byte aligned barriers, got offset 8196}}
+  kiln_gpu.async_copy_arrive %s, %runs {barriers = 8196 : i64}
+  return
+}
+
+// -----
+
 func.func @producer_nested(%c: i1) {
   scf.if %c {
     // expected-error @+1 {{expected to be directly in a kernel function}}

@@ -119,3 +119,14 @@ func.func @wait_one_warp(%s: i32, %parity: i32) {
   kiln_gpu.wait_tma_barrier %s, %parity {barriers = 8208 : i64, perThread, warp = 0 : i32}
   return
 }
+
+// The threads' own copies into a slot, arriving on its mbarrier, and the
+// wait for them.
+// CHECK-LABEL: func.func @thread_copies
+// CHECK-NEXT: kiln_gpu.async_copy_arrive %arg0, %arg2 {barriers = 8192 : i64}
+// CHECK-NEXT: kiln_gpu.wait_tma_barrier %arg0, %arg1 {barriers = 8192 : i64, perThread, threadCopies}
+func.func @thread_copies(%s: i32, %phase: i32, %runs: i1) {
+  kiln_gpu.async_copy_arrive %s, %runs {barriers = 8192 : i64}
+  kiln_gpu.wait_tma_barrier %s, %phase {barriers = 8192 : i64, perThread, threadCopies}
+  return
+}

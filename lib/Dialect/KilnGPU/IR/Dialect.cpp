@@ -505,8 +505,14 @@ LogicalResult WaitTmaBarrierOp::verify() {
   if (getWarp() && !getPerThread())
     return emitOpError("expected 'perThread' with 'warp': only a per-thread wait can leave the "
                        "other warps out");
+  // Every thread copies into such a slot, and every thread reads it.
+  if (getWarp() && getThreadCopies())
+    return emitOpError("expected no 'warp' with 'threadCopies': every thread waits for the "
+                       "copies of every thread");
   return success();
 }
+
+LogicalResult AsyncCopyArriveOp::verify() { return verifyBarriersOffset(*this, getBarriers()); }
 
 LogicalResult ReleaseSlotOp::verify() {
   if (failed(verifyBarriersOffset(*this, getBarriers())))

@@ -169,6 +169,31 @@ def KilnGPU_AsyncWaitOp : Op<KilnGPU_Dialect, "async_wait",
   let assemblyFormat = "attr-dict";
 }
 
+def KilnGPU_AsyncCopyArriveOp : Op<KilnGPU_Dialect, "async_copy_arrive",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Arrive on a slot's mbarrier once the thread's copies land";
+  let description = [{
+    When `pred` holds, has every thread arrive on slot `slot`'s mbarrier
+    (`barriers` bytes into the pipeline buffers, plus 8 per slot) once all
+    the `cp.async` copies it has started so far are complete
+    (`cp.async.mbarrier.arrive.noinc`), without waiting for them. The
+    mbarrier expects one arrival per thread a phase
+    (kiln_gpu.init_tma_barriers): the phase completes when every thread's
+    copies into the slot have landed, which kiln_gpu.wait_tma_barrier
+    with `threadCopies` waits for, in place of kiln_gpu.async_wait's CTA
+    barrier. `pred` must be the same in every thread.
+
+    Example:
+    ```mlir
+    kiln_gpu.async_copy_arrive %slot, %runs {barriers = 98304 : i64}
+    ```
+  }];
+  let arguments = (ins I32:$slot, I1:$pred,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$barriers);
+  let assemblyFormat = "$slot `,` $pred attr-dict";
+  let hasVerifier = 1;
+}
+
 def KilnGPU_InitTmaBarriersOp : Op<KilnGPU_Dialect, "init_tma_barriers",
     [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Initialize the mbarriers that TMA copies into slots complete";
@@ -176,7 +201,10 @@ def KilnGPU_InitTmaBarriersOp : Op<KilnGPU_Dialect, "init_tma_barriers",
     One thread initializes `count` mbarriers (8 bytes each), starting
     `offset` bytes into the kernel's pipeline buffers, each expecting
     `arrivals` arrivals per phase (one per kiln_gpu.async_tma_copy into a
-    slot), and makes them visible to the TMA unit; then every thread waits
+    slot, one per thread where the threads' `cp.async` copies fill the
+    slots, see kiln_gpu.async_copy_arrive, or one per warp for the
+    releases of kiln_gpu.release_slot), and makes them visible to the
+    TMA unit; then every thread waits
     for the others. Barrier `i` belongs to slot `i` of the buffers whose
     copies name this `offset`. In a warp-specialized kernel the wait is on
     the consumer warps' named barrier, unless `allWarps` says that the op
@@ -229,29 +257,35 @@ def KilnGPU_AsyncTmaCopyOp : Op<KilnGPU_Dialect, "async_tma_copy",
 
 def KilnGPU_WaitTmaBarrierOp : Op<KilnGPU_Dialect, "wait_tma_barrier",
     [MemoryEffects<[MemRead, MemWrite]>]> {
-  let summary = "Wait for the TMA copies into a slot, then for every thread";
+  let summary = "Wait for the copies into a slot, then for every thread";
   let description = [{
     Waits until the phase of slot `slot`'s mbarrier (`barriers` bytes into
     the pipeline buffers, plus 8 per slot) whose parity is `phase` has
-    completed, i.e. the copies into the slot have landed, then synchronizes
+    completed, i.e. the copies into the slot (by the TMA unit, or with
+    `threadCopies` the threads' own) have landed, then synchronizes
     the CTA: after it, every thread is also done with what it read before.
     With `perThread`, each thread only waits for the phase: where the
     slot's release (kiln_gpu.release_slot) tells the warp that copies into
     it when it may be refilled, and for that warp's own wait for the
     release. With `warp` (and `perThread`), only that warp's lanes wait:
     the warp that issues the copies into the slot, in a loop whose other
-    warps go on.
+    warps go on. With `threadCopies`, the slot is filled by the threads'
+    own `cp.async` copies, which kiln_gpu.async_copy_arrive has complete
+    the mbarrier's phase: after the wait, where wgmma reads the slot, each
+    thread makes them visible to the tensor cores' asynchronous proxy.
 
     Example:
     ```mlir
     kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 98304 : i64}
     kiln_gpu.wait_tma_barrier %slot, %parity {barriers = 98328 : i64, perThread, warp = 0 : i32}
+    kiln_gpu.wait_tma_barrier %slot, %phase {barriers = 98304 : i64, perThread, threadCopies}
     ```
   }];
   let arguments = (ins I32:$slot, I32:$phase,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$barriers,
                        UnitAttr:$perThread,
-                       OptionalAttr<ConfinedAttr<I32Attr, [IntNonNegative]>>:$warp);
+                       OptionalAttr<ConfinedAttr<I32Attr, [IntNonNegative]>>:$warp,
+                       UnitAttr:$threadCopies);
   let assemblyFormat = "$slot `,` $phase attr-dict";
   let hasVerifier = 1;
 }
