@@ -749,19 +749,34 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
 // The same loop twice in one kernel (attention's causal loops, split at the
 // diagonal): both are pipelined, neither is marked for
 // kiln-gpu-overlap-dots, and each keeps the full lookahead (its first
-// wait leaves one group in flight).
+// wait is for the phase of the slot's mbarrier, which every thread's
+// copies of the iteration complete: both loops' dots wait for themselves).
+// Q's copies, before the first fill, are covered by its arrivals.
 // CHECK-LABEL: func.func @attention_two_loops
-// CHECK: scf.for
-// CHECK-NEXT: kiln_gpu.async_wait {pending = 1 : i32}
+// CHECK: kiln_gpu.async_commit_group
+// CHECK-NEXT: kiln_gpu.init_tma_barriers {arrivals = 128 : i32, count = 3 : i32, offset = [[BARRIERS:[0-9]+]] : i64}
+// CHECK: kiln_gpu.async_commit_group
+// CHECK-NEXT: kiln_gpu.async_copy_arrive %{{.*}}, %{{.*}} {barriers = [[BARRIERS]] : i64}
+// CHECK: kiln_gpu.async_commit_group
+// CHECK-NEXT: kiln_gpu.async_copy_arrive %{{.*}}, %{{.*}} {barriers = [[BARRIERS]] : i64}
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[SLOT:[a-z0-9_]*]] = %{{[a-z0-9_]*}}, %[[PHASE:[a-z0-9_]*]] = %{{[a-z0-9_]*}})
+// CHECK-NEXT: kiln_gpu.wait_tma_barrier %[[SLOT]], %[[PHASE]] {barriers = [[BARRIERS]] : i64, threadCopies}
+// CHECK-NOT: async_wait
+// CHECK: kiln_gpu.async_commit_group
+// CHECK-NEXT: kiln_gpu.async_copy_arrive %{{.*}}, %{{.*}} {barriers = [[BARRIERS]] : i64}
 // CHECK: scf.yield
 // CHECK-NEXT: }
 // CHECK-NOT: overlap_dots
+// CHECK-NEXT: kiln_gpu.async_wait {pending = 0 : i32}
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = [[BARRIERS]] : i64}
+// CHECK: kiln_gpu.init_tma_barriers {arrivals = 128 : i32, count = 3 : i32, offset = [[BARRIERS]] : i64}
 // CHECK: scf.for
-// CHECK-NEXT: kiln_gpu.async_wait {pending = 1 : i32}
+// CHECK-NEXT: kiln_gpu.wait_tma_barrier %{{.*}}, %{{.*}} {barriers = [[BARRIERS]] : i64, threadCopies}
 // CHECK: scf.yield
 // CHECK-NEXT: }
 // CHECK-NOT: overlap_dots
-// CHECK: kiln_gpu.async_wait {pending = 0 : i32}
+// CHECK-NEXT: kiln_gpu.async_wait {pending = 0 : i32}
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = [[BARRIERS]] : i64}
 // ONE-LABEL: func.func @attention_two_loops
 // ONE-NOT: async_copy
 #blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>

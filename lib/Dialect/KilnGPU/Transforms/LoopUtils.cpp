@@ -18,8 +18,8 @@ bool mlir::kiln::gpu::writesMemory(scf::ForOp loop) {
   loop.getBody()->walk([&](Operation *op) {
     // (A pipelined loop's copies, waits and slot reads only write its own
     // shared-memory slots, which no load reads.)
-    bool pipelining = isa<AsyncCopyOp, AsyncCommitGroupOp, AsyncWaitOp, SharedOperandOp,
-                          AsyncTmaCopyOp, WaitTmaBarrierOp, AsyncDotWaitOp>(op);
+    bool pipelining = isa<AsyncCopyOp, AsyncCommitGroupOp, AsyncCopyArriveOp, AsyncWaitOp,
+                          SharedOperandOp, AsyncTmaCopyOp, WaitTmaBarrierOp, AsyncDotWaitOp>(op);
     if (isa<StoreOp, AtomicRMWOp, AtomicCASOp, PrintOp, AssertOp>(op) ||
         (!isMemoryEffectFree(op) && !isa<LoadOp>(op) && !pipelining &&
          !op->hasTrait<OpTrait::IsTerminator>()))
@@ -101,6 +101,15 @@ FailureOr<SlotReaders> mlir::kiln::gpu::getSlotReaders(Block &block, Value slot)
   });
   if (result.wasInterrupted())
     return failure();
+  // A block slot's reads are synchronous: the op itself is the reader.
+  block.walk([&](LoadBlockOp load) {
+    if (load.getSlot() != slot)
+      return;
+    Operation *reader = block.findAncestorOpInBlock(*load);
+    ++readers.count;
+    if (!readers.last || readers.last->isBeforeInBlock(reader))
+      readers.last = reader;
+  });
   return readers;
 }
 

@@ -31,8 +31,8 @@ FailureOr<SmallVector<Operation *>> getBlockSlice(Block *block, ValueRange roots
 Operation *getFirstUserInBlock(Operation *op, Block &block);
 
 /// The readers of pipeline slot `slot` in `block`: the ops of `block` that
-/// hold a user of a kiln_gpu.shared_operand of that slot (in `block` or in
-/// a region nested in it).
+/// hold a user of a kiln_gpu.shared_operand of that slot, or a
+/// kiln_gpu.load_block of it (in `block` or in a region nested in it).
 struct SlotReaders {
   /// The last of them in `block`.
   Operation *last = nullptr;

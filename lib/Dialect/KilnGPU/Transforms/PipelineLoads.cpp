@@ -316,13 +316,15 @@ Value advance(OpBuilder &builder, Location loc, scf::ForOp loop, Value iv, int64
 
 /// Clones the copy stage under `mapping` (its induction variable and
 /// carried values already mapped), then copies each operand into `slot`,
-/// masked off unless `iv` is an iteration of the loop, as one group.
-/// With `tmaBarriers` (the offset of the slots' mbarriers), each operand
-/// is copied by the TMA unit instead, under the same condition.
+/// masked off unless `iv` is an iteration of the loop, as one group;
+/// with `arriveBarriers` (the offset of the slots' mbarriers), each thread
+/// then arrives on the slot's mbarrier once its copies land, where `iv`
+/// is an iteration of the loop. With `tmaBarriers` instead, each operand
+/// is copied by the TMA unit, under the same condition.
 void emitCopies(OpBuilder &builder, Location loc, scf::ForOp loop, const CopyStage &stage,
                 ArrayRef<PipelinedOperand> operands, ArrayRef<OperandBufferAttr> buffers,
                 ArrayRef<BlockSlot> blocks, IRMapping &mapping, Value iv, Value slot,
-                std::optional<int64_t> tmaBarriers) {
+                std::optional<int64_t> tmaBarriers, std::optional<int64_t> arriveBarriers) {
   for (Operation *op : stage.ops)
     builder.clone(*op, mapping);
   Value runs = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::slt, iv,
@@ -355,6 +357,8 @@ void emitCopies(OpBuilder &builder, Location loc, scf::ForOp loop, const CopySta
     AsyncCopyBlockOp::create(builder, block.load->getLoc(), ptr, slot, mask, block.buffer);
   }
   AsyncCommitGroupOp::create(builder, loc);
+  if (arriveBarriers)
+    AsyncCopyArriveOp::create(builder, loc, slot, runs, *arriveBarriers);
 }
 
 /// The loop-invariant scalar a block offset is a splat of (`splat(x)` or a
@@ -556,6 +560,19 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   int slots = asyncDot && numWarps > 4 ? numStages + 1 : numStages;
   if (overlapDots)
     lookahead = numStages - 2;
+  // On wgmma, in a loop of several dots (attention's forward and
+  // backward) that each wait for themselves, the threads' copies also
+  // complete an mbarrier per slot, which the loop waits on instead of
+  // every thread's copy groups and a CTA barrier: kiln-gpu-release-tma-
+  // slots then drops the barrier, as in a loop of TMA copies, and the
+  // warpgroups drift apart, one's softmax running during another's dots.
+  // (A dot left in flight, or run an iteration late, reads a slot past
+  // the barrier; a loop of one dot has little else to overlap.)
+  bool threadCopiesArrive =
+      !tma && !asyncDot && !overlapDots && dots.size() > 1 &&
+      llvm::all_of(looped, [](const PipelinedOperand &operand) {
+        return operand.tensorCores == TensorCores::wgmma;
+      });
 
   MLIRContext *context = loop.getContext();
   Location loc = loop.getLoc();
@@ -583,12 +600,17 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     block.buffer = BlockBufferAttr::get(context, offset, slotBytes, slots);
     offset += slotBytes * slots;
   }
-  // The TMA copies complete an mbarrier per slot, after the slots.
-  std::optional<int64_t> tmaBarriers;
+  // The TMA copies (or the threads' copies, where they arrive) complete
+  // an mbarrier per slot, after the slots (block slots are 16-byte
+  // aligned).
+  std::optional<int64_t> tmaBarriers, arriveBarriers;
   if (tma) {
     tmaBarriers = offset;
     recordTmaBoxes(looped);
+  } else if (threadCopiesArrive) {
+    arriveBarriers = offset;
   }
+  std::optional<int64_t> barriers = tma ? tmaBarriers : arriveBarriers;
 
   // Before the loop: the blocks loaded there, copied once into their own
   // slots, as the first group (the loop's first wait covers it).
@@ -604,6 +626,8 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   Operation *yield = loop.getBody()->getTerminator();
   if (tmaBarriers)
     InitTmaBarriersOp::create(builder, loc, *tmaBarriers, slots, int32_t(looped.size()));
+  else if (arriveBarriers)
+    InitTmaBarriersOp::create(builder, loc, *arriveBarriers, slots, numWarps * threadsPerWarp);
   IRMapping mapping;
   for (unsigned index : stage->carried)
     mapping.map(loop.getRegionIterArgs()[index], loop.getInitArgs()[index]);
@@ -611,7 +635,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     Value iv = advance(builder, loc, loop, loop.getLowerBound(), i);
     mapping.map(loop.getInductionVar(), iv);
     emitCopies(builder, loc, loop, *stage, looped, buffers, blocks, mapping, iv,
-               createI32(builder, loc, i), tmaBarriers);
+               createI32(builder, loc, i), tmaBarriers, arriveBarriers);
     SmallVector<Value> next;
     for (unsigned index : stage->carried)
       next.push_back(mapping.lookupOrDefault(yield->getOperand(index)));
@@ -625,13 +649,13 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   if (tma && !invariants.empty())
     AsyncWaitOp::create(builder, loc, 0);
 
-  // The loop carries the slot it reads, round the ring, and with TMA
-  // copies the parity of the slot's mbarrier phase, which flips with
+  // The loop carries the slot it reads, round the ring, and with
+  // mbarriers the parity of the slot's mbarrier phase, which flips with
   // each round.
   IRRewriter rewriter(context);
   rewriter.setInsertionPoint(loop);
   SmallVector<Value> initial{createI32(rewriter, loc, 0)};
-  if (tma)
+  if (barriers)
     initial.push_back(createI32(rewriter, loc, 0));
   FailureOr<LoopLikeOpInterface> replaced = loop.replaceWithAdditionalYields(
       rewriter, initial, /*replaceInitOperandUsesInLoop=*/false,
@@ -653,9 +677,12 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
 
   // At the top of the body: this iteration's copies are complete.
   builder.setInsertionPointToStart(newLoop.getBody());
-  if (tmaBarriers)
+  // (The first fill's arrivals also cover the blocks copied once before
+  // the loop: each thread's arrival waits for all its earlier copies.)
+  if (barriers)
     WaitTmaBarrierOp::create(builder, loc, readSlot, newLoop.getRegionIterArgs().back(),
-                             *tmaBarriers, /*perThread=*/false, /*warp=*/nullptr);
+                             *barriers, /*perThread=*/false, /*warp=*/nullptr,
+                             /*threadCopies=*/arriveBarriers.has_value());
   else
     AsyncWaitOp::create(builder, loc, lookahead - 1);
 
@@ -714,7 +741,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
       arith::SubIOp::create(builder, loc, writeSlot, createI32(builder, loc, slots)),
       writeSlot);
   emitCopies(builder, loc, newLoop, *stage, looped, buffers, blocks, ahead, aheadIv, writeSlot,
-             tmaBarriers);
+             tmaBarriers, arriveBarriers);
   llvm::SetVector<Operation *> copiedLoads;
   for (const PipelinedOperand &operand : llvm::concat<PipelinedOperand>(looped, invariants))
     copiedLoads.insert(operand.load);
@@ -741,10 +768,12 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   }
   if (overlapDots)
     newLoop->setAttr(kOverlapDotsAttr, builder.getUnitAttr());
-  if (tmaBarriers)
-    InvalTmaBarriersOp::create(builder, loc, *tmaBarriers, slots);
-  else
+  // (Copies past the loop's last iteration, masked off, are in flight
+  // still; they arrive on no mbarrier.)
+  if (!tma)
     AsyncWaitOp::create(builder, loc, 0);
+  if (barriers)
+    InvalTmaBarriersOp::create(builder, loc, *barriers, slots);
   return success();
 }
 

@@ -187,7 +187,16 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     `[K][N]` and the other as `[N][K]` (K-major), each through its own
     `kiln_gpu.shared_operand`. Through host tensor descriptors the TMA unit
     copies the blocks instead; the load's masked pointers, computed from
-    the same carried offsets, run ahead with the coordinates and die. A loop with chained dots (kiln-gpu-overlap-dots) on
+    the same carried offsets, run ahead with the coordinates and die. In a
+    loop of several wgmma dots (attention's) that all wait for themselves
+    (no asynchronous dot, no dot run an iteration late), each thread's
+    copies of an iteration
+    also arrive on the slot's mbarrier once they land
+    (`kiln_gpu.async_copy_arrive`, the mbarriers initialized with one
+    arrival per thread, after the slots), and the top of the body waits
+    for that phase (`kiln_gpu.wait_tma_barrier ... {threadCopies}`, with a
+    CTA barrier) instead of `kiln_gpu.async_wait`: kiln-gpu-release-tma-
+    slots can then drop the barrier. A loop with chained dots (kiln-gpu-overlap-dots) on
     one warpgroup with one 64-row tile, the only loop of the kernel that
     computes dots, has its copies run one iteration less ahead and is
     marked `kiln_gpu.overlap_dots`. Runs on sm_80 and
@@ -551,9 +560,10 @@ def KilnGPUPingPong : Pass<"kiln-gpu-ping-pong", "mlir::ModuleOp"> {
 }
 
 def KilnGPUReleaseTmaSlots : Pass<"kiln-gpu-release-tma-slots", "mlir::ModuleOp"> {
-  let summary = "Release a TMA loop's slots on mbarriers instead of a CTA barrier per iteration";
+  let summary = "Release a pipelined loop's slots on mbarriers instead of a CTA barrier per iteration";
   let description = [{
-    For a loop that kiln-gpu-pipeline-loads left with TMA copies and no
+    For a loop that kiln-gpu-pipeline-loads left with TMA copies (or with
+    `cp.async` copies that arrive on mbarriers) and no
     producer warpgroup took over (kiln-gpu-warp-specialize declined or was
     not asked), read by synchronous dots only (not asynchronous ones, nor a
     dot run an iteration late): the wait for a slot's copies no longer
@@ -567,7 +577,13 @@ def KilnGPUReleaseTmaSlots : Pass<"kiln-gpu-release-tma-slots", "mlir::ModuleOp"
     previous fill (`wait_tma_barrier ... {perThread, warp = 0}`; a slot's
     first fill waits for parity 1, which a fresh mbarrier has passed). No
     warp waits for the others in the loop any more: two warpgroups drift
-    apart and reach the tensor cores in turn rather than together.
+    apart and reach the tensor cores in turn rather than together. A loop
+    whose threads copy their slots with `cp.async`, arriving on the slots'
+    mbarriers (`wait_tma_barrier ... {threadCopies}`), is released the same
+    way, block reads (`kiln_gpu.load_block`) counting as readers; there
+    every thread copies, also past the loop's end (masked off, the copies
+    still write zeros), so every thread waits for the release, always
+    (`wait_tma_barrier %ahead, %parity {..., perThread}`).
 
     Before (`num-stages` = 3):
     ```mlir
