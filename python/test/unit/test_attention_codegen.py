@@ -85,36 +85,38 @@ def test_sm90a_forward(head_dim, block_m, block_n, num_warps, causal):
     assert register_a.search(ptx)
 
 
-@pytest.mark.parametrize("block_m,block_n,num_warps,num_stages",
-                         [(128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 3)])
+@pytest.mark.parametrize("head_dim,block_m,block_n,num_warps,num_stages",
+                         [(128, 128, 64, 8, 3), (128, 128, 128, 8, 2), (128, 64, 64, 4, 3),
+                          (64, 128, 64, 8, 3), (64, 128, 128, 8, 2)])
 @pytest.mark.parametrize("causal", [False, True])
-def test_sm90a_pointer_forward_loop_has_no_cta_barrier(block_m, block_n, num_warps, num_stages, causal):
-    """The plain kernel, through pointers: each thread's cp.async copies of
-    an iteration arrive on the slot's mbarrier, the warps wait for that
-    phase alone and release the slot after its last dot, and every thread
-    waits for the release of a slot before copying into it again. Nothing
-    in the loop waits for every warp. The loop whose second dot runs an
-    iteration late (one 64-row warpgroup, one loop) keeps its copy groups
-    and its CTA barrier."""
-    compiled = compile_forward("sm_90a", head_dim=128, block_m=block_m, block_n=block_n,
+def test_sm90a_pointer_forward_loop_barrier(head_dim, block_m, block_n, num_warps, num_stages, causal):
+    """The plain kernel, through pointers, at head dimension 128: each
+    thread's cp.async copies of an iteration arrive on the slot's
+    mbarrier, the warps wait for that phase alone and release the slot
+    after its last dot, and every thread waits for the release of a slot
+    before copying into it again. Nothing in the loop waits for every
+    warp. The loop whose second dot runs an iteration late (one 64-row
+    warpgroup, one loop) keeps its copy groups and its CTA barrier, and so
+    do the loops at head dimension 64 (an accumulator 64 columns wide)."""
+    compiled = compile_forward("sm_90a", head_dim=head_dim, block_m=block_m, block_n=block_n,
                                num_warps=num_warps, num_stages=num_stages, causal=causal)
     ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
-    overlapped = num_warps == 4 and block_m == 64 and not causal
+    keeps_barrier = (num_warps == 4 and block_m == 64 and not causal) or head_dim < 128
     bodies = loop_bodies(ir)
     for body in bodies:
         released = re.search(r"kiln_gpu\.wait_tma_barrier \S+, \S+ \{barriers = \d+ : i64, perThread, "
                              r"threadCopies\}", body) is not None
-        assert released != overlapped
-        assert body.count("kiln_gpu.release_slot") == (0 if overlapped else 1)
-        assert body.count("kiln_gpu.async_copy_arrive") == (0 if overlapped else 1)
+        assert released != keeps_barrier
+        assert body.count("kiln_gpu.release_slot") == (0 if keeps_barrier else 1)
+        assert body.count("kiln_gpu.async_copy_arrive") == (0 if keeps_barrier else 1)
     loops = wgmma_loop_blocks(ptx)
     assert len(loops) == len(bodies)
     for blocks in loops:
         text = "\n".join(blocks)
-        assert ("bar.sync" in text) == overlapped
-        assert ("cp.async.mbarrier.arrive.noinc.shared.b64" in text) != overlapped
+        assert ("bar.sync" in text) == keeps_barrier
+        assert ("cp.async.mbarrier.arrive.noinc.shared.b64" in text) != keeps_barrier
         # The copies are the threads' own: made visible to wgmma's proxy
-        # after the wait.
+        # after the wait for them (of either kind).
         assert "fence.proxy.async.shared::cta" in text
 
 
@@ -355,19 +357,23 @@ def compile_backward_dkdv(head_dim: int, block_m: int, block_n: int, num_warps: 
                         constexprs={"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": False})
 
 
-@pytest.mark.parametrize("head_dim,block_m,block_n,num_warps", [(128, 64, 128, 8), (64, 64, 64, 4)])
-def test_sm90a_backward_dkdv_loop_has_no_cta_barrier(head_dim, block_m, block_n, num_warps):
-    """The dK/dV loop's copies (of Q, dO and the rows of M and Delta)
-    arrive on the slots' mbarriers, and the slot is released after its
-    last reader, the rows' block read included: no CTA barrier in the
-    loop."""
+@pytest.mark.parametrize("head_dim,block_m,block_n,num_warps",
+                         [(128, 64, 128, 8), (128, 64, 64, 4), (64, 64, 64, 4), (64, 32, 128, 4)])
+def test_sm90a_backward_dkdv_loop_barrier(head_dim, block_m, block_n, num_warps):
+    """At head dimension 128, the dK/dV loop's copies (of Q, dO and the
+    rows of M and Delta) arrive on the slots' mbarriers, and the slot is
+    released after its last reader, the rows' block read included: no CTA
+    barrier in the loop. At head dimension 64 (accumulators 64 columns
+    wide) the loop keeps its copy groups and its barrier."""
     compiled = compile_backward_dkdv(head_dim, block_m, block_n, num_warps, num_stages=3)
     ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
+    released = head_dim >= 128
     (body,) = loop_bodies(ir)
     assert "kiln_gpu.load_block" in body
-    assert "threadCopies" in body and body.count("kiln_gpu.release_slot") == 1
+    assert ("threadCopies" in body) == released
+    assert body.count("kiln_gpu.release_slot") == (1 if released else 0)
     (blocks,) = wgmma_loop_blocks(ptx)
-    assert not any("bar.sync" in block or "barrier.sync" in block for block in blocks)
+    assert any("bar.sync" in block or "barrier.sync" in block for block in blocks) != released
 
 
 @pytest.mark.parametrize("block_m,block_n", [(32, 128), (16, 64), (64, 128)])

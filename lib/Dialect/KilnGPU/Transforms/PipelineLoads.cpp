@@ -45,6 +45,10 @@ namespace {
 /// A loop's own pipeline depth (`kl.range(..., num_stages=)`).
 constexpr StringLiteral kLoopStagesAttr = "kiln.num_stages";
 
+/// How wide a dot accumulator the loop carries must be for the loop's
+/// copies to complete mbarriers (see pipeline()).
+constexpr int64_t kMinAccumulatorColumnsForArrivals = 128;
+
 /// The ops that run ahead: in body order, and the loop-carried values
 /// (by iter-arg index) they read and advance.
 struct CopyStage {
@@ -455,6 +459,17 @@ void carryPointerOffsets(scf::ForOp &loop, ArrayRef<PipelinedOperand> operands) 
   }
 }
 
+/// The widest (in columns) of `dots`' results that the loop carries
+/// (yields): an accumulator.
+int64_t getWidestCarriedAccumulator(scf::ForOp loop, ArrayRef<DotOp> dots) {
+  Operation *yield = loop.getBody()->getTerminator();
+  int64_t widest = 0;
+  for (DotOp dot : dots)
+    if (llvm::is_contained(yield->getOperands(), dot.getResult()))
+      widest = std::max(widest, cast<RankedTensorType>(dot.getType()).getDimSize(1));
+  return widest;
+}
+
 /// Whether a loop of `loop`'s function other than `loop` computes a dot
 /// in its own body.
 bool hasOtherDotLoop(scf::ForOp loop) {
@@ -567,9 +582,15 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // slots then drops the barrier, as in a loop of TMA copies, and the
   // warpgroups drift apart, one's softmax running during another's dots.
   // (A dot left in flight, or run an iteration late, reads a slot past
-  // the barrier; a loop of one dot has little else to overlap.)
+  // the barrier; a loop of one dot has little else to overlap.) Only
+  // where the loop carries an accumulator 128 columns wide or more
+  // (attention at head dimension 128): at head dimension 64 an iteration
+  // is short, and its threads' mbarrier waits, arrivals and releases cost
+  // more than the barrier saves (measured on an H100, docs/design/
+  // attention.md).
   bool threadCopiesArrive =
       !tma && !asyncDot && !overlapDots && dots.size() > 1 &&
+      getWidestCarriedAccumulator(loop, dots) >= kMinAccumulatorColumnsForArrivals &&
       llvm::all_of(looped, [](const PipelinedOperand &operand) {
         return operand.tensorCores == TensorCores::wgmma;
       });
