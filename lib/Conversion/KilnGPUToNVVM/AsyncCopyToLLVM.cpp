@@ -251,9 +251,7 @@ struct AsyncWaitOpLowering : public ConvertOpToLLVMPattern<AsyncWaitOp> {
     // cp.async writes through the generic proxy; wgmma reads through the
     // async one.
     if (hasWarpgroupMma(op->getParentOfType<ModuleOp>()))
-      NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+      emitAsyncProxyFence(b, loc);
     emitBarrier(b, loc);
     b.eraseOp(op);
     return success();

@@ -221,9 +221,7 @@ struct WaitTmaBarrierOpLowering : public ConvertOpToLLVMPattern<WaitTmaBarrierOp
     // The threads' cp.async copies write through the generic proxy; wgmma
     // reads through the async one.
     if (op.getThreadCopies() && hasWarpgroupMma(op->getParentOfType<ModuleOp>()))
-      NVVM::FenceProxyOp::create(
-          b, loc, NVVM::ProxyKind::async_shared,
-          NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+      emitAsyncProxyFence(b, loc);
     if (!op.getPerThread())
       emitBarrier(b, loc);
     b.eraseOp(op);

@@ -233,6 +233,12 @@ void mlir::kiln::gpu::emitBarrier(OpBuilder &builder, Location loc) {
   barrier->setAttr(kSharedOnlyBarrierAttr, builder.getUnitAttr());
 }
 
+void mlir::kiln::gpu::emitAsyncProxyFence(OpBuilder &builder, Location loc) {
+  NVVM::FenceProxyOp::create(
+      builder, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(builder.getContext(), NVVM::SharedSpace::shared_cta));
+}
+
 Value mlir::kiln::gpu::emitShuffle(OpBuilder &builder, Location loc,
                                    Value value, Value operand,
                                    NVVM::ShflKind kind) {

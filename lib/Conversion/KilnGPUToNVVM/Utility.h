@@ -132,6 +132,11 @@ inline constexpr int32_t kFirstTurnBarrier = 2;
 /// (`kSharedOnlyBarrierAttr`).
 void emitBarrier(OpBuilder &builder, Location loc);
 
+/// fence.proxy.async.shared::cta: the executing thread's shared-memory
+/// writes through the generic proxy (stores, cp.async) become visible to
+/// its later accesses through the async proxy (wgmma), and the other way.
+void emitAsyncProxyFence(OpBuilder &builder, Location loc);
+
 /// Declares the scratch global (once) in `module` when the kernel needs
 /// `bytes` > 0 of shared memory.
 void declareScratch(ModuleOp module, int64_t bytes);

@@ -171,9 +171,7 @@ Value mlir::kiln::gpu::lowerDotWithWgmma(DotOp op, DotOp::Adaptor adaptor, Conve
       storeOperandTile(b, loc, adaptor.getB(), op.getB().getType(), bTile, launch,
                        /*rowMap=*/nullptr, tensorCore.isKMajorB(), tensorCore.roundsToTf32());
     // The stores are the generic proxy's; wgmma reads through the async one.
-    NVVM::FenceProxyOp::create(
-        b, loc, NVVM::ProxyKind::async_shared,
-        NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+    emitAsyncProxyFence(b, loc);
     emitBarrier(b, loc);
   }
 
