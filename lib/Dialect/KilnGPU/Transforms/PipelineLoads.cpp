@@ -320,27 +320,27 @@ Value advance(OpBuilder &builder, Location loc, scf::ForOp loop, Value iv, int64
 
 /// Clones the copy stage under `mapping` (its induction variable and
 /// carried values already mapped), then copies each operand into `slot`,
-/// masked off unless `iv` is an iteration of the loop, as one group;
-/// with `arriveBarriers` (the offset of the slots' mbarriers), each thread
-/// then arrives on the slot's mbarrier once its copies land, where `iv`
-/// is an iteration of the loop. With `tmaBarriers` instead, each operand
-/// is copied by the TMA unit, under the same condition.
+/// masked off unless `iv` is an iteration of the loop, as one group. With
+/// `barriers` (the offset of the slots' mbarriers), each thread then
+/// arrives on the slot's mbarrier once its copies land, where `iv` is an
+/// iteration of the loop; or, with `tma`, each operand is copied by the
+/// TMA unit instead, under the same condition.
 void emitCopies(OpBuilder &builder, Location loc, scf::ForOp loop, const CopyStage &stage,
                 ArrayRef<PipelinedOperand> operands, ArrayRef<OperandBufferAttr> buffers,
                 ArrayRef<BlockSlot> blocks, IRMapping &mapping, Value iv, Value slot,
-                std::optional<int64_t> tmaBarriers, std::optional<int64_t> arriveBarriers) {
+                std::optional<int64_t> barriers, bool tma) {
   for (Operation *op : stage.ops)
     builder.clone(*op, mapping);
   Value runs = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::slt, iv,
                                      loop.getUpperBound());
-  if (tmaBarriers) {
+  if (tma) {
     for (auto [operand, buffer] : llvm::zip(operands, buffers)) {
       SmallVector<Value> coords;
       for (Value coord : operand.load.getTensorCoords())
         coords.push_back(mapping.lookupOrDefault(coord));
       auto tile = cast<RankedTensorType>(operand.load.getType());
       AsyncTmaCopyOp::create(builder, operand.load.getLoc(), operand.load.getTensorMap(),
-                             coords, slot, runs, buffer, *tmaBarriers,
+                             coords, slot, runs, buffer, *barriers,
                              RankedTensorType::get(tile.getShape(), tile.getElementType()),
                              /*warp=*/IntegerAttr());
     }
@@ -361,8 +361,8 @@ void emitCopies(OpBuilder &builder, Location loc, scf::ForOp loop, const CopySta
     AsyncCopyBlockOp::create(builder, block.load->getLoc(), ptr, slot, mask, block.buffer);
   }
   AsyncCommitGroupOp::create(builder, loc);
-  if (arriveBarriers)
-    AsyncCopyArriveOp::create(builder, loc, slot, runs, *arriveBarriers);
+  if (barriers)
+    AsyncCopyArriveOp::create(builder, loc, slot, runs, *barriers);
 }
 
 /// The loop-invariant scalar a block offset is a splat of (`splat(x)` or a
@@ -624,14 +624,11 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // The TMA copies (or the threads' copies, where they arrive) complete
   // an mbarrier per slot, after the slots (block slots are 16-byte
   // aligned).
-  std::optional<int64_t> tmaBarriers, arriveBarriers;
-  if (tma) {
-    tmaBarriers = offset;
+  std::optional<int64_t> barriers;
+  if (tma || threadCopiesArrive)
+    barriers = offset;
+  if (tma)
     recordTmaBoxes(looped);
-  } else if (threadCopiesArrive) {
-    arriveBarriers = offset;
-  }
-  std::optional<int64_t> barriers = tma ? tmaBarriers : arriveBarriers;
 
   // Before the loop: the blocks loaded there, copied once into their own
   // slots, as the first group (the loop's first wait covers it).
@@ -645,10 +642,10 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // Before the loop: the copies of the first `lookahead` iterations, each
   // advancing the carried values it reads.
   Operation *yield = loop.getBody()->getTerminator();
-  if (tmaBarriers)
-    InitTmaBarriersOp::create(builder, loc, *tmaBarriers, slots, int32_t(looped.size()));
-  else if (arriveBarriers)
-    InitTmaBarriersOp::create(builder, loc, *arriveBarriers, slots, numWarps * threadsPerWarp);
+  // (One arrival per TMA copy into a slot, or per thread.)
+  if (barriers)
+    InitTmaBarriersOp::create(builder, loc, *barriers, slots,
+                              tma ? int32_t(looped.size()) : numWarps * threadsPerWarp);
   IRMapping mapping;
   for (unsigned index : stage->carried)
     mapping.map(loop.getRegionIterArgs()[index], loop.getInitArgs()[index]);
@@ -656,7 +653,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     Value iv = advance(builder, loc, loop, loop.getLowerBound(), i);
     mapping.map(loop.getInductionVar(), iv);
     emitCopies(builder, loc, loop, *stage, looped, buffers, blocks, mapping, iv,
-               createI32(builder, loc, i), tmaBarriers, arriveBarriers);
+               createI32(builder, loc, i), barriers, tma);
     SmallVector<Value> next;
     for (unsigned index : stage->carried)
       next.push_back(mapping.lookupOrDefault(yield->getOperand(index)));
@@ -703,7 +700,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   if (barriers)
     WaitTmaBarrierOp::create(builder, loc, readSlot, newLoop.getRegionIterArgs().back(),
                              *barriers, /*perThread=*/false, /*warp=*/nullptr,
-                             /*threadCopies=*/arriveBarriers.has_value());
+                             /*threadCopies=*/!tma);
   else
     AsyncWaitOp::create(builder, loc, lookahead - 1);
 
@@ -762,7 +759,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
       arith::SubIOp::create(builder, loc, writeSlot, createI32(builder, loc, slots)),
       writeSlot);
   emitCopies(builder, loc, newLoop, *stage, looped, buffers, blocks, ahead, aheadIv, writeSlot,
-             tmaBarriers, arriveBarriers);
+             barriers, tma);
   llvm::SetVector<Operation *> copiedLoads;
   for (const PipelinedOperand &operand : llvm::concat<PipelinedOperand>(looped, invariants))
     copiedLoads.insert(operand.load);

@@ -120,7 +120,7 @@ FailureOr<SlotRing> matchSlotRing(scf::ForOp loop, DominanceInfo &dominance) {
   if (other || !ring.firstCopy || threadCopies != arrives)
     return failure();
   FailureOr<SlotReaders> readers = getSlotReaders(*body, ring.wait.getSlot());
-  if (failed(readers) || !readers->count || readers->asynchronous)
+  if (failed(readers) || !readers->count)
     return failure();
   ring.lastReader = readers->last;
   // The wait for the slot's release goes before the first copy: what it
