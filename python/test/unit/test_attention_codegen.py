@@ -87,7 +87,7 @@ def test_sm90a_forward(head_dim, block_m, block_n, num_warps, causal):
 
 @pytest.mark.parametrize("head_dim,block_m,block_n,num_warps,num_stages",
                          [(128, 128, 64, 8, 3), (128, 128, 128, 8, 2), (128, 64, 64, 4, 3),
-                          (64, 128, 64, 8, 3), (64, 128, 128, 8, 2)])
+                          (128, 128, 64, 4, 3), (64, 128, 64, 8, 3), (64, 128, 128, 8, 2)])
 @pytest.mark.parametrize("causal", [False, True])
 def test_sm90a_pointer_forward_loop_barrier(head_dim, block_m, block_n, num_warps, num_stages, causal):
     """The plain kernel, through pointers, at head dimension 128: each
@@ -95,13 +95,13 @@ def test_sm90a_pointer_forward_loop_barrier(head_dim, block_m, block_n, num_warp
     mbarrier, the warps wait for that phase alone and release the slot
     after its last dot, and every thread waits for the release of a slot
     before copying into it again. Nothing in the loop waits for every
-    warp. The loop whose second dot runs an iteration late (one 64-row
-    warpgroup, one loop) keeps its copy groups and its CTA barrier, and so
-    do the loops at head dimension 64 (an accumulator 64 columns wide)."""
+    warp. The loops on one warpgroup (4 warps: no other warpgroup to drift
+    apart from) keep their copy groups and their CTA barrier, and so do the
+    loops at head dimension 64 (an accumulator 64 columns wide)."""
     compiled = compile_forward("sm_90a", head_dim=head_dim, block_m=block_m, block_n=block_n,
                                num_warps=num_warps, num_stages=num_stages, causal=causal)
     ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
-    keeps_barrier = (num_warps == 4 and block_m == 64 and not causal) or head_dim < 128
+    keeps_barrier = num_warps == 4 or head_dim < 128
     bodies = loop_bodies(ir)
     for body in bodies:
         released = re.search(r"kiln_gpu\.wait_tma_barrier \S+, \S+ \{barriers = \d+ : i64, perThread, "
@@ -360,14 +360,15 @@ def compile_backward_dkdv(head_dim: int, block_m: int, block_n: int, num_warps: 
 @pytest.mark.parametrize("head_dim,block_m,block_n,num_warps",
                          [(128, 64, 128, 8), (128, 64, 64, 4), (64, 64, 64, 4), (64, 32, 128, 4)])
 def test_sm90a_backward_dkdv_loop_barrier(head_dim, block_m, block_n, num_warps):
-    """At head dimension 128, the dK/dV loop's copies (of Q, dO and the
-    rows of M and Delta) arrive on the slots' mbarriers, and the slot is
-    released after its last reader, the rows' block read included: no CTA
-    barrier in the loop. At head dimension 64 (accumulators 64 columns
-    wide) the loop keeps its copy groups and its barrier."""
+    """At head dimension 128 on two warpgroups, the dK/dV loop's copies (of
+    Q, dO and the rows of M and Delta) arrive on the slots' mbarriers, and
+    the slot is released after its last reader, the rows' block read
+    included: no CTA barrier in the loop. On one warpgroup (tutorial 06's
+    backward: 4 warps), or at head dimension 64 (accumulators 64 columns
+    wide), the loop keeps its copy groups and its barrier."""
     compiled = compile_backward_dkdv(head_dim, block_m, block_n, num_warps, num_stages=3)
     ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
-    released = head_dim >= 128
+    released = head_dim >= 128 and num_warps >= 8
     (body,) = loop_bodies(ir)
     assert "kiln_gpu.load_block" in body
     assert ("threadCopies" in body) == released

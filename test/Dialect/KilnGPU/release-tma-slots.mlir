@@ -54,70 +54,70 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
 // -----
 
 // A loop through pointers whose two dots wait for themselves, carrying an
-// accumulator 128 columns wide (as attention at head dimension 128 does;
-// see kiln-gpu-pipeline-loads): the threads copy
+// accumulator 128 columns wide on two warpgroups (as attention at head
+// dimension 128 on 8 warps does; see kiln-gpu-pipeline-loads): the threads copy
 // its slots with cp.async and arrive on the slots' mbarriers
 // (threadCopies). Its slots are released the same way, the row's block
 // read counting as the slot's last reader; every thread copies, also past
 // the loop's end (masked off), so every thread waits for the release
 // before its copies, under no condition.
 // CHECK-LABEL: func.func @thread_copies
-// CHECK: kiln_gpu.init_tma_barriers {arrivals = 128 : i32, count = 3 : i32, offset = 37632 : i64}
-// CHECK-NEXT: kiln_gpu.init_tma_barriers {arrivals = 4 : i32, count = 3 : i32, offset = 37656 : i64}
+// CHECK: kiln_gpu.init_tma_barriers {arrivals = 256 : i32, count = 3 : i32, offset = 50688 : i64}
+// CHECK-NEXT: kiln_gpu.init_tma_barriers {arrivals = 8 : i32, count = 3 : i32, offset = 50712 : i64}
 // CHECK: scf.for {{.*}} iter_args({{.*}}, %[[SLOT:.*]] = %{{.*}}, %[[PHASE:.*]] = %{{.*}})
-// CHECK-NEXT: kiln_gpu.wait_tma_barrier %[[SLOT]], %[[PHASE]] {barriers = 37632 : i64, perThread, threadCopies}
+// CHECK-NEXT: kiln_gpu.wait_tma_barrier %[[SLOT]], %[[PHASE]] {barriers = 50688 : i64, perThread, threadCopies}
 // CHECK: kiln.dot
 // CHECK: %[[SAME_ROUND:.*]] = arith.cmpi ugt, %[[WRITE:.*]], %[[SLOT]] : i32
 // CHECK-NEXT: %[[FLIP:.*]] = arith.extui %[[SAME_ROUND]] : i1 to i32
 // CHECK-NEXT: %[[PARITY:.*]] = arith.xori %[[PHASE]], %[[FLIP]] : i32
-// CHECK-NEXT: kiln_gpu.wait_tma_barrier %[[WRITE]], %[[PARITY]] {barriers = 37656 : i64, perThread}
+// CHECK-NEXT: kiln_gpu.wait_tma_barrier %[[WRITE]], %[[PARITY]] {barriers = 50712 : i64, perThread}
 // CHECK-NEXT: kiln_gpu.async_copy %{{.*}}, %[[WRITE]]
-// CHECK: kiln_gpu.async_copy_arrive %[[WRITE]], %{{.*}} {barriers = 37632 : i64}
+// CHECK: kiln_gpu.async_copy_arrive %[[WRITE]], %{{.*}} {barriers = 50688 : i64}
 // CHECK: kiln.dot
 // CHECK-NEXT: kiln_gpu.load_block %[[SLOT]]
-// CHECK-NEXT: kiln_gpu.release_slot %[[SLOT]] {barriers = 37656 : i64}
+// CHECK-NEXT: kiln_gpu.release_slot %[[SLOT]] {barriers = 50712 : i64}
 // CHECK: scf.yield
 // CHECK: kiln_gpu.async_wait {pending = 0 : i32}
-// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 37632 : i64}
-// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 37656 : i64}
-#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
-#blocked1 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
-#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 50688 : i64}
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 50712 : i64}
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [8, 1], order = [1, 0]}>
+#blocked1 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [8, 1], order = [1, 0]}>
 #slice = #kiln_gpu.slice<{dim = 1, parent = #blocked2}>
 #slice1 = #kiln_gpu.slice<{dim = 0, parent = #blocked1}>
 #slice2 = #kiln_gpu.slice<{dim = 1, parent = #blocked}>
 #slice3 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
 #slice4 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
 #slice5 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
-module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
-  func.func @thread_copies(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}, %rows: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %xa: tensor<64x32xf16, #blocked2>) attributes {kiln.kernel} {
-    %inf = arith.constant dense<0x7F800000> : tensor<64xf32, #slice2>
-    %c64_i32 = arith.constant 64 : i32
-    %cst = arith.constant dense<128> : tensor<64x1xi32, #blocked>
+module attributes {kiln_gpu.num_warps = 8 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @thread_copies(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg3: i32 {kiln.divisibility = 16 : i32}, %rows: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %xa: tensor<128x32xf16, #blocked2>) attributes {kiln.kernel} {
+    %inf = arith.constant dense<0x7F800000> : tensor<128xf32, #slice2>
+    %c64_i32 = arith.constant 128 : i32
+    %cst = arith.constant dense<128> : tensor<128x1xi32, #blocked>
     %cst_0 = arith.constant dense<4096> : tensor<32x128xi32, #blocked1>
-    %cst_1 = arith.constant dense<32> : tensor<64x32xi32, #blocked2>
-    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x32xf16, #blocked2>
+    %cst_1 = arith.constant dense<32> : tensor<128x32xi32, #blocked2>
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<128x32xf16, #blocked2>
     %cst_3 = arith.constant dense<128> : tensor<32x1xi32, #blocked1>
-    %cst_4 = arith.constant dense<32> : tensor<64x1xi32, #blocked2>
+    %cst_4 = arith.constant dense<32> : tensor<128x1xi32, #blocked2>
     %c1_i32 = arith.constant 1 : i32
     %c0_i32 = arith.constant 0 : i32
-    %cst_5 = arith.constant dense<0.000000e+00> : tensor<64x128xf32, #blocked>
+    %cst_5 = arith.constant dense<0.000000e+00> : tensor<128x128xf32, #blocked>
     %c32_i32 = arith.constant 32 : i32
-    %0 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice>
+    %0 = kiln.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #slice>
     %1 = kiln.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #slice1>
-    %2 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice2>
+    %2 = kiln.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #slice2>
     %3 = kiln.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #slice3>
     %4 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice4>
     %5 = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #slice5>
-    %6 = kiln.expand_dims %0 {axis = 1 : i32} : tensor<64xi32, #slice> -> tensor<64x1xi32, #blocked2>
-    %7 = kiln.expand_dims %2 {axis = 1 : i32} : tensor<64xi32, #slice2> -> tensor<64x1xi32, #blocked>
-    %8 = arith.muli %6, %cst_4 : tensor<64x1xi32, #blocked2>
-    %9 = kiln.splat %arg0 : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>, #blocked2>
-    %10 = kiln.addptr %9, %8 : tensor<64x1x!kiln.ptr<f16>, #blocked2>, tensor<64x1xi32, #blocked2>
+    %6 = kiln.expand_dims %0 {axis = 1 : i32} : tensor<128xi32, #slice> -> tensor<128x1xi32, #blocked2>
+    %7 = kiln.expand_dims %2 {axis = 1 : i32} : tensor<128xi32, #slice2> -> tensor<128x1xi32, #blocked>
+    %8 = arith.muli %6, %cst_4 : tensor<128x1xi32, #blocked2>
+    %9 = kiln.splat %arg0 : !kiln.ptr<f16> -> tensor<128x1x!kiln.ptr<f16>, #blocked2>
+    %10 = kiln.addptr %9, %8 : tensor<128x1x!kiln.ptr<f16>, #blocked2>, tensor<128x1xi32, #blocked2>
     %11 = kiln.expand_dims %5 {axis = 0 : i32} : tensor<32xi32, #slice5> -> tensor<1x32xi32, #blocked2>
-    %12 = kiln.broadcast %10 : tensor<64x1x!kiln.ptr<f16>, #blocked2> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
-    %13 = kiln.broadcast %11 : tensor<1x32xi32, #blocked2> -> tensor<64x32xi32, #blocked2>
-    %14 = kiln.addptr %12, %13 : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+    %12 = kiln.broadcast %10 : tensor<128x1x!kiln.ptr<f16>, #blocked2> -> tensor<128x32x!kiln.ptr<f16>, #blocked2>
+    %13 = kiln.broadcast %11 : tensor<1x32xi32, #blocked2> -> tensor<128x32xi32, #blocked2>
+    %14 = kiln.addptr %12, %13 : tensor<128x32x!kiln.ptr<f16>, #blocked2>, tensor<128x32xi32, #blocked2>
     %15 = kiln.expand_dims %4 {axis = 1 : i32} : tensor<32xi32, #slice4> -> tensor<32x1xi32, #blocked1>
     %16 = arith.muli %15, %cst_3 : tensor<32x1xi32, #blocked1>
     %17 = kiln.splat %arg1 : !kiln.ptr<f16> -> tensor<32x1x!kiln.ptr<f16>, #blocked1>
@@ -127,40 +127,40 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
     %21 = kiln.broadcast %18 : tensor<32x1x!kiln.ptr<f16>, #blocked1> -> tensor<32x128x!kiln.ptr<f16>, #blocked1>
     %22 = kiln.broadcast %19 : tensor<1x128xi32, #blocked1> -> tensor<32x128xi32, #blocked1>
     %23 = kiln.addptr %21, %22 : tensor<32x128x!kiln.ptr<f16>, #blocked1>, tensor<32x128xi32, #blocked1>
-    %rp0 = kiln.splat %rows : !kiln.ptr<f32> -> tensor<64x!kiln.ptr<f32>, #slice2>
-    %rp1 = kiln.addptr %rp0, %2 : tensor<64x!kiln.ptr<f32>, #slice2>, tensor<64xi32, #slice2>
-    %24:4 = scf.for %arg4 = %c0_i32 to %arg3 step %c1_i32 iter_args(%arg5 = %cst_5, %arg6 = %14, %arg7 = %23, %sum = %cst_5) -> (tensor<64x128xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<32x128x!kiln.ptr<f16>, #blocked1>, tensor<64x128xf32, #blocked>)  : i32 {
+    %rp0 = kiln.splat %rows : !kiln.ptr<f32> -> tensor<128x!kiln.ptr<f32>, #slice2>
+    %rp1 = kiln.addptr %rp0, %2 : tensor<128x!kiln.ptr<f32>, #slice2>, tensor<128xi32, #slice2>
+    %24:4 = scf.for %arg4 = %c0_i32 to %arg3 step %c1_i32 iter_args(%arg5 = %cst_5, %arg6 = %14, %arg7 = %23, %sum = %cst_5) -> (tensor<128x128xf32, #blocked>, tensor<128x32x!kiln.ptr<f16>, #blocked2>, tensor<32x128x!kiln.ptr<f16>, #blocked1>, tensor<128x128xf32, #blocked>)  : i32 {
       %31 = arith.muli %arg4, %c32_i32 : i32
       %32 = arith.subi %arg3, %31 : i32
       %33 = kiln.splat %32 : i32 -> tensor<1x32xi32, #blocked2>
       %34 = arith.cmpi slt, %11, %33 : tensor<1x32xi32, #blocked2>
-      %35 = kiln.broadcast %34 : tensor<1x32xi1, #blocked2> -> tensor<64x32xi1, #blocked2>
-      %36 = kiln.load %arg6, %35, %cst_2 : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %35 = kiln.broadcast %34 : tensor<1x32xi1, #blocked2> -> tensor<128x32xi1, #blocked2>
+      %36 = kiln.load %arg6, %35, %cst_2 : tensor<128x32x!kiln.ptr<f16>, #blocked2> -> tensor<128x32xf16, #blocked2>
       %37 = kiln.load %arg7 : tensor<32x128x!kiln.ptr<f16>, #blocked1> -> tensor<32x128xf16, #blocked1>
       %ro = arith.muli %arg4, %c64_i32 : i32
-      %ros = kiln.splat %ro : i32 -> tensor<64xi32, #slice2>
-      %rp = kiln.addptr %rp1, %ros : tensor<64x!kiln.ptr<f32>, #slice2>, tensor<64xi32, #slice2>
-      %ri = arith.addi %2, %ros : tensor<64xi32, #slice2>
-      %rn = kiln.splat %arg3 : i32 -> tensor<64xi32, #slice2>
-      %rm = arith.cmpi slt, %ri, %rn : tensor<64xi32, #slice2>
-      %row = kiln.load %rp, %rm, %inf : tensor<64x!kiln.ptr<f32>, #slice2> -> tensor<64xf32, #slice2>
-      %d0 = kiln.dot %36, %37, %arg5 {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x128xf16, #blocked1> -> tensor<64x128xf32, #blocked>
-      %d = kiln.dot %xa, %37, %d0 {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x128xf16, #blocked1> -> tensor<64x128xf32, #blocked>
-      %re = kiln.expand_dims %row {axis = 1 : i32} : tensor<64xf32, #slice2> -> tensor<64x1xf32, #blocked>
-      %rb = kiln.broadcast %re : tensor<64x1xf32, #blocked> -> tensor<64x128xf32, #blocked>
-      %38 = arith.addf %sum, %rb : tensor<64x128xf32, #blocked>
-      %39 = kiln.addptr %arg6, %cst_1 : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+      %ros = kiln.splat %ro : i32 -> tensor<128xi32, #slice2>
+      %rp = kiln.addptr %rp1, %ros : tensor<128x!kiln.ptr<f32>, #slice2>, tensor<128xi32, #slice2>
+      %ri = arith.addi %2, %ros : tensor<128xi32, #slice2>
+      %rn = kiln.splat %arg3 : i32 -> tensor<128xi32, #slice2>
+      %rm = arith.cmpi slt, %ri, %rn : tensor<128xi32, #slice2>
+      %row = kiln.load %rp, %rm, %inf : tensor<128x!kiln.ptr<f32>, #slice2> -> tensor<128xf32, #slice2>
+      %d0 = kiln.dot %36, %37, %arg5 {inputPrecision = #kiln.precision<ieee>} : tensor<128x32xf16, #blocked2> * tensor<32x128xf16, #blocked1> -> tensor<128x128xf32, #blocked>
+      %d = kiln.dot %xa, %37, %d0 {inputPrecision = #kiln.precision<ieee>} : tensor<128x32xf16, #blocked2> * tensor<32x128xf16, #blocked1> -> tensor<128x128xf32, #blocked>
+      %re = kiln.expand_dims %row {axis = 1 : i32} : tensor<128xf32, #slice2> -> tensor<128x1xf32, #blocked>
+      %rb = kiln.broadcast %re : tensor<128x1xf32, #blocked> -> tensor<128x128xf32, #blocked>
+      %38 = arith.addf %sum, %rb : tensor<128x128xf32, #blocked>
+      %39 = kiln.addptr %arg6, %cst_1 : tensor<128x32x!kiln.ptr<f16>, #blocked2>, tensor<128x32xi32, #blocked2>
       %40 = kiln.addptr %arg7, %cst_0 : tensor<32x128x!kiln.ptr<f16>, #blocked1>, tensor<32x128xi32, #blocked1>
-      scf.yield %d, %39, %40, %38 : tensor<64x128xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<32x128x!kiln.ptr<f16>, #blocked1>, tensor<64x128xf32, #blocked>
+      scf.yield %d, %39, %40, %38 : tensor<128x128xf32, #blocked>, tensor<128x32x!kiln.ptr<f16>, #blocked2>, tensor<32x128x!kiln.ptr<f16>, #blocked1>, tensor<128x128xf32, #blocked>
     }
-    %25 = arith.muli %7, %cst : tensor<64x1xi32, #blocked>
-    %26 = kiln.splat %arg2 : !kiln.ptr<f32> -> tensor<64x1x!kiln.ptr<f32>, #blocked>
-    %27 = kiln.addptr %26, %25 : tensor<64x1x!kiln.ptr<f32>, #blocked>, tensor<64x1xi32, #blocked>
-    %28 = kiln.broadcast %27 : tensor<64x1x!kiln.ptr<f32>, #blocked> -> tensor<64x128x!kiln.ptr<f32>, #blocked>
-    %29 = kiln.broadcast %20 : tensor<1x128xi32, #blocked> -> tensor<64x128xi32, #blocked>
-    %30 = kiln.addptr %28, %29 : tensor<64x128x!kiln.ptr<f32>, #blocked>, tensor<64x128xi32, #blocked>
-    %sums = arith.addf %24#0, %24#3 : tensor<64x128xf32, #blocked>
-    kiln.store %30, %sums : tensor<64x128x!kiln.ptr<f32>, #blocked>, tensor<64x128xf32, #blocked>
+    %25 = arith.muli %7, %cst : tensor<128x1xi32, #blocked>
+    %26 = kiln.splat %arg2 : !kiln.ptr<f32> -> tensor<128x1x!kiln.ptr<f32>, #blocked>
+    %27 = kiln.addptr %26, %25 : tensor<128x1x!kiln.ptr<f32>, #blocked>, tensor<128x1xi32, #blocked>
+    %28 = kiln.broadcast %27 : tensor<128x1x!kiln.ptr<f32>, #blocked> -> tensor<128x128x!kiln.ptr<f32>, #blocked>
+    %29 = kiln.broadcast %20 : tensor<1x128xi32, #blocked> -> tensor<128x128xi32, #blocked>
+    %30 = kiln.addptr %28, %29 : tensor<128x128x!kiln.ptr<f32>, #blocked>, tensor<128x128xi32, #blocked>
+    %sums = arith.addf %24#0, %24#3 : tensor<128x128xf32, #blocked>
+    kiln.store %30, %sums : tensor<128x128x!kiln.ptr<f32>, #blocked>, tensor<128x128xf32, #blocked>
     return
   }
 }

@@ -584,12 +584,14 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // (A dot left in flight, or run an iteration late, reads a slot past
   // the barrier; a loop of one dot has little else to overlap.) Only
   // where the loop carries an accumulator 128 columns wide or more
-  // (attention at head dimension 128): at head dimension 64 an iteration
-  // is short, and its threads' mbarrier waits, arrivals and releases cost
-  // more than the barrier saves (measured on an H100, docs/design/
-  // attention.md).
+  // (attention at head dimension 128) and the kernel has two warpgroups
+  // or more: at head dimension 64 an iteration is short, and its threads'
+  // mbarrier waits, arrivals and releases cost more than the barrier
+  // saves; one warpgroup has no other to drift apart from, and pays the
+  // same for nothing (measured on an H100, docs/design/attention.md).
   bool threadCopiesArrive =
       !tma && !asyncDot && !overlapDots && dots.size() > 1 &&
+      hasSeveralWarpgroups(numWarps) &&
       getWidestCarriedAccumulator(loop, dots) >= kMinAccumulatorColumnsForArrivals &&
       llvm::all_of(looped, [](const PipelinedOperand &operand) {
         return operand.tensorCores == TensorCores::wgmma;

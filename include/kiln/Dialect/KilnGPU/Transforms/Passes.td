@@ -189,10 +189,9 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     copies the blocks instead; the load's masked pointers, computed from
     the same carried offsets, run ahead with the coordinates and die. In a
     loop of several wgmma dots (attention's) that all wait for themselves
-    (no asynchronous dot, no dot run an iteration late) and that carries
-    an accumulator 128 columns wide or more, each thread's copies of an
-    iteration
-    also arrive on the slot's mbarrier once they land
+    (no asynchronous dot, no dot run an iteration late), that carries an
+    accumulator 128 columns wide or more, in a kernel of two warpgroups or
+    more, each thread's copies of an iteration also arrive on the slot's mbarrier once they land
     (`kiln_gpu.async_copy_arrive`, the mbarriers initialized with one
     arrival per thread, after the slots), and the top of the body waits
     for that phase (`kiln_gpu.wait_tma_barrier ... {threadCopies}`, with a
