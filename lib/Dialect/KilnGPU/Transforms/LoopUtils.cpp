@@ -85,31 +85,32 @@ Operation *mlir::kiln::gpu::getFirstUserInBlock(Operation *op, Block &block) {
 
 FailureOr<SlotReaders> mlir::kiln::gpu::getSlotReaders(Block &block, Value slot) {
   SlotReaders readers;
-  WalkResult result = block.walk([&](SharedOperandOp shared) {
-    if (shared.getSlot() != slot)
+  auto addReader = [&](Operation *reader) {
+    ++readers.count;
+    if (!readers.last || readers.last->isBeforeInBlock(reader))
+      readers.last = reader;
+  };
+  WalkResult result = block.walk([&](Operation *op) {
+    // A block slot's reads are synchronous: the op itself is the reader.
+    if (auto load = dyn_cast<LoadBlockOp>(op)) {
+      if (load.getSlot() == slot)
+        addReader(block.findAncestorOpInBlock(*load));
+      return WalkResult::advance();
+    }
+    auto shared = dyn_cast<SharedOperandOp>(op);
+    if (!shared || shared.getSlot() != slot)
       return WalkResult::advance();
     for (Operation *user : shared->getUsers()) {
       Operation *reader = block.findAncestorOpInBlock(*user);
       if (!reader)
         return WalkResult::interrupt();
-      ++readers.count;
       readers.asynchronous += user->hasAttr(kWgmmaBufferAttr);
-      if (!readers.last || readers.last->isBeforeInBlock(reader))
-        readers.last = reader;
+      addReader(reader);
     }
     return WalkResult::advance();
   });
   if (result.wasInterrupted())
     return failure();
-  // A block slot's reads are synchronous: the op itself is the reader.
-  block.walk([&](LoadBlockOp load) {
-    if (load.getSlot() != slot)
-      return;
-    Operation *reader = block.findAncestorOpInBlock(*load);
-    ++readers.count;
-    if (!readers.last || readers.last->isBeforeInBlock(reader))
-      readers.last = reader;
-  });
   return readers;
 }
 

@@ -191,9 +191,10 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     loop of several wgmma dots (attention's) that all wait for themselves
     (no asynchronous dot, no dot run an iteration late), that carries an
     accumulator 128 columns wide or more, in a kernel of two warpgroups or
-    more, each thread's copies of an iteration also arrive on the slot's mbarrier once they land
-    (`kiln_gpu.async_copy_arrive`, the mbarriers initialized with one
-    arrival per thread, after the slots), and the top of the body waits
+    more, each thread's copies of an iteration also arrive on the slot's
+    mbarrier once they land (`kiln_gpu.async_copy_arrive`, the mbarriers
+    initialized with one arrival per thread, after the slots), and the top
+    of the body waits
     for that phase (`kiln_gpu.wait_tma_barrier ... {threadCopies}`, with a
     CTA barrier) instead of `kiln_gpu.async_wait`: kiln-gpu-release-tma-
     slots can then drop the barrier. A loop with chained dots (kiln-gpu-overlap-dots) on
