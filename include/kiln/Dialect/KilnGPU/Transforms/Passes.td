@@ -194,10 +194,9 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     more, each thread's copies of an iteration also arrive on the slot's
     mbarrier once they land (`kiln_gpu.async_copy_arrive`, the mbarriers
     initialized with one arrival per thread, after the slots), and the top
-    of the body waits
-    for that phase (`kiln_gpu.wait_tma_barrier ... {threadCopies}`, with a
-    CTA barrier) instead of `kiln_gpu.async_wait`: kiln-gpu-release-tma-
-    slots can then drop the barrier. A loop with chained dots (kiln-gpu-overlap-dots) on
+    of the body waits for that phase (`kiln_gpu.wait_tma_barrier ...
+    {threadCopies}`, with a CTA barrier) instead of `kiln_gpu.async_wait`:
+    kiln-gpu-release-tma-slots can then drop the barrier. A loop with chained dots (kiln-gpu-overlap-dots) on
     one warpgroup with one 64-row tile, the only loop of the kernel that
     computes dots, has its copies run one iteration less ahead and is
     marked `kiln_gpu.overlap_dots`. Runs on sm_80 and
