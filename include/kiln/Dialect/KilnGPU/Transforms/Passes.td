@@ -196,13 +196,13 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     initialized with one arrival per thread, after the slots), and the top
     of the body waits for that phase (`kiln_gpu.wait_tma_barrier ...
     {threadCopies}`, with a CTA barrier) instead of `kiln_gpu.async_wait`:
-    kiln-gpu-release-tma-slots can then drop the barrier. A loop with chained dots (kiln-gpu-overlap-dots) on
-    one warpgroup with one 64-row tile, the only loop of the kernel that
-    computes dots, has its copies run one iteration less ahead and is
-    marked `kiln_gpu.overlap_dots`. Runs on sm_80 and
-    later when `num-stages` (or the loop's `kiln.num_stages`) is 2 or more; a
-    loop that stores, or whose pointer values are used outside the copies,
-    is left to kiln-gpu-prefetch-loads.
+    kiln-gpu-release-tma-slots can then drop the barrier. A loop with
+    chained dots (kiln-gpu-overlap-dots) on one warpgroup with one 64-row
+    tile, the only loop of the kernel that computes dots, has its copies
+    run one iteration less ahead and is marked `kiln_gpu.overlap_dots`.
+    Runs on sm_80 and later when `num-stages` (or the loop's
+    `kiln.num_stages`) is 2 or more; a loop that stores, or whose pointer
+    values are used outside the copies, is left to kiln-gpu-prefetch-loads.
 
     Before:
     ```mlir
