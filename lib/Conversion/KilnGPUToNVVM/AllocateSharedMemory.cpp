@@ -9,7 +9,9 @@
 // the loop use the scratch as well. Placement by liveness: the slots follow
 // the largest scratch used while they are live, and scratch users outside
 // every such span (an epilogue's layout conversion, a reduction before the
-// loop) may reuse the slots' bytes. The pass records the result as module
+// loop) may reuse the slots' bytes; a span goes on past its copies' drain
+// while a later op reads a slot it filled (a block copied once for two
+// loops). The pass records the result as module
 // attributes, which convert-kiln-gpu-to-nvvm reads: `kiln_gpu.shared` (bytes
 // in all) and, when there are slots, `kiln_gpu.pipeline_offset` (where they
 // start).
@@ -58,6 +60,27 @@ bool startsCopies(Operation *op) {
   return isa<AsyncCopyOp, AsyncCopyBlockOp, InitTmaBarriersOp, AsyncTmaCopyOp>(op);
 }
 
+/// Whether an op after `drain` in its block reads, through a
+/// kiln_gpu.shared_operand, bytes of `filled` (slots filled before `drain`
+/// at the block's level) before a copy of the block fills them again: a
+/// later loop that reads a block an earlier one copied (kiln-gpu-pipeline-
+/// loads copies it once), so the span must go on.
+bool isReadLater(Operation *drain, ArrayRef<SlotBytes> filled) {
+  SmallVector<SlotBytes> live(filled);
+  for (Operation *op = drain->getNextNode(); op && !live.empty(); op = op->getNextNode()) {
+    bool reads = false;
+    op->walk([&](SharedOperandOp read) {
+      SlotBytes bytes = getSlotBytes(read.getBuffer());
+      reads |= llvm::any_of(live, [&](const SlotBytes &slot) { return slot.overlaps(bytes); });
+    });
+    if (reads)
+      return true;
+    if (std::optional<SlotBytes> written = getWrittenSlotBytes(op))
+      llvm::erase_if(live, [&](const SlotBytes &slot) { return slot.overlaps(*written); });
+  }
+  return false;
+}
+
 SlotSpans findSlotSpans(ModuleOp module) {
   SlotSpans spans;
   // Outer blocks first: the copies inside a span's loop belong to it and
@@ -70,19 +93,24 @@ SlotSpans findSlotSpans(ModuleOp module) {
     // cp.async wait for every group (a block copied once before a TMA
     // loop, say) leaves their copies in flight.
     int tmaBarrierSets = 0;
+    // The slots the open span's copies at this level filled.
+    SmallVector<SlotBytes> filled;
     for (Operation &op : *block) {
       if (!open && startsCopies(&op)) {
         open = true;
         spans.starts.push_back(&op);
+        filled.clear();
       }
       if (!open)
         continue;
       op.walk([&](Operation *nested) { spans.inside.insert(nested); });
+      if (std::optional<SlotBytes> written = getWrittenSlotBytes(&op))
+        filled.push_back(*written);
       if (isa<InitTmaBarriersOp>(op))
         ++tmaBarrierSets;
       else if (isa<InvalTmaBarriersOp>(op))
         tmaBarrierSets = std::max(tmaBarrierSets - 1, 0);
-      if (drainsCopies(&op) && tmaBarrierSets == 0)
+      if (drainsCopies(&op) && tmaBarrierSets == 0 && !isReadLater(&op, filled))
         open = false;
     }
   });

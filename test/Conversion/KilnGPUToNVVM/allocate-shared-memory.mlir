@@ -153,3 +153,55 @@ func.func @tma_loop_after_block_copied_once(%map: !kiln.ptr<i8, 0> {kiln.tensor_
   return %y : tensor<64x64xf32, #bA>
 }
 }
+
+// -----
+
+// A slot filled and drained, then a layout conversion, then the slot read
+// by a dot without another copy (a block copied once for two loops): the
+// slot stays live through the conversion, whose scratch therefore goes
+// below it (17 KiB, a multiple of 1024 bytes).
+// CHECK: // -----
+// CHECK: module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.pipeline_offset = 17408 : i32, kiln_gpu.shared = 21504 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>, kiln_gpu.threads_per_warp = 32 : i32}
+// CHECK-LABEL: func.func @read_after_drain
+// CHECK-NOT: kiln.debug_barrier
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
+func.func @read_after_drain(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %b: tensor<32x64xf16, #bB>, %slot: i32, %c: tensor<64x64xf32, #mma>) -> (tensor<64x64xf32, #bA>, tensor<64x64xf32, #mma>) {
+  kiln_gpu.async_copy %pa, %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 4096, slots = 1>} : tensor<64x32x!kiln.ptr<f16>, #bA>
+  kiln_gpu.async_wait {pending = 0 : i32}
+  %y = kiln_gpu.convert_layout %c : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #bA>
+  %a = kiln_gpu.shared_operand %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 4096, slots = 1>} : tensor<64x32xf16, #bA>
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #mma>
+  return %y, %d : tensor<64x64xf32, #bA>, tensor<64x64xf32, #mma>
+}
+}
+
+// -----
+
+// The same with the slot filled again before the dot reads it: the first
+// span ends at its drain, and the conversion between reuses the slots'
+// bytes (a barrier before the second copy: every thread is done reading
+// the scratch).
+// CHECK: // -----
+// CHECK: module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.pipeline_offset = 8192 : i32, kiln_gpu.shared = 17408 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>, kiln_gpu.threads_per_warp = 32 : i32}
+// CHECK-LABEL: func.func @filled_again
+// CHECK: kiln_gpu.convert_layout
+// CHECK-NEXT: kiln.debug_barrier
+// CHECK-NEXT: kiln_gpu.async_copy
+#bA = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bB = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [2, 2], order = [1, 0]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32, kiln_gpu.target = #kiln_gpu.target<sm_80>} {
+func.func @filled_again(%pa: tensor<64x32x!kiln.ptr<f16>, #bA>, %b: tensor<32x64xf16, #bB>, %slot: i32, %c: tensor<64x64xf32, #mma>) -> (tensor<64x64xf32, #bA>, tensor<64x64xf32, #mma>) {
+  kiln_gpu.async_copy %pa, %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 4096, slots = 1>} : tensor<64x32x!kiln.ptr<f16>, #bA>
+  kiln_gpu.async_wait {pending = 0 : i32}
+  %y = kiln_gpu.convert_layout %c : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #bA>
+  kiln_gpu.async_copy %pa, %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 4096, slots = 1>} : tensor<64x32x!kiln.ptr<f16>, #bA>
+  kiln_gpu.async_wait {pending = 0 : i32}
+  %a = kiln_gpu.shared_operand %slot {buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<mma>, offset = 0, slotBytes = 4096, slots = 1>} : tensor<64x32xf16, #bA>
+  %d = kiln.dot %a, %b, %c {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #bA> * tensor<32x64xf16, #bB> -> tensor<64x64xf32, #mma>
+  return %y, %d : tensor<64x64xf32, #bA>, tensor<64x64xf32, #mma>
+}
+}

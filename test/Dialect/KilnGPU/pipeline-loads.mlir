@@ -1112,17 +1112,19 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
 // -----
 
 // A block loaded before two loops and read as A in each (the causal
-// forward's Q): each loop copies it into a slot of its own before it
-// starts; the load is gone once the second loop reads its slot.
+// forward's Q): copied into a slot of its own before the first loop, where
+// the second loop's slots put it too; no copy between writes those bytes,
+// so the second loop reads the slot as the first left it. The load is gone
+// once the second loop reads its slot.
 // CHECK-LABEL: func.func @invariant_two_loops
 // CHECK-NOT: kiln.load %{{.*}} : tensor<64x32x
-// CHECK: kiln_gpu.async_copy {{.*}}operand = 0, {{.*}}slots = 1>} : tensor<64x32x!kiln.ptr<f16>
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 0, {{.*}}offset = 12288, {{.*}}slots = 1>} : tensor<64x32x!kiln.ptr<f16>
 // CHECK: scf.for
-// CHECK: kiln_gpu.shared_operand %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0, {{.*}}slots = 1>}
+// CHECK: kiln_gpu.shared_operand %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0, {{.*}}offset = 12288, {{.*}}slots = 1>}
 // CHECK: scf.yield
-// CHECK: kiln_gpu.async_copy {{.*}}operand = 0, {{.*}}slots = 1>} : tensor<64x32x!kiln.ptr<f16>
+// CHECK-NOT: operand = 0, {{.*}}slots = 1>} : tensor<64x32x!kiln.ptr<f16>
 // CHECK: scf.for
-// CHECK: kiln_gpu.shared_operand %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0, {{.*}}slots = 1>}
+// CHECK: kiln_gpu.shared_operand %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0, {{.*}}offset = 12288, {{.*}}slots = 1>}
 // CHECK-NOT: kiln.load
 // CHECK: return
 // ONE-LABEL: func.func @invariant_two_loops
@@ -1170,6 +1172,84 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
       scf.yield %d : tensor<64x64xf32, #acc>
     }
     %second = scf.for %i = %c0 to %n step %c64 iter_args(%sum = %first) -> (tensor<64x64xf32, #acc>) : i32 {
+      %step = kiln.splat %i : i32 -> tensor<32x64xi32, #wide>
+      %at = arith.addi %boffsets, %step : tensor<32x64xi32, #wide>
+      %pb = kiln.addptr %pb0, %at : tensor<32x64x!kiln.ptr<f16>, #wide>, tensor<32x64xi32, #wide>
+      %y = kiln.load %pb : tensor<32x64x!kiln.ptr<f16>, #wide> -> tensor<32x64xf16, #wide>
+      %d = kiln.dot %q, %y, %sum {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #rowMajor> * tensor<32x64xf16, #wide> -> tensor<64x64xf32, #acc>
+      scf.yield %d : tensor<64x64xf32, #acc>
+    }
+    %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #acc>
+    kiln.store %po, %second : tensor<64x64x!kiln.ptr<f32>, #acc>, tensor<64x64xf32, #acc>
+    return
+  }
+}
+
+// -----
+
+// The same two loops with one between them of five stages, whose slots
+// take the bytes where the others keep A (its own A slot comes after them):
+// the third loop copies A again.
+// CHECK-LABEL: func.func @invariant_overwritten_between
+// ONE-LABEL: func.func @invariant_overwritten_between
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 0, {{.*}}offset = 12288, {{.*}}slots = 1>} : tensor<64x32x!kiln.ptr<f16>
+// CHECK: scf.for
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 0, {{.*}}offset = 20480, {{.*}}slots = 1>} : tensor<64x32x!kiln.ptr<f16>
+// CHECK: scf.for
+// CHECK: kiln_gpu.async_copy {{.*}}operand = 0, {{.*}}offset = 12288, {{.*}}slots = 1>} : tensor<64x32x!kiln.ptr<f16>
+// CHECK: scf.for
+// CHECK: return
+#acc = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#rowMajor = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#wide = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#rows = #kiln_gpu.slice<{dim = 1, parent = #rowMajor}>
+#cols = #kiln_gpu.slice<{dim = 0, parent = #rowMajor}>
+#wideRows = #kiln_gpu.slice<{dim = 1, parent = #wide}>
+#wideCols = #kiln_gpu.slice<{dim = 0, parent = #wide}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @invariant_overwritten_between(%a: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %out: !kiln.ptr<f32>, %n: i32) attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c64 = arith.constant 64 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #acc>
+    %stride = arith.constant dense<1024> : tensor<64x1xi32, #rowMajor>
+    %r = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #rows>
+    %c = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #cols>
+    %r2 = kiln.expand_dims %r {axis = 1 : i32} : tensor<64xi32, #rows> -> tensor<64x1xi32, #rowMajor>
+    %rs = arith.muli %r2, %stride : tensor<64x1xi32, #rowMajor>
+    %c2 = kiln.expand_dims %c {axis = 0 : i32} : tensor<32xi32, #cols> -> tensor<1x32xi32, #rowMajor>
+    %rb = kiln.broadcast %rs : tensor<64x1xi32, #rowMajor> -> tensor<64x32xi32, #rowMajor>
+    %cb = kiln.broadcast %c2 : tensor<1x32xi32, #rowMajor> -> tensor<64x32xi32, #rowMajor>
+    %offsets = arith.addi %rb, %cb : tensor<64x32xi32, #rowMajor>
+    %pa0 = kiln.splat %a : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #rowMajor>
+    %pa = kiln.addptr %pa0, %offsets : tensor<64x32x!kiln.ptr<f16>, #rowMajor>, tensor<64x32xi32, #rowMajor>
+    %q = kiln.load %pa : tensor<64x32x!kiln.ptr<f16>, #rowMajor> -> tensor<64x32xf16, #rowMajor>
+    %bstride = arith.constant dense<64> : tensor<32x1xi32, #wide>
+    %br = kiln.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #wideRows>
+    %bc = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #wideCols>
+    %br2 = kiln.expand_dims %br {axis = 1 : i32} : tensor<32xi32, #wideRows> -> tensor<32x1xi32, #wide>
+    %brs = arith.muli %br2, %bstride : tensor<32x1xi32, #wide>
+    %bc2 = kiln.expand_dims %bc {axis = 0 : i32} : tensor<64xi32, #wideCols> -> tensor<1x64xi32, #wide>
+    %brb = kiln.broadcast %brs : tensor<32x1xi32, #wide> -> tensor<32x64xi32, #wide>
+    %bcb = kiln.broadcast %bc2 : tensor<1x64xi32, #wide> -> tensor<32x64xi32, #wide>
+    %boffsets = arith.addi %brb, %bcb : tensor<32x64xi32, #wide>
+    %pb0 = kiln.splat %b : !kiln.ptr<f16> -> tensor<32x64x!kiln.ptr<f16>, #wide>
+    %first = scf.for %i = %c0 to %n step %c64 iter_args(%sum = %zero) -> (tensor<64x64xf32, #acc>) : i32 {
+      %step = kiln.splat %i : i32 -> tensor<32x64xi32, #wide>
+      %at = arith.addi %boffsets, %step : tensor<32x64xi32, #wide>
+      %pb = kiln.addptr %pb0, %at : tensor<32x64x!kiln.ptr<f16>, #wide>, tensor<32x64xi32, #wide>
+      %y = kiln.load %pb : tensor<32x64x!kiln.ptr<f16>, #wide> -> tensor<32x64xf16, #wide>
+      %d = kiln.dot %q, %y, %sum {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #rowMajor> * tensor<32x64xf16, #wide> -> tensor<64x64xf32, #acc>
+      scf.yield %d : tensor<64x64xf32, #acc>
+    }
+    %middle = scf.for %i = %c0 to %n step %c64 iter_args(%sum = %first) -> (tensor<64x64xf32, #acc>) : i32 {
+      %step = kiln.splat %i : i32 -> tensor<32x64xi32, #wide>
+      %at = arith.addi %boffsets, %step : tensor<32x64xi32, #wide>
+      %pb = kiln.addptr %pb0, %at : tensor<32x64x!kiln.ptr<f16>, #wide>, tensor<32x64xi32, #wide>
+      %y = kiln.load %pb : tensor<32x64x!kiln.ptr<f16>, #wide> -> tensor<32x64xf16, #wide>
+      %d = kiln.dot %q, %y, %sum {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #rowMajor> * tensor<32x64xf16, #wide> -> tensor<64x64xf32, #acc>
+      scf.yield %d : tensor<64x64xf32, #acc>
+    } {kiln.num_stages = 5 : i32}
+    %second = scf.for %i = %c0 to %n step %c64 iter_args(%sum = %middle) -> (tensor<64x64xf32, #acc>) : i32 {
       %step = kiln.splat %i : i32 -> tensor<32x64xi32, #wide>
       %at = arith.addi %boffsets, %step : tensor<32x64xi32, #wide>
       %pb = kiln.addptr %pb0, %at : tensor<32x64x!kiln.ptr<f16>, #wide>, tensor<32x64xi32, #wide>

@@ -448,6 +448,26 @@ LogicalResult LoadBlockOp::verify() {
   return verifyBlockSlot(*this, getBuffer(), getType(), getType().getElementType());
 }
 
+SlotBytes mlir::kiln::gpu::getSlotBytes(OperandBufferAttr buffer) {
+  return {buffer.getOffset(), buffer.getOffset() + buffer.getSlotBytes() * buffer.getSlots()};
+}
+
+std::optional<SlotBytes> mlir::kiln::gpu::getWrittenSlotBytes(Operation *op) {
+  if (auto copy = dyn_cast<AsyncCopyOp>(op))
+    return getSlotBytes(copy.getBuffer());
+  if (auto copy = dyn_cast<AsyncTmaCopyOp>(op))
+    return getSlotBytes(copy.getBuffer());
+  if (auto copy = dyn_cast<AsyncCopyBlockOp>(op)) {
+    BlockBufferAttr buffer = copy.getBuffer();
+    return SlotBytes{buffer.getOffset(),
+                     buffer.getOffset() + buffer.getSlotBytes() * buffer.getSlots()};
+  }
+  if (auto init = dyn_cast<InitTmaBarriersOp>(op))
+    return SlotBytes{int64_t(init.getOffset()),
+                     int64_t(init.getOffset()) + 8 * int64_t(init.getCount())};
+  return std::nullopt;
+}
+
 std::optional<TmaBox> mlir::kiln::gpu::getTmaBox(OperandBufferAttr buffer,
                                                  ArrayRef<int64_t> tileShape,
                                                  int64_t elementBytes) {

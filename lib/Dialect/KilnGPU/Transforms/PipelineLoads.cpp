@@ -482,6 +482,29 @@ bool hasOtherDotLoop(scf::ForOp loop) {
   return found.wasInterrupted();
 }
 
+/// Whether the block `operand` loads before `loop` is in `buffer`'s slot
+/// already: an earlier loop of the same block (the causal forward's loop
+/// below the diagonal, before the one on it) copied it there, and no copy
+/// since wrote those bytes. (kiln-gpu-allocate-shared-memory then keeps the
+/// slot's bytes from the scratch until `loop` has read them.)
+bool isInSlotAlready(scf::ForOp loop, const PipelinedOperand &operand, OperandBufferAttr buffer) {
+  SlotBytes bytes = getSlotBytes(buffer);
+  for (Operation *op = loop->getPrevNode(); op; op = op->getPrevNode()) {
+    auto copy = dyn_cast<AsyncCopyOp>(op);
+    if (copy && copy.getBuffer() == buffer)
+      return copy.getPtr() == operand.load.getPtr() && copy.getMask() == operand.load.getMask() &&
+             copy.getTransposed() == operand.transposed;
+    bool overwrites = false;
+    op->walk([&](Operation *nested) {
+      std::optional<SlotBytes> written = getWrittenSlotBytes(nested);
+      overwrites |= written && written->overlaps(bytes);
+    });
+    if (overwrites)
+      return false;
+  }
+  return false;
+}
+
 LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInfo) {
   ModuleOp module = loop->getParentOfType<ModuleOp>();
   int numWarps = getNumWarps(module), threadsPerWarp = getThreadsPerWarp(module);
@@ -633,13 +656,18 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     recordTmaBoxes(looped);
 
   // Before the loop: the blocks loaded there, copied once into their own
-  // slots, as the first group (the loop's first wait covers it).
+  // slots, as the first group (the loop's first wait covers it), unless an
+  // earlier loop left them there.
   OpBuilder builder(loop);
   Value firstSlot = createI32(builder, loc, 0);
+  SmallVector<std::pair<PipelinedOperand *, OperandBufferAttr>> invariantCopies;
   for (auto [operand, buffer] : llvm::zip(invariants, invariantBuffers))
-    AsyncCopyOp::create(builder, operand.load.getLoc(), operand.load.getPtr(), firstSlot,
-                        operand.load.getMask(), buffer, operand.transposed);
-  if (!invariants.empty())
+    if (!isInSlotAlready(loop, operand, buffer))
+      invariantCopies.emplace_back(&operand, buffer);
+  for (auto [operand, buffer] : invariantCopies)
+    AsyncCopyOp::create(builder, operand->load.getLoc(), operand->load.getPtr(), firstSlot,
+                        operand->load.getMask(), buffer, operand->transposed);
+  if (!invariantCopies.empty())
     AsyncCommitGroupOp::create(builder, loc);
   // Before the loop: the copies of the first `lookahead` iterations, each
   // advancing the carried values it reads.
@@ -666,7 +694,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     loop.getInitArgsMutable()[index].set(mapping.lookup(loop.getRegionIterArgs()[index]));
   // (The TMA unit's waits are on mbarriers: the blocks copied once are
   // waited for here.)
-  if (tma && !invariants.empty())
+  if (tma && !invariantCopies.empty())
     AsyncWaitOp::create(builder, loc, 0);
 
   // The loop carries the slot it reads, round the ring, and with

@@ -95,6 +95,24 @@ struct TmaBox {
 std::optional<TmaBox> getTmaBox(OperandBufferAttr buffer, ArrayRef<int64_t> tileShape,
                                 int64_t elementBytes);
 
+/// A range of bytes of the kernel's pipeline buffers, [first, end).
+struct SlotBytes {
+  int64_t first = 0;
+  int64_t end = 0;
+
+  bool overlaps(const SlotBytes &other) const {
+    return first < other.end && other.first < end;
+  }
+};
+
+/// The bytes that all of `buffer`'s slots take.
+SlotBytes getSlotBytes(OperandBufferAttr buffer);
+
+/// The bytes of the pipeline buffers that `op` writes, where it is a copy
+/// into slots (kiln_gpu.async_copy, async_tma_copy, async_copy_block) or
+/// initializes their mbarriers; nullopt for any other op.
+std::optional<SlotBytes> getWrittenSlotBytes(Operation *op);
+
 /// How a block's elements are spread over threads, whatever its encoding: a
 /// blocked layout and the shape it applies to. A slice layout is its parent
 /// applied to the block's shape with a dimension of size one inserted.
