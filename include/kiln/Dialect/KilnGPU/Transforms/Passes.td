@@ -179,8 +179,12 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     previous iteration's slot may still be read when a warpgroup copies,
     and the ring gets one more slot. A dot operand loaded once before the
     loop (attention's Q) is copied once into a slot of its own, as the
-    first commit group; a block that later loops read too is copied again
-    before each of them, and its load stays while anything else reads it.
+    first commit group; a later loop of the same block that reads the same
+    block from a slot at the same place reads it as the earlier loop left
+    it, where no copy between wrote those bytes (the causal forward's two
+    loops: kiln-gpu-allocate-shared-memory then keeps the slot from the
+    scratch in between), and otherwise copies it again. Its load stays
+    while anything else reads it.
     A block read as B by several wgmma dots, as loaded by one and
     transposed by another (attention's backward), has one slot: it holds
     the block's rows along its slowest dimension, which one dot reads as
