@@ -169,9 +169,28 @@ def attention_forward_descriptors(Q, K, V, Out, M, sm_scale, stride_z, stride_h,
     which the kernel makes one [N_CTX, HEAD_DIM] descriptor per (batch,
     head) and operand, rows past N_CTX reading as zero. The last dimension
     must be contiguous. WARP_SPECIALIZE is the loops' `warp_specialize`
-    (None: the compiler decides)."""
+    (None: the compiler decides). Unlike the tutorial, causal programs take
+    their blocks of rows from the last, a few heads at a time: see below."""
     start_m = kl.program_id(0)
     off_hz = kl.program_id(1)
+    if CAUSAL:
+        # A causal block of rows reads the key blocks up to its diagonal, so
+        # the work grows with start_m, and programs start in the order of
+        # their index: the last wave would wait for the longest. The
+        # programs of head_group (batch, head) pairs at a time take their
+        # blocks of rows from the last, one pair after another, so that the
+        # longest start first, the shortest fill the last wave, and the
+        # programs running at once share the K and V of a few heads in L2.
+        head_group = 4
+        num_m = kl.num_programs(0)
+        num_hz = kl.num_programs(1)
+        index = off_hz * num_m + start_m
+        group = index // (head_group * num_m)
+        first_hz = group * head_group
+        group_size = kl.minimum(num_hz - first_hz, head_group)
+        within = index - first_hz * num_m
+        start_m = num_m - 1 - within // group_size
+        off_hz = first_hz + within % group_size
     offset = (off_hz // H).to(kl.int64) * stride_z + (off_hz % H).to(kl.int64) * stride_h
     if isinstance(Q, kl.tensor_descriptor):
         desc_q, desc_k, desc_v = Q, K, V

@@ -75,7 +75,7 @@ def test_forward_descriptors(arrays, causal, n_ctx, head_dim, blocks):
     """The forward written with tensor descriptors made in the kernel (K
     read as the transpose of its [BLOCK_N, HEAD_DIM] block): rows past
     N_CTX come from the descriptors' bounds."""
-    check_forward(arrays, torch.float16, causal, (2, 2, n_ctx, head_dim), blocks, seed=5 * n_ctx + head_dim,
+    check_forward(arrays, torch.float16, causal, (2, 3, n_ctx, head_dim), blocks, seed=5 * n_ctx + head_dim,
                   kernel=attention_kernels.attention_forward_descriptors)
 
 
@@ -86,7 +86,7 @@ def test_forward_host_descriptors(arrays, causal, n_ctx, head_dim, blocks, warp_
     """The same kernel given host TensorDescriptors of the whole arrays,
     its loop also asking for warp specialization (a request that changes
     the result nowhere)."""
-    check_forward(arrays, torch.float16, causal, (2, 2, n_ctx, head_dim), blocks, seed=7 * n_ctx + head_dim,
+    check_forward(arrays, torch.float16, causal, (2, 3, n_ctx, head_dim), blocks, seed=7 * n_ctx + head_dim,
                   kernel=attention_kernels.attention_forward_descriptors, host_descriptors=True,
                   warp_specialize=warp_specialize)
 
