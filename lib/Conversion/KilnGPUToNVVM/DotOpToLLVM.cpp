@@ -301,16 +301,12 @@ int64_t mlir::kiln::gpu::getDotOpScratchBytes(Operation *op) {
 int64_t mlir::kiln::gpu::getPipelineBytes(ModuleOp module) {
   int64_t bytes = 0;
   module.walk([&](Operation *op) {
-    if (auto copy = dyn_cast<AsyncCopyOp>(op))
-      bytes = std::max(bytes, copy.getBuffer().getEnd());
-    else if (auto blockCopy = dyn_cast<AsyncCopyBlockOp>(op))
-      bytes = std::max(bytes, blockCopy.getBuffer().getEnd());
+    if (std::optional<SlotBytes> written = getWrittenSlotBytes(op))
+      bytes = std::max(bytes, written->end);
     else if (auto blockLoad = dyn_cast<LoadBlockOp>(op))
       bytes = std::max(bytes, blockLoad.getBuffer().getEnd());
     else if (auto shared = dyn_cast<SharedOperandOp>(op))
       bytes = std::max(bytes, shared.getBuffer().getEnd());
-    else if (auto barriers = dyn_cast<InitTmaBarriersOp>(op))
-      bytes = std::max<int64_t>(bytes, barriers.getOffset() + 8 * int64_t(barriers.getCount()));
   });
   return bytes;
 }

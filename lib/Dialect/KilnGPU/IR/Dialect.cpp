@@ -449,7 +449,7 @@ LogicalResult LoadBlockOp::verify() {
 }
 
 SlotBytes mlir::kiln::gpu::getSlotBytes(OperandBufferAttr buffer) {
-  return {buffer.getOffset(), buffer.getOffset() + buffer.getSlotBytes() * buffer.getSlots()};
+  return {buffer.getOffset(), buffer.getEnd()};
 }
 
 std::optional<SlotBytes> mlir::kiln::gpu::getWrittenSlotBytes(Operation *op) {
@@ -457,11 +457,8 @@ std::optional<SlotBytes> mlir::kiln::gpu::getWrittenSlotBytes(Operation *op) {
     return getSlotBytes(copy.getBuffer());
   if (auto copy = dyn_cast<AsyncTmaCopyOp>(op))
     return getSlotBytes(copy.getBuffer());
-  if (auto copy = dyn_cast<AsyncCopyBlockOp>(op)) {
-    BlockBufferAttr buffer = copy.getBuffer();
-    return SlotBytes{buffer.getOffset(),
-                     buffer.getOffset() + buffer.getSlotBytes() * buffer.getSlots()};
-  }
+  if (auto copy = dyn_cast<AsyncCopyBlockOp>(op))
+    return SlotBytes{copy.getBuffer().getOffset(), copy.getBuffer().getEnd()};
   if (auto init = dyn_cast<InitTmaBarriersOp>(op))
     return SlotBytes{int64_t(init.getOffset()),
                      int64_t(init.getOffset()) + 8 * int64_t(init.getCount())};
