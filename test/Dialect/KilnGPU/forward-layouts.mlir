@@ -91,3 +91,41 @@ func.func @no_gain(%x: tensor<64x64xf32, #acc>, %y: tensor<64x64xf32, #b2>) -> t
   return %s : tensor<64x64xf32, #b2>
 }
 }
+
+// -----
+
+// A mask applied under an scf.if (the diagonal block of a causal loop
+// written by hand): the result takes the dot's layout in both regions,
+// the select runs in it, and the block's conversions (the one before the
+// branch and the one in it) are gone; only the return's is left.
+// CHECK: // -----
+#acc = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#b2 = #kiln_gpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-LABEL: func.func @masked_in_branch
+// CHECK-NOT: kiln_gpu.convert_layout
+// CHECK: %[[S:.*]] = kiln.dot {{.*}} -> tensor<64x64xf32, #[[ACC:.*]]>
+// CHECK: %[[R:.*]] = scf.if %{{.*}} -> (tensor<64x64xf32, #[[ACC]]>) {
+// CHECK-NEXT: %[[M:.*]] = arith.select %{{.*}}, %[[S]], %{{.*}} : tensor<64x64xi1, #[[ACC]]>, tensor<64x64xf32, #[[ACC]]>
+// CHECK-NEXT: scf.yield %[[M]] : tensor<64x64xf32, #[[ACC]]>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[S]] : tensor<64x64xf32, #[[ACC]]>
+// CHECK: math.exp2 %[[R]] : tensor<64x64xf32, #[[ACC]]>
+// CHECK: kiln_gpu.convert_layout %{{.*}} : tensor<64x64xf32, #[[ACC]]> -> tensor<64x64xf32, #{{.*}}>
+// CHECK-NEXT: return
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.threads_per_warp = 32 : i32} {
+func.func @masked_in_branch(%q: tensor<64x64xf16, #b2>, %k: tensor<64x64xf16, #b2>, %keep: tensor<64x64xi1, #acc>, %diagonal: i1) -> tensor<64x64xf32, #b2> {
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32, #acc>
+  %ninf = arith.constant dense<0xFF800000> : tensor<64x64xf32, #acc>
+  %s = kiln.dot %q, %k, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<64x64xf16, #b2> * tensor<64x64xf16, #b2> -> tensor<64x64xf32, #acc>
+  %sc = kiln_gpu.convert_layout %s : tensor<64x64xf32, #acc> -> tensor<64x64xf32, #b2>
+  %r = scf.if %diagonal -> (tensor<64x64xf32, #b2>) {
+    %m = arith.select %keep, %s, %ninf : tensor<64x64xi1, #acc>, tensor<64x64xf32, #acc>
+    %mc = kiln_gpu.convert_layout %m : tensor<64x64xf32, #acc> -> tensor<64x64xf32, #b2>
+    scf.yield %mc : tensor<64x64xf32, #b2>
+  } else {
+    scf.yield %sc : tensor<64x64xf32, #b2>
+  }
+  %e = math.exp2 %r : tensor<64x64xf32, #b2>
+  return %e : tensor<64x64xf32, #b2>
+}
+}

@@ -5,7 +5,8 @@
 // can often run in the source's layout instead: element-wise ops in any
 // layout, a reduction in any blocked layout (its result in the slice),
 // expand_dims of a slice and broadcast of a blocked layout, a loop-carried
-// value in whatever layout its loop carries it, the operands of a dot in
+// value in whatever layout its loop carries it, a value an scf.if yields
+// in whatever layout both its regions yield it, the operands of a dot in
 // any blocked layout. This pass moves the conversion forward through all
 // such users at once (the conversion's "forward slice"), and places
 // conversions only where the slice ends in an op that needs another
@@ -97,8 +98,14 @@ public:
         gain += getBlockBytes(convert.getResult()) * getLoopWeight(convert);
     for (OpOperand *use : edges)
       gain -= getBlockBytes(use->get()) * getLoopWeight(use->getOwner());
-    for (auto [operand, layout] : rematerialized)
+    for (auto [operand, layout] : rematerialized) {
+      // A conversion that only this operand reads dies: the operand is
+      // recomputed (or converted) from the conversion's source instead.
+      auto convert = operand->get().getDefiningOp<ConvertLayoutOp>();
+      if (convert && convert->hasOneUse())
+        gain += getBlockBytes(convert.getResult()) * getLoopWeight(convert);
       gain -= getRematerializationCost(operand->get(), layout, /*depth=*/0);
+    }
     return gain;
   }
 
@@ -176,6 +183,22 @@ private:
     return success();
   }
 
+  /// Joins the `index`th result of `branch` (and the values both regions
+  /// yield for it) to the slice in `layout`.
+  LogicalResult joinBranchValue(scf::IfOp branch, unsigned index, Attribute layout) {
+    if (failed(assign(branch.getResult(index), layout)))
+      return failure();
+    for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()}) {
+      OpOperand &operand = region->front().getTerminator()->getOpOperand(index);
+      auto it = layouts.find(operand.get());
+      if (it == layouts.end())
+        rematerialized.insert({&operand, layout});
+      else if (it->second != layout)
+        return failure();
+    }
+    return success();
+  }
+
   LogicalResult visit(OpOperand &use, Attribute layout) {
     Operation *user = use.getOwner();
     if (auto convert = dyn_cast<ConvertLayoutOp>(user)) {
@@ -213,9 +236,12 @@ private:
     }
     if (auto loop = dyn_cast<scf::ForOp>(user); loop && loop.getTiedLoopRegionIterArg(&use))
       return joinLoopValue(loop, use.getOperandNumber() - loop.getNumControlOperands(), layout);
-    if (isa<scf::YieldOp>(user))
+    if (isa<scf::YieldOp>(user)) {
       if (auto loop = dyn_cast<scf::ForOp>(user->getParentOp()))
         return joinLoopValue(loop, use.getOperandNumber(), layout);
+      if (auto branch = dyn_cast<scf::IfOp>(user->getParentOp()))
+        return joinBranchValue(branch, use.getOperandNumber(), layout);
+    }
     // The dot's lowering stores A and B from any blocked layout (wgmma
     // reads A from the registers of its accumulator layout).
     if (auto dot = dyn_cast<DotOp>(user); dot && blocked && use.getOperandNumber() < 2)

@@ -115,14 +115,16 @@ def KilnGPUForwardLayouts : Pass<"kiln-gpu-forward-layouts", "mlir::ModuleOp"> {
     instead: element-wise ops in any layout, a reduction in a blocked layout
     (its result in the slice), `expand_dims` of that slice, `broadcast`, a
     value carried by an `scf.for` (with its initial value, yielded value and
-    result), and the A and B operands of a `kiln.dot`. For each conversion
+    result), a result of an `scf.if` (with the values both regions yield
+    for it), and the A and B operands of a `kiln.dot`. For each conversion
     the pass follows all such users at once, the conversion's forward
     slice, gives every value in it the source's layout, recomputes (or
     converts) the operands that enter the slice from outside, and converts
     back only where the slice meets an op that needs its old layout. It
     rewrites when that lowers the bytes moved through shared memory, each
     conversion weighted by the loops it runs in; a conversion inside the
-    slice that becomes an identity disappears.
+    slice that becomes an identity disappears, and so does one whose only
+    reader, an operand entering the slice, now takes its source instead.
 
     This keeps an attention kernel's softmax in the first dot's accumulator
     layout: the scores, their row maxima and sums, the running maximum the
