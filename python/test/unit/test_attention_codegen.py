@@ -45,8 +45,20 @@ def compile_forward(target: str, head_dim: int = 128, block_m: int = 128, block_
 
 
 def loop_bodies(ir: str) -> list[str]:
-    """The text of each scf.for of a kiln_gpu module, up to its yield."""
-    return [ir[match.start():ir.index("scf.yield", match.start())] for match in re.finditer(r"scf\.for", ir)]
+    """The text of each scf.for of a kiln_gpu module, through its yield:
+    the lines indented deeper than the loop's own (the regions of ops in
+    the body included)."""
+    lines = ir.splitlines()
+    bodies = []
+    for start, line in enumerate(lines):
+        if "scf.for" not in line:
+            continue
+        indent = len(line) - len(line.lstrip())
+        end = start + 1
+        while end < len(lines) and len(lines[end]) - len(lines[end].lstrip()) > indent:
+            end += 1
+        bodies.append("\n".join(lines[start:end]))
+    return bodies
 
 
 def loop_body(ir: str) -> str:
@@ -69,16 +81,14 @@ def test_sm90a_forward(head_dim, block_m, block_n, num_warps, causal):
     assert body.count("kiln_gpu.shared_operand") == 3  # Q, K, V
     assert "kiln.load" not in body
     assert "cp.async.cg.shared.global" in ptx
-    # On one warpgroup with one 64-row tile, the second dot runs an
-    # iteration late: the loop waits for the first dot with the second's
-    # group still in flight. (Two warpgroups keep the dots in order, and so
-    # does a kernel with two loops of dots, the causal one split at the
-    # diagonal: rotated, they spill.)
+    # One loop, causal or not (the causal mask under an scf.if). On one
+    # warpgroup with one 64-row tile, the second dot runs an iteration
+    # late: the loop waits for the first dot with the second's group still
+    # in flight. (Two warpgroups keep the dots in order.)
     bodies = loop_bodies(ir)
-    assert len(bodies) == (2 if causal else 1)
-    for body in bodies:
-        overlapped = "kiln_gpu.async_dot_wait" in body and "pending = 1" in body
-        assert overlapped == (num_warps == 4 and block_m == 64 and not causal)
+    assert len(bodies) == 1
+    overlapped = "kiln_gpu.async_dot_wait" in body and "pending = 1" in body
+    assert overlapped == (num_warps == 4 and block_m == 64)
     # The second dot's A operand (the probabilities) is four registers.
     register_a = re.compile(r"wgmma\.mma_async\.sync\.aligned\.m64n%dk16\.f32\.f16\.f16\s+"
                             r"\{[^}]*\},\s*\{%%r\d+,\s*%%r\d+,\s*%%r\d+,\s*%%r\d+\}" % head_dim)
@@ -434,20 +444,26 @@ def test_sm90a_backward_dkdv_square_blocks_from_slots(tmp_path):
 
 
 @pytest.mark.parametrize("block_m,block_n,num_warps", [(128, 64, 8), (64, 64, 4)])
-def test_sm90a_causal_mask_only_on_the_diagonal(block_m, block_n, num_warps):
+def test_sm90a_causal_mask_only_on_the_diagonal(block_m, block_n, num_warps, tmp_path):
     """The plain causal forward writes one loop with the mask in every
-    iteration: kiln-split-masked-loops splits it where the mask becomes
-    needed, so the blocks below the diagonal compute no mask, and both loops
-    are pipelined (the second from the pointers the first leaves)."""
+    iteration: kiln-guard-loop-masks computes and applies the mask under an
+    scf.if, only in the iterations that reach the diagonal, so the blocks
+    below it compute no mask, and the loop stays one pipelined loop (no
+    second pipeline starting at the diagonal), without spills."""
     compiled = compile_forward("sm_90a", head_dim=128, block_m=block_m, block_n=block_n, num_warps=num_warps,
                                causal=True)
     ir = compiled.asm["kiln_gpu"]
     bodies = loop_bodies(ir)
-    assert len(bodies) == 2
-    masked = [bool(re.search(r"arith\.select .*tensor<\d+x\d+xf32", body)) for body in bodies]
-    assert masked == [False, True]
-    for body in bodies:
-        assert body.count("kiln_gpu.shared_operand") == 3 and "kiln.load" not in body
+    assert len(bodies) == 1
+    body = bodies[0]
+    assert body.count("kiln_gpu.shared_operand") == 3 and "kiln.load" not in body
+    branch = body.index("scf.if")
+    select = re.compile(r"arith\.select .*tensor<\d+x\d+xf32")
+    compare = re.compile(r"arith\.cmpi sge, .*tensor<\d+x\d+xi32")
+    assert select.search(body[branch:]) and compare.search(body[branch:])
+    assert not select.search(body[:branch]) and not compare.search(body[:branch])
+    if find_ptxas() is not None:
+        assert registers_and_spills(compiled.asm["ptx"], tmp_path)[1] == 0
 
 
 @pytest.mark.parametrize("block_n", [64, 128])

@@ -27,9 +27,9 @@ void mlir::kiln::buildTargetNeutralPipeline(OpPassManager &pm) {
   // A branch's loads start before it where that is harmless, so that
   // their latency overlaps the condition's.
   pm.addPass(createKilnHoistBranchLoads());
-  // Loops whose masks are all true in most iterations (attention's causal
-  // mask) split there, and the masks' compares die.
-  pm.addPass(createKilnSplitMaskedLoops());
+  // Masks that are all true in most iterations of a loop (attention's
+  // causal mask) are applied only in the others.
+  pm.addPass(createKilnGuardLoopMasks());
   pm.addPass(createCanonicalizerPass());
 }
 
@@ -37,7 +37,7 @@ void mlir::kiln::registerTargetNeutralPipeline() {
   PassPipelineRegistration<>(
       "kiln-target-neutral",
       "Inline, simplify, make broadcast products summed over K dots, hoist "
-      "branch loads and split masked loops: the "
+      "branch loads and guard loop masks: the "
       "start of every target's pipeline",
       buildTargetNeutralPipeline);
 }

@@ -545,9 +545,9 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // two warpgroups already overlap each other's softmax and dots, and lose
   // more to the shorter lookahead than they gain. Nor does it pay where
   // another loop of the kernel computes dots (a causal attention split at
-  // its diagonal, by kiln-split-masked-loops or by hand as tutorial 06
-  // does): the values carried into and out of the rotated loops then
-  // spill (measured on the H100, docs/design/attention.md).
+  // its diagonal by hand, as tutorial 06 does): the values carried into
+  // and out of the rotated loops then spill (measured on the H100,
+  // docs/design/attention.md).
   std::optional<ChainedDots> chained = getChainedDots(loop, numWarps, threadsPerWarp);
   bool overlapDots = numStages >= 3 && chained && numWarps == 4 &&
                      chained->first.getType().getDimSize(0) == 64 &&

@@ -182,8 +182,8 @@ def KilnMulSumToDot : Pass<"kiln-mul-sum-to-dot", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
-def KilnSplitMaskedLoops : Pass<"kiln-split-masked-loops", "mlir::ModuleOp"> {
-  let summary = "Split a loop where a select's mask becomes all true";
+def KilnGuardLoopMasks : Pass<"kiln-guard-loop-masks", "mlir::ModuleOp"> {
+  let summary = "Apply a loop's select masks only in the iterations where they are not all true";
   let description = [{
     In an `scf.for` that computes a `kiln.dot`, a block `arith.select` whose
     condition is a signed `arith.cmpi` between two integer blocks, one of
@@ -192,20 +192,22 @@ def KilnSplitMaskedLoops : Pass<"kiln-split-masked-loops", "mlir::ModuleOp"> {
     constants, `arith.addi`, `kiln.expand_dims` and `kiln.broadcast` over
     the induction variable and scalars defined outside the loop), is true
     for every element in all iterations up to a bound (or from one) that
-    the ranges' ends give. The loop splits there into two loops over the
-    same step, the first carrying its results into the second, and in the
-    part where the mask is all true the select becomes its true value.
-    Every such select of the body in the direction of the first moves to
-    the split at the nearest of their bounds. A bound from above is used
+    the ranges' ends give, and there its value is its true operand. The
+    select moves into an `scf.if` on the induction variable and the bound,
+    whose other region yields the true operand; the ops that compute the
+    mask for that select alone move in with it. A bound from above is used
     only in a loop that starts at a constant: one that starts elsewhere is
-    most likely the part on the diagonal, already split by hand, whose
-    masks are all needed (a split there would only add an empty loop).
+    most likely the part on the diagonal of a loop split by hand, whose
+    masks are all needed.
 
     Attention's causal mask `where(offs_m[:, None] >= start_n +
-    offs_n[None, :], qk, -inf)` then applies only to the blocks on the
-    diagonal, and a mask of keys past the sequence's end only to the last
-    block, as tutorial 06 writes by hand with two loops. Other loops, and
-    selects of other shapes, are left alone.
+    offs_n[None, :], qk, -inf)` then costs one compare per iteration below
+    the diagonal, and a mask of keys past the sequence's end one compare
+    per iteration before the last block. The loop stays one loop, with one
+    software pipeline over all its key blocks; split at the diagonal into
+    two loops, as tutorial 06 writes by hand, each part would start a
+    pipeline of its own. Other loops, and selects of other shapes, are
+    left alone.
 
     Before:
     ```mlir
@@ -216,15 +218,20 @@ def KilnSplitMaskedLoops : Pass<"kiln-split-masked-loops", "mlir::ModuleOp"> {
       ...
     }
     ```
-    After (the bound is min(rows) - max(cols) - i, here
+    After (all true while i <= min(rows) - max(cols) + i, here
     `%row0 - 63`):
     ```mlir
-    %split = ... // lb plus the iterations with i <= bound, at most ub
-    %r = scf.for %i = %lb to %split step %s iter_args(%acc = %init) {
-      ... %qk ...               // no select
-    }
-    scf.for %i = %split to %ub step %s iter_args(%acc = %r) {
-      %x = arith.select %keep, %qk, %minus_inf : ...
+    %bound = arith.addi %c-63, %row0 : i32
+    scf.for %i = %lb to %ub step %s iter_args(%acc = %init) {
+      %needed = arith.cmpi sgt, %i, %bound : i32
+      %x = scf.if %needed -> (tensor<128x64xf32>) {
+        %cols = arith.addi %splat_i, %range : tensor<64xi32>
+        %keep = arith.cmpi sge, %rows, %cols : tensor<128x64xi32>
+        %m = arith.select %keep, %qk, %minus_inf : tensor<128x64xi1>, tensor<128x64xf32>
+        scf.yield %m : tensor<128x64xf32>
+      } else {
+        scf.yield %qk : tensor<128x64xf32>
+      }
       ...
     }
     ```

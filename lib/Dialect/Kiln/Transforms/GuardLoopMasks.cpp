@@ -1,11 +1,15 @@
-//===- SplitMaskedLoops.cpp - Peel the iterations a select mask spares -----===//
+//===- GuardLoopMasks.cpp - Apply a loop's masks where they are needed ----===//
 //
-// Implements kiln-split-masked-loops (see Passes.td). A select whose
+// Implements kiln-guard-loop-masks (see Passes.td). A select whose
 // condition compares the loop's induction variable, plus a range of
 // integers, with another range is true everywhere in the iterations on one
-// side of a bound that the ranges give; the loop splits there, and in the
-// part where the mask is all true the select is its true value. The causal
-// mask of attention then costs nothing below the diagonal.
+// side of a bound that the ranges give; there its value is its true
+// operand. The select, and the ops that compute its mask for it alone,
+// move under an scf.if that runs them only in the other iterations. The
+// causal mask of attention then costs a compare per iteration below the
+// diagonal, and the loop stays one loop: one software pipeline over every
+// key block, where a loop split at the diagonal restarted its pipeline
+// there (docs/design/attention.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,9 +22,10 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::kiln {
-#define GEN_PASS_DEF_KILNSPLITMASKEDLOOPS
+#define GEN_PASS_DEF_KILNGUARDLOOPMASKS
 #include "kiln/Dialect/Kiln/Transforms/Passes.h.inc"
 } // namespace mlir::kiln
 
@@ -122,63 +127,46 @@ Value emitBound(OpBuilder &builder, Location loc, Type type, const AllTrue &allT
   return bound;
 }
 
-/// Splits `loop` where the masks of `selects` (each all true in the same
-/// direction) change, and in the part where they are all true replaces
-/// each select by its true value.
-void split(scf::ForOp loop, ArrayRef<std::pair<arith::SelectOp, AllTrue>> selects) {
+/// Applies `select`'s mask only in the iterations of `loop` where it is
+/// not all true: the select moves into an scf.if on the induction variable
+/// and the bound, whose other region yields the select's true value, with
+/// the ops that compute the mask for it alone.
+void guard(scf::ForOp loop, arith::SelectOp select, const AllTrue &allTrue) {
   OpBuilder builder(loop);
-  Location loc = loop.getLoc();
-  Type type = loop.getInductionVar().getType();
-  Value lb = loop.getLowerBound(), ub = loop.getUpperBound(), step = loop.getStep();
-  bool upper = selects.front().second.upper;
-  auto constant = [&](int64_t v) {
-    return arith::ConstantOp::create(builder, loc, builder.getIntegerAttr(type, v));
-  };
-  Value zero = constant(0), one = constant(1);
-  // The first iteration on the far side of every bound: for upper bounds
-  // the first past the smallest, for lower bounds the first at or past the
-  // largest.
-  Value bound;
-  for (const AllTrue &allTrue : llvm::make_second_range(selects)) {
-    Value next = emitBound(builder, loc, type, allTrue);
-    bound = !bound ? next
-            : upper ? Value(arith::MinSIOp::create(builder, loc, bound, next))
-                    : Value(arith::MaxSIOp::create(builder, loc, bound, next));
-  }
-  // Iterations before the split: upper, those with iv <= bound, that is
-  // (bound - lb) / step + 1 of them; lower, those with iv < bound, that is
-  // ceil((bound - lb) / step); none when the bound is below lb.
-  Value distance = arith::SubIOp::create(builder, loc, bound, lb);
-  // (Plain signed divisions: not every lowering expands arith.ceildivsi.)
-  Value count =
-      upper ? Value(arith::AddIOp::create(builder, loc, arith::DivSIOp::create(builder, loc, distance, step),
-                                          one))
-            : arith::DivSIOp::create(builder, loc,
-                                     arith::AddIOp::create(builder, loc, distance,
-                                                           arith::SubIOp::create(builder, loc, step, one)),
-                                     step);
-  Value before = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::slt, distance,
-                                       upper ? zero : one);
-  count = arith::SelectOp::create(builder, loc, before, zero, count);
-  Value splitAt = arith::AddIOp::create(builder, loc, lb, arith::MulIOp::create(builder, loc, count, step));
-  splitAt = arith::MinSIOp::create(builder, loc, splitAt, ub);
-
-  // The first part is a copy of the loop up to the split; the loop itself
-  // starts there, from the copy's results.
-  IRMapping mapping;
-  auto first = cast<scf::ForOp>(builder.clone(*loop, mapping));
-  first.getUpperBoundMutable().assign(splitAt);
-  loop.getLowerBoundMutable().assign(splitAt);
-  loop.getInitArgsMutable().assign(first.getResults());
-  for (arith::SelectOp select : llvm::make_first_range(selects)) {
-    auto target = upper ? cast<arith::SelectOp>(mapping.lookup(select.getOperation())) : select;
-    target.getResult().replaceAllUsesWith(target.getTrueValue());
-    target.erase();
+  Location loc = select.getLoc();
+  Value bound = emitBound(builder, loc, loop.getInductionVar().getType(), allTrue);
+  builder.setInsertionPoint(select);
+  // All true up to the bound (from above) or from it: needed past it, or
+  // before it.
+  Value needed = arith::CmpIOp::create(
+      builder, loc, allTrue.upper ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt,
+      loop.getInductionVar(), bound);
+  auto branch = scf::IfOp::create(builder, loc, select.getType(), needed, /*withElseRegion=*/true);
+  select.getResult().replaceAllUsesWith(branch.getResult(0));
+  Block *thenBlock = &branch.getThenRegion().front();
+  builder.setInsertionPointToEnd(thenBlock);
+  scf::YieldOp::create(builder, loc, select.getResult());
+  select->moveBefore(thenBlock, thenBlock->begin());
+  builder.setInsertionPointToEnd(&branch.getElseRegion().front());
+  scf::YieldOp::create(builder, loc, select.getTrueValue());
+  // The mask's ops that only the select reads move in with it, last
+  // first, each to the front.
+  SmallVector<Operation *> body;
+  for (Operation &op : *loop.getBody())
+    if (op.isBeforeInBlock(branch))
+      body.push_back(&op);
+  for (Operation *op : llvm::reverse(body)) {
+    if (!mlir::isPure(op) || op->getNumRegions() || op->use_empty())
+      continue;
+    bool onlyInBranch = llvm::all_of(op->getUsers(), [&](Operation *user) {
+      return branch.getThenRegion().isAncestor(user->getParentRegion());
+    });
+    if (onlyInBranch)
+      op->moveBefore(thenBlock, thenBlock->begin());
   }
 }
 
-struct KilnSplitMaskedLoops
-    : public kiln::impl::KilnSplitMaskedLoopsBase<KilnSplitMaskedLoops> {
+struct KilnGuardLoopMasks : public kiln::impl::KilnGuardLoopMasksBase<KilnGuardLoopMasks> {
   void runOnOperation() override {
     SmallVector<scf::ForOp> loops;
     getOperation().walk([&](scf::ForOp loop) {
@@ -186,25 +174,21 @@ struct KilnSplitMaskedLoops
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops) {
-      // The selects of the body whose masks are all true on the side of a
-      // bound, in the direction of the first.
       SmallVector<std::pair<arith::SelectOp, AllTrue>> selects;
       for (Operation &op : *loop.getBody()) {
         auto select = dyn_cast<arith::SelectOp>(op);
         if (!select || !isa<RankedTensorType>(select.getType()))
           continue;
         std::optional<AllTrue> allTrue = getAllTrue(select, loop);
-        // All true up to a bound is worth a loop of its own when the loop
-        // starts at a constant (attention's forward from the first key);
-        // one that starts elsewhere is most likely the diagonal part
-        // already split by hand, whose masks are all needed.
-        if (allTrue && allTrue->upper && !matchPattern(loop.getLowerBound(), m_Constant()))
-          continue;
-        if (allTrue && (selects.empty() || selects.front().second.upper == allTrue->upper))
+        // All true up to a bound is worth a guard where the loop starts at
+        // a constant (attention's forward from the first key); one that
+        // starts elsewhere is most likely the diagonal part of a loop
+        // split by hand, whose masks are all needed.
+        if (allTrue && !(allTrue->upper && !matchPattern(loop.getLowerBound(), m_Constant())))
           selects.emplace_back(select, *allTrue);
       }
-      if (!selects.empty())
-        split(loop, selects);
+      for (auto [select, allTrue] : selects)
+        guard(loop, select, allTrue);
     }
   }
 };

@@ -1,28 +1,27 @@
-// RUN: kiln-opt %s -split-input-file -kiln-split-masked-loops | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-guard-loop-masks | FileCheck %s
 
 // Attention's causal mask, rows [r0, r0 + 128) against keys
-// [i, i + 64): all true while i <= r0 - 63. The loop from 0 splits after
-// the last such iteration ((r0 - 63) / 64 + 1 of them, none when r0 < 63,
-// at most up to %n); the first part has no select, the second keeps it and
-// starts from the first's results.
+// [i, i + 64): all true while i <= r0 - 63. The select, with the key
+// indices and the compare that only it reads, runs under an scf.if in the
+// iterations past that bound; the others take the scores as they are. The
+// row indices, defined before the loop, stay there.
 // CHECK-LABEL: func.func @causal
 // CHECK-SAME: (%[[R0:.*]]: i32, %[[N:.*]]: i32
 // CHECK: %[[OFF:.*]] = arith.constant -63 : i32
 // CHECK: %[[BOUND:.*]] = arith.addi %[[OFF]], %[[R0]] : i32
-// CHECK: %[[D:.*]] = arith.subi %[[BOUND]], %{{.*}} : i32
-// CHECK: %[[Q:.*]] = arith.divsi %[[D]], %{{.*}} : i32
-// CHECK: %[[COUNT:.*]] = arith.addi %[[Q]], %{{.*}} : i32
-// CHECK: %[[NEG:.*]] = arith.cmpi slt, %[[D]], %{{.*}} : i32
-// CHECK: %[[C:.*]] = arith.select %[[NEG]], %{{.*}}, %[[COUNT]] : i32
-// CHECK: %[[AT:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
-// CHECK: %[[SPLIT:.*]] = arith.minsi %[[AT]], %[[N]] : i32
-// CHECK: %[[FIRST:.*]] = scf.for %{{.*}} = %{{.*}} to %[[SPLIT]] step
-// CHECK-NOT: arith.select
-// CHECK: kiln.dot
-// CHECK: scf.yield
-// CHECK: scf.for %{{.*}} = %[[SPLIT]] to %[[N]] step %{{.*}} iter_args(%{{.*}} = %[[FIRST]])
-// CHECK: arith.select
-// CHECK: scf.yield
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N]] step
+// CHECK: %[[QK:.*]] = kiln.dot
+// CHECK-NEXT: %[[NEEDED:.*]] = arith.cmpi sgt, %[[I]], %[[BOUND]] : i32
+// CHECK-NEXT: %[[X:.*]] = scf.if %[[NEEDED]] -> (tensor<128x64xf32>) {
+// CHECK-NEXT: kiln.splat %[[I]]
+// CHECK: %[[KEEP:.*]] = arith.cmpi sge
+// CHECK-NEXT: %[[M:.*]] = arith.select %[[KEEP]], %[[QK]], %{{.*}}
+// CHECK-NEXT: scf.yield %[[M]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[QK]]
+// CHECK-NEXT: }
+// CHECK-NEXT: arith.addf %{{.*}}, %[[X]]
+// CHECK-NOT: scf.for
 func.func @causal(%r0: i32, %n: i32, %a: tensor<128x16xf16>, %b: tensor<16x64xf16>) -> tensor<128x64xf32> {
   %c0 = arith.constant 0 : i32
   %c64 = arith.constant 64 : i32
@@ -51,16 +50,15 @@ func.func @causal(%r0: i32, %n: i32, %a: tensor<128x16xf16>, %b: tensor<16x64xf1
 // -----
 
 // The backward's dK/dV mask, queries [i, i + 32) against keys
-// [k0, k0 + 64): all true once i >= k0 + 63. The first part (up to the
-// first such iteration, ceil((k0 + 63 - lb) / 32) iterations) keeps the
-// select; the second has none.
+// [k0, k0 + 64): all true once i >= k0 + 63, so applied before that.
 // CHECK-LABEL: func.func @from_a_bound
-// CHECK: %[[FIRST:.*]] = scf.for
+// CHECK: %[[BOUND:.*]] = arith.addi %{{.*}}, %arg0 : i32
+// CHECK: scf.for %[[I:.*]] = %arg1 to %arg2
+// CHECK: %[[NEEDED:.*]] = arith.cmpi slt, %[[I]], %[[BOUND]] : i32
+// CHECK-NEXT: scf.if %[[NEEDED]]
 // CHECK: arith.select
-// CHECK: scf.yield
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[FIRST]])
-// CHECK-NOT: arith.select
-// CHECK: scf.yield
+// CHECK: } else {
+// CHECK-NOT: scf.for
 func.func @from_a_bound(%k0: i32, %lb: i32, %n: i32, %a: tensor<64x16xf16>, %b: tensor<16x32xf16>) -> tensor<64x32xf32> {
   %c32 = arith.constant 32 : i32
   %zero = arith.constant dense<0.0> : tensor<64x32xf32>
@@ -90,8 +88,7 @@ func.func @from_a_bound(%k0: i32, %lb: i32, %n: i32, %a: tensor<64x16xf16>, %b: 
 // to a bound (the diagonal loop a kernel split by hand), and a loop
 // without a dot, are left alone.
 // CHECK-LABEL: func.func @left_alone
-// CHECK-COUNT-2: scf.for
-// CHECK-NOT: scf.for
+// CHECK-NOT: scf.if
 func.func @left_alone(%r0: i32, %lb: i32, %n: i32, %a: tensor<128x16xf16>, %b: tensor<16x64xf16>) -> (tensor<128x64xf32>, tensor<64xf32>) {
   %c0 = arith.constant 0 : i32
   %c64 = arith.constant 64 : i32
