@@ -4,6 +4,7 @@ layout, the second dot reads its A operand (the probabilities) from
 registers, K and V are copied asynchronously into shared memory, and the
 second dot runs an iteration late, during the next block's softmax."""
 
+import inspect
 import json
 import os
 import re
@@ -17,7 +18,8 @@ import pytest
 import kiln
 from kiln.compiler.specialization import Specialization
 
-from attention_kernels import (attention_backward_dkdv, attention_forward, attention_forward_descriptors,
+from attention_kernels import (attention_backward_dkdv, attention_backward_dq, attention_forward,
+                               attention_forward_descriptors,
                                attention_forward_whole_descriptors)
 from kiln.backends.nvidia import find_ptxas
 from kiln_test_support import kiln_search_path
@@ -354,20 +356,26 @@ def wgmma_loop_blocks(ptx: str) -> list[list[str]]:
     return [[texts[index] for index in sorted(loop)] for loop in loops]
 
 
+def compile_backward(kernel, head_dim: int, block_m: int, block_n: int, num_warps: int, num_stages: int,
+                     causal: bool = False) -> kiln.CompiledKernel:
+    """One of the backward's kernels (`attention_backward_dkdv`,
+    `attention_backward_dq`) as a launch on contiguous operands compiles it
+    for sm_90a."""
+    signature = dict(SIGNATURE)
+    signature.update({"DO": "*fp16", "DK": "*fp16", "DV": "*fp16", "DQ": "*fp16", "Delta": "*fp32"})
+    parameters = [name for name in inspect.signature(kernel.fn).parameters if name in signature]
+    signature = {name: signature[name] for name in parameters}
+    attrs = Specialization(divisible_by_16=CONTIGUOUS.divisible_by_16 | {"DO", "DK", "DV", "DQ", "Delta"},
+                           equal_to_1=frozenset({"stride_d"}))
+    return kiln.compile(kernel, signature=signature, target="sm_90a", num_warps=num_warps,
+                        num_stages=num_stages, attrs=attrs,
+                        constexprs={"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": causal})
+
+
 def compile_backward_dkdv(head_dim: int, block_m: int, block_n: int, num_warps: int,
                           num_stages: int) -> kiln.CompiledKernel:
-    """The backward's dK/dV kernel as a launch on contiguous operands
-    compiles it for sm_90a."""
-    signature = dict(SIGNATURE)
-    signature.update({"DO": "*fp16", "DK": "*fp16", "DV": "*fp16", "Delta": "*fp32"})
-    signature = {name: signature[name] for name in
-                 ("Q", "K", "V", "sm_scale", "DO", "DK", "DV", "M", "Delta", "stride_z", "stride_h",
-                  "stride_tok", "stride_d", "H", "N_CTX")}
-    attrs = Specialization(divisible_by_16=CONTIGUOUS.divisible_by_16 | {"DO", "DK", "DV", "Delta"},
-                           equal_to_1=frozenset({"stride_d"}))
-    return kiln.compile(attention_backward_dkdv, signature=signature, target="sm_90a", num_warps=num_warps,
-                        num_stages=num_stages, attrs=attrs,
-                        constexprs={"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": False})
+    """The backward's non-causal dK/dV kernel, compiled for sm_90a."""
+    return compile_backward(attention_backward_dkdv, head_dim, block_m, block_n, num_warps, num_stages)
 
 
 @pytest.mark.parametrize("head_dim,block_m,block_n,num_warps",
@@ -464,6 +472,26 @@ def test_sm90a_causal_mask_only_on_the_diagonal(block_m, block_n, num_warps, tmp
     assert not select.search(body[:branch]) and not compare.search(body[:branch])
     if find_ptxas() is not None:
         assert registers_and_spills(compiled.asm["ptx"], tmp_path)[1] == 0
+
+
+@pytest.mark.parametrize("kernel,block_m,block_n,num_warps",
+                         [(attention_backward_dkdv, 64, 128, 8), (attention_backward_dq, 128, 64, 8),
+                          (attention_backward_dq, 64, 64, 4)])
+def test_sm90a_backward_causal_mask_under_a_branch(kernel, block_m, block_n, num_warps):
+    """The backward's causal loops stay one loop each, their masks (dQ's
+    the causal mask and the bound on the keys, joined by `&`) under an
+    scf.if: the blocks that need no mask compute no causal compare."""
+    compiled = compile_backward(kernel, 128 if num_warps == 8 else 64, block_m, block_n, num_warps, num_stages=3,
+                                causal=True)
+    bodies = loop_bodies(compiled.asm["kiln_gpu"])
+    assert len(bodies) == 1
+    body = bodies[0]
+    branch = body.index("scf.if")
+    # (The bound on the keys is also the loads' mask, computed before.)
+    causal = re.compile(r"arith\.cmpi sge, .*tensor<\d+x\d+xi32")
+    select = re.compile(r"arith\.select .*tensor<\d+x\d+xf32")
+    for pattern in (causal, select):
+        assert pattern.search(body[branch:]) and not pattern.search(body[:branch])
 
 
 @pytest.mark.parametrize("block_n", [64, 128])

@@ -119,3 +119,50 @@ func.func @left_alone(%r0: i32, %lb: i32, %n: i32, %a: tensor<128x16xf16>, %b: t
   }
   return %diag, %sum : tensor<128x64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// The backward's dQ mask: keys past the end and the causal mask, both
+// all true up to a bound (i <= n - 64 and i <= r0 - 63), joined by an
+// `and`: applied past either bound, the `and` and both compares under the
+// scf.if.
+// CHECK-LABEL: func.func @conjunction
+// CHECK-SAME: (%[[R0:.*]]: i32, %[[N:.*]]: i32
+// CHECK-DAG: %[[KEYS_BOUND:.*]] = arith.addi %{{.*}}, %[[N]] : i32
+// CHECK-DAG: %[[CAUSAL_BOUND:.*]] = arith.addi %{{.*}}, %[[R0]] : i32
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N]] step
+// CHECK: kiln.dot
+// CHECK-NEXT: %[[PAST_KEYS:.*]] = arith.cmpi sgt, %[[I]], %[[KEYS_BOUND]] : i32
+// CHECK-NEXT: %[[PAST_DIAGONAL:.*]] = arith.cmpi sgt, %[[I]], %[[CAUSAL_BOUND]] : i32
+// CHECK-NEXT: %[[NEEDED:.*]] = arith.ori %[[PAST_KEYS]], %[[PAST_DIAGONAL]] : i1
+// CHECK-NEXT: scf.if %[[NEEDED]]
+// CHECK: arith.andi
+// CHECK: arith.select
+// CHECK: } else {
+func.func @conjunction(%r0: i32, %n: i32, %a: tensor<128x16xf16>, %b: tensor<16x64xf16>) -> tensor<128x64xf32> {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %rows0 = kiln.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
+  %r0s = kiln.splat %r0 : i32 -> tensor<128xi32>
+  %rows = arith.addi %r0s, %rows0 : tensor<128xi32>
+  %cols = kiln.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32>
+  %ns = kiln.splat %n : i32 -> tensor<1x64xi32>
+  %out = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero) -> (tensor<128x64xf32>) : i32 {
+    %p = kiln.dot %a, %b, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<128x16xf16> * tensor<16x64xf16> -> tensor<128x64xf32>
+    %is = kiln.splat %i : i32 -> tensor<64xi32>
+    %keys = arith.addi %is, %cols : tensor<64xi32>
+    %k2 = kiln.expand_dims %keys {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    %inside = arith.cmpi slt, %k2, %ns : tensor<1x64xi32>
+    %insideb = kiln.broadcast %inside : tensor<1x64xi1> -> tensor<128x64xi1>
+    %r2 = kiln.expand_dims %rows {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+    %rb = kiln.broadcast %r2 : tensor<128x1xi32> -> tensor<128x64xi32>
+    %kb = kiln.broadcast %k2 : tensor<1x64xi32> -> tensor<128x64xi32>
+    %causal = arith.cmpi sge, %rb, %kb : tensor<128x64xi32>
+    %keep = arith.andi %insideb, %causal : tensor<128x64xi1>
+    %masked = arith.select %keep, %p, %zero : tensor<128x64xi1>, tensor<128x64xf32>
+    %next = arith.addf %acc, %masked : tensor<128x64xf32>
+    scf.yield %next : tensor<128x64xf32>
+  }
+  return %out : tensor<128x64xf32>
+}

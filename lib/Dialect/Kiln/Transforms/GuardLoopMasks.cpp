@@ -90,11 +90,11 @@ struct AllTrue {
   int64_t offset;
 };
 
-/// When the select's condition is `x pred y` (signed) with the induction
-/// variable in exactly one of x and y: the iterations where it holds for
-/// every element.
-std::optional<AllTrue> getAllTrue(arith::SelectOp select, scf::ForOp loop) {
-  auto compare = select.getCondition().getDefiningOp<arith::CmpIOp>();
+/// When `condition` is `x pred y` (signed) with the induction variable in
+/// exactly one of x and y: the iterations where it holds for every
+/// element.
+std::optional<AllTrue> getAllTrue(Value condition, scf::ForOp loop) {
+  auto compare = condition.getDefiningOp<arith::CmpIOp>();
   if (!compare)
     return std::nullopt;
   std::optional<IntegerRange> lhs = getRange(compare.getLhs(), loop);
@@ -117,6 +117,29 @@ std::optional<AllTrue> getAllTrue(arith::SelectOp select, scf::ForOp loop) {
   return AllTrue{false, y->scalars, x->scalars, y->high - x->low + k};
 }
 
+/// The iterations where a select's mask is all true: those where every
+/// compare it is the conjunction of (`and` of compares, expanded or
+/// broadcast: a causal mask and a bound on the keys, say) is, or nullopt
+/// when one of them is of no such form.
+std::optional<SmallVector<AllTrue>> getAllTrueParts(Value condition, scf::ForOp loop) {
+  // A mask expanded or broadcast is all true where its source is.
+  Operation *producer = condition.getDefiningOp();
+  if (isa_and_present<ExpandDimsOp, BroadcastOp>(producer))
+    return getAllTrueParts(producer->getOperand(0), loop);
+  if (auto both = dyn_cast_if_present<arith::AndIOp>(producer)) {
+    std::optional<SmallVector<AllTrue>> lhs = getAllTrueParts(both.getLhs(), loop);
+    std::optional<SmallVector<AllTrue>> rhs = getAllTrueParts(both.getRhs(), loop);
+    if (!lhs || !rhs)
+      return std::nullopt;
+    lhs->append(rhs->begin(), rhs->end());
+    return lhs;
+  }
+  std::optional<AllTrue> allTrue = getAllTrue(condition, loop);
+  if (!allTrue)
+    return std::nullopt;
+  return SmallVector<AllTrue>{*allTrue};
+}
+
 /// `sum(plus) - sum(minus) + offset`, in `type`, before `loop`.
 Value emitBound(OpBuilder &builder, Location loc, Type type, const AllTrue &allTrue) {
   Value bound = arith::ConstantOp::create(builder, loc, builder.getIntegerAttr(type, allTrue.offset));
@@ -128,19 +151,27 @@ Value emitBound(OpBuilder &builder, Location loc, Type type, const AllTrue &allT
 }
 
 /// Applies `select`'s mask only in the iterations of `loop` where it is
-/// not all true: the select moves into an scf.if on the induction variable
-/// and the bound, whose other region yields the select's true value, with
-/// the ops that compute the mask for it alone.
-void guard(scf::ForOp loop, arith::SelectOp select, const AllTrue &allTrue) {
+/// not all true (`parts`, one for each compare of its conjunction): the
+/// select moves into an scf.if on the induction variable and the bounds,
+/// whose other region yields the select's true value, with the ops that
+/// compute the mask for it alone.
+void guard(scf::ForOp loop, arith::SelectOp select, ArrayRef<AllTrue> parts) {
   OpBuilder builder(loop);
   Location loc = select.getLoc();
-  Value bound = emitBound(builder, loc, loop.getInductionVar().getType(), allTrue);
+  Value iv = loop.getInductionVar();
+  SmallVector<Value> bounds;
+  for (const AllTrue &part : parts)
+    bounds.push_back(emitBound(builder, loc, iv.getType(), part));
   builder.setInsertionPoint(select);
-  // All true up to the bound (from above) or from it: needed past it, or
-  // before it.
-  Value needed = arith::CmpIOp::create(
-      builder, loc, allTrue.upper ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt,
-      loop.getInductionVar(), bound);
+  // Each part is all true up to its bound (from above) or from it: needed
+  // past it, or before it.
+  Value needed;
+  for (auto [part, bound] : llvm::zip(parts, bounds)) {
+    Value partNeeded = arith::CmpIOp::create(
+        builder, loc, part.upper ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, iv,
+        bound);
+    needed = needed ? arith::OrIOp::create(builder, loc, needed, partNeeded) : partNeeded;
+  }
   auto branch = scf::IfOp::create(builder, loc, select.getType(), needed, /*withElseRegion=*/true);
   select.getResult().replaceAllUsesWith(branch.getResult(0));
   Block *thenBlock = &branch.getThenRegion().front();
@@ -174,21 +205,23 @@ struct KilnGuardLoopMasks : public kiln::impl::KilnGuardLoopMasksBase<KilnGuardL
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops) {
-      SmallVector<std::pair<arith::SelectOp, AllTrue>> selects;
+      SmallVector<std::pair<arith::SelectOp, SmallVector<AllTrue>>> selects;
       for (Operation &op : *loop.getBody()) {
         auto select = dyn_cast<arith::SelectOp>(op);
         if (!select || !isa<RankedTensorType>(select.getType()))
           continue;
-        std::optional<AllTrue> allTrue = getAllTrue(select, loop);
+        std::optional<SmallVector<AllTrue>> parts = getAllTrueParts(select.getCondition(), loop);
         // All true up to a bound is worth a guard where the loop starts at
         // a constant (attention's forward from the first key); one that
         // starts elsewhere is most likely the diagonal part of a loop
         // split by hand, whose masks are all needed.
-        if (allTrue && !(allTrue->upper && !matchPattern(loop.getLowerBound(), m_Constant())))
-          selects.emplace_back(select, *allTrue);
+        bool fromConstant = matchPattern(loop.getLowerBound(), m_Constant());
+        if (parts && (fromConstant ||
+                      llvm::none_of(*parts, [](const AllTrue &part) { return part.upper; })))
+          selects.emplace_back(select, std::move(*parts));
       }
-      for (auto [select, allTrue] : selects)
-        guard(loop, select, allTrue);
+      for (auto &[select, parts] : selects)
+        guard(loop, select, parts);
     }
   }
 };

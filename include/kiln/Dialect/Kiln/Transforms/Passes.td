@@ -192,18 +192,20 @@ def KilnGuardLoopMasks : Pass<"kiln-guard-loop-masks", "mlir::ModuleOp"> {
     constants, `arith.addi`, `kiln.expand_dims` and `kiln.broadcast` over
     the induction variable and scalars defined outside the loop), is true
     for every element in all iterations up to a bound (or from one) that
-    the ranges' ends give, and there its value is its true operand. The
-    select moves into an `scf.if` on the induction variable and the bound,
-    whose other region yields the true operand; the ops that compute the
-    mask for that select alone move in with it. A bound from above is used
-    only in a loop that starts at a constant: one that starts elsewhere is
-    most likely the part on the diagonal of a loop split by hand, whose
-    masks are all needed.
+    the ranges' ends give, and there its value is its true operand; so is
+    one whose condition is an `arith.andi` of such compares, in the
+    iterations where each of them is. The select moves into an `scf.if` on
+    the induction variable and the bounds, whose other region yields the
+    true operand; the ops that compute the mask for that select alone move
+    in with it. A bound from above is used only in a loop that starts at a
+    constant: one that starts elsewhere is most likely the part on the
+    diagonal of a loop split by hand, whose masks are all needed.
 
     Attention's causal mask `where(offs_m[:, None] >= start_n +
     offs_n[None, :], qk, -inf)` then costs one compare per iteration below
-    the diagonal, and a mask of keys past the sequence's end one compare
-    per iteration before the last block. The loop stays one loop, with one
+    the diagonal, a mask of keys past the sequence's end one compare per
+    iteration before the last block, and the two together (the backward's
+    dQ loop) two. The loop stays one loop, with one
     software pipeline over all its key blocks; split at the diagonal into
     two loops, as tutorial 06 writes by hand, each part would start a
     pipeline of its own. Other loops, and selects of other shapes, are
