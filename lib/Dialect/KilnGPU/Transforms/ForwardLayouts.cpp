@@ -150,19 +150,22 @@ private:
     return success();
   }
 
+  /// `operand` needs `layout`: recomputed (or converted) into it unless
+  /// the slice gives it a layout already, which must be that one.
+  LogicalResult requireOperand(OpOperand &operand, Attribute layout) {
+    auto it = layouts.find(operand.get());
+    if (it != layouts.end())
+      return success(it->second == layout);
+    rematerialized.insert({&operand, layout});
+    return success();
+  }
+
   /// The operands of `op` other than those in the slice need `layout`.
   LogicalResult requireOperands(Operation *op, Attribute layout) {
-    for (OpOperand &operand : op->getOpOperands()) {
-      if (!isa<RankedTensorType>(operand.get().getType()))
-        continue;
-      auto it = layouts.find(operand.get());
-      if (it != layouts.end()) {
-        if (it->second != layout)
-          return failure();
-        continue;
-      }
-      rematerialized.insert({&operand, layout});
-    }
+    for (OpOperand &operand : op->getOpOperands())
+      if (isa<RankedTensorType>(operand.get().getType()) &&
+          failed(requireOperand(operand, layout)))
+        return failure();
     return success();
   }
 
@@ -173,13 +176,9 @@ private:
         failed(assign(loop.getResult(index), layout)))
       return failure();
     for (OpOperand *operand : {&loop.getInitArgsMutable()[index],
-                               &loop.getBody()->getTerminator()->getOpOperand(index)}) {
-      auto it = layouts.find(operand->get());
-      if (it == layouts.end())
-        rematerialized.insert({operand, layout});
-      else if (it->second != layout)
+                               &loop.getBody()->getTerminator()->getOpOperand(index)})
+      if (failed(requireOperand(*operand, layout)))
         return failure();
-    }
     return success();
   }
 
@@ -188,14 +187,9 @@ private:
   LogicalResult joinBranchValue(scf::IfOp branch, unsigned index, Attribute layout) {
     if (failed(assign(branch.getResult(index), layout)))
       return failure();
-    for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()}) {
-      OpOperand &operand = region->front().getTerminator()->getOpOperand(index);
-      auto it = layouts.find(operand.get());
-      if (it == layouts.end())
-        rematerialized.insert({&operand, layout});
-      else if (it->second != layout)
+    for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()})
+      if (failed(requireOperand(region->front().getTerminator()->getOpOperand(index), layout)))
         return failure();
-    }
     return success();
   }
 
