@@ -20,7 +20,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -180,20 +179,18 @@ void guard(scf::ForOp loop, arith::SelectOp select, ArrayRef<AllTrue> parts) {
   select->moveBefore(thenBlock, thenBlock->begin());
   builder.setInsertionPointToEnd(&branch.getElseRegion().front());
   scf::YieldOp::create(builder, loc, select.getTrueValue());
-  // The mask's ops that only the select reads move in with it, last
-  // first, each to the front.
-  SmallVector<Operation *> body;
-  for (Operation &op : *loop.getBody())
-    if (op.isBeforeInBlock(branch))
-      body.push_back(&op);
-  for (Operation *op : llvm::reverse(body)) {
-    if (!mlir::isPure(op) || op->getNumRegions() || op->use_empty())
-      continue;
-    bool onlyInBranch = llvm::all_of(op->getUsers(), [&](Operation *user) {
-      return branch.getThenRegion().isAncestor(user->getParentRegion());
-    });
+  // The mask's ops that only the select reads move in with it: walking
+  // back from the branch, each to the front of its region.
+  for (Operation *op = branch->getPrevNode(); op;) {
+    Operation *previous = op->getPrevNode();
+    bool onlyInBranch =
+        mlir::isPure(op) && !op->getNumRegions() && !op->use_empty() &&
+        llvm::all_of(op->getUsers(), [&](Operation *user) {
+          return branch.getThenRegion().isAncestor(user->getParentRegion());
+        });
     if (onlyInBranch)
       op->moveBefore(thenBlock, thenBlock->begin());
+    op = previous;
   }
 }
 
