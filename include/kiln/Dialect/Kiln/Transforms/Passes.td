@@ -220,8 +220,8 @@ def KilnGuardLoopMasks : Pass<"kiln-guard-loop-masks", "mlir::ModuleOp"> {
       ...
     }
     ```
-    After (all true while i <= min(rows) - max(cols) + i, here
-    `%row0 - 63`):
+    After (the mask is all true while `%i` is at most the smallest row
+    less the largest key offset from `%i`, here `%row0 - 63`):
     ```mlir
     %bound = arith.addi %c-63, %row0 : i32
     scf.for %i = %lb to %ub step %s iter_args(%acc = %init) {
