@@ -19,8 +19,7 @@ import kiln
 from kiln.compiler.specialization import Specialization
 
 from attention_kernels import (attention_backward_dkdv, attention_backward_dq, attention_forward,
-                               attention_forward_descriptors,
-                               attention_forward_whole_descriptors)
+                               attention_forward_descriptors, attention_forward_whole_descriptors)
 from kiln.backends.nvidia import find_ptxas
 from kiln_test_support import kiln_search_path
 from test_dot_codegen import descriptor_signature
