@@ -101,8 +101,9 @@ public:
     for (auto [operand, layout] : rematerialized) {
       // A conversion that only this operand reads dies: the operand is
       // recomputed (or converted) from the conversion's source instead.
+      // (One inside the slice is counted above already.)
       auto convert = operand->get().getDefiningOp<ConvertLayoutOp>();
-      if (convert && convert->hasOneUse())
+      if (convert && convert->hasOneUse() && !innerConversions.contains(convert))
         gain += getBlockBytes(convert.getResult()) * getLoopWeight(convert);
       gain -= getRematerializationCost(operand->get(), layout, /*depth=*/0);
     }
