@@ -202,17 +202,17 @@ struct KilnGuardLoopMasks : public kiln::impl::KilnGuardLoopMasksBase<KilnGuardL
         loops.push_back(loop);
     });
     for (scf::ForOp loop : loops) {
+      // All true up to a bound is worth a guard where the loop starts at a
+      // constant (attention's forward from the first key); one that starts
+      // elsewhere is most likely the diagonal part of a loop split by
+      // hand, whose masks are all needed.
+      bool fromConstant = matchPattern(loop.getLowerBound(), m_Constant());
       SmallVector<std::pair<arith::SelectOp, SmallVector<AllTrue>>> selects;
       for (Operation &op : *loop.getBody()) {
         auto select = dyn_cast<arith::SelectOp>(op);
         if (!select || !isa<RankedTensorType>(select.getType()))
           continue;
         std::optional<SmallVector<AllTrue>> parts = getAllTrueParts(select.getCondition(), loop);
-        // All true up to a bound is worth a guard where the loop starts at
-        // a constant (attention's forward from the first key); one that
-        // starts elsewhere is most likely the diagonal part of a loop
-        // split by hand, whose masks are all needed.
-        bool fromConstant = matchPattern(loop.getLowerBound(), m_Constant());
         if (parts && (fromConstant ||
                       llvm::none_of(*parts, [](const AllTrue &part) { return part.upper; })))
           selects.emplace_back(select, std::move(*parts));
