@@ -180,21 +180,22 @@ def test_sm90a_descriptors_made_from_the_arguments_are_copied_by_the_tma_unit(ca
     arguments alone, their tensor maps become parameters after the
     kernel's own, which the launcher encodes from the recipe recorded for
     each, and K and V are copied by the TMA unit in a producer warpgroup,
-    as for host descriptors. Q, read once by a cp.async copy into each
-    loop's own slot, and Out, only stored through, keep no map."""
+    as for host descriptors. Q, read once, is copied by the TMA unit too,
+    by the producer, before the loop's first copies; Out, only stored
+    through, keeps no map."""
     compiled = compile_forward_whole_descriptors(64 if causal else 128, causal, True)
     recipes = compiled.metadata["derived_tensor_maps"]
     rows = ["sext", 64, ["mul", 32, ["mul", 32, ["arg", 32, 2], ["arg", 32, 3]], ["arg", 32, 8]]]
-    assert [(recipe["arg"], recipe["base"]) for recipe in recipes] == [(9, 5), (10, 6)]  # K, V
+    assert [(recipe["arg"], recipe["base"]) for recipe in recipes] == [(9, 4), (10, 5), (11, 6)]  # Q, K, V
     for recipe in recipes:
         assert recipe["shape"] == [rows, ["const", 64, 128]] and recipe["strides"] == [["const", 64, 128]]
         assert (recipe["element_bits"], recipe["bfloat16"], recipe["nan"]) == (16, False, False)
         assert recipe["loc"].startswith(attention_forward_whole_descriptors.fn.__code__.co_filename)
-    assert set(compiled.metadata["tensor_maps"]) == {"<tensor map 0>", "<tensor map 1>"}
+    assert set(compiled.metadata["tensor_maps"]) == {"<tensor map 0>", "<tensor map 1>", "<tensor map 2>"}
     assert compiled.metadata["producer_warps"] == 4
     ptx = compiled.asm["ptx"]
-    assert ptx.count(".param .align 64 .b8") == 2 and "cp.async.bulk.tensor.2d" in ptx
-    assert "ld.global" not in ptx
+    assert ptx.count(".param .align 64 .b8") == 3 and "cp.async.bulk.tensor.2d" in ptx
+    assert "ld.global" not in ptx and "cp.async.cg" not in ptx
 
 
 TRITON_TUTORIAL06 = Path(os.environ.get("KILN_TRITON_TESTS") or Path(__file__).resolve().parents[4] / "shared" /
@@ -226,7 +227,7 @@ TUTORIAL06_PROBE = textwrap.dedent("""
             ptx = compiled.asm["ptx"]
             print(json.dumps([len(compiled.metadata.get("derived_tensor_maps", [])),
                               compiled.metadata.get("producer_warps"), "cp.async.bulk.tensor" in ptx,
-                              "cp.async.cg" in ptx and ptx.count("cp.async.cg") <= 16]))
+                              "cp.async.cg" in ptx]))
 """)
 
 
@@ -235,14 +236,15 @@ def test_triton_tutorial06_warp_specialized_on_hopper_copies_with_tma(tmp_path):
     """Triton's own tutorial 06, unmodified, with warp_specialize=True on
     Hopper (descriptors made in the kernel over the whole arrays), fp16 and
     fp8, causal and not: K and V copied by the TMA unit (their maps encoded
-    by the launcher) in a producer warpgroup; only Q is copied by cp.async."""
+    by the launcher) in a producer warpgroup, and Q by the TMA unit too,
+    once: no cp.async copy is left."""
     probe = tmp_path / "tutorial06_probe.py"
     probe.write_text(TUTORIAL06_PROBE)
     result = subprocess.run([sys.executable, "-m", "kiln.compat", str(probe), str(TRITON_TUTORIAL06)],
                             capture_output=True, text=True, timeout=600,
                             env={**os.environ, "PYTHONPATH": kiln_search_path()})
     assert result.returncode == 0, result.stderr
-    assert [json.loads(line) for line in result.stdout.splitlines()] == [[2, 4, True, True]] * 4
+    assert [json.loads(line) for line in result.stdout.splitlines()] == [[3, 4, True, False]] * 4
 
 
 def test_descriptors_made_in_the_kernel_keep_pointers_in_checked_mode():
@@ -278,9 +280,9 @@ def test_sm90a_forward_with_host_descriptors(block_m, block_n, num_warps, causal
     diagonal blocks. The TMA unit copies K and V in every loop (the
     descriptors' masked pointers, computed from the same carried offset,
     run ahead with the coordinates), and Q, loaded once and read by both
-    loops, is copied into a slot once, before the first loop, instead of
-    being stored from registers every iteration: the second loop reads the
-    slot as the first left it."""
+    loops, is copied into a slot once, by the TMA unit, before the first
+    loop, instead of being stored from registers every iteration: the
+    second loop reads the slot as the first left it."""
     compiled = compile_forward_with_host_descriptors(block_m, block_n, num_warps, causal)
     ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
     loops = 2 if causal else 1
@@ -290,9 +292,14 @@ def test_sm90a_forward_with_host_descriptors(block_m, block_n, num_warps, causal
         assert "kiln.load" not in body and "kiln_gpu.convert_layout" not in body
         assert body.count("kiln_gpu.shared_operand") == 3  # Q, K, V
         assert body.count("kiln_gpu.async_tma_copy") == 2  # K, V
-    # Q: one cp.async copy for both loops, none from registers in a loop.
-    assert ir.count("kiln_gpu.async_copy ") == 1
-    assert "cp.async.bulk.tensor.2d" in ptx and "ld.global" not in ptx
+    # Q: one TMA copy for both loops, into a slot of its own, waited for
+    # on an mbarrier of its own; none from registers in a loop.
+    once = re.findall(r"kiln_gpu\.async_tma_copy .*operand = 0, .*slots = 1>.*", ir)
+    assert len(once) == 1 and "warp =" not in once[0]
+    barrier = re.search(r"barriers = (\d+) : i64", once[0]).group(1)
+    assert len(re.findall(rf"kiln_gpu\.wait_tma_barrier .*barriers = {barrier} : i64, perThread\}}", ir)) == 1
+    assert "kiln_gpu.async_copy " not in ir
+    assert "cp.async.bulk.tensor.2d" in ptx and "ld.global" not in ptx and "cp.async.cg" not in ptx
 
 
 @pytest.mark.parametrize("block_m,block_n,num_warps", [(128, 128, 8), (128, 64, 8)])
@@ -505,14 +512,17 @@ def test_sm90a_forward_warp_specialized(block_n, tmp_path):
     assert compiled.metadata["producer_warps"] == 4
     assert ".reqntid 384, 1, 1" in ptx
     assert "setmaxnreg.dec.sync.aligned.u32 \t40;" in ptx and "setmaxnreg.inc.sync.aligned.u32 \t232;" in ptx
-    # Every warp passes the two barriers after the mbarriers' initialization,
-    # then the consumers only named barrier 1 and their turn barriers
-    # (numbered by warpgroup: a register).
-    assert re.findall(r"bar\.sync \t(\S+);", ptx)[:2] == ["0", "0"]
-    consumer_barriers = {re.sub(r"%r\d+", "%r", barrier) for barrier in re.findall(r"bar\.sync \t(.+);", ptx)[2:]}
+    # Every warp passes the three barriers after the mbarriers'
+    # initialization (Q's, the ring's "full" and "empty" ones), then the
+    # consumers only named barrier 1 and their turn barriers (numbered by
+    # warpgroup: a register).
+    assert re.findall(r"bar\.sync \t(\S+);", ptx)[:3] == ["0", "0", "0"]
+    consumer_barriers = {re.sub(r"%r\d+", "%r", barrier) for barrier in re.findall(r"bar\.sync \t(.+);", ptx)[3:]}
     assert consumer_barriers == {"1, 256", "%r, 256"}
     producer = ir[ir.index("kiln_gpu.producer"):ir.index("kiln_gpu.producer") + ir[ir.index("kiln_gpu.producer"):].index("\n    }\n")]
-    assert producer.count("kiln_gpu.async_tma_copy") == 6 and "warp = 8 : i32" in producer
+    # Q once, then K and V two iterations ahead and in the loop.
+    assert producer.count("kiln_gpu.async_tma_copy") == 7 and "warp = 8 : i32" in producer
+    assert "operand = 0" in producer[:producer.index("scf.for")]
     body = loop_body(ir)
     assert "kiln_gpu.async_tma_copy" not in body and "perThread" in body
     assert body.count("kiln_gpu.release_slot") == 1
@@ -601,7 +611,10 @@ def test_sm90a_causal_attention_warp_specialized(warp_specialize):
     # Each loop rotated (kiln-gpu-overlap-dots): a release in it and one
     # after it, for the last block.
     assert len(re.findall(rf"kiln_gpu\.release_slot %\S+ {{barriers = {empty[0]} : i64}}", consumer)) == 4
+    # Q: copied once, by the producer, first; the consumers copy nothing.
     assert "kiln_gpu.async_tma_copy" not in consumer
+    first_copy = re.search(r"kiln_gpu\.async_tma_copy .*", producer).group(0)
+    assert "operand = 0" in first_copy and "slots = 1>" in first_copy
     # Each loop's "full" mbarriers invalidated after it, the "empty" ones last.
     invals = [int(offset) for offset in re.findall(r"kiln_gpu\.inval_tma_barriers \{count = 3 : i32, offset = (\d+)",
                                                    consumer)]

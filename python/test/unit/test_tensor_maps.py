@@ -68,14 +68,16 @@ def test_a_launch_encodes_the_maps_its_copies_read(encodings):
     maps = DerivedTensorMaps(recipes, TensorMapEncoder(boxes), list(range(9)), "attention")
     bound = attention_launch(2, 3, 256)
     encoded = maps.encode(bound)
-    # K's and V's maps: the whole [Z * H * N_CTX, 128] arrays, rows of 256
-    # bytes, in the boxes of the copies.
-    assert encoded == [bytes([1]) * 128, bytes([2]) * 128]
-    box = boxes[derived_map_name(0)]
-    assert encodings == [(bound[5].data_ptr(), [2 * 3 * 256, 128], [256, 2], box[:2], 2, False, box[2], False),
-                         (bound[6].data_ptr(), [2 * 3 * 256, 128], [256, 2], box[:2], 2, False, box[2], False)]
+    # Q's, K's and V's maps: the whole [Z * H * N_CTX, 128] arrays, rows of
+    # 256 bytes, in the boxes of the copies (Q's those of an A slot).
+    assert encoded == [bytes([1]) * 128, bytes([2]) * 128, bytes([3]) * 128]
+    box_q, box_k, box_v = (boxes[derived_map_name(index)] for index in range(3))
+    assert box_q[0] == 8 and box_k == box_v and box_k[0] == 128
+    assert encodings == [(bound[4].data_ptr(), [2 * 3 * 256, 128], [256, 2], box_q[:2], 2, False, box_q[2], False),
+                         (bound[5].data_ptr(), [2 * 3 * 256, 128], [256, 2], box_k[:2], 2, False, box_k[2], False),
+                         (bound[6].data_ptr(), [2 * 3 * 256, 128], [256, 2], box_v[:2], 2, False, box_v[2], False)]
     # The same tensors again: encoded once.
-    assert maps.encode(bound) == encoded and len(encodings) == 2
+    assert maps.encode(bound) == encoded and len(encodings) == 3
 
 
 def test_a_map_no_copy_reads_is_zero_bytes_without_a_driver_call(encodings):

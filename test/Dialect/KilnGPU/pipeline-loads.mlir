@@ -1730,3 +1730,69 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
     return
   }
 }
+
+// -----
+
+// In a loop of TMA copies, a block loaded once before it through a tensor
+// map (attention's Q) is copied by the TMA unit too, into a slot of its
+// own: its mbarrier (one arrival, one phase) comes before the ring's, it
+// is initialized and the block copied ahead of the ring's first copies,
+// every thread waits for it before the loop. The second loop of the same
+// block finds it in its slot: no copy, no mbarrier of its own, and its ring
+// at the same place as the first's; the block's mbarrier is invalidated
+// after that loop, the last to read the slot.
+// CHECK-LABEL: func.func @tma_invariant_two_loops
+// CHECK-SAME: %[[MAPA:[^:]*]]: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32, kiln.tensor_map_box = array<i64: 8, 32, 64>}
+// CHECK: kiln_gpu.init_tma_barriers {arrivals = 1 : i32, count = 1 : i32, offset = 16384 : i64}
+// CHECK-NEXT: %[[TRUE:.*]] = arith.constant true
+// CHECK-NEXT: kiln_gpu.async_tma_copy %[[MAPA]][%{{.*}}, %{{.*}}], %[[FIRST:.*]], %[[TRUE]] {barriers = 16384 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 12288, slotBytes = 4096, slots = 1>, tile = tensor<64x32xf16>}
+// CHECK-NOT: kiln_gpu.async_copy
+// CHECK: kiln_gpu.init_tma_barriers {arrivals = 1 : i32, count = 3 : i32, offset = 16392 : i64}
+// CHECK: kiln_gpu.wait_tma_barrier %[[FIRST]], %{{.*}} {barriers = 16384 : i64, perThread}
+// CHECK: scf.for
+// CHECK: kiln_gpu.shared_operand %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0, {{.*}}offset = 12288, {{.*}}slots = 1>}
+// CHECK: scf.yield
+// CHECK: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 16392 : i64}
+// CHECK-NOT: offset = 16384
+// CHECK: kiln_gpu.init_tma_barriers {arrivals = 1 : i32, count = 3 : i32, offset = 16392 : i64}
+// CHECK-NOT: offset = 16384
+// CHECK: scf.for
+// CHECK: kiln_gpu.shared_operand %{{.*}} {buffer = #kiln_gpu.operand_buffer<operand = 0, {{.*}}offset = 12288, {{.*}}slots = 1>}
+// CHECK-NOT: offset = 16384
+// CHECK: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 16392 : i64}
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 1 : i32, offset = 16384 : i64}
+// CHECK-NOT: kiln_gpu.inval_tma_barriers
+// CHECK: return
+// ONE-LABEL: func.func @tma_invariant_two_loops
+// ONE-NOT: async_tma_copy
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blockedT = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @tma_invariant_two_loops(%a: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapA: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapB: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %out: !kiln.ptr<f32>, %n: i32, %row: i32, %col: i32) attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c32 = arith.constant 32 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %pa = kiln.splat %a : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %pb = kiln.splat %b : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %x = kiln.load %pa tensor_map %mapA[%row, %c0] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+    %first = scf.for %i = %c0 to %n step %c1 iter_args(%sum = %zero) -> (tensor<64x64xf32, #blocked>) : i32 {
+      %k = arith.muli %i, %c32 : i32
+      %y = kiln.load %pb tensor_map %mapB[%col, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %yt = kiln.trans %y {order = array<i32: 1, 0>} : tensor<64x32xf16, #blocked2> -> tensor<32x64xf16, #blockedT>
+      %d = kiln.dot %x, %yt, %sum {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blockedT> -> tensor<64x64xf32, #blocked>
+      scf.yield %d : tensor<64x64xf32, #blocked>
+    }
+    %second = scf.for %i = %c0 to %n step %c1 iter_args(%sum = %first) -> (tensor<64x64xf32, #blocked>) : i32 {
+      %k = arith.muli %i, %c32 : i32
+      %y = kiln.load %pb tensor_map %mapB[%col, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %yt = kiln.trans %y {order = array<i32: 1, 0>} : tensor<64x32xf16, #blocked2> -> tensor<32x64xf16, #blockedT>
+      %d = kiln.dot %x, %yt, %sum {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blockedT> -> tensor<64x64xf32, #blocked>
+      scf.yield %d : tensor<64x64xf32, #blocked>
+    }
+    %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    kiln.store %po, %second : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}

@@ -289,3 +289,52 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
     return
   }
 }
+
+// -----
+
+// A block the TMA unit copies once before the loop (attention's Q), into a
+// slot of its own on an mbarrier of its own: the producer issues that copy
+// too, first, ahead of the ring's; its mbarrier is initialized with the
+// ring's before the producer branches off, and the kernel's warps wait for
+// it before their loop and invalidate it after.
+// CHECK-LABEL: func.func @tma_invariant
+// CHECK-NEXT: kiln_gpu.init_tma_barriers {allWarps, arrivals = 1 : i32, count = 1 : i32, offset = 16384 : i64}
+// CHECK-NEXT: kiln_gpu.init_tma_barriers {allWarps, arrivals = 1 : i32, count = 3 : i32, offset = 16392 : i64}
+// CHECK-NEXT: kiln_gpu.init_tma_barriers {allWarps, arrivals = 4 : i32, count = 3 : i32, offset = 16416 : i64}
+// CHECK-NEXT: kiln_gpu.producer attributes {warps = 4 : i32} {
+// CHECK-NOT: kiln_gpu.async_tma_copy
+// CHECK: kiln_gpu.async_tma_copy {{.*}}barriers = 16384 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, {{.*}}tile = tensor<64x32xf16>, warp = 4 : i32}
+// CHECK: kiln_gpu.async_tma_copy {{.*}}barriers = 16392 : i64, {{.*}}warp = 4 : i32}
+// CHECK-NOT: barriers = 16384 : i64, buffer
+// CHECK-NOT: kiln_gpu.init_tma_barriers
+// CHECK: kiln_gpu.wait_tma_barrier %{{.*}}, %{{.*}} {barriers = 16384 : i64, perThread}
+// CHECK: scf.for
+// CHECK: kiln_gpu.release_slot
+// CHECK: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 16392 : i64}
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 16416 : i64}
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 1 : i32, offset = 16384 : i64}
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blockedT = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @tma_invariant(%a: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapA: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapB: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %out: !kiln.ptr<f32>, %n: i32, %row: i32, %col: i32) attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c32 = arith.constant 32 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %pa = kiln.splat %a : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %pb = kiln.splat %b : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %x = kiln.load %pa tensor_map %mapA[%row, %c0] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+    %acc = scf.for %i = %c0 to %n step %c1 iter_args(%sum = %zero) -> (tensor<64x64xf32, #blocked>) : i32 {
+      %k = arith.muli %i, %c32 : i32
+      %y = kiln.load %pb tensor_map %mapB[%col, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %yt = kiln.trans %y {order = array<i32: 1, 0>} : tensor<64x32xf16, #blocked2> -> tensor<32x64xf16, #blockedT>
+      %d = kiln.dot %x, %yt, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blockedT> -> tensor<64x64xf32, #blocked>
+      %s = arith.addf %sum, %d : tensor<64x64xf32, #blocked>
+      scf.yield %s : tensor<64x64xf32, #blocked>
+    } {kiln.warp_specialize = true}
+    %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    kiln.store %po, %acc : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}

@@ -492,8 +492,12 @@ bool isInSlotAlready(scf::ForOp loop, const PipelinedOperand &operand, OperandBu
   for (Operation *op = loop->getPrevNode(); op; op = op->getPrevNode()) {
     auto copy = dyn_cast<AsyncCopyOp>(op);
     if (copy && copy.getBuffer() == buffer)
-      return copy.getPtr() == operand.load.getPtr() && copy.getMask() == operand.load.getMask() &&
-             copy.getTransposed() == operand.transposed;
+      return !operand.tmaBox && copy.getPtr() == operand.load.getPtr() &&
+             copy.getMask() == operand.load.getMask() && copy.getTransposed() == operand.transposed;
+    auto tmaCopy = dyn_cast<AsyncTmaCopyOp>(op);
+    if (tmaCopy && tmaCopy.getBuffer() == buffer)
+      return operand.tmaBox && tmaCopy.getTensorMap() == operand.load.getTensorMap() &&
+             llvm::equal(tmaCopy.getCoords(), operand.load.getTensorCoords());
     bool overwrites = false;
     op->walk([&](Operation *nested) {
       std::optional<SlotBytes> written = getWrittenSlotBytes(nested);
@@ -522,17 +526,36 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   for (PipelinedOperand &operand :
        getPipelinedOperands(loop, dots, numWarps, threadsPerWarp, axisInfo))
     (operand.invariant ? invariants : looped).push_back(operand);
-  llvm::erase_if(invariants, [](const PipelinedOperand &operand) { return !operand.copyable; });
   bool tma = !looped.empty() && canUseTma(looped);
-  if (tma) {
-    // The TMA unit writes the block as it lies.
-    for (PipelinedOperand &operand : looped) {
-      operand.kMajor = operand.transposed;
-      for (SlotReader &reader : operand.readers)
-        reader.kMajor = reader.transposed;
+  // In a loop of TMA copies, a block loaded once through a tensor map is
+  // copied by the TMA unit too: one warp's copy, waited for on an mbarrier,
+  // instead of every thread's addresses and copies (attention's Q, once a
+  // program). The others go by cp.async.
+  SmallVector<PipelinedOperand> tmaCopied;
+  if (tma)
+    tmaCopied = looped;
+  for (PipelinedOperand &operand : invariants) {
+    if (tma && operand.tmaBox) {
+      tmaCopied.push_back(operand);
+      if (canUseTma(tmaCopied))
+        continue;
+      tmaCopied.pop_back();
     }
-  } else
+    operand.tmaBox.reset();
+  }
+  if (!tma)
     llvm::erase_if(looped, [](const PipelinedOperand &operand) { return !operand.copyable; });
+  llvm::erase_if(invariants, [](const PipelinedOperand &operand) {
+    return !operand.copyable && !operand.tmaBox;
+  });
+  // The TMA unit writes the block as it lies.
+  for (PipelinedOperand &operand : llvm::concat<PipelinedOperand>(looped, invariants)) {
+    if (!tma || !operand.tmaBox)
+      continue;
+    operand.kMajor = operand.transposed;
+    for (SlotReader &reader : operand.readers)
+      reader.kMajor = reader.transposed;
+  }
   // A block loaded before the loop is copied only along with the loop's.
   if (looped.empty())
     return failure();
@@ -648,22 +671,42 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   }
   // The TMA copies (or the threads' copies, where they arrive) complete
   // an mbarrier per slot, after the slots (block slots are 16-byte
-  // aligned).
-  std::optional<int64_t> barriers;
+  // aligned). The blocks that the TMA unit copies once complete one of
+  // their own, before those: the mbarriers after a ring's are the ones
+  // kiln-gpu-release-tma-slots and kiln-gpu-warp-specialize add. (It is
+  // there even where an earlier loop left the blocks in their slots, so
+  // that both loops' rings are at the same place.)
+  std::optional<int64_t> barriers, invariantBarrier;
+  if (llvm::any_of(invariants, [](const PipelinedOperand &operand) { return operand.tmaBox; })) {
+    invariantBarrier = offset;
+    offset += 8;
+  }
   if (tma || threadCopiesArrive)
     barriers = offset;
   if (tma)
-    recordTmaBoxes(looped);
+    recordTmaBoxes(tmaCopied);
 
   // Before the loop: the blocks loaded there, copied once into their own
   // slots, as the first group (the loop's first wait covers it), unless an
   // earlier loop left them there.
   OpBuilder builder(loop);
   Value firstSlot = createI32(builder, loc, 0);
-  SmallVector<std::pair<PipelinedOperand *, OperandBufferAttr>> invariantCopies;
+  SmallVector<std::pair<PipelinedOperand *, OperandBufferAttr>> invariantCopies, invariantTmaCopies;
   for (auto [operand, buffer] : llvm::zip(invariants, invariantBuffers))
     if (!isInSlotAlready(loop, operand, buffer))
-      invariantCopies.emplace_back(&operand, buffer);
+      (operand.tmaBox ? invariantTmaCopies : invariantCopies).emplace_back(&operand, buffer);
+  if (!invariantTmaCopies.empty()) {
+    InitTmaBarriersOp::create(builder, loc, *invariantBarrier, 1, int32_t(invariantTmaCopies.size()));
+    Value always = arith::ConstantOp::create(builder, loc, builder.getBoolAttr(true));
+    for (auto [operand, buffer] : invariantTmaCopies) {
+      LoadOp load = operand->load;
+      auto tile = cast<RankedTensorType>(load.getType());
+      AsyncTmaCopyOp::create(builder, load.getLoc(), load.getTensorMap(), load.getTensorCoords(),
+                             firstSlot, always, buffer, *invariantBarrier,
+                             RankedTensorType::get(tile.getShape(), tile.getElementType()),
+                             /*warp=*/IntegerAttr());
+    }
+  }
   for (auto [operand, buffer] : invariantCopies)
     AsyncCopyOp::create(builder, operand->load.getLoc(), operand->load.getPtr(), firstSlot,
                         operand->load.getMask(), buffer, operand->transposed);
@@ -696,6 +739,9 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // waited for here.)
   if (tma && !invariantCopies.empty())
     AsyncWaitOp::create(builder, loc, 0);
+  if (!invariantTmaCopies.empty())
+    WaitTmaBarrierOp::create(builder, loc, firstSlot, createI32(builder, loc, 0), *invariantBarrier,
+                             /*perThread=*/true, /*warp=*/nullptr);
 
   // The loop carries the slot it reads, round the ring, and with
   // mbarriers the parity of the slot's mbarrier phase, which flips with
@@ -822,6 +868,20 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     AsyncWaitOp::create(builder, loc, 0);
   if (barriers)
     InvalTmaBarriersOp::create(builder, loc, *barriers, slots);
+  if (!invariantTmaCopies.empty()) {
+    InvalTmaBarriersOp::create(builder, loc, *invariantBarrier, 1);
+  } else if (invariantBarrier) {
+    // The blocks an earlier loop left in their slots came on its mbarrier,
+    // which it invalidated after itself: that now waits for this loop, the
+    // later reader, so that the warps do not meet between the loops.
+    for (Operation *op = newLoop->getPrevNode(); op; op = op->getPrevNode()) {
+      auto inval = dyn_cast<InvalTmaBarriersOp>(op);
+      if (inval && inval.getOffset() == uint64_t(*invariantBarrier)) {
+        inval->moveBefore(builder.getInsertionBlock(), builder.getInsertionPoint());
+        break;
+      }
+    }
+  }
   return success();
 }
 

@@ -166,9 +166,8 @@ SmallVector<PipelinedOperand> mlir::kiln::gpu::getPipelinedOperands(scf::ForOp l
     operand.index = writer->index;
     operand.transposed = writer->transposed;
 
-    // (A block loaded once is copied once, by cp.async.)
     std::optional<TmaBox> box;
-    bool tmaReadable = !operand.invariant && llvm::all_of(readers, [&](const SlotReader &r) {
+    bool tmaReadable = llvm::all_of(readers, [&](const SlotReader &r) {
       return !(r.index == 1 && !r.transposed && operand.tensorCore.needsKMajorB());
     });
     if (tmaReadable)

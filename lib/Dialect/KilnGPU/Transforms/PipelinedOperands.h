@@ -61,7 +61,8 @@ struct PipelinedOperand {
   /// The TMA box, where the load names a tensor map (a kernel parameter)
   /// whose box the slot can take. The TMA unit copies the block as it
   /// lies: a B slot is K-major exactly when the dot reads the block
-  /// transposed.
+  /// transposed. (A block loaded once goes the way of the loop's: by the
+  /// TMA unit only in a loop of TMA copies.)
   std::optional<TmaBox> tmaBox;
 };
 

@@ -70,6 +70,16 @@ struct TmaLoop {
   bool asyncReaders = false;
 };
 
+/// The blocks that the TMA unit copies once, before the first loop, into
+/// slots of their own, on mbarriers of their own (kiln-gpu-pipeline-loads:
+/// attention's Q), which the producer issues too.
+struct OnceCopies {
+  SmallVector<InitTmaBarriersOp> inits;
+  SmallVector<AsyncTmaCopyOp> copies;
+  /// The ops before the loops that the copies' operands need, in order.
+  SmallVector<Operation *> outerSlice;
+};
+
 /// Whether `op` may be cloned into the producer: pure scalar code.
 bool isProducerCode(Operation *op) {
   auto isBlock = [](Type type) { return isa<RankedTensorType>(type); };
@@ -184,6 +194,40 @@ FailureOr<TmaLoop> matchTmaLoop(scf::ForOp loop) {
   return split;
 }
 
+/// The copies once before the first of `loops` (their mbarriers none of
+/// the loops'), with their mbarriers' initializations; none where their
+/// operands are not scalar code the producer can compute.
+OnceCopies matchOnceCopies(MutableArrayRef<TmaLoop> loops) {
+  OnceCopies once;
+  Block *kernel = loops.front().loop->getBlock();
+  llvm::DenseSet<uint64_t> ringBarriers;
+  for (TmaLoop &split : loops)
+    ringBarriers.insert(split.init.getOffset());
+  SmallVector<Value> roots;
+  for (Operation &op : *kernel) {
+    if (&op == loops.front().loop.getOperation())
+      break;
+    auto copy = dyn_cast<AsyncTmaCopyOp>(op);
+    if (!copy || copy.getWarp() || ringBarriers.contains(copy.getBarriers()))
+      continue;
+    once.copies.push_back(copy);
+    llvm::append_range(roots, copy->getOperands());
+  }
+  for (Operation &op : *kernel) {
+    auto init = dyn_cast<InitTmaBarriersOp>(op);
+    if (init && llvm::any_of(once.copies, [&](AsyncTmaCopyOp copy) {
+          return copy.getBarriers() == init.getOffset();
+        }))
+      once.inits.push_back(init);
+  }
+  FailureOr<SmallVector<Operation *>> slice = getBlockSlice(kernel, roots);
+  if (failed(slice) || !llvm::all_of(*slice, isProducerCode) ||
+      llvm::any_of(once.inits, [](InitTmaBarriersOp init) { return init.getAllWarps(); }))
+    return {};
+  once.outerSlice = std::move(*slice);
+  return once;
+}
+
 /// A copy of `copy` issued by `warp`'s lanes, its operands mapped.
 void cloneCopy(OpBuilder &builder, AsyncTmaCopyOp copy, IRMapping &mapping, int32_t warp) {
   Operation *clone = builder.clone(*copy, mapping);
@@ -242,13 +286,15 @@ void waitForRelease(OpBuilder &builder, Location loc, Value runs, Value slot, Va
   builder.setInsertionPointAfter(waits);
 }
 
-/// Builds the producer region at the start of the kernel: for each loop in
-/// order, the copies of its first iterations, then a loop over the same
-/// iterations that waits for each slot's release before copying into it
-/// again. The loops share one ring of slots and "empty" mbarriers; a later
-/// loop waits before its first copies too, for the earlier loops' last
-/// reads of the slots.
-void buildProducer(MutableArrayRef<TmaLoop> loops, int32_t numWarps, int64_t emptyBarriers) {
+/// Builds the producer region at the start of the kernel: the copies made
+/// once, first (they are waited for before the first loop starts); then
+/// for each loop in order, the copies of its first iterations, then a loop
+/// over the same iterations that waits for each slot's release before
+/// copying into it again. The loops share one ring of slots and "empty"
+/// mbarriers; a later loop waits before its first copies too, for the
+/// earlier loops' last reads of the slots.
+void buildProducer(MutableArrayRef<TmaLoop> loops, const OnceCopies &once, int32_t numWarps,
+                   int64_t emptyBarriers) {
   scf::ForOp first = loops.front().loop;
   Location loc = first.getLoc();
   Block *kernel = first->getBlock();
@@ -258,6 +304,9 @@ void buildProducer(MutableArrayRef<TmaLoop> loops, int32_t numWarps, int64_t emp
                                      numWarps == 8 ? builder.getI32IntegerAttr(kConsumerRegisters) : nullptr);
   builder.setInsertionPointToStart(&producer.getBody().emplaceBlock());
   IRMapping mapping;
+  cloneOuterSlice(builder, once.outerSlice, mapping);
+  for (AsyncTmaCopyOp copy : once.copies)
+    cloneCopy(builder, copy, mapping, numWarps);
   SmallVector<Value> earlierTrips;
   int32_t slots = loops.front().init.getCount();
   for (TmaLoop &split : loops) {
@@ -361,17 +410,22 @@ void warpSpecialize(MutableArrayRef<TmaLoop> loops, int32_t numWarps, int32_t th
   int64_t emptyBarriers = first.init.getOffset() + 8 * int64_t(slots);
   for (auto [index, split] : llvm::enumerate(loops.drop_front()))
     moveFullBarriers(split, emptyBarriers + 8 * int64_t(slots) * int64_t(index + 1));
-  buildProducer(loops, numWarps, emptyBarriers);
+  OnceCopies once = matchOnceCopies(loops);
+  buildProducer(loops, once, numWarps, emptyBarriers);
 
   // Every set of mbarriers is initialized before the producer warps
-  // branch off, with every warp waiting for that.
+  // branch off, with every warp waiting for that. (The kernel's warps
+  // still wait for the copies made once, before their first loop.)
   Location loc = first.loop.getLoc();
   ProducerOp producer = cast<ProducerOp>(&first.loop->getBlock()->front());
   OpBuilder builder(producer);
-  for (TmaLoop &split : loops) {
-    split.init->moveBefore(producer);
-    split.init.setAllWarps(true);
+  for (InitTmaBarriersOp init : llvm::concat<InitTmaBarriersOp>(
+           once.inits, llvm::map_range(loops, [](TmaLoop &split) { return split.init; }))) {
+    init->moveBefore(producer);
+    init.setAllWarps(true);
   }
+  for (AsyncTmaCopyOp copy : once.copies)
+    copy.erase();
   InitTmaBarriersOp::create(builder, loc, emptyBarriers, slots, numWarps, /*allWarps=*/true);
 
   // The kernel's warps: no copies; wait for a slot's copies without
@@ -454,8 +508,13 @@ struct KilnGPUWarpSpecialize
     // qualify and want one.
     module.walk([&](FunctionOpInterface function) {
       Block &body = function.getFunctionBody().front();
+      // (A loop of TMA copies waits for its slot at the top of its body;
+      // the blocks the TMA unit copies once before a loop are waited for
+      // before it.)
       int tmaLoops = 0;
-      function.walk([&](InitTmaBarriersOp) { ++tmaLoops; });
+      function.walk([&](scf::ForOp loop) {
+        tmaLoops += isa<WaitTmaBarrierOp>(loop.getBody()->front());
+      });
       SmallVector<TmaLoop, 2> loops;
       for (Operation &op : body) {
         auto loop = dyn_cast<scf::ForOp>(op);
