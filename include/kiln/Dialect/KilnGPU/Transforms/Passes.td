@@ -193,7 +193,12 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     `[K][N]` and the other as `[N][K]` (K-major), each through its own
     `kiln_gpu.shared_operand`. Through host tensor descriptors the TMA unit
     copies the blocks instead; the load's masked pointers, computed from
-    the same carried offsets, run ahead with the coordinates and die. In a
+    the same carried offsets, run ahead with the coordinates and die. In
+    such a loop a block loaded once through a tensor map is copied by the
+    TMA unit too, on an mbarrier of its own (one phase, placed before the
+    ring's), initialized and copied before the ring's first copies, waited
+    for by every thread before the loop, and invalidated after the last
+    loop that reads its slot. In a
     loop of several wgmma dots (attention's) that all wait for themselves
     (no asynchronous dot, no dot run an iteration late), that carries an
     accumulator 128 columns wide or more, in a kernel of two warpgroups or
@@ -464,7 +469,11 @@ def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
     the producer runs a copy loop per loop, and a later loop's copies, the
     first ones included, wait for the release of the slot's previous fill,
     an earlier loop's (every loop but the last must read its slots with
-    synchronous dots).
+    synchronous dots). The TMA copies of blocks loaded once before the
+    first loop (attention's Q, on an mbarrier of their own) are issued by
+    the producer too, first, where their coordinates are scalar code; their
+    mbarrier is initialized with the others, and the kernel's warps still
+    wait for it before their first loop.
 
     Before (`num-stages` = 3):
     ```mlir
