@@ -196,7 +196,9 @@ FailureOr<TmaLoop> matchTmaLoop(scf::ForOp loop) {
 
 /// The copies once before the first of `loops` (their mbarriers none of
 /// the loops'), with their mbarriers' initializations; none where their
-/// operands are not scalar code the producer can compute.
+/// operands are not scalar code the producer can compute, or an
+/// initialization is not before the loops at the kernel's level (the
+/// producer's copy must not come first).
 OnceCopies matchOnceCopies(MutableArrayRef<TmaLoop> loops) {
   OnceCopies once;
   Block *kernel = loops.front().loop->getBlock();
@@ -213,16 +215,23 @@ OnceCopies matchOnceCopies(MutableArrayRef<TmaLoop> loops) {
     once.copies.push_back(copy);
     llvm::append_range(roots, copy->getOperands());
   }
+  llvm::DenseSet<uint64_t> initialized;
   for (Operation &op : *kernel) {
+    if (&op == loops.front().loop.getOperation())
+      break;
     auto init = dyn_cast<InitTmaBarriersOp>(op);
-    if (init && llvm::any_of(once.copies, [&](AsyncTmaCopyOp copy) {
+    if (init && !init.getAllWarps() && llvm::any_of(once.copies, [&](AsyncTmaCopyOp copy) {
           return copy.getBarriers() == init.getOffset();
-        }))
+        })) {
       once.inits.push_back(init);
+      initialized.insert(init.getOffset());
+    }
   }
   FailureOr<SmallVector<Operation *>> slice = getBlockSlice(kernel, roots);
   if (failed(slice) || !llvm::all_of(*slice, isProducerCode) ||
-      llvm::any_of(once.inits, [](InitTmaBarriersOp init) { return init.getAllWarps(); }))
+      llvm::any_of(once.copies, [&](AsyncTmaCopyOp copy) {
+        return !initialized.contains(copy.getBarriers());
+      }))
     return {};
   once.outerSlice = std::move(*slice);
   return once;
@@ -419,11 +428,14 @@ void warpSpecialize(MutableArrayRef<TmaLoop> loops, int32_t numWarps, int32_t th
   Location loc = first.loop.getLoc();
   ProducerOp producer = cast<ProducerOp>(&first.loop->getBlock()->front());
   OpBuilder builder(producer);
-  for (InitTmaBarriersOp init : llvm::concat<InitTmaBarriersOp>(
-           once.inits, llvm::map_range(loops, [](TmaLoop &split) { return split.init; }))) {
+  auto initializeFirst = [&](InitTmaBarriersOp init) {
     init->moveBefore(producer);
     init.setAllWarps(true);
-  }
+  };
+  for (InitTmaBarriersOp init : once.inits)
+    initializeFirst(init);
+  for (TmaLoop &split : loops)
+    initializeFirst(split.init);
   for (AsyncTmaCopyOp copy : once.copies)
     copy.erase();
   InitTmaBarriersOp::create(builder, loc, emptyBarriers, slots, numWarps, /*allWarps=*/true);
