@@ -1796,3 +1796,41 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
     return
   }
 }
+
+// -----
+
+// A block loaded once through the tensor map that the loop's B copies
+// read, as A: its slot would need another box of the same map (8 rows for
+// an A slot, 64 for B's), which the host encodes once per launch. It is
+// left to cp.async (here not even that: its splat pointers have runs of
+// one element), and the map keeps B's box.
+// CHECK-LABEL: func.func @tma_invariant_other_box
+// CHECK-SAME: %[[MAPB:[^:]*]]: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32, kiln.tensor_map_box = array<i64: 64, 32, 64>}
+// CHECK-NOT: count = 1 : i32
+// CHECK: %[[X:.*]] = kiln.load %{{.*}} tensor_map %[[MAPB]]
+// CHECK-NOT: operand = 0
+// CHECK: scf.for
+// CHECK: kiln.dot %{{.*}}, %{{.*}}, %{{.*}} {inputPrecision
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blockedT = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @tma_invariant_other_box(%b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapB: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %out: !kiln.ptr<f32>, %n: i32, %row: i32, %col: i32) attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c32 = arith.constant 32 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %pb = kiln.splat %b : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %x = kiln.load %pb tensor_map %mapB[%row, %c0] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+    %acc = scf.for %i = %c0 to %n step %c1 iter_args(%sum = %zero) -> (tensor<64x64xf32, #blocked>) : i32 {
+      %k = arith.muli %i, %c32 : i32
+      %y = kiln.load %pb tensor_map %mapB[%col, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+      %yt = kiln.trans %y {order = array<i32: 1, 0>} : tensor<64x32xf16, #blocked2> -> tensor<32x64xf16, #blockedT>
+      %d = kiln.dot %x, %yt, %sum {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blockedT> -> tensor<64x64xf32, #blocked>
+      scf.yield %d : tensor<64x64xf32, #blocked>
+    }
+    %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    kiln.store %po, %acc : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}
