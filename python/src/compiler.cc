@@ -10,6 +10,7 @@
 #include "Diagnostics.h"
 #include "IRModule.h"
 
+#include "kiln/Target/NVIDIA/Libdevice.h"
 #include "kiln/Target/NVIDIA/PTX.h"
 #include "kiln/Target/Registration.h"
 
@@ -20,6 +21,8 @@
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+
+#include <optional>
 
 namespace py = pybind11;
 using kiln::python::DiagnosticCapture;
@@ -71,6 +74,19 @@ void initCompiler(py::module_ &m) {
         "Translate an LLVM-dialect module to (optimized LLVM IR, PTX) for chip; "
         "without enable_fp_fusion, no multiply and add fuse into an fma; with "
         "enable_reflect_ftz, libdevice's f32 functions flush denormals");
+  m.def(
+      "find_libdevice",
+      []() -> std::optional<std::string> {
+        llvm::Expected<std::string> path = mlir::kiln::nvidia::findLibdevice();
+        if (!path) {
+          llvm::consumeError(path.takeError());
+          return std::nullopt;
+        }
+        return *path;
+      },
+      "The libdevice.10.bc that kernels calling math functions link, where "
+      "the compiler would find one now (KILN_LIBDEVICE_PATH, the one bundled "
+      "with kiln, the CUDA toolkit's), or None");
   m.def("is_valid_chip",
         [](const std::string &chip) { return mlir::kiln::nvidia::isValidChip(chip); },
         py::arg("chip"),

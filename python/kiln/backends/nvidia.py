@@ -67,6 +67,19 @@ def _ptxas_candidates() -> Iterator[Optional[str]]:
                 yield os.path.join(directory, relative)
 
 
+def _file_identity(tool: str, path: Optional[str]) -> str:
+    """`tool`'s file at `path` for the on-disk cache's key: its path, size
+    and modification time, or "none" where there is none."""
+    if path is not None:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            path = None
+    if path is None:
+        return f"{tool} none"
+    return f"{tool} {path} {stat.st_size} {stat.st_mtime_ns}"
+
+
 _said_no_ptxas = False
 
 
@@ -370,14 +383,13 @@ class NvidiaBackend(Backend):
         return _arrays.address_of(value, kind)
 
     def cache_identity(self, options: Mapping[str, Any]) -> Optional[str]:
-        """The ptxas that would make the cubin (path, size and modification
-        time; running ``ptxas --version`` would cost a process per compile),
-        or "none": the entry then holds no cubin."""
-        ptxas = find_ptxas()
-        if ptxas is None:
-            return "ptxas none"
-        stat = os.stat(ptxas)
-        return f"ptxas {ptxas} {stat.st_size} {stat.st_mtime_ns}"
+        """The ptxas that would make the cubin and the libdevice that
+        kernels calling math functions link, each by path, size and
+        modification time (running ``ptxas --version`` would cost a process
+        per compile), or "none" where there is none: without ptxas the entry
+        holds no cubin."""
+        return f"{_file_identity('ptxas', find_ptxas())}; " \
+               f"{_file_identity('libdevice', _C.compiler.find_libdevice())}"
 
     def compile(self, fn: Any, module: Any, asm: dict[str, Any], metadata: dict[str, Any],
                 options: Mapping[str, Any]) -> CompiledKernel:
