@@ -70,12 +70,11 @@ def _ptxas_candidates() -> Iterator[Optional[str]]:
 def _file_identity(tool: str, path: Optional[str]) -> str:
     """`tool`'s file at `path` for the on-disk cache's key: its path, size
     and modification time, or "none" where there is none."""
-    if path is not None:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            path = None
-    if path is None:
+    try:
+        stat = os.stat(path) if path is not None else None
+    except OSError:
+        stat = None
+    if stat is None:
         return f"{tool} none"
     return f"{tool} {path} {stat.st_size} {stat.st_mtime_ns}"
 
