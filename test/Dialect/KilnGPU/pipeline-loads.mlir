@@ -751,19 +751,26 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
 // kiln-gpu-overlap-dots, and each keeps the full lookahead (its first
 // wait leaves one group in flight). Their accumulators are 64 columns
 // wide: the copies do not arrive on mbarriers (at head dimension 64 that
-// costs more than the barrier it saves; see release-tma-slots.mlir).
+// costs more than the barrier it saves; see release-tma-slots.mlir), and
+// each loop's second dot stays in flight into its next iteration (see
+// @second_dot_in_flight), its slots three: one warpgroup reads them.
 // CHECK-LABEL: func.func @attention_two_loops
 // CHECK-NOT: kiln_gpu.async_copy_arrive
+// CHECK: kiln_gpu.async_copy {{.*}}slots = 3, kMajor = true>}
 // CHECK: scf.for
 // CHECK-NEXT: kiln_gpu.async_wait {pending = 1 : i32}
+// CHECK: kiln.dot {{.*}}kiln_gpu.wgmma_buffer = 0 : i32}
 // CHECK: scf.yield
 // CHECK-NEXT: }
 // CHECK-NOT: overlap_dots
+// CHECK-NEXT: kiln_gpu.async_dot_wait
 // CHECK: scf.for
 // CHECK-NEXT: kiln_gpu.async_wait {pending = 1 : i32}
+// CHECK: kiln.dot {{.*}}kiln_gpu.wgmma_buffer = 0 : i32}
 // CHECK: scf.yield
 // CHECK-NEXT: }
 // CHECK-NOT: overlap_dots
+// CHECK-NEXT: kiln_gpu.async_dot_wait
 // CHECK: kiln_gpu.async_wait {pending = 0 : i32}
 // ONE-LABEL: func.func @attention_two_loops
 // ONE-NOT: async_copy
@@ -1831,6 +1838,168 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
     }
     %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
     kiln.store %po, %acc : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}
+
+// -----
+
+// Attention at head dimension 64 on two warpgroups (the plain forward's
+// kiln_gpu stage at 128/64/8/3): the second dot's group stays in flight
+// (kiln_gpu.wgmma_buffer) into the next iteration, and its accumulator is
+// read through kiln_gpu.async_dot_wait, by the rescale after the next
+// softmax and after the loop. The first dot still waits for itself. The
+// second dot reads V's slot past the next iteration's CTA barrier, so the
+// ring has a fourth slot; the copies do not arrive on mbarriers.
+// CHECK-LABEL: func.func @second_dot_in_flight
+// CHECK-NOT: kiln_gpu.async_copy_arrive
+// CHECK: kiln_gpu.async_copy {{.*}}slots = 4, kMajor = true>}
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:arg[0-9]+]] =
+// CHECK-NEXT: kiln_gpu.async_wait {pending = 1 : i32}
+// CHECK: kiln.dot {{.*}}precision<ieee>} :
+// CHECK: kiln_gpu.async_commit_group
+// CHECK: %[[READY:.*]] = kiln_gpu.async_dot_wait %[[ACC]] :
+// CHECK: arith.mulf %[[READY]],
+// CHECK: %[[NEXT:.*]] = kiln.dot {{.*}}kiln_gpu.wgmma_buffer = 0 : i32}
+// CHECK: scf.yield %[[NEXT]],
+// CHECK-NEXT: }
+// CHECK-NEXT: kiln_gpu.async_dot_wait %{{.*}}#0 :
+// CHECK-NEXT: kiln_gpu.async_wait {pending = 0 : i32}
+// ONE-LABEL: func.func @second_dot_in_flight
+// ONE-NOT: wgmma_buffer
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [8, 1], order = [1, 0]}>
+#blocked1 = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [8, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 8], order = [0, 1]}>
+#slice = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
+#slice1 = #kiln_gpu.slice<{dim = 1, parent = #blocked}>
+#slice2 = #kiln_gpu.slice<{dim = 0, parent = #blocked}>
+#slice3 = #kiln_gpu.slice<{dim = 1, parent = #blocked2}>
+#slice4 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
+module attributes {kiln_gpu.num_warps = 8 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @second_dot_in_flight(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg3: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg4: !kiln.ptr<f32> {kiln.divisibility = 16 : i32}, %arg5: f32, %arg6: i32 {kiln.divisibility = 16 : i32}, %arg7: i32 {kiln.divisibility = 16 : i32}, %arg8: i32 {kiln.divisibility = 16 : i32}, %arg9: i32, %arg10: i32, %arg11: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
+    %cst = arith.constant dense<0.000000e+00> : tensor<128x64xf16, #blocked>
+    %cst_0 = arith.constant dense<1.000000e+00> : tensor<128xf32, #slice>
+    %cst_1 = arith.constant dense<0xFF800000> : tensor<128xf32, #slice>
+    %c64_i32 = arith.constant 64 : i32
+    %c0_i32 = arith.constant 0 : i32
+    %cst_2 = arith.constant 1.44269502 : f32
+    %cst_3 = arith.constant dense<0.000000e+00> : tensor<128x64xf32, #blocked1>
+    %c128_i32 = arith.constant 128 : i32
+    %0 = kiln.program_id {axis = 0 : i32} : i32
+    %1 = kiln.program_id {axis = 1 : i32} : i32
+    %2 = arith.divsi %1, %arg10 : i32
+    %3 = arith.extsi %2 : i32 to i64
+    %4 = arith.extsi %arg6 : i32 to i64
+    %5 = arith.muli %3, %4 : i64
+    %6 = arith.remsi %1, %arg10 : i32
+    %7 = arith.extsi %6 : i32 to i64
+    %8 = arith.extsi %arg7 : i32 to i64
+    %9 = arith.muli %7, %8 : i64
+    %10 = arith.addi %5, %9 : i64
+    %11 = arith.muli %0, %c128_i32 : i32
+    %12 = kiln.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #slice>
+    %13 = kiln.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #slice1>
+    %14 = kiln.splat %11 : i32 -> tensor<128xi32, #slice>
+    %15 = kiln.splat %11 : i32 -> tensor<128xi32, #slice1>
+    %16 = arith.addi %14, %12 : tensor<128xi32, #slice>
+    %17 = arith.addi %15, %13 : tensor<128xi32, #slice1>
+    %18 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice2>
+    %19 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice3>
+    %20 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice4>
+    %21 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice1>
+    %22 = kiln.addptr %arg0, %10 : !kiln.ptr<f16>, i64
+    %23 = kiln.expand_dims %17 {axis = 1 : i32} : tensor<128xi32, #slice1> -> tensor<128x1xi32, #blocked>
+    %24 = kiln.splat %arg8 : i32 -> tensor<128x1xi32, #blocked>
+    %25 = arith.muli %23, %24 : tensor<128x1xi32, #blocked>
+    %26 = kiln.splat %22 : !kiln.ptr<f16> -> tensor<128x1x!kiln.ptr<f16>, #blocked>
+    %27 = kiln.addptr %26, %25 : tensor<128x1x!kiln.ptr<f16>, #blocked>, tensor<128x1xi32, #blocked>
+    %28 = kiln.expand_dims %18 {axis = 0 : i32} : tensor<64xi32, #slice2> -> tensor<1x64xi32, #blocked>
+    %29 = kiln.expand_dims %20 {axis = 0 : i32} : tensor<64xi32, #slice4> -> tensor<1x64xi32, #blocked2>
+    %30 = kiln.broadcast %27 : tensor<128x1x!kiln.ptr<f16>, #blocked> -> tensor<128x64x!kiln.ptr<f16>, #blocked>
+    %31 = kiln.broadcast %28 : tensor<1x64xi32, #blocked> -> tensor<128x64xi32, #blocked>
+    %32 = kiln.addptr %30, %31 : tensor<128x64x!kiln.ptr<f16>, #blocked>, tensor<128x64xi32, #blocked>
+    %33 = kiln.addptr %arg1, %10 : !kiln.ptr<f16>, i64
+    %34 = kiln.expand_dims %19 {axis = 1 : i32} : tensor<64xi32, #slice3> -> tensor<64x1xi32, #blocked2>
+    %35 = kiln.expand_dims %21 {axis = 1 : i32} : tensor<64xi32, #slice1> -> tensor<64x1xi32, #blocked>
+    %36 = kiln.splat %33 : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>, #blocked2>
+    %37 = kiln.addptr %36, %34 : tensor<64x1x!kiln.ptr<f16>, #blocked2>, tensor<64x1xi32, #blocked2>
+    %38 = kiln.splat %arg8 : i32 -> tensor<1x64xi32, #blocked2>
+    %39 = arith.muli %29, %38 : tensor<1x64xi32, #blocked2>
+    %40 = kiln.broadcast %37 : tensor<64x1x!kiln.ptr<f16>, #blocked2> -> tensor<64x64x!kiln.ptr<f16>, #blocked2>
+    %41 = kiln.broadcast %39 : tensor<1x64xi32, #blocked2> -> tensor<64x64xi32, #blocked2>
+    %42 = kiln.addptr %40, %41 : tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64xi32, #blocked2>
+    %43 = kiln.addptr %arg2, %10 : !kiln.ptr<f16>, i64
+    %44 = kiln.splat %arg8 : i32 -> tensor<64x1xi32, #blocked>
+    %45 = arith.muli %35, %44 : tensor<64x1xi32, #blocked>
+    %46 = kiln.splat %43 : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>, #blocked>
+    %47 = kiln.addptr %46, %45 : tensor<64x1x!kiln.ptr<f16>, #blocked>, tensor<64x1xi32, #blocked>
+    %48 = kiln.broadcast %47 : tensor<64x1x!kiln.ptr<f16>, #blocked> -> tensor<64x64x!kiln.ptr<f16>, #blocked>
+    %49 = kiln.broadcast %28 : tensor<1x64xi32, #blocked> -> tensor<64x64xi32, #blocked>
+    %50 = kiln.addptr %48, %49 : tensor<64x64x!kiln.ptr<f16>, #blocked>, tensor<64x64xi32, #blocked>
+    %51 = arith.mulf %arg5, %cst_2 : f32
+    %52 = kiln.splat %arg11 : i32 -> tensor<128x1xi32, #blocked>
+    %53 = arith.cmpi slt, %23, %52 : tensor<128x1xi32, #blocked>
+    %54 = kiln.broadcast %53 : tensor<128x1xi1, #blocked> -> tensor<128x64xi1, #blocked>
+    %55 = kiln.load %32, %54, %cst : tensor<128x64x!kiln.ptr<f16>, #blocked> -> tensor<128x64xf16, #blocked>
+    %56:5 = scf.for %arg12 = %c0_i32 to %arg11 step %c64_i32 iter_args(%arg13 = %cst_3, %arg14 = %cst_0, %arg15 = %cst_1, %arg16 = %42, %arg17 = %50) -> (tensor<128x64xf32, #blocked1>, tensor<128xf32, #slice>, tensor<128xf32, #slice>, tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64x!kiln.ptr<f16>, #blocked>)  : i32 {
+      %75 = kiln.load %arg16 : tensor<64x64x!kiln.ptr<f16>, #blocked2> -> tensor<64x64xf16, #blocked2>
+      %76 = kiln.dot %55, %75, %cst_3 {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16, #blocked> * tensor<64x64xf16, #blocked2> -> tensor<128x64xf32, #blocked1>
+      %77 = kiln.reduce(%76) {axis = 1 : i32} : (tensor<128x64xf32, #blocked1>) -> tensor<128xf32, #slice> {
+      ^bb0(%arg18: f32, %arg19: f32):
+        %103 = arith.maxnumf %arg18, %arg19 : f32
+        kiln.reduce.return %103 : f32
+      }
+      %78 = kiln.splat %51 : f32 -> tensor<128xf32, #slice>
+      %79 = arith.mulf %77, %78 : tensor<128xf32, #slice>
+      %80 = arith.maxnumf %arg15, %79 : tensor<128xf32, #slice>
+      %81 = kiln.splat %51 : f32 -> tensor<128x64xf32, #blocked1>
+      %82 = arith.mulf %76, %81 : tensor<128x64xf32, #blocked1>
+      %83 = kiln.expand_dims %80 {axis = 1 : i32} : tensor<128xf32, #slice> -> tensor<128x1xf32, #blocked1>
+      %84 = kiln.broadcast %83 : tensor<128x1xf32, #blocked1> -> tensor<128x64xf32, #blocked1>
+      %85 = arith.subf %82, %84 : tensor<128x64xf32, #blocked1>
+      %86 = math.exp2 %85 : tensor<128x64xf32, #blocked1>
+      %87 = arith.subf %arg15, %80 : tensor<128xf32, #slice>
+      %88 = math.exp2 %87 : tensor<128xf32, #slice>
+      %89 = kiln.reduce(%86) {axis = 1 : i32} : (tensor<128x64xf32, #blocked1>) -> tensor<128xf32, #slice> {
+      ^bb0(%arg18: f32, %arg19: f32):
+        %103 = arith.addf %arg18, %arg19 : f32
+        kiln.reduce.return %103 : f32
+      }
+      %90 = kiln.expand_dims %88 {axis = 1 : i32} : tensor<128xf32, #slice> -> tensor<128x1xf32, #blocked1>
+      %91 = kiln.broadcast %90 : tensor<128x1xf32, #blocked1> -> tensor<128x64xf32, #blocked1>
+      %92 = arith.mulf %arg13, %91 : tensor<128x64xf32, #blocked1>
+      %93 = kiln.load %arg17 : tensor<64x64x!kiln.ptr<f16>, #blocked> -> tensor<64x64xf16, #blocked>
+      %94 = arith.truncf %86 : tensor<128x64xf32, #blocked1> to tensor<128x64xf16, #blocked1>
+      %95 = kiln.dot %94, %93, %92 {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16, #blocked1> * tensor<64x64xf16, #blocked> -> tensor<128x64xf32, #blocked1>
+      %96 = arith.mulf %arg14, %88 : tensor<128xf32, #slice>
+      %97 = arith.addf %96, %89 : tensor<128xf32, #slice>
+      %98 = arith.muli %arg8, %c64_i32 : i32
+      %99 = kiln.splat %98 : i32 -> tensor<64x64xi32, #blocked2>
+      %100 = kiln.splat %98 : i32 -> tensor<64x64xi32, #blocked>
+      %101 = kiln.addptr %arg16, %99 : tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64xi32, #blocked2>
+      %102 = kiln.addptr %arg17, %100 : tensor<64x64x!kiln.ptr<f16>, #blocked>, tensor<64x64xi32, #blocked>
+      scf.yield %95, %97, %80, %101, %102 : tensor<128x64xf32, #blocked1>, tensor<128xf32, #slice>, tensor<128xf32, #slice>, tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64x!kiln.ptr<f16>, #blocked>
+    }
+    %57 = math.log2 %56#1 : tensor<128xf32, #slice>
+    %58 = arith.addf %56#2, %57 : tensor<128xf32, #slice>
+    %59 = kiln.expand_dims %56#1 {axis = 1 : i32} : tensor<128xf32, #slice> -> tensor<128x1xf32, #blocked1>
+    %60 = kiln.broadcast %59 : tensor<128x1xf32, #blocked1> -> tensor<128x64xf32, #blocked1>
+    %61 = arith.divf %56#0, %60 : tensor<128x64xf32, #blocked1>
+    %62 = arith.muli %1, %arg11 : i32
+    %63 = kiln.addptr %arg4, %62 : !kiln.ptr<f32>, i32
+    %64 = kiln.splat %63 : !kiln.ptr<f32> -> tensor<128x!kiln.ptr<f32>, #slice>
+    %65 = kiln.addptr %64, %16 : tensor<128x!kiln.ptr<f32>, #slice>, tensor<128xi32, #slice>
+    %66 = kiln.splat %arg11 : i32 -> tensor<128xi32, #slice>
+    %67 = arith.cmpi slt, %16, %66 : tensor<128xi32, #slice>
+    kiln.store %65, %58, %67 : tensor<128x!kiln.ptr<f32>, #slice>, tensor<128xf32, #slice>
+    %68 = kiln.addptr %arg3, %10 : !kiln.ptr<f16>, i64
+    %69 = kiln.splat %68 : !kiln.ptr<f16> -> tensor<128x1x!kiln.ptr<f16>, #blocked>
+    %70 = kiln.addptr %69, %25 : tensor<128x1x!kiln.ptr<f16>, #blocked>, tensor<128x1xi32, #blocked>
+    %71 = kiln.broadcast %70 : tensor<128x1x!kiln.ptr<f16>, #blocked> -> tensor<128x64x!kiln.ptr<f16>, #blocked>
+    %72 = kiln.addptr %71, %31 : tensor<128x64x!kiln.ptr<f16>, #blocked>, tensor<128x64xi32, #blocked>
+    %73 = arith.truncf %61 : tensor<128x64xf32, #blocked1> to tensor<128x64xf16, #blocked1>
+    %74 = kiln_gpu.convert_layout %73 : tensor<128x64xf16, #blocked1> -> tensor<128x64xf16, #blocked>
+    kiln.store %72, %74, %54 : tensor<128x64x!kiln.ptr<f16>, #blocked>, tensor<128x64xf16, #blocked>
     return
   }
 }

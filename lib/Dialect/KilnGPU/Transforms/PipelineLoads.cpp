@@ -618,7 +618,17 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // waits for the group before it, so when a warpgroup copies, another
   // may still read the previous iteration's slot: one more slot keeps it.
   int lookahead = numStages - 1;
-  int slots = asyncDot && numWarps > 4 ? numStages + 1 : numStages;
+  // Chained dots (attention) with an accumulator narrower than 128 columns
+  // (head dimension 64) leave the second dot running into the next
+  // iteration: its accumulator is read first by the rescale after the next
+  // softmax, so its wait comes with the next first dot's, and the tensor
+  // cores run it while the warps meet at the next CTA barrier and issue the
+  // next first dot. It reads its slot past that barrier: on more than one
+  // warpgroup, one more slot. (Wider accumulators have their copies arrive
+  // on mbarriers instead, below, and a 4-warp loop of 128 columns spills.)
+  bool asyncSecond = chained && !overlapDots && !tma &&
+                     getWidestCarriedAccumulator(loop, dots) < kMinAccumulatorColumnsForArrivals;
+  int slots = (asyncDot || asyncSecond) && numWarps > 4 ? numStages + 1 : numStages;
   if (overlapDots)
     lookahead = numStages - 2;
   // On wgmma, in a loop of several dots (attention's forward and
@@ -857,6 +867,20 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     firstDot->setAttr(kWgmmaBufferAttr, builder.getI32IntegerAttr(0));
     unsigned index = cast<BlockArgument>(firstDot.getC()).getArgNumber() - 1;
     Value result = newLoop.getResult(index);
+    auto wait = AsyncDotWaitOp::create(builder, loc, result.getType(), result);
+    result.replaceAllUsesExcept(wait, wait);
+  }
+  // The second dot's accumulator is read, in the loop and after it, once
+  // its group is done.
+  if (asyncSecond) {
+    DotOp second = chained->second;
+    second->setAttr(kWgmmaBufferAttr, builder.getI32IntegerAttr(0));
+    BlockArgument acc = newLoop.getRegionIterArgs()[chained->accIndex];
+    Operation *reader = *acc.getUsers().begin();
+    OpBuilder inner(reader);
+    auto ready = AsyncDotWaitOp::create(inner, loc, acc.getType(), acc);
+    acc.replaceAllUsesExcept(ready, ready);
+    Value result = newLoop.getResult(chained->accIndex);
     auto wait = AsyncDotWaitOp::create(builder, loc, result.getType(), result);
     result.replaceAllUsesExcept(wait, wait);
   }

@@ -207,7 +207,14 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     initialized with one arrival per thread, after the slots), and the top
     of the body waits for that phase (`kiln_gpu.wait_tma_barrier ...
     {threadCopies}`, with a CTA barrier) instead of `kiln_gpu.async_wait`:
-    kiln-gpu-release-tma-slots can then drop the barrier. A loop with
+    kiln-gpu-release-tma-slots can then drop the barrier. In a loop of
+    chained dots (attention's forward) whose accumulator is narrower than
+    128 columns, the second dot is made asynchronous (marked
+    `kiln_gpu.wgmma_buffer = 0`): its accumulator is read through
+    `kiln_gpu.async_dot_wait` by its first reader in the next iteration
+    (the rescale, after the next first dot's own wait) and after the loop,
+    so that the dot runs while the warps meet at the next barrier; on more
+    than one warpgroup the ring gets one more slot. A loop with
     chained dots (kiln-gpu-overlap-dots) on one warpgroup with one 64-row
     tile, the only loop of the kernel that computes dots, has its copies
     run one iteration less ahead and is marked `kiln_gpu.overlap_dots`.
