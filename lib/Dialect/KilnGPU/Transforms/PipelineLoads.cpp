@@ -614,20 +614,22 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   bool asyncDot = numStages >= 3 && dots.size() == 1 && invariants.empty() &&
                   looped.front().tensorCores == TensorCores::wgmma && looped.size() == 2 &&
                   getAccumulatingDot(loop, numWarps, threadsPerWarp) == firstDot;
-  // Copies run num_stages - 1 iterations ahead. An asynchronous dot only
-  // waits for the group before it, so when a warpgroup copies, another
-  // may still read the previous iteration's slot: one more slot keeps it.
-  int lookahead = numStages - 1;
   // Chained dots (attention) with an accumulator narrower than 128 columns
   // (head dimension 64) leave the second dot running into the next
   // iteration: its accumulator is read first by the rescale after the next
   // softmax, so its wait comes with the next first dot's, and the tensor
   // cores run it while the warps meet at the next CTA barrier and issue the
   // next first dot. It reads its slot past that barrier: on more than one
-  // warpgroup, one more slot. (Wider accumulators have their copies arrive
-  // on mbarriers instead, below, and a 4-warp loop of 128 columns spills.)
+  // warpgroup, one more slot (below). (Wider accumulators have their
+  // copies arrive on mbarriers instead, below, and a 4-warp loop of 128
+  // columns spills.)
+  int64_t widestAccumulator = getWidestCarriedAccumulator(loop, dots);
   bool asyncSecond = chained && !overlapDots && !tma &&
-                     getWidestCarriedAccumulator(loop, dots) < kMinAccumulatorColumnsForArrivals;
+                     widestAccumulator < kMinAccumulatorColumnsForArrivals;
+  // Copies run num_stages - 1 iterations ahead. An asynchronous dot only
+  // waits for the group before it, so when a warpgroup copies, another
+  // may still read the previous iteration's slot: one more slot keeps it.
+  int lookahead = numStages - 1;
   int slots = (asyncDot || asyncSecond) && numWarps > 4 ? numStages + 1 : numStages;
   if (overlapDots)
     lookahead = numStages - 2;
@@ -647,8 +649,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // same for nothing (measured on an H100, docs/design/attention.md).
   bool threadCopiesArrive =
       !tma && !asyncDot && !overlapDots && dots.size() > 1 &&
-      hasSeveralWarpgroups(numWarps) &&
-      getWidestCarriedAccumulator(loop, dots) >= kMinAccumulatorColumnsForArrivals &&
+      hasSeveralWarpgroups(numWarps) && widestAccumulator >= kMinAccumulatorColumnsForArrivals &&
       llvm::all_of(looped, [](const PipelinedOperand &operand) {
         return operand.tensorCores == TensorCores::wgmma;
       });
@@ -863,26 +864,23 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // (the barrier of kiln_gpu.async_wait): a later loop, or the next
   // iteration of an enclosing one, reuses the slots.
   builder.setInsertionPointAfter(newLoop);
-  if (asyncDot) {
-    firstDot->setAttr(kWgmmaBufferAttr, builder.getI32IntegerAttr(0));
-    unsigned index = cast<BlockArgument>(firstDot.getC()).getArgNumber() - 1;
-    Value result = newLoop.getResult(index);
+  auto leaveInFlight = [&](DotOp dot, unsigned accIndex) {
+    dot->setAttr(kWgmmaBufferAttr, builder.getI32IntegerAttr(0));
+    Value result = newLoop.getResult(accIndex);
     auto wait = AsyncDotWaitOp::create(builder, loc, result.getType(), result);
     result.replaceAllUsesExcept(wait, wait);
-  }
-  // The second dot's accumulator is read, in the loop and after it, once
-  // its group is done.
+  };
+  if (asyncDot)
+    leaveInFlight(firstDot, cast<BlockArgument>(firstDot.getC()).getArgNumber() - 1);
+  // The second dot's accumulator is also read in the loop, by the rescale,
+  // once its group is done. (A lone asynchronous dot's is read in the loop
+  // only by the next wgmma, which needs no wait.)
   if (asyncSecond) {
-    DotOp second = chained->second;
-    second->setAttr(kWgmmaBufferAttr, builder.getI32IntegerAttr(0));
     BlockArgument acc = newLoop.getRegionIterArgs()[chained->accIndex];
-    Operation *reader = *acc.getUsers().begin();
-    OpBuilder inner(reader);
+    OpBuilder inner(*acc.getUsers().begin());
     auto ready = AsyncDotWaitOp::create(inner, loc, acc.getType(), acc);
     acc.replaceAllUsesExcept(ready, ready);
-    Value result = newLoop.getResult(chained->accIndex);
-    auto wait = AsyncDotWaitOp::create(builder, loc, result.getType(), result);
-    result.replaceAllUsesExcept(wait, wait);
+    leaveInFlight(chained->second, chained->accIndex);
   }
   if (overlapDots)
     newLoop->setAttr(kOverlapDotsAttr, builder.getUnitAttr());
