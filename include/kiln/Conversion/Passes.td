@@ -165,53 +165,11 @@ def KilnNVVMEraseNeedlessBarriers
   }];
 }
 
-def KilnNVVMEraseNeedlessWgmmaWaits
-    : Pass<"kiln-nvvm-erase-needless-wgmma-waits", "mlir::ModuleOp"> {
-  let summary = "Erase waits for wgmma groups that an earlier wait completed";
-  let description = [{
-    Runs on the LLVM + NVVM module after `convert-kiln-gpu-to-nvvm`, whose
-    wgmma lowerings each wait for the groups that they need complete: a
-    synchronous dot for all of them, an asynchronous one for all but its
-    own, `kiln_gpu.async_dot_wait` for what its `pending` leaves. Where an
-    earlier wait already left no more groups in flight than a later one
-    allows (attention's loop at head dimension 64: the first dot's wait
-    covers the second dot's group of the iteration before, whose own wait
-    follows), ptxas still issues the later one. The pass counts, forward
-    through each function's blocks, the committed groups that may be in
-    flight: none at a kernel's entry (unknown at another function's), one
-    more at each `nvvm.wgmma.commit.group.sync.aligned`, at most `n` after a
-    wait for `n`, the most of all predecessors where blocks meet, unknown
-    after a call but to libdevice's math, an op with regions or inline PTX
-    of the kernel's own that commits or waits (and above 8). A needless
-    `nvvm.wgmma.wait.group.sync.aligned` is erased; a needless wait that
-    returns accumulators (inline PTX marked `kiln.wgmma_wait`) keeps its
-    operands, results and side effects with no text, so that what reads
-    the accumulators still follows the earlier wait. Then removes the
-    `kiln.wgmma_wait` marks.
-
-    Before:
-    ```mlir
-    nvvm.wgmma.commit.group.sync.aligned
-    %s = llvm.inline_asm has_side_effects {kiln.wgmma_wait = 0 : i64} "wgmma.wait_group.sync.aligned 0;", "=f,0" %a : (f32) -> f32
-    %o = llvm.inline_asm has_side_effects {kiln.wgmma_wait = 0 : i64} "wgmma.wait_group.sync.aligned 0;", "=f,0" %b : (f32) -> f32
-    nvvm.wgmma.commit.group.sync.aligned
-    nvvm.wgmma.wait.group.sync.aligned 1
-    ```
-    After:
-    ```mlir
-    nvvm.wgmma.commit.group.sync.aligned
-    %s = llvm.inline_asm has_side_effects "wgmma.wait_group.sync.aligned 0;", "=f,0" %a : (f32) -> f32
-    %o = llvm.inline_asm has_side_effects "", "=f,0" %b : (f32) -> f32
-    nvvm.wgmma.commit.group.sync.aligned
-    ```
-  }];
-}
-
 def KilnNVVMNameConsumerBarriers
     : Pass<"kiln-nvvm-name-consumer-barriers", "mlir::ModuleOp"> {
   let summary = "Make a warp-specialized kernel's CTA barriers the consumer warps' own";
   let description = [{
-    Runs on the LLVM + NVVM module after `kiln-nvvm-erase-needless-wgmma-waits`.
+    Runs on the LLVM + NVVM module after `kiln-nvvm-erase-needless-barriers`.
     In a warp-specialized kernel (the module attribute
     `kiln_gpu.producer_warps`, which `convert-kiln-gpu-to-nvvm` sets when it
     branches a kiln_gpu.producer off), the producer warps never reach the

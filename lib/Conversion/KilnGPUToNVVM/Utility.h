@@ -122,12 +122,6 @@ void emitIf(ConversionPatternRewriter &rewriter, Location loc, Value condition,
 /// which also removes the mark).
 inline constexpr StringLiteral kSharedOnlyBarrierAttr = "kiln.shared_only";
 
-/// Marks the inline PTX of a `wgmma.wait_group` that returns accumulators
-/// with its pending-group count (an i64): kiln-nvvm-erase-needless-wgmma-waits
-/// empties the text of one whose groups are already complete, and removes
-/// the mark.
-inline constexpr StringLiteral kWgmmaWaitAttr = "kiln.wgmma_wait";
-
 /// The named barriers besides the CTA's (0): the consumer warps' in a
 /// warp-specialized kernel (kiln-nvvm-name-consumer-barriers), then one per
 /// warpgroup for the warpgroups' turns (kiln_gpu.await_turn).

@@ -56,7 +56,6 @@ SmallVector<Value> emitWait(OpBuilder &b, Location loc, ArrayRef<Value> values,
                                  "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";",
                                  getTiedConstraints(values.size(), "",
                                                     getRegisterKind(types.front())));
-  waited.getDefiningOp()->setAttr(kWgmmaWaitAttr, b.getI64IntegerAttr(pending));
   SmallVector<Value> results;
   for (size_t i = 0; i < values.size(); ++i)
     results.push_back(LLVM::ExtractValueOp::create(b, loc, waited, i));

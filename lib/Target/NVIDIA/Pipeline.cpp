@@ -116,10 +116,7 @@ void nvidia::buildKilnGPUToNVVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertKilnGPUToNVVM(llvmOptions));
   // ...and the barriers that the code around them makes needless go.
   pm.addPass(createKilnNVVMEraseNeedlessBarriers());
-  // ...as do the waits for wgmma groups that an earlier wait completed...
-  pm.addPass(createKilnNVVMEraseNeedlessWgmmaWaits());
-  // ...and in a warp-specialized kernel the barriers left are the consumer
-  // warps'.
+  // ...and in a warp-specialized kernel the rest are the consumer warps'.
   pm.addPass(createKilnNVVMNameConsumerBarriers());
   // NVVM ops without an LLVM intrinsic (bar.arrive) become their PTX.
   pm.addPass(createConvertNVVMToLLVMPass());
