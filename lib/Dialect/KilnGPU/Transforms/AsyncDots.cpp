@@ -78,11 +78,9 @@ struct KilnGPUAsyncDots : public gpu::impl::KilnGPUAsyncDotsBase<KilnGPUAsyncDot
         for (OpOperand &use : last.getResult().getUses())
           if (isa<scf::YieldOp>(use.getOwner()))
             index = use.getOperandNumber();
-        Value result = part->getResult(index);
         OpBuilder builder(*part);
         builder.setInsertionPointAfter(*part);
-        auto wait = AsyncDotWaitOp::create(builder, part->getLoc(), result.getType(), result);
-        result.replaceAllUsesExcept(wait, wait);
+        readThroughWait(builder, part->getLoc(), part->getResult(index));
       }
     }
   }

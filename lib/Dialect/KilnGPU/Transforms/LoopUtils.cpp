@@ -71,6 +71,12 @@ Value mlir::kiln::gpu::andMask(OpBuilder &builder, Location loc, Value mask,
   return mask ? Value(arith::AndIOp::create(builder, loc, mask, splat)) : splat;
 }
 
+Value mlir::kiln::gpu::readThroughWait(OpBuilder &builder, Location loc, Value value) {
+  auto wait = AsyncDotWaitOp::create(builder, loc, value.getType(), value);
+  value.replaceAllUsesExcept(wait, wait);
+  return wait;
+}
+
 Operation *mlir::kiln::gpu::getFirstUserInBlock(Operation *op, Block &block) {
   Operation *first = nullptr;
   for (Operation *user : op->getUsers()) {

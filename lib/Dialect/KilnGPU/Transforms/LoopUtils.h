@@ -30,6 +30,11 @@ FailureOr<SmallVector<Operation *>> getBlockSlice(Block *block, ValueRange roots
 /// none.
 Operation *getFirstUserInBlock(Operation *op, Block &block);
 
+/// A kiln_gpu.async_dot_wait for `value` (the result of asynchronous dots)
+/// at `builder`'s insertion point; every other user of `value` then reads
+/// it through the wait. Returns the wait's result.
+Value readThroughWait(OpBuilder &builder, Location loc, Value value);
+
 /// The readers of pipeline slot `slot` in `block`: the ops of `block` that
 /// hold a user of a kiln_gpu.shared_operand of that slot, or a
 /// kiln_gpu.load_block of it (in `block` or in a region nested in it).

@@ -82,9 +82,7 @@ void takeTurns(Turn turn) {
   if (turn.rotated)
     return;  // its wait follows
   turn.first->setAttr(kWgmmaBufferAttr, builder.getI32IntegerAttr(0));
-  Value result = turn.first.getResult();
-  auto wait = AsyncDotWaitOp::create(builder, loc, result.getType(), result, /*pending=*/0);
-  result.replaceAllUsesExcept(wait.getResult(), wait);
+  readThroughWait(builder, loc, turn.first.getResult());
 }
 
 struct KilnGPUPingPong : public gpu::impl::KilnGPUPingPongBase<KilnGPUPingPong> {

@@ -866,9 +866,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   builder.setInsertionPointAfter(newLoop);
   auto leaveInFlight = [&](DotOp dot, unsigned accIndex) {
     dot->setAttr(kWgmmaBufferAttr, builder.getI32IntegerAttr(0));
-    Value result = newLoop.getResult(accIndex);
-    auto wait = AsyncDotWaitOp::create(builder, loc, result.getType(), result);
-    result.replaceAllUsesExcept(wait, wait);
+    readThroughWait(builder, loc, newLoop.getResult(accIndex));
   };
   if (asyncDot)
     leaveInFlight(firstDot, cast<BlockArgument>(firstDot.getC()).getArgNumber() - 1);
@@ -878,8 +876,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   if (asyncSecond) {
     BlockArgument acc = newLoop.getRegionIterArgs()[chained->accIndex];
     OpBuilder inner(*acc.getUsers().begin());
-    auto ready = AsyncDotWaitOp::create(inner, loc, acc.getType(), acc);
-    acc.replaceAllUsesExcept(ready, ready);
+    readThroughWait(inner, loc, acc);
     leaveInFlight(chained->second, chained->accIndex);
   }
   if (overlapDots)
