@@ -32,6 +32,10 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
   KilnHoistTensorMapsOptions tensorMaps;
   // (The TMA unit's copies go into wgmma's slots: sm_90a, as hasWarpgroupMma.)
   tensorMaps.hoist = options.target == "sm_90a" && !options.checked && options.tensorMapParameters;
+  // (Loops' loads through pointers to rows of a parameter may get maps too,
+  // the loop versioned on whether the program's rows fit them.)
+  if (tensorMaps.hoist && options.pointerTensorMaps)
+    pm.addPass(createKilnTensorMapPointerLoads());
   pm.addPass(createKilnHoistTensorMaps(tensorMaps));
   // ...histograms become one-hot blocks and a sum, which get layouts as any
   // other block...

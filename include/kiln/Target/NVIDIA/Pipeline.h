@@ -40,6 +40,12 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                      "arguments kernel parameters, which the launcher encodes "
                      "(false: ahead-of-time code, which has no such launcher)"),
       llvm::cl::init(true)};
+  Option<bool> pointerTensorMaps{
+      *this, "pointer-tensor-maps",
+      llvm::cl::desc("give loops' loads through pointers to rows of a parameter TMA "
+                     "tensor maps, the loop versioned on a check in the program "
+                     "(kiln-tensor-map-pointer-loads; needs tensor-map-parameters)"),
+      llvm::cl::init(false)};
 };
 
 /// kiln -> kiln_gpu: inline and simplify, assign layouts, coalesce.

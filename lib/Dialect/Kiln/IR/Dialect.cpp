@@ -79,6 +79,14 @@ Type mlir::kiln::getI1SameShape(Type type) {
   return getTypeWithElement(type, IntegerType::get(type.getContext(), 1));
 }
 
+unsigned mlir::kiln::getKnownZeroBits(FunctionOpInterface kernel, unsigned index) {
+  auto divisibility =
+      dyn_cast_if_present<IntegerAttr>(kernel.getArgAttr(index, "kiln.divisibility"));
+  if (!divisibility || divisibility.getInt() <= 0)
+    return 0;
+  return llvm::countr_zero(uint64_t(divisibility.getInt()));
+}
+
 Type mlir::kiln::getPointeeType(Type ptrLike) {
   return cast<PointerType>(getElementTypeOrSelf(ptrLike)).getPointeeType();
 }

@@ -101,14 +101,9 @@ public:
     return arg.getOwner() == &kernel.getFunctionBody().front();
   }
 
-  /// Low bits of kernel argument `arg` that are zero in every launch: those
-  /// of its `kiln.divisibility`.
+  /// Low bits of kernel argument `arg` that are zero in every launch.
   unsigned knownZeroBits(BlockArgument arg) {
-    auto divisibility = dyn_cast_if_present<IntegerAttr>(
-        kernel.getArgAttr(arg.getArgNumber(), "kiln.divisibility"));
-    if (!divisibility || divisibility.getInt() <= 0)
-      return 0;
-    return llvm::countr_zero(uint64_t(divisibility.getInt()));
+    return getKnownZeroBits(kernel, arg.getArgNumber());
   }
 
   Attribute index(int64_t value) { return builder.getI64IntegerAttr(value); }
@@ -152,7 +147,7 @@ DictionaryAttr describeMap(MakeTensorMapOp map, FunctionOpInterface kernel) {
     strides.push_back(expression->recipe);
   }
   Builder builder(map.getContext());
-  return builder.getDictionaryAttr({
+  SmallVector<NamedAttribute> fields{
       builder.getNamedAttr("base", writer.index(base.getArgNumber())),
       builder.getNamedAttr("element_bits", writer.index(bits)),
       builder.getNamedAttr("bfloat16", builder.getBoolAttr(element.isBF16())),
@@ -160,7 +155,11 @@ DictionaryAttr describeMap(MakeTensorMapOp map, FunctionOpInterface kernel) {
       builder.getNamedAttr("shape", builder.getArrayAttr(shape)),
       builder.getNamedAttr("strides", builder.getArrayAttr(strides)),
       builder.getNamedAttr("loc", builder.getStringAttr(describeLocation(map.getLoc()))),
-  });
+  };
+  // A map the kernel checks before reading it (kiln-tensor-map-pointer-loads).
+  if (map->hasAttr(kGuardedTensorMapAttr))
+    fields.push_back(builder.getNamedAttr("guarded", builder.getBoolAttr(true)));
+  return builder.getDictionaryAttr(fields);
 }
 
 /// Takes `map` away: its loads keep their pointers and mask, and any other

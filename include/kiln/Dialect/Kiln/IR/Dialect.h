@@ -17,6 +17,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -29,10 +30,18 @@ namespace mlir::kiln {
 /// Returns the i1 type of the same shape (and layout) as `type`.
 Type getI1SameShape(Type type);
 
+/// Low bits of argument `index` of `kernel` that are zero in every launch:
+/// those of its `kiln.divisibility` (a power of two the launch specialized).
+unsigned getKnownZeroBits(FunctionOpInterface kernel, unsigned index);
+
 /// The module attribute that records how the launcher computes the tensor
 /// maps of descriptors made in the kernel (kiln-hoist-tensor-maps): one
 /// dictionary per map parameter, in parameter order.
 inline constexpr llvm::StringLiteral kDerivedTensorMapsAttr = "kiln.derived_tensor_maps";
+/// Marks a `kiln.make_tensor_map` that the kernel reads only after checking
+/// that the TMA unit takes its tensor (kiln-tensor-map-pointer-loads): the
+/// launcher passes no map, instead of refusing the launch, where it does not.
+inline constexpr llvm::StringLiteral kGuardedTensorMapAttr = "kiln.guarded";
 } // namespace mlir::kiln
 
 #define GET_TYPEDEF_CLASSES

@@ -240,6 +240,67 @@ def KilnGuardLoopMasks : Pass<"kiln-guard-loop-masks", "mlir::ModuleOp"> {
   }];
 }
 
+def KilnTensorMapPointerLoads : Pass<"kiln-tensor-map-pointer-loads", "mlir::ModuleOp"> {
+  let summary = "Give a loop's pointer loads of rows TMA tensor maps, behind a check";
+  let description = [{
+    A load in the body of an innermost `scf.for` qualifies when it has no
+    mask and no `other`, its 2-D block feeds only dots (directly or through
+    a `kiln.trans`), and its pointers are a loop-carried block that starts
+    as `P + offset + i * stride + j` (or `P + offset + i + j * stride`, K
+    read transposed) and is advanced every trip by `q * stride`, `q` an
+    integer constant: `P` a kernel parameter aligned to 16 bytes, `i` and
+    `j` the block's indices, `offset` and `stride` sums of products of
+    scalars defined before the loop, `stride` a product of the kernel's
+    integer parameters and a constant that is a multiple of 16 bytes in
+    every launch (their `kiln.divisibility`). The 2-D row-major map over
+    `P` with `stride` elements a row then holds, at row `offset / stride`
+    and column `offset % stride`, the block those pointers address, where
+    the division leaves the block's columns within one row, the rows of
+    every trip lie in `[0, 2**31 - 1)` and `stride` is at most `2**31 - 1`.
+    (Offsets are taken as exact integers: a program whose offsets wrap
+    around reads outside its arrays anyway.)
+
+    Those conditions depend on the launch and the program, so the loop is
+    versioned: before it, the program computes them, the first row and
+    column of each map, and the maps themselves
+    (`kiln.make_tensor_map %P[2**31 - 1, stride] strides [stride]`,
+    marked `kiln.guarded`), and an `scf.if` runs either a copy of the loop
+    whose loads name their maps (each map's row carried and advanced by `q`
+    a trip; a transposed block loaded as its transpose and transposed back)
+    or the loop unchanged. kiln-hoist-tensor-maps then makes the maps
+    parameters; a guarded map that the TMA unit would refuse is passed
+    empty by the launcher, and the check keeps the program off it.
+
+    Before:
+    ```mlir
+    %k0 = kiln.addptr %kbase, %offsets : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+    %r = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero, %k = %k0) -> (...) : i32 {
+      %b = kiln.load %k : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+      %d = kiln.dot %a, %b, %acc : ...
+      %k1 = kiln.addptr %k, %advance : ...
+      scf.yield %d, %k1 : ...
+    }
+    ```
+    After:
+    ```mlir
+    %map = kiln.make_tensor_map %K[%c2147483647, %stride] strides [%stride] {kiln.guarded} : !kiln.ptr<f16>
+    %r = scf.if %fits -> (...) {
+      %c = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero, %k = %k0, %row = %row0) -> (...) : i32 {
+        %b = kiln.load %k tensor_map %map[%row, %column0] : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+        ...
+        %row1 = arith.addi %row, %c64 : i32
+        scf.yield %d, %k1, %row1 : ...
+      }
+      scf.yield %c#0, %c#1 : ...
+    } else {
+      %c = scf.for ... // the loop as it was
+      scf.yield %c#0, %c#1 : ...
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
+}
+
 def KilnHoistTensorMaps : Pass<"kiln-hoist-tensor-maps", "mlir::ModuleOp"> {
   let summary = "Make the tensor maps of descriptors made in the kernel kernel parameters";
   let description = [{
@@ -253,7 +314,10 @@ def KilnHoistTensorMaps : Pass<"kiln-hoist-tensor-maps", "mlir::ModuleOp"> {
     encodes it. How is recorded in the module's `kiln.derived_tensor_maps`,
     one dictionary per map: the parameter (`arg`), the base parameter
     (`base`), the element's bits and whether it is bf16, NaN padding, the
-    kernel source position (`loc`), and the shape and strides as
+    kernel source position (`loc`), `guarded` where the map is
+    `kiln.guarded` (the kernel checks that the TMA unit takes the tensor
+    before reading it, so the launcher passes no map instead of refusing
+    the launch), and the shape and strides as
     expressions: `["arg", width, index]`, `["const", width, value]`,
     `["sext" | "zext" | "trunc", width, x]`, `["add" | "sub" | "mul",
     width, x, y]`, each of the result's bit width.

@@ -1,0 +1,271 @@
+// RUN: kiln-opt %s -split-input-file -kiln-tensor-map-pointer-loads | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-tensor-map-pointer-loads -kiln-hoist-tensor-maps | FileCheck %s --check-prefix=HOIST
+
+// Attention's loop: K read transposed ([HEAD_DIM, BLOCK_N], dimension 0
+// contiguous) and V as rows, both from `offset` into a parameter, rows
+// `stride` apart, advanced by 64 rows a trip. Each gets a guarded map of
+// rows of `stride` elements; the first row and column are the offset
+// divided by the stride, and the check (the step, the stride, the column
+// and the rows of every trip) picks the copy of the loop that reads through
+// the maps, or the loop as it was.
+// CHECK-LABEL: func.func @attention
+// CHECK: %[[KSTRIDE:.*]] = arith.extsi %arg3 : i32 to i64
+// CHECK: %[[KSAFE:.*]] = arith.select %{{.*}}, %[[KSTRIDE]], %c1_i64 : i64
+// CHECK: %[[KROW:.*]] = arith.divsi %arg2, %[[KSAFE]] : i64
+// CHECK: %[[KMAP:.*]] = kiln.make_tensor_map %arg0[%c2147483647_i64{{.*}}, %[[KSTRIDE]]] strides [%[[KSTRIDE]]] {kiln.guarded} : !kiln.ptr<f16>
+// CHECK: %[[KROW32:.*]] = arith.trunci %[[KROW]] : i64 to i32
+// CHECK: %[[KCOL32:.*]] = arith.trunci %{{.*}} : i64 to i32
+// CHECK: %[[VMAP:.*]] = kiln.make_tensor_map %arg1[
+// CHECK-NEXT: %[[VROW32:.*]] = arith.trunci
+// CHECK-NEXT: %[[VCOL32:.*]] = arith.trunci
+// CHECK-NEXT: scf.if %{{.*}} -> (tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>, tensor<64x64x!kiln.ptr<f16>>) {
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[KPTRS:[a-z0-9]+]] = %{{.*}}, %{{.*}} = %{{.*}}, %[[KROWS:[a-z0-9]+]] = %[[KROW32]], %[[VROWS:[a-z0-9]+]] = %[[VROW32]])
+// CHECK: %[[KT:.*]] = kiln.trans %[[KPTRS]] {order = array<i32: 1, 0>} : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64x!kiln.ptr<f16>>
+// CHECK: %[[KB:.*]] = kiln.load %[[KT]] tensor_map %[[KMAP]][%[[KROWS]], %[[KCOL32]]] : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+// CHECK: %[[KBT:.*]] = kiln.trans %[[KB]] {order = array<i32: 1, 0>} : tensor<64x64xf16> -> tensor<64x64xf16>
+// CHECK: kiln.dot %arg5, %[[KBT]]
+// CHECK: kiln.load %{{.*}} tensor_map %[[VMAP]][%[[VROWS]], %[[VCOL32]]] : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+// CHECK: arith.addi %[[KROWS]], %c64_i32{{.*}} : i32
+// CHECK: arith.addi %[[VROWS]], %c64_i32{{.*}} : i32
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK-NOT: tensor_map
+// CHECK: kiln.load %{{.*}} : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+// CHECK-NOT: tensor_map
+// CHECK: return
+
+// The maps become parameters whose recipes say they are guarded: the
+// launcher passes an empty map where the TMA unit refuses the tensor.
+// HOIST: kiln.derived_tensor_maps = [{arg = 6 : i64, base = 0 : i64, bfloat16 = false, element_bits = 16 : i64, guarded = true,
+// HOIST-SAME: shape = {{\[}}["const", 64, 2147483647], ["sext", 64, ["arg", 32, 3]]], strides = {{\[}}["sext", 64, ["arg", 32, 3]]]},
+// HOIST-SAME: {arg = 7 : i64, base = 1 : i64,
+// HOIST-LABEL: func.func @attention
+// HOIST-NOT: kiln.make_tensor_map
+func.func @attention(%K: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %V: !kiln.ptr<f16> {kiln.divisibility = 16 : i32},
+                %offset: i64, %stride: i32 {kiln.divisibility = 16 : i32}, %n: i32,
+                %q: tensor<128x64xf16>) -> tensor<128x64xf32> attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %range = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %rows = kiln.expand_dims %range {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %cols = kiln.expand_dims %range {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %stride_rows = kiln.splat %stride : i32 -> tensor<64x1xi32>
+  %stride_cols = kiln.splat %stride : i32 -> tensor<1x64xi32>
+  %row_offsets = arith.muli %rows, %stride_rows : tensor<64x1xi32>
+  %col_offsets = arith.muli %cols, %stride_cols : tensor<1x64xi32>
+  // V: [BLOCK_N, HEAD_DIM], rows of `stride` elements.
+  %v_base = kiln.addptr %V, %offset : !kiln.ptr<f16>, i64
+  %v_splat = kiln.splat %v_base : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>>
+  %v_rows = kiln.addptr %v_splat, %row_offsets : tensor<64x1x!kiln.ptr<f16>>, tensor<64x1xi32>
+  %v_bcast = kiln.broadcast %v_rows : tensor<64x1x!kiln.ptr<f16>> -> tensor<64x64x!kiln.ptr<f16>>
+  %cols_b = kiln.broadcast %cols : tensor<1x64xi32> -> tensor<64x64xi32>
+  %v0 = kiln.addptr %v_bcast, %cols_b : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+  // K read transposed: [HEAD_DIM, BLOCK_N], its dimension 0 contiguous.
+  %k_base = kiln.addptr %K, %offset : !kiln.ptr<f16>, i64
+  %k_splat = kiln.splat %k_base : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>>
+  %k_rows = kiln.addptr %k_splat, %rows : tensor<64x1x!kiln.ptr<f16>>, tensor<64x1xi32>
+  %k_bcast = kiln.broadcast %k_rows : tensor<64x1x!kiln.ptr<f16>> -> tensor<64x64x!kiln.ptr<f16>>
+  %cols_s = kiln.broadcast %col_offsets : tensor<1x64xi32> -> tensor<64x64xi32>
+  %k0 = kiln.addptr %k_bcast, %cols_s : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+  %r:3 = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero, %k = %k0, %v = %v0)
+      -> (tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>, tensor<64x64x!kiln.ptr<f16>>) : i32 {
+    %kb = kiln.load %k : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+    %s = kiln.dot %q, %kb, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
+    %p = arith.truncf %s : tensor<128x64xf32> to tensor<128x64xf16>
+    %vb = kiln.load %v : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+    %d = kiln.dot %p, %vb, %acc {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
+    %step = arith.muli %c64, %stride : i32
+    %advance = kiln.splat %step : i32 -> tensor<64x64xi32>
+    %k1 = kiln.addptr %k, %advance : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+    %v1 = kiln.addptr %v, %advance : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+    scf.yield %d, %k1, %v1 : tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>, tensor<64x64x!kiln.ptr<f16>>
+  }
+  return %r#0 : tensor<128x64xf32>
+}
+
+// -----
+
+// A masked load: rows past a bound read `other`, where a map's rows
+// would read the next rows of the array.
+// HOIST-NOT: guarded
+// CHECK-LABEL: func.func @masked
+// CHECK-NOT: scf.if
+// CHECK-NOT: tensor_map
+// CHECK: return
+func.func @masked(%V: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %offset: i64, %stride: i32 {kiln.divisibility = 16 : i32}, %n: i32,
+                %p: tensor<128x64xf16>, %out: tensor<64x64x!kiln.ptr<f16>>) -> tensor<128x64xf32> attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %range = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %rows = kiln.expand_dims %range {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %cols = kiln.expand_dims %range {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %stride_rows = kiln.splat %stride : i32 -> tensor<64x1xi32>
+  %row_offsets = arith.muli %rows, %stride_rows : tensor<64x1xi32>
+  %v_base = kiln.addptr %V, %offset : !kiln.ptr<f16>, i64
+  %v_splat = kiln.splat %v_base : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>>
+  %v_rows = kiln.addptr %v_splat, %row_offsets : tensor<64x1x!kiln.ptr<f16>>, tensor<64x1xi32>
+  %v_bcast = kiln.broadcast %v_rows : tensor<64x1x!kiln.ptr<f16>> -> tensor<64x64x!kiln.ptr<f16>>
+  %cols_b = kiln.broadcast %cols : tensor<1x64xi32> -> tensor<64x64xi32>
+  %v0 = kiln.addptr %v_bcast, %cols_b : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+  %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero, %v = %v0)
+      -> (tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>) : i32 {
+    %inside = arith.constant dense<true> : tensor<64x64xi1>
+    %vzero = arith.constant dense<0.0> : tensor<64x64xf16>
+    %vb = kiln.load %v, %inside, %vzero : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+    %d = kiln.dot %p, %vb, %acc {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
+    %step = arith.muli %c64, %stride : i32
+    %advance = kiln.splat %step : i32 -> tensor<64x64xi32>
+    %v1 = kiln.addptr %v, %advance : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+    scf.yield %d, %v1 : tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>
+  }
+  return %r#0 : tensor<128x64xf32>
+}
+
+// -----
+
+// A block that no dot reads: it would not be in shared memory, where the
+// TMA unit copies.
+// HOIST-NOT: guarded
+// CHECK-LABEL: func.func @not_a_dot_operand
+// CHECK-NOT: scf.if
+// CHECK-NOT: tensor_map
+// CHECK: return
+func.func @not_a_dot_operand(%V: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %offset: i64, %stride: i32 {kiln.divisibility = 16 : i32}, %n: i32,
+                %p: tensor<128x64xf16>, %out: tensor<64x64x!kiln.ptr<f16>>) -> tensor<128x64xf32> attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %range = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %rows = kiln.expand_dims %range {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %cols = kiln.expand_dims %range {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %stride_rows = kiln.splat %stride : i32 -> tensor<64x1xi32>
+  %row_offsets = arith.muli %rows, %stride_rows : tensor<64x1xi32>
+  %v_base = kiln.addptr %V, %offset : !kiln.ptr<f16>, i64
+  %v_splat = kiln.splat %v_base : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>>
+  %v_rows = kiln.addptr %v_splat, %row_offsets : tensor<64x1x!kiln.ptr<f16>>, tensor<64x1xi32>
+  %v_bcast = kiln.broadcast %v_rows : tensor<64x1x!kiln.ptr<f16>> -> tensor<64x64x!kiln.ptr<f16>>
+  %cols_b = kiln.broadcast %cols : tensor<1x64xi32> -> tensor<64x64xi32>
+  %v0 = kiln.addptr %v_bcast, %cols_b : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+  %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero, %v = %v0)
+      -> (tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>) : i32 {
+    %vb = kiln.load %v : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+    kiln.store %out, %vb : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xf16>
+    %d = arith.addf %acc, %acc : tensor<128x64xf32>
+    %step = arith.muli %c64, %stride : i32
+    %advance = kiln.splat %step : i32 -> tensor<64x64xi32>
+    %v1 = kiln.addptr %v, %advance : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+    scf.yield %d, %v1 : tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>
+  }
+  return %r#0 : tensor<128x64xf32>
+}
+
+// -----
+
+// Pointers advanced by a number of elements that is not a multiple of the
+// row stride: no whole rows a trip.
+// HOIST-NOT: guarded
+// CHECK-LABEL: func.func @advanced_past_a_row
+// CHECK-NOT: scf.if
+// CHECK-NOT: tensor_map
+// CHECK: return
+func.func @advanced_past_a_row(%V: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %offset: i64, %stride: i32 {kiln.divisibility = 16 : i32}, %n: i32,
+                %p: tensor<128x64xf16>, %out: tensor<64x64x!kiln.ptr<f16>>) -> tensor<128x64xf32> attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %range = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %rows = kiln.expand_dims %range {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %cols = kiln.expand_dims %range {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %stride_rows = kiln.splat %stride : i32 -> tensor<64x1xi32>
+  %row_offsets = arith.muli %rows, %stride_rows : tensor<64x1xi32>
+  %v_base = kiln.addptr %V, %offset : !kiln.ptr<f16>, i64
+  %v_splat = kiln.splat %v_base : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>>
+  %v_rows = kiln.addptr %v_splat, %row_offsets : tensor<64x1x!kiln.ptr<f16>>, tensor<64x1xi32>
+  %v_bcast = kiln.broadcast %v_rows : tensor<64x1x!kiln.ptr<f16>> -> tensor<64x64x!kiln.ptr<f16>>
+  %cols_b = kiln.broadcast %cols : tensor<1x64xi32> -> tensor<64x64xi32>
+  %v0 = kiln.addptr %v_bcast, %cols_b : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+  %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero, %v = %v0)
+      -> (tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>) : i32 {
+    %vb = kiln.load %v : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+    %d = kiln.dot %p, %vb, %acc {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
+    %step = arith.addi %c64, %stride : i32
+    %advance = kiln.splat %step : i32 -> tensor<64x64xi32>
+    %v1 = kiln.addptr %v, %advance : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+    scf.yield %d, %v1 : tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>
+  }
+  return %r#0 : tensor<128x64xf32>
+}
+
+// -----
+
+// A parameter not known to be aligned to 16 bytes.
+// HOIST-NOT: guarded
+// CHECK-LABEL: func.func @unaligned_base
+// CHECK-NOT: scf.if
+// CHECK-NOT: tensor_map
+// CHECK: return
+func.func @unaligned_base(%V: !kiln.ptr<f16>, %offset: i64, %stride: i32 {kiln.divisibility = 16 : i32}, %n: i32,
+                %p: tensor<128x64xf16>, %out: tensor<64x64x!kiln.ptr<f16>>) -> tensor<128x64xf32> attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %range = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %rows = kiln.expand_dims %range {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %cols = kiln.expand_dims %range {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %stride_rows = kiln.splat %stride : i32 -> tensor<64x1xi32>
+  %row_offsets = arith.muli %rows, %stride_rows : tensor<64x1xi32>
+  %v_base = kiln.addptr %V, %offset : !kiln.ptr<f16>, i64
+  %v_splat = kiln.splat %v_base : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>>
+  %v_rows = kiln.addptr %v_splat, %row_offsets : tensor<64x1x!kiln.ptr<f16>>, tensor<64x1xi32>
+  %v_bcast = kiln.broadcast %v_rows : tensor<64x1x!kiln.ptr<f16>> -> tensor<64x64x!kiln.ptr<f16>>
+  %cols_b = kiln.broadcast %cols : tensor<1x64xi32> -> tensor<64x64xi32>
+  %v0 = kiln.addptr %v_bcast, %cols_b : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+  %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero, %v = %v0)
+      -> (tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>) : i32 {
+    %vb = kiln.load %v : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+    %d = kiln.dot %p, %vb, %acc {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
+    %step = arith.muli %c64, %stride : i32
+    %advance = kiln.splat %step : i32 -> tensor<64x64xi32>
+    %v1 = kiln.addptr %v, %advance : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+    scf.yield %d, %v1 : tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>
+  }
+  return %r#0 : tensor<128x64xf32>
+}
+
+// -----
+
+// A row stride not known to be a multiple of 16 bytes.
+// HOIST-NOT: guarded
+// CHECK-LABEL: func.func @unaligned_stride
+// CHECK-NOT: scf.if
+// CHECK-NOT: tensor_map
+// CHECK: return
+func.func @unaligned_stride(%V: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %offset: i64, %stride: i32, %n: i32,
+                %p: tensor<128x64xf16>, %out: tensor<64x64x!kiln.ptr<f16>>) -> tensor<128x64xf32> attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %range = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %rows = kiln.expand_dims %range {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %cols = kiln.expand_dims %range {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %stride_rows = kiln.splat %stride : i32 -> tensor<64x1xi32>
+  %row_offsets = arith.muli %rows, %stride_rows : tensor<64x1xi32>
+  %v_base = kiln.addptr %V, %offset : !kiln.ptr<f16>, i64
+  %v_splat = kiln.splat %v_base : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>>
+  %v_rows = kiln.addptr %v_splat, %row_offsets : tensor<64x1x!kiln.ptr<f16>>, tensor<64x1xi32>
+  %v_bcast = kiln.broadcast %v_rows : tensor<64x1x!kiln.ptr<f16>> -> tensor<64x64x!kiln.ptr<f16>>
+  %cols_b = kiln.broadcast %cols : tensor<1x64xi32> -> tensor<64x64xi32>
+  %v0 = kiln.addptr %v_bcast, %cols_b : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+  %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero, %v = %v0)
+      -> (tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>) : i32 {
+    %vb = kiln.load %v : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+    %d = kiln.dot %p, %vb, %acc {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
+    %step = arith.muli %c64, %stride : i32
+    %advance = kiln.splat %step : i32 -> tensor<64x64xi32>
+    %v1 = kiln.addptr %v, %advance : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+    scf.yield %d, %v1 : tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>
+  }
+  return %r#0 : tensor<128x64xf32>
+}
