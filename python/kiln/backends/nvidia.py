@@ -107,6 +107,11 @@ _MAX_SHARED_MEMORY = {90: 232448, 80: 166912, 87: 166912, 86: 101376, 89: 101376
 #: 32-bit registers one block may use on sm_80 and sm_90.
 _REGISTERS_PER_BLOCK = 65536
 
+#: When set, loops' loads through pointers to rows of a parameter get TMA
+#: tensor maps on sm_90a, the loop versioned on a check in the program
+#: (docs/design/pointer_tensor_maps.md). Read when a kernel is compiled.
+POINTER_TENSOR_MAPS_ENV = "KILN_POINTER_TENSOR_MAPS"
+
 
 # A `.file` directive as LLVM writes it: index and name, no time or size.
 # (A pattern string, compiled by `re` on first use: the first launch of a
@@ -381,6 +386,12 @@ class NvidiaBackend(Backend):
                              f"is on cuda:{device}; a launch needs all its tensors on one device")
         return _arrays.address_of(value, kind)
 
+    def compile_options(self, kernel: Any, environment: tuple) -> dict[str, Any]:
+        """``pointer_tensor_maps`` where ``KILN_POINTER_TENSOR_MAPS`` is set."""
+        if _settings.parse_flag(os.environ.get(POINTER_TENSOR_MAPS_ENV), POINTER_TENSOR_MAPS_ENV):
+            return {"pointer_tensor_maps": True}
+        return {}
+
     def cache_identity(self, options: Mapping[str, Any]) -> Optional[str]:
         """The ptxas that would make the cubin and the libdevice that
         kernels calling math functions link, each by path, size and
@@ -396,7 +407,9 @@ class NvidiaBackend(Backend):
         with ptxas, a cubin. ``options["maxnreg"]``, when set, caps the
         kernel's registers per thread; ``options["enable_fp_fusion"]``
         False keeps multiplies and adds apart (mul.rn, add.rn: no fma); ``options["enable_reflect_ftz"]``
-        False keeps denormals in single-precision math functions. ``options["checked"]`` bounds-checks
+        False keeps denormals in single-precision math functions. ``options["pointer_tensor_maps"]``
+        True gives loops' pointer loads of rows TMA maps on sm_90a
+        (kiln-tensor-map-pointer-loads). ``options["checked"]`` bounds-checks
         every access (see docs/design/checked_mode.md): loads then stay
         plain loads (no cp.async or TMA copies, whatever num_stages says),
         and ``metadata["checked_sites"]`` lists the checked accesses."""
@@ -409,6 +422,8 @@ class NvidiaBackend(Backend):
             settings["maxnreg"] = options["maxnreg"]
         if options.get("tensor_map_parameters") is False:
             settings["tensor-map-parameters"] = "false"
+        if options.get("pointer_tensor_maps"):
+            settings["pointer-tensor-maps"] = "true"
         pipelines = [
             ("kiln_gpu", pipeline_text("kiln-nvidia-to-kiln-gpu", **settings)),
             (None, pipeline_text("kiln-nvidia-to-llvm", **settings)),

@@ -7,7 +7,10 @@ HEAD_DIM], ...)``), which the compiler made a parameter after the kernel's
 own (kiln-hoist-tensor-maps) and whose recipe it recorded in
 ``metadata["derived_tensor_maps"]``. Both are encoded here, with the box that
 the kernel's copies use (``metadata["tensor_maps"]``, by parameter name); a
-map that no copy reads is passed as zero bytes, without a driver call.
+map that no copy reads is passed as zero bytes, without a driver call. So is
+a guarded map (one the compiler gave a loop's pointer loads, which the
+kernel reads only after checking the same limits) that the TMA unit would
+refuse for a launch's arguments.
 """
 
 from __future__ import annotations
@@ -136,10 +139,23 @@ class DerivedTensorMaps:
             address = base if isinstance(base, int) else _arrays.address_of(
                 base, _arrays.array_kind(base.__class__) or _arrays.ArrayKind.TORCH)
             element_bytes = recipe["element_bits"] // 8
+            if recipe.get("guarded") and self._refused(shape, strides, element_bytes):
+                # The kernel checks the same limits before it reads this map
+                # (kiln-tensor-map-pointer-loads), and reads through its
+                # pointers instead: no map to encode.
+                maps.append(TensorMapEncoder._UNUSED)
+                continue
             self._check(recipe, shape, strides, element_bytes)
             maps.append(self.encoder.encode_tensor(name, address, element_bytes, recipe["bfloat16"], shape, strides,
                                                    recipe["nan"]))
         return maps
+
+    @staticmethod
+    def _refused(shape: tuple[int, ...], strides: tuple[int, ...], element_bytes: int) -> bool:
+        """Whether the TMA unit refuses a tensor of this shape and strides
+        (in elements): the limits that :meth:`_check` names."""
+        return (any(not 1 <= extent <= _MAX_EXTENT for extent in shape)
+                or any(stride <= 0 or stride * element_bytes >= _MAX_STRIDE_BYTES for stride in strides[:-1]))
 
     def _check(self, recipe: Mapping[str, Any], shape: tuple[int, ...], strides: tuple[int, ...],
                element_bytes: int) -> None:

@@ -142,6 +142,54 @@ def test_sm80_forward_uses_mma_sync_and_cp_async():
     assert "cp.async" in ptx
 
 
+def compile_forward_pointer_maps(target: str, head_dim: int, block_m: int, block_n: int, num_warps: int,
+                                 causal: bool) -> kiln.CompiledKernel:
+    """The plain forward compiled as with KILN_POINTER_TENSOR_MAPS set."""
+    from kiln.compiler.compiler import compile_jit_function
+
+    return compile_jit_function(attention_forward, SIGNATURE,
+                                {"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": causal,
+                                 "MASK_KEYS": False},
+                                CONTIGUOUS, target, num_warps, 3, pointer_tensor_maps=True)
+
+
+@pytest.mark.parametrize("head_dim,block_m,block_n,num_warps", [(64, 128, 64, 8), (128, 128, 128, 8),
+                                                                (64, 64, 64, 4)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sm90a_forward_pointer_loads_get_guarded_tensor_maps(head_dim, block_m, block_n, num_warps, causal):
+    """With pointer tensor maps, the plain forward's K and V loads get maps
+    over their parameters, rows of stride_tok elements, that the launcher
+    encodes or (guarded) passes empty; the loop is versioned on the
+    program's check: the copy that reads through the maps is copied by the
+    TMA unit, the loop as it was by cp.async."""
+    compiled = compile_forward_pointer_maps("sm_90a", head_dim, block_m, block_n, num_warps, causal)
+    stride_tok = ["sext", 64, ["arg", 32, 8]]
+    recipes = compiled.metadata["derived_tensor_maps"]
+    assert [(recipe["arg"], recipe["base"]) for recipe in recipes] == [(12, 1), (13, 2)]  # K, V
+    for recipe in recipes:
+        assert recipe["guarded"] is True
+        assert recipe["shape"] == [["const", 64, 2 ** 31 - 1], stride_tok] and recipe["strides"] == [stride_tok]
+    assert set(compiled.metadata["tensor_maps"]) == {"<tensor map 0>", "<tensor map 1>"}
+    ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
+    mapped, pointers = loop_bodies(ir)
+    assert mapped.count("kiln_gpu.async_tma_copy") == 2 and "kiln_gpu.async_copy " not in mapped
+    assert pointers.count("kiln_gpu.async_copy ") == 2 and "async_tma_copy" not in pointers
+    assert "kiln.load" not in mapped and "kiln.load" not in pointers
+    assert re.search(r"cp\.async\.bulk\.tensor\.2d", ptx) and "cp.async.cg.shared.global" in ptx
+    if find_ptxas():
+        assert compiled.asm["cubin"]
+
+
+def test_pointer_tensor_maps_leave_other_targets_and_the_default_alone():
+    """Without the option, and on sm_80 (no TMA unit) with it, the plain
+    forward keeps one loop and no maps."""
+    for compiled in (compile_forward("sm_90a", head_dim=64, block_m=128, block_n=64, num_warps=8),
+                     compile_forward_pointer_maps("sm_80", 64, 128, 64, 8, False)):
+        assert "derived_tensor_maps" not in compiled.metadata
+        assert len(loop_bodies(compiled.asm["kiln_gpu"])) == 1
+        assert "cp.async.bulk.tensor" not in compiled.asm["ptx"]
+
+
 @pytest.mark.parametrize("block_m,block_n,num_warps", [(128, 64, 8), (64, 64, 4), (128, 128, 8)])
 def test_sm90a_forward_with_descriptors_made_in_the_kernel(block_m, block_n, num_warps):
     """Tutorial 06's way of reading K and V (`desc_k.load(...).T`, through

@@ -149,3 +149,16 @@ def test_kiln_opt_replays_each_pipeline(name: str, target: str, checked: bool, t
         else:
             assert _without_debug_info(_translated(compiled, replayed)) == \
                 _without_debug_info(compiled.asm["llir"]), "kiln-opt's LLVM dialect translates to other LLVM IR"
+
+
+def test_kiln_opt_replays_pointer_tensor_maps(tmp_path: pathlib.Path) -> None:
+    """The option that gives loops' pointer loads tensor maps is in the
+    recorded pipeline, and kiln-opt, given it, makes the same kiln_gpu
+    module (the versioned loop, the map parameters, their recipes)."""
+    from test_attention_codegen import compile_forward_pointer_maps
+
+    compiled = compile_forward_pointer_maps("sm_90a", 64, 128, 64, 8, False)
+    pipeline = compiled.metadata["pipelines"][0]
+    assert "pointer-tensor-maps=true" in pipeline
+    replayed = _kiln_opt(tmp_path, compiled.asm["kiln"], pipeline)
+    assert _normalized(replayed) == _normalized(compiled.asm["kiln_gpu"])

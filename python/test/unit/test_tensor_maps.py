@@ -98,6 +98,31 @@ def test_a_launch_the_tma_unit_cannot_describe_names_the_descriptors_line(encodi
     assert encodings == []
 
 
+def guarded_recipe(stride_arg):
+    """A map that kiln-tensor-map-pointer-loads gives a loop's pointer
+    loads: rows of ``stride`` elements, as many as row coordinates allow."""
+    stride = ["sext", 64, arg(32, stride_arg)]
+    return {"arg": 2, "base": 0, "element_bits": 16, "bfloat16": False, "nan": False, "loc": "k.py:9:5",
+            "guarded": True, "shape": [["const", 64, (1 << 31) - 1], stride], "strides": [stride]}
+
+
+def test_a_guarded_map_is_encoded_when_the_tma_unit_takes_it(encodings):
+    x = torch.empty(64, 128, dtype=torch.float16)
+    maps = DerivedTensorMaps([guarded_recipe(1)], TensorMapEncoder({"<tensor map 0>": [64, 64, 128]}), [0, 1], "k")
+    assert maps.encode((x, 128)) == [bytes([1]) * 128]
+    assert encodings == [(x.data_ptr(), [(1 << 31) - 1, 128], [256, 2], [64, 64], 2, False, 128, False)]
+
+
+@pytest.mark.parametrize("stride", [0, -128, -1])
+def test_a_guarded_map_the_tma_unit_refuses_is_passed_empty(encodings, stride):
+    """The kernel checks the same limits before it reads the map, and reads
+    through its pointers instead: the launch goes on, with no map."""
+    x = torch.empty(64, 128, dtype=torch.float16)
+    maps = DerivedTensorMaps([guarded_recipe(1)], TensorMapEncoder({"<tensor map 0>": [64, 64, 128]}), [0, 1], "k")
+    assert maps.encode((x, stride)) == [bytes(128)]
+    assert encodings == []
+
+
 def test_host_descriptor_maps_are_encoded_as_before(encodings):
     """A host TensorDescriptor's map: its base, shape and strides."""
     from kiln.tools.tensor_descriptor import TensorDescriptor
