@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import attention_kernels
+import kiln
 from attention_kernels import assert_close
 
 # (BLOCK_M, BLOCK_N, num_warps, num_stages) of the forward kernel.
@@ -107,6 +108,66 @@ def test_forward_whole_descriptors_made_in_the_kernel(dtype, causal, head_dim, w
     by the TMA unit), Out stored through its descriptor."""
     check_forward(dtype, causal, head_dim, config, 2048, seed=11 * head_dim + config[1] + causal,
                   kernel=attention_kernels.attention_forward_whole_descriptors, warp_specialize=warp_specialize)
+
+
+def strided_operands(layout, shape, dtype, seed):
+    """Q, K, V and O of `shape` ([Z, H, N_CTX, HEAD_DIM]) with the strides
+    of `layout`: "contiguous"; "tokens-outer", a [Z, N_CTX, H, HEAD_DIM]
+    array viewed as [Z, H, N_CTX, HEAD_DIM] (each head's rows are columns of
+    a wider row); "padded-heads", heads 16 elements apart more than their
+    rows (no head starts at a column the maps' rows can hold)."""
+    z, h, n_ctx, head_dim = shape
+    operands = []
+    for array in random_operands(shape, dtype, seed):
+        if layout == "tokens-outer":
+            array = array.permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3)
+        elif layout == "padded-heads":
+            head = n_ctx * head_dim + 16
+            storage = torch.empty(z * h * head, device="cuda", dtype=dtype)
+            padded = storage.as_strided(shape, (h * head, head, head_dim, 1))
+            padded.copy_(array)
+            array = padded
+        operands.append(array)
+    return operands
+
+
+def loaded_kernels(kernel):
+    """The kernels `kernel` (a JITFunction) has compiled and loaded."""
+    return [loaded.kernel for per_device in kernel.cache.values() for loaded in per_device.values()]
+
+
+@pytest.mark.skipif(torch.cuda.is_available() and torch.cuda.get_device_capability() < (9, 0),
+                    reason="tensor maps need sm_90a")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("layout", ["contiguous", "tokens-outer", "padded-heads"])
+@pytest.mark.parametrize("config", [(128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 3)],
+                         ids=lambda c: "m{}-n{}-w{}-s{}".format(*c))
+def test_forward_pointer_tensor_maps(monkeypatch, dtype, causal, head_dim, layout, config):
+    """The plain forward compiled with KILN_POINTER_TENSOR_MAPS: its loop's
+    K and V pointer loads get guarded tensor maps. Contiguous operands and
+    tokens-outer ones (each head at a column of the maps' rows) read through
+    the maps; padded heads fail the program's check and read through the
+    pointers. Both against the float64 definition."""
+    monkeypatch.setenv("KILN_POINTER_TENSOR_MAPS", "1")
+    # A kernel of its own: the variable is read when a kernel is compiled.
+    kernel = kiln.jit(attention_kernels.attention_forward.fn)
+    block_m, block_n, num_warps, num_stages = config
+    n_ctx = 1024  # a multiple of every block: the loads are not masked
+    q, k, v, out = strided_operands(layout, (2, 3, n_ctx, head_dim), dtype, seed=13 * head_dim + config[1])
+    out.fill_(math.nan)
+    sm_scale = head_dim ** -0.5
+    m = torch.full((6, n_ctx), math.nan, device="cuda")
+    attention_kernels.forward(q, k, v, causal, sm_scale, block_m, block_n, num_warps, num_stages, kernel=kernel,
+                              out=out, m=m)
+    (compiled,) = loaded_kernels(kernel)
+    recipes = compiled.metadata.get("derived_tensor_maps", [])
+    assert [(recipe["base"], recipe.get("guarded")) for recipe in recipes] == [(1, True), (2, True)]  # K, V
+    expected_out, expected_m = attention_kernels.reference(q, k, v, causal, sm_scale)
+    assert_close("O", out, expected_out, dtype)
+    assert not m.isnan().any(), "M: some rows were not written"
+    assert (m.double() - expected_m).abs().max().item() <= M_TOLERANCE
 
 
 @pytest.mark.parametrize("n_ctx", [1024, 777])
