@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import kiln
+import kiln.language as kl
 from kiln.compiler.specialization import Specialization
 
 from attention_kernels import (attention_backward_dkdv, attention_backward_dq, attention_forward,
@@ -178,6 +179,46 @@ def test_sm90a_forward_pointer_loads_get_guarded_tensor_maps(head_dim, block_m, 
     assert re.search(r"cp\.async\.bulk\.tensor\.2d", ptx) and "cp.async.cg.shared.global" in ptx
     if find_ptxas():
         assert compiled.asm["cubin"]
+
+
+@kiln.jit
+def unmasked_matmul(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, stride_cm, BLOCK_M: kl.constexpr,
+                    BLOCK_N: kl.constexpr, BLOCK_K: kl.constexpr):
+    """C = A B over whole blocks: B's pointers advance by whole rows, A's
+    along its rows."""
+    offs_m = kl.program_id(0) * BLOCK_M + kl.arange(0, BLOCK_M)
+    offs_n = kl.program_id(1) * BLOCK_N + kl.arange(0, BLOCK_N)
+    offs_k = kl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :]
+    acc = kl.zeros([BLOCK_M, BLOCK_N], dtype=kl.float32)
+    for _ in range(0, K, BLOCK_K):
+        acc = kl.dot(kl.load(a_ptrs), kl.load(b_ptrs), acc)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K * stride_bk
+    kl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(kl.float16))
+
+
+def test_pointer_tensor_maps_a_version_no_tma_copy_reads_is_dropped():
+    """B's loads get a map, but the pipeline copies this loop's operands by
+    cp.async: the version that names the map is dropped again, and the
+    kernel keeps one loop, no map and the native launch."""
+    from kiln.compiler.compiler import compile_jit_function
+
+    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "K": "i32", "stride_am": "i32",
+                 "stride_bk": "i32", "stride_cm": "i32"}
+    attrs = Specialization(divisible_by_16=frozenset(signature))
+    compiled = compile_jit_function(unmasked_matmul, signature, {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64},
+                                    attrs, "sm_90a", 8, 3, pointer_tensor_maps=True)
+    # The pass did version the loop (B's loads)...
+    from kiln import _C
+    module = _C.ir.Module.parse(_C.ir.Context(), compiled.asm["kiln"])
+    _C.compiler.run_pass_pipeline(module, "builtin.module(kiln-target-neutral, kiln-tensor-map-pointer-loads)")
+    assert module.str().count("kiln.tensor_map_version") == 1
+    # ...and what came of it is one loop, as without the option.
+    assert "derived_tensor_maps" not in compiled.metadata
+    ir = compiled.asm["kiln_gpu"]
+    assert len(loop_bodies(ir)) == 1 and "scf.if" not in ir
 
 
 def test_pointer_tensor_maps_leave_other_targets_and_the_default_alone():

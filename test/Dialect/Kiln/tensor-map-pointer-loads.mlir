@@ -32,6 +32,7 @@
 // CHECK-NOT: tensor_map
 // CHECK: kiln.load %{{.*}} : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
 // CHECK-NOT: tensor_map
+// CHECK: } {kiln.tensor_map_version}
 // CHECK: return
 
 // The maps become parameters whose recipes say they are guarded: the

@@ -45,3 +45,52 @@ module attributes {kiln.derived_tensor_maps = [{arg = 2 : i64, base = 0 : i64}, 
     return
   }
 }
+
+// -----
+
+// Loops versioned by kiln-tensor-map-pointer-loads. In @uncopied the
+// version that names a map came to have no TMA copy: the loop as it was
+// (the else region) replaces the scf.if, and the map, now unread, goes.
+// In @copied a TMA copy reads it: both versions and the map stay.
+// CHECK-LABEL: func.func @uncopied
+// CHECK-SAME: (%{{[a-z0-9]+}}: tensor<64x!kiln.ptr<f16>>, %{{[a-z0-9]+}}: i1) attributes {kiln.kernel}
+// CHECK-NOT: scf.if
+// CHECK-NOT: tensor_map
+// CHECK: %[[X:.*]] = kiln.load %{{.*}} : tensor<64x!kiln.ptr<f16>> -> tensor<64xf16>
+// CHECK-NEXT: %[[Y:.*]] = arith.addf %[[X]], %[[X]]
+// CHECK-NEXT: kiln.store %{{.*}}, %[[Y]]
+// CHECK-LABEL: func.func @copied
+// CHECK: scf.if %{{.*}} -> (tensor<64xf16>) {
+// CHECK: kiln_gpu.async_tma_copy
+// CHECK: } else {
+// CHECK: } {kiln.tensor_map_version}
+module attributes {kiln.derived_tensor_maps = [{arg = 2 : i64, base = 0 : i64}]} {
+  func.func @uncopied(%ptrs: tensor<64x!kiln.ptr<f16>>, %fits: i1, %map: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i64})
+      attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %x = scf.if %fits -> (tensor<64xf16>) {
+      %mapped = kiln.load %ptrs tensor_map %map[%c0] : tensor<64x!kiln.ptr<f16>> -> tensor<64xf16>
+      scf.yield %mapped : tensor<64xf16>
+    } else {
+      %loaded = kiln.load %ptrs : tensor<64x!kiln.ptr<f16>> -> tensor<64xf16>
+      scf.yield %loaded : tensor<64xf16>
+    } {kiln.tensor_map_version}
+    %y = arith.addf %x, %x : tensor<64xf16>
+    kiln.store %ptrs, %y : tensor<64x!kiln.ptr<f16>>, tensor<64xf16>
+    return
+  }
+  func.func @copied(%ptrs: tensor<64x!kiln.ptr<f16>>, %fits: i1, %s: i32, %p: i1,
+                    %map: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i64}) {
+    %c0 = arith.constant 0 : i32
+    %x = scf.if %fits -> (tensor<64xf16>) {
+      kiln_gpu.async_tma_copy %map[%c0, %c0], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
+      %mapped = kiln.load %ptrs : tensor<64x!kiln.ptr<f16>> -> tensor<64xf16>
+      scf.yield %mapped : tensor<64xf16>
+    } else {
+      %loaded = kiln.load %ptrs : tensor<64x!kiln.ptr<f16>> -> tensor<64xf16>
+      scf.yield %loaded : tensor<64xf16>
+    } {kiln.tensor_map_version}
+    kiln.store %ptrs, %x : tensor<64x!kiln.ptr<f16>>, tensor<64xf16>
+    return
+  }
+}

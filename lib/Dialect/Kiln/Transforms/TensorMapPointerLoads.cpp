@@ -549,6 +549,7 @@ void versionLoop(scf::ForOp loop, ArrayRef<Candidate> candidates) {
 
   // The two versions: the copy that reads through the maps, and the loop.
   auto branch = scf::IfOp::create(builder, loc, loop.getResultTypes(), ok, /*withElseRegion=*/true);
+  branch->setAttr(kTensorMapVersionAttr, builder.getUnitAttr());
   loop->replaceAllUsesWith(branch.getResults());
   builder.setInsertionPointToStart(&branch.getElseRegion().front());
   loop->moveBefore(builder.getInsertionBlock(), builder.getInsertionPoint());

@@ -11,6 +11,7 @@
 #include "kiln/Dialect/KilnGPU/IR/Dialect.h"
 #include "kiln/Dialect/KilnGPU/Transforms/Passes.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/BitVector.h"
@@ -37,10 +38,35 @@ bool onlyLoadsName(BlockArgument arg) {
   return true;
 }
 
+/// Whether `region` holds a TMA copy.
+bool copiesByTma(Region &region) {
+  return region.walk([](gpu::AsyncTmaCopyOp) { return WalkResult::interrupt(); }).wasInterrupted();
+}
+
+/// Replaces each loop that kiln-tensor-map-pointer-loads versioned, where
+/// the version that names tensor maps came to have no TMA copy, by the loop
+/// as it was: the two would be the same code twice.
+void keepOnlyCopiedVersions(ModuleOp module) {
+  SmallVector<scf::IfOp> uncopied;
+  module.walk([&](scf::IfOp branch) {
+    if (branch->hasAttr(kTensorMapVersionAttr) && !copiesByTma(branch.getThenRegion()))
+      uncopied.push_back(branch);
+  });
+  for (scf::IfOp branch : uncopied) {
+    Block &original = branch.getElseRegion().front();
+    auto yield = cast<scf::YieldOp>(original.getTerminator());
+    branch->replaceAllUsesWith(yield.getOperands());
+    yield.erase();
+    branch->getBlock()->getOperations().splice(branch->getIterator(), original.getOperations());
+    branch.erase();
+  }
+}
+
 struct KilnGPUDropUnreadTensorMaps
     : public kiln::gpu::impl::KilnGPUDropUnreadTensorMapsBase<KilnGPUDropUnreadTensorMaps> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    keepOnlyCopiedVersions(module);
     auto recipes = module->getAttrOfType<ArrayAttr>(kDerivedTensorMapsAttr);
     if (!recipes)
       return;

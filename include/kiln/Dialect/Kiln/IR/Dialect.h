@@ -42,6 +42,11 @@ inline constexpr llvm::StringLiteral kDerivedTensorMapsAttr = "kiln.derived_tens
 /// that the TMA unit takes its tensor (kiln-tensor-map-pointer-loads): the
 /// launcher passes no map, instead of refusing the launch, where it does not.
 inline constexpr llvm::StringLiteral kGuardedTensorMapAttr = "kiln.guarded";
+/// Marks the `scf.if` that kiln-tensor-map-pointer-loads makes: its then
+/// region is a loop whose loads name tensor maps, its else region that loop
+/// as it was. Where no TMA copy comes to read the maps, the else region is
+/// all that stays (kiln-gpu-drop-unread-tensor-maps).
+inline constexpr llvm::StringLiteral kTensorMapVersionAttr = "kiln.tensor_map_version";
 } // namespace mlir::kiln
 
 #define GET_TYPEDEF_CLASSES

@@ -267,9 +267,12 @@ def KilnTensorMapPointerLoads : Pass<"kiln-tensor-map-pointer-loads", "mlir::Mod
     marked `kiln.guarded`), and an `scf.if` runs either a copy of the loop
     whose loads name their maps (each map's row carried and advanced by `q`
     a trip; a transposed block loaded as its transpose and transposed back)
-    or the loop unchanged. kiln-hoist-tensor-maps then makes the maps
-    parameters; a guarded map that the TMA unit would refuse is passed
-    empty by the launcher, and the check keeps the program off it.
+    or the loop unchanged; the `scf.if` is marked `kiln.tensor_map_version`.
+    kiln-hoist-tensor-maps then makes the maps parameters; a guarded map
+    that the TMA unit would refuse is passed empty by the launcher, and the
+    check keeps the program off it. Where the loads of the first version
+    do not become TMA copies after all, kiln-gpu-drop-unread-tensor-maps
+    keeps only the loop as it was.
 
     Before:
     ```mlir
@@ -295,7 +298,7 @@ def KilnTensorMapPointerLoads : Pass<"kiln-tensor-map-pointer-loads", "mlir::Mod
     } else {
       %c = scf.for ... // the loop as it was
       scf.yield %c#0, %c#1 : ...
-    }
+    } {kiln.tensor_map_version}
     ```
   }];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];

@@ -700,6 +700,12 @@ def KilnGPUDropUnreadTensorMaps : Pass<"kiln-gpu-drop-unread-tensor-maps", "mlir
     descriptors does. Host descriptors' maps are the launch's own
     arguments, and stay.
 
+    First, each `scf.if` marked `kiln.tensor_map_version`
+    (kiln-tensor-map-pointer-loads: a loop whose loads name maps, and the
+    loop as it was) whose then region came to have no TMA copy is replaced
+    by its else region: the two versions would be the same code twice. The
+    maps only that version named are then unread, and go as above.
+
     Before:
     ```mlir
     func.func @copy(%x: !kiln.ptr<f16>, %n: i32, %map: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i64})
