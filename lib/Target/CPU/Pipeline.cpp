@@ -23,6 +23,13 @@ void cpu::buildKilnToLLVMPipeline(OpPassManager &pm,
   // Inline, simplify and hoist branch loads, as the GPU does, so that both
   // backends run the same program.
   buildTargetNeutralPipeline(pm);
+  // (Loops' pointer loads may get tensor maps as on the GPU, read as the
+  // TMA unit reads them: the maps' coordinates and the program's check run
+  // here too.)
+  if (options.pointerTensorMaps) {
+    pm.addPass(createKilnTensorMapPointerLoads());
+    pm.addPass(createKilnExpandTensorMapLoads());
+  }
   // The CPU has no TMA unit: descriptors made in the kernel read through
   // their pointers.
   KilnHoistTensorMapsOptions tensorMaps;

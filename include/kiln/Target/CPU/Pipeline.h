@@ -25,6 +25,12 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "vector-gathers",
       llvm::cl::desc("the target has 32/64-bit gather instructions (AVX2)"),
       llvm::cl::init(true)};
+  Option<bool> pointerTensorMaps{
+      *this, "pointer-tensor-maps",
+      llvm::cl::desc("give loops' loads through pointers to rows of a parameter tensor "
+                     "maps, as the NVIDIA pipeline's option does, and read them as the "
+                     "TMA unit would (kiln-expand-tensor-map-loads)"),
+      llvm::cl::init(false)};
   Option<bool> vectorScatters{
       *this, "vector-scatters",
       llvm::cl::desc("the target has 32/64-bit scatter instructions (AVX-512)"),

@@ -304,6 +304,37 @@ def KilnTensorMapPointerLoads : Pass<"kiln-tensor-map-pointer-loads", "mlir::Mod
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
+def KilnExpandTensorMapLoads : Pass<"kiln-expand-tensor-map-loads", "mlir::ModuleOp"> {
+  let summary = "Read each load that names a map made in the kernel as the TMA unit would";
+  let description = [{
+    A load that names a `kiln.make_tensor_map` reads, where the TMA unit
+    copies it, the box of the map's tensor at its coordinates: element `i`
+    of the block is the tensor's element at `coordinates + i`, zero (NaN
+    with `nan_padding`, for floats) where that lies outside the tensor's
+    shape, whatever the load's own pointers, mask and `other`. This pass
+    makes such a load read exactly that through pointers
+    (`base + sum of (coordinates + i) * strides`, the last dimension
+    contiguous) under the mask of the shape. The CPU backend runs it after
+    kiln-tensor-map-pointer-loads (its pipeline's `pointer-tensor-maps`),
+    so that the maps that pass makes, and the program's check that picks
+    them, are tested where there is no GPU.
+
+    Before:
+    ```mlir
+    %map = kiln.make_tensor_map %K[%rows, %stride] strides [%stride] : !kiln.ptr<f16>
+    %b = kiln.load %k tensor_map %map[%row, %column] : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+    ```
+    After:
+    ```mlir
+    // (row + i) * stride + column + j, and 0 <= row + i < rows,
+    // 0 <= column + j < stride, as blocks of i64.
+    %pointers = kiln.addptr %base, %offsets : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi64>
+    %b = kiln.load %pointers, %inside, %zero : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def KilnHoistTensorMaps : Pass<"kiln-hoist-tensor-maps", "mlir::ModuleOp"> {
   let summary = "Make the tensor maps of descriptors made in the kernel kernel parameters";
   let description = [{
