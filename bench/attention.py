@@ -119,7 +119,7 @@ import torch.nn.functional as F  # noqa: E402
 import kiln  # noqa: E402
 import kiln.language as kl  # noqa: E402
 from kiln.testing import do_bench  # noqa: E402
-from kiln.backends.nvidia import POINTER_TENSOR_MAPS_ENV  # noqa: E402
+from kiln.runtime.launch_settings import POINTER_TENSOR_MAPS_ENV  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, "python", "test"))
 import attention_kernels  # noqa: E402

@@ -362,6 +362,30 @@ def _foreign_descriptor(kernel) -> type:
     return importlib.import_module(f"{package}.tools.tensor_descriptor").TensorDescriptor
 
 
+#: Layouts of [Z, H, N_CTX, HEAD_DIM] operands that `with_layout` makes.
+LAYOUTS = ("contiguous", "tokens-outer", "padded-heads")
+
+
+def with_layout(array: torch.Tensor, layout: str) -> torch.Tensor:
+    """A copy of `array` ([Z, H, N_CTX, HEAD_DIM]) with the strides of
+    `layout`: "contiguous"; "tokens-outer", a [Z, N_CTX, H, HEAD_DIM] array
+    viewed as [Z, H, N_CTX, HEAD_DIM] (a head's rows are a range of columns
+    of wider rows); "padded-heads", heads 8 elements further apart than
+    their rows take (many heads start mid-row)."""
+    z, h, n_ctx, head_dim = array.shape
+    if layout == "contiguous":
+        return array.contiguous()
+    if layout == "tokens-outer":
+        return array.permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3)
+    if layout == "padded-heads":
+        pitch = n_ctx * head_dim + 8
+        storage = torch.empty(z * h * pitch, dtype=array.dtype, device=array.device)
+        padded = storage.as_strided(array.shape, (h * pitch, pitch, head_dim, 1))
+        padded.copy_(array)
+        return padded
+    raise ValueError(f"unknown layout {layout!r}; one of {', '.join(LAYOUTS)}")
+
+
 def new_row_statistics(q: torch.Tensor) -> torch.Tensor:
     """An uninitialized M for the forward kernels on queries `q` ([Z, H,
     N_CTX, HEAD_DIM]): [Z*H, N_CTX] in float32."""

@@ -61,7 +61,8 @@ class CpuBackend(Backend):
 
     def compile_options(self, kernel: Any, environment: tuple) -> dict[str, Any]:
         """``checked``: ``kiln.jit(checked=True)`` or ``$KILN_CPU_CHECKED``;
-        ``cpu_target``: ``$KILN_CPU_TARGET`` (``"host"`` when unset).
+        ``cpu_target``: ``$KILN_CPU_TARGET`` (``"host"`` when unset);
+        ``pointer_tensor_maps`` where ``$KILN_POINTER_TENSOR_MAPS`` is set.
 
         Raises:
             ValueError: for a target specification that names an unknown
@@ -74,7 +75,10 @@ class CpuBackend(Backend):
             _C.cpu.describe_target(target)
         except ValueError as error:
             raise ValueError(f"{_settings.CPU_TARGET_ENV}={target!r}: {error}") from None
-        return {"checked": kernel.checked or _settings.parse_checked(env_checked), "cpu_target": target}
+        options = {"checked": kernel.checked or _settings.parse_checked(env_checked), "cpu_target": target}
+        if _settings.pointer_tensor_maps():
+            options["pointer_tensor_maps"] = True
+        return options
 
     def compile(self, fn: Any, module: Any, asm: dict[str, Any], metadata: dict[str, Any],
                 options: Mapping[str, Any]) -> CompiledKernel:
@@ -89,8 +93,11 @@ class CpuBackend(Backend):
         x86 = _on_x86_64()
         gathers = (_C.cpu.target_has(target, "avx2") and _C.cpu.target_has(target, "fast-gather")) if x86 else True
         scatters = _C.cpu.target_has(target, "avx512f") if x86 else True
-        pipeline = pipeline_text("kiln-cpu-to-llvm", checked="true" if checked else "false",
-                                 **{"vector-gathers": str(gathers).lower(), "vector-scatters": str(scatters).lower()})
+        settings = {"vector-gathers": str(gathers).lower(), "vector-scatters": str(scatters).lower()}
+        if options.get("pointer_tensor_maps"):
+            # Tensor maps on loops' pointer loads, read as the TMA unit would.
+            settings["pointer-tensor-maps"] = "true"
+        pipeline = pipeline_text("kiln-cpu-to-llvm", checked="true" if checked else "false", **settings)
         run_pipeline(fn, module, pipeline, "CPU lowering")
         try:
             host = _C.cpu.compile(module, metadata["name"], target)

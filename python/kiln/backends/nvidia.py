@@ -107,11 +107,6 @@ _MAX_SHARED_MEMORY = {90: 232448, 80: 166912, 87: 166912, 86: 101376, 89: 101376
 #: 32-bit registers one block may use on sm_80 and sm_90.
 _REGISTERS_PER_BLOCK = 65536
 
-#: When set, loops' loads through pointers to rows of a parameter get TMA
-#: tensor maps on sm_90a, the loop versioned on a check in the program
-#: (docs/design/pointer_tensor_maps.md). Read when a kernel is compiled.
-POINTER_TENSOR_MAPS_ENV = "KILN_POINTER_TENSOR_MAPS"
-
 
 # A `.file` directive as LLVM writes it: index and name, no time or size.
 # (A pattern string, compiled by `re` on first use: the first launch of a
@@ -388,9 +383,7 @@ class NvidiaBackend(Backend):
 
     def compile_options(self, kernel: Any, environment: tuple) -> dict[str, Any]:
         """``pointer_tensor_maps`` where ``KILN_POINTER_TENSOR_MAPS`` is set."""
-        if _settings.parse_flag(os.environ.get(POINTER_TENSOR_MAPS_ENV), POINTER_TENSOR_MAPS_ENV):
-            return {"pointer_tensor_maps": True}
-        return {}
+        return {"pointer_tensor_maps": True} if _settings.pointer_tensor_maps() else {}
 
     def cache_identity(self, options: Mapping[str, Any]) -> Optional[str]:
         """The ptxas that would make the cubin and the libdevice that

@@ -110,27 +110,6 @@ def test_forward_whole_descriptors_made_in_the_kernel(dtype, causal, head_dim, w
                   kernel=attention_kernels.attention_forward_whole_descriptors, warp_specialize=warp_specialize)
 
 
-def strided_operands(layout, shape, dtype, seed):
-    """Q, K, V and O of `shape` ([Z, H, N_CTX, HEAD_DIM]) with the strides
-    of `layout`: "contiguous"; "tokens-outer", a [Z, N_CTX, H, HEAD_DIM]
-    array viewed as [Z, H, N_CTX, HEAD_DIM] (each head's rows are columns of
-    a wider row); "padded-heads", heads 16 elements apart more than their
-    rows (no head starts at a column the maps' rows can hold)."""
-    z, h, n_ctx, head_dim = shape
-    operands = []
-    for array in random_operands(shape, dtype, seed):
-        if layout == "tokens-outer":
-            array = array.permute(0, 2, 1, 3).contiguous().permute(0, 2, 1, 3)
-        elif layout == "padded-heads":
-            head = n_ctx * head_dim + 16
-            storage = torch.empty(z * h * head, device="cuda", dtype=dtype)
-            padded = storage.as_strided(shape, (h * head, head, head_dim, 1))
-            padded.copy_(array)
-            array = padded
-        operands.append(array)
-    return operands
-
-
 def loaded_kernels(kernel):
     """The kernels `kernel` (a JITFunction) has compiled and loaded."""
     return [loaded.kernel for per_device in kernel.cache.values() for loaded in per_device.values()]
@@ -141,7 +120,7 @@ def loaded_kernels(kernel):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("head_dim", [64, 128])
-@pytest.mark.parametrize("layout", ["contiguous", "tokens-outer", "padded-heads"])
+@pytest.mark.parametrize("layout", attention_kernels.LAYOUTS)
 @pytest.mark.parametrize("config", [(128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 3)],
                          ids=lambda c: "m{}-n{}-w{}-s{}".format(*c))
 def test_forward_pointer_tensor_maps(monkeypatch, dtype, causal, head_dim, layout, config):
@@ -155,7 +134,8 @@ def test_forward_pointer_tensor_maps(monkeypatch, dtype, causal, head_dim, layou
     kernel = kiln.jit(attention_kernels.attention_forward.fn)
     block_m, block_n, num_warps, num_stages = config
     n_ctx = 1024  # a multiple of every block: the loads are not masked
-    q, k, v, out = strided_operands(layout, (2, 3, n_ctx, head_dim), dtype, seed=13 * head_dim + config[1])
+    q, k, v, out = (attention_kernels.with_layout(array, layout)
+                    for array in random_operands((2, 3, n_ctx, head_dim), dtype, seed=13 * head_dim + config[1]))
     out.fill_(math.nan)
     sm_scale = head_dim ** -0.5
     m = torch.full((6, n_ctx), math.nan, device="cuda")

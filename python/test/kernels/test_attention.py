@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import attention_kernels
+import kiln
 from attention_kernels import assert_close
 
 # O and the gradients are allowed attention_kernels.TOLERANCE (they are
@@ -117,6 +118,31 @@ def test_backward(arrays, dtype, causal, n_ctx, head_dim, blocks_dkdv, blocks_dq
     expected = attention_kernels.reference(q, k, v, causal, sm_scale, do)
     for name, result, reference in zip(("dQ", "dK", "dV"), grads, expected[2:]):
         assert_close(name, result, reference, dtype)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("layout", attention_kernels.LAYOUTS)
+@pytest.mark.parametrize("blocks", [(32, 16), (16, 32)], ids=lambda b: "m{}-n{}".format(*b))
+def test_forward_pointer_tensor_maps(arrays, monkeypatch, causal, layout, blocks):
+    """The plain forward compiled with KILN_POINTER_TENSOR_MAPS: K's and V's
+    loads get tensor maps, read through by the programs that pass their
+    check (on the CPU, as the TMA unit would read them: the maps'
+    coordinates are what is tested). Contiguous and tokens-outer operands
+    pass it; with padded heads only the heads that start at a row do."""
+    monkeypatch.setenv("KILN_POINTER_TENSOR_MAPS", "1")
+    # A kernel of its own: the variable is read when a kernel is compiled.
+    kernel = kiln.jit(attention_kernels.attention_forward.fn)
+    shape = (2, 3, 64, 16)  # N_CTX a multiple of every block: unmasked K and V
+    q, k, v, _ = (attention_kernels.with_layout(array, layout)
+                  for array in random_operands(shape, torch.float16, arrays.device, seed=len(layout) + blocks[1]))
+    out, m = poisoned_outputs(q)
+    out = attention_kernels.with_layout(out, layout)
+    attention_kernels.forward(q, k, v, causal, 0.25, *blocks, num_warps=4, kernel=kernel, out=out, m=m)
+    (loaded,) = (loaded for per_device in kernel.cache.values() for loaded in per_device.values())
+    assert all("pointer-tensor-maps=true" in pipeline for pipeline in loaded.kernel.metadata["pipelines"][:1])
+    expected_out, expected_m = attention_kernels.reference(q, k, v, causal, 0.25)
+    assert_close("O", out, expected_out, torch.float16)
+    assert_m_close(m, expected_m)
 
 
 def test_strided_operands(arrays):
