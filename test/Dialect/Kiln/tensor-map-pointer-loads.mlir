@@ -87,8 +87,8 @@ func.func @attention(%K: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %V: !kil
 
 // -----
 
-// A masked load: rows past a bound read `other`, where a map's rows
-// would read the next rows of the array.
+// A mask that is no signed comparison of affine blocks (here an unsigned
+// one): the check could not tell where it holds.
 // HOIST-NOT: guarded
 // CHECK-LABEL: func.func @masked
 // CHECK-NOT: scf.if
@@ -112,7 +112,9 @@ func.func @masked(%V: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %offset: i6
   %v0 = kiln.addptr %v_bcast, %cols_b : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
   %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero, %v = %v0)
       -> (tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>) : i32 {
-    %inside = arith.constant dense<true> : tensor<64x64xi1>
+    %bound = kiln.splat %n : i32 -> tensor<64x64xi32>
+    %rows_b = kiln.broadcast %rows : tensor<64x1xi32> -> tensor<64x64xi32>
+    %inside = arith.cmpi ult, %rows_b, %bound : tensor<64x64xi32>
     %vzero = arith.constant dense<0.0> : tensor<64x64xf16>
     %vb = kiln.load %v, %inside, %vzero : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
     %d = kiln.dot %p, %vb, %acc {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
@@ -269,4 +271,64 @@ func.func @unaligned_stride(%V: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %
     scf.yield %d, %v1 : tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>
   }
   return %r#0 : tensor<128x64xf32>
+}
+
+// -----
+
+// Pointers computed in the body from the induction variable (the
+// backward's form: `Q + offset + (start_m + offs_m)[:, None] * stride +
+// offs_d[None, :]`), masked to the rows below %n. The row is computed from
+// the induction variable in the copy (64 rows a step of 1, here 64), and
+// the check requires the mask's least margin over the block, n - (i + 63),
+// to be positive at the first and the last trip.
+// HOIST: kiln.derived_tensor_maps = [{arg = 5 : i64, base = 0 : i64, bfloat16 = false, element_bits = 16 : i64, guarded = true,
+// HOIST-LABEL: func.func @induction
+// CHECK-LABEL: func.func @induction
+// CHECK: %[[ROW:.*]] = arith.divsi %arg1, %{{.*}} : i64
+// CHECK: %[[N:.*]] = arith.extsi %arg3 : i32 to i64
+// CHECK: %[[MARGIN:.*]] = arith.addi %[[N]], %c-63_i64 : i64
+// CHECK: arith.muli %{{.*}}, %c-1_i64 : i64
+// CHECK: %[[LEAST:.*]] = arith.minsi
+// CHECK-NEXT: %[[POSITIVE:.*]] = arith.cmpi sgt, %[[LEAST]], %c0_i64 : i64
+// CHECK: %[[MAP:.*]] = kiln.make_tensor_map %arg0
+// CHECK-NEXT: %[[ROW32:.*]] = arith.trunci %[[ROW]] : i64 to i32
+// CHECK-NEXT: %[[COL32:.*]] = arith.trunci
+// CHECK: scf.if
+// CHECK: scf.for %[[IV:[a-z0-9]+]] = {{.*}} -> (tensor<128x64xf32>) : i32 {
+// CHECK: %[[STEP:.*]] = arith.muli %[[IV]], %c1_i32 : i32
+// CHECK-NEXT: %[[R:.*]] = arith.addi %[[ROW32]], %[[STEP]] : i32
+// CHECK-NEXT: kiln.load %{{.*}} tensor_map %[[MAP]][%[[R]], %[[COL32]]] : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+// CHECK: } else {
+// CHECK: kiln.load %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+// CHECK: } {kiln.tensor_map_version}
+func.func @induction(%Q: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %offset: i64,
+                     %stride: i32 {kiln.divisibility = 16 : i32}, %n: i32, %p: tensor<128x64xf16>)
+    -> tensor<128x64xf32> attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %fzero = arith.constant dense<0.0> : tensor<64x64xf16>
+  %range = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %cols = kiln.expand_dims %range {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %cols_b = kiln.broadcast %cols : tensor<1x64xi32> -> tensor<64x64xi32>
+  %q_base = kiln.addptr %Q, %offset : !kiln.ptr<f16>, i64
+  %q_splat = kiln.splat %q_base : !kiln.ptr<f16> -> tensor<64x64x!kiln.ptr<f16>>
+  %bound = kiln.splat %n : i32 -> tensor<64xi32>
+  %stride_rows = kiln.splat %stride : i32 -> tensor<64x1xi32>
+  %r = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero) -> (tensor<128x64xf32>) : i32 {
+    %start = kiln.splat %i : i32 -> tensor<64xi32>
+    %offs = arith.addi %start, %range : tensor<64xi32>
+    %inside1 = arith.cmpi slt, %offs, %bound : tensor<64xi32>
+    %inside2 = kiln.expand_dims %inside1 {axis = 1 : i32} : tensor<64xi1> -> tensor<64x1xi1>
+    %inside = kiln.broadcast %inside2 : tensor<64x1xi1> -> tensor<64x64xi1>
+    %rows = kiln.expand_dims %offs {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+    %row_offsets = arith.muli %rows, %stride_rows : tensor<64x1xi32>
+    %row_b = kiln.broadcast %row_offsets : tensor<64x1xi32> -> tensor<64x64xi32>
+    %offsets = arith.addi %row_b, %cols_b : tensor<64x64xi32>
+    %ptrs = kiln.addptr %q_splat, %offsets : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+    %qb = kiln.load %ptrs, %inside, %fzero : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+    %d = kiln.dot %p, %qb, %acc {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
+    scf.yield %d : tensor<128x64xf32>
+  }
+  return %r : tensor<128x64xf32>
 }

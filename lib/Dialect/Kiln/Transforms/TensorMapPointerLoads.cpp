@@ -186,6 +186,10 @@ struct Affine {
   SmallVector<Sum, 2> coefficients;
 };
 
+/// A mask's condition `first < second`, and a conjunction of them.
+using Condition = std::pair<Affine, Affine>;
+using Conditions = SmallVector<Condition, 2>;
+
 /// Writes blocks of a loop as affine functions of their indices.
 class AffineWriter {
 public:
@@ -206,11 +210,79 @@ public:
         return described;
     }
     // Any other integer scalar is a factor of its own, which the check and
-    // the maps compute before the loop: it must be defined there.
-    if (block || !value.getType().isSignlessInteger() ||
-        loop->isAncestor(value.getParentRegion()->getParentOp()))
+    // the maps compute before the loop: it must be defined there. The
+    // loop's induction variable is one too, which the check takes at the
+    // first and last trips.
+    if (block || !value.getType().isSignlessInteger())
+      return std::nullopt;
+    if (value != loop.getInductionVar() && loop->isAncestor(value.getParentRegion()->getParentOp()))
       return std::nullopt;
     return Affine{{}, Sum::leaf(value), {}};
+  }
+
+  /// The conditions `lhs < rhs` whose conjunction is the mask `value`,
+  /// each as affine functions of the mask's indices; nullopt for a mask of
+  /// another form.
+  std::optional<Conditions> describeMask(Value value, unsigned depth = 0) {
+    Operation *op = value.getDefiningOp();
+    auto block = dyn_cast<RankedTensorType>(value.getType());
+    if (!op || !block || depth > kMaxDepth)
+      return std::nullopt;
+    if (auto both = dyn_cast<arith::AndIOp>(op)) {
+      auto lhs = describeMask(both.getLhs(), depth + 1);
+      auto rhs = lhs ? describeMask(both.getRhs(), depth + 1) : std::nullopt;
+      if (!rhs)
+        return std::nullopt;
+      lhs->append(rhs->begin(), rhs->end());
+      return lhs;
+    }
+    if (isa<BroadcastOp, ExpandDimsOp>(op)) {
+      auto source = describeMask(op->getOperand(0), depth + 1);
+      if (!source)
+        return std::nullopt;
+      for (auto &[lhs, rhs] : *source)
+        for (Affine *side : {&lhs, &rhs})
+          if (!reshape(op, *side))
+            return std::nullopt;
+      return source;
+    }
+    auto compare = dyn_cast<arith::CmpIOp>(op);
+    if (!compare)
+      return std::nullopt;
+    auto lhs = describe(compare.getLhs(), depth + 1);
+    auto rhs = lhs ? describe(compare.getRhs(), depth + 1) : std::nullopt;
+    if (!rhs || lhs->base || rhs->base)
+      return std::nullopt;
+    // As `a < b`: a <= b is a < b + 1 (the integers are taken as exact).
+    auto plusOne = [&](Affine x) -> std::optional<Affine> {
+      auto offset = algebra.add(x.offset, Sum::constant(1));
+      if (!offset)
+        return std::nullopt;
+      x.offset = *offset;
+      return x;
+    };
+    std::optional<Condition> condition;
+    switch (compare.getPredicate()) {
+    case arith::CmpIPredicate::slt:
+      condition = std::make_pair(*lhs, *rhs);
+      break;
+    case arith::CmpIPredicate::sgt:
+      condition = std::make_pair(*rhs, *lhs);
+      break;
+    case arith::CmpIPredicate::sle:
+      if (auto bound = plusOne(*rhs))
+        condition = std::make_pair(*lhs, *bound);
+      break;
+    case arith::CmpIPredicate::sge:
+      if (auto bound = plusOne(*lhs))
+        condition = std::make_pair(*rhs, *bound);
+      break;
+    default:
+      break;
+    }
+    if (!condition)
+      return std::nullopt;
+    return Conditions{*condition};
   }
 
   /// Whether `value` is one of the kernel's own arguments.
@@ -242,22 +314,10 @@ private:
       result.coefficients.assign(rank, Sum());
       return result;
     }
-    if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
-      auto source = describe(broadcast.getSrc(), depth + 1);
-      if (!source)
+    if (isa<BroadcastOp, ExpandDimsOp>(op)) {
+      auto source = describe(op->getOperand(0), depth + 1);
+      if (!source || !reshape(op, *source))
         return std::nullopt;
-      // A dimension of one element has index 0 only: its coefficient is moot.
-      auto sourceType = cast<RankedTensorType>(broadcast.getSrc().getType());
-      for (unsigned d = 0; d < rank; ++d)
-        if (sourceType.getDimSize(d) == 1)
-          source->coefficients[d] = Sum();
-      return source;
-    }
-    if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
-      auto source = describe(expand.getSrc(), depth + 1);
-      if (!source || expand.getAxis() > source->coefficients.size())
-        return std::nullopt;
-      source->coefficients.insert(source->coefficients.begin() + expand.getAxis(), Sum());
       return source;
     }
     if (auto addptr = dyn_cast<AddPtrOp>(op)) {
@@ -283,6 +343,24 @@ private:
     return std::nullopt;
   }
 
+  /// Makes `x`, a function of the indices of `op`'s operand (a broadcast
+  /// or an expand_dims), one of its result's indices.
+  static bool reshape(Operation *op, Affine &x) {
+    if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
+      if (expand.getAxis() > x.coefficients.size())
+        return false;
+      x.coefficients.insert(x.coefficients.begin() + expand.getAxis(), Sum());
+      return true;
+    }
+    // A dimension of one element has index 0 only: its coefficient is moot.
+    auto sourceType = cast<RankedTensorType>(op->getOperand(0).getType());
+    for (unsigned d = 0; d < x.coefficients.size(); ++d)
+      if (sourceType.getDimSize(d) == 1)
+        x.coefficients[d] = Sum();
+    return true;
+  }
+
+public:
   std::optional<Affine> combine(const Affine &a, const Affine &b, int64_t bSign) {
     if (a.coefficients.size() != b.coefficients.size() || (b.base && (a.base || bSign < 0)))
       return std::nullopt;
@@ -300,6 +378,7 @@ private:
     return result;
   }
 
+private:
   /// The product of two integer blocks, one of them the same in every
   /// element.
   std::optional<Affine> product(const Affine &a, const Affine &b) {
@@ -331,26 +410,69 @@ private:
   Algebra &algebra;
 };
 
+/// The largest number of rows a trip (or a step of the induction variable)
+/// may move a map's box by: the check's products then fit in 64 bits.
+constexpr int64_t kMaxRowsPerStep = int64_t(1) << 20;
+
+/// A condition of a load's mask, `lhs < rhs`, as the check evaluates it:
+/// `rhs - lhs` is `offset + perInduction * iv` plus the block's index
+/// terms, whose least value over the block is `boxLeast`.
+struct Guard {
+  Sum offset;
+  int64_t perInduction;
+  int64_t boxLeast;
+};
+
 /// A load of the loop that a tensor map can copy, and what its map and
-/// coordinates are made of.
+/// coordinates are made of. Its first element's offset from `base` (in
+/// elements) is `offset` plus `rowsPerStep * rowStride` times the trip
+/// (pointers carried by the loop) or times the induction variable
+/// (pointers computed from it in the body).
 struct Candidate {
   LoadOp load;
-  /// The loop's iteration argument that holds its pointers.
-  unsigned iterArg;
   /// The parameter the pointers point into.
   BlockArgument base;
-  /// The first element's offset from `base`, before the loop (elements).
+  /// The offset's part that does not change in the loop.
   Sum offset;
   /// Elements between rows: the coefficient of the non-contiguous index.
   Sum rowStride;
-  /// Rows the pointers advance by each trip.
-  int64_t rowsPerTrip;
+  int64_t rowsPerStep;
+  /// Whether the pointers are carried by the loop (advanced each trip),
+  /// else computed from the induction variable.
+  bool carried;
   /// Whether the block's dimension 0 is the contiguous one (K read as
   /// [HEAD_DIM, BLOCK_N]): the map's box is then the block transposed.
   bool transposed;
   /// The box: rows and contiguous columns.
   int64_t rows, columns;
+  /// The mask's conditions, which must hold over the whole block in every
+  /// trip for the map to read what the load reads.
+  SmallVector<Guard, 1> guards;
 };
+
+/// Whether `sum` has a term with `factor`.
+bool mentions(const Sum &sum, Value factor) {
+  return llvm::any_of(sum.terms, [&](const Term &term) { return llvm::is_contained(term.factors, factor); });
+}
+
+/// `sum` as `invariant + coefficient * iv`: nullopt where a term has `iv`
+/// more than once.
+std::optional<std::pair<Sum, Sum>> splitInduction(const Sum &sum, Value iv) {
+  Sum invariant, coefficient;
+  for (const Term &term : sum.terms) {
+    auto count = llvm::count(term.factors, iv);
+    if (count > 1)
+      return std::nullopt;
+    if (count == 0) {
+      invariant.terms.push_back(term);
+      continue;
+    }
+    Term rest = term;
+    rest.factors.erase(llvm::find(rest.factors, iv));
+    coefficient.terms.push_back(rest);
+  }
+  return std::make_pair(invariant, coefficient);
+}
 
 /// Whether every user of `value` is a dot, directly or through a transpose:
 /// the loads the TMA unit may copy into a dot's shared-memory slots.
@@ -364,11 +486,42 @@ bool feedsDots(Value value) {
   }) && !value.use_empty();
 }
 
+/// The guards of `load`'s mask (none without one), or nullopt where it is
+/// not a conjunction of affine comparisons with constant coefficients.
+std::optional<SmallVector<Guard>> matchMask(LoadOp load, scf::ForOp loop, AffineWriter &writer) {
+  SmallVector<Guard, 1> guards;
+  if (!load.getMask())
+    return guards;
+  auto conditions = writer.describeMask(load.getMask());
+  if (!conditions)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(load.getType());
+  for (auto &[lhs, rhs] : *conditions) {
+    auto difference = writer.combine(rhs, lhs, -1);
+    if (!difference)
+      return std::nullopt;
+    Guard guard{{}, 0, 0};
+    for (auto [d, coefficient] : llvm::enumerate(difference->coefficients)) {
+      std::optional<int64_t> k = coefficient.asConstant();
+      if (!k)
+        return std::nullopt;
+      guard.boxLeast += std::min<int64_t>(0, *k * (type.getDimSize(d) - 1));
+    }
+    auto split = splitInduction(difference->offset, loop.getInductionVar());
+    std::optional<int64_t> perInduction = split ? split->second.asConstant() : std::nullopt;
+    if (!perInduction || std::abs(*perInduction) > kMaxRowsPerStep)
+      return std::nullopt;
+    guard.offset = split->first;
+    guard.perInduction = *perInduction;
+    guards.push_back(guard);
+  }
+  return guards;
+}
+
 /// The candidate that `load` of `loop` is, if it is one.
 std::optional<Candidate> matchLoad(LoadOp load, scf::ForOp loop, FunctionOpInterface kernel,
                                    Algebra &algebra) {
-  if (load->getBlock() != loop.getBody() || load.getMask() || load.getOther() ||
-      load.getTensorMap() || load.getIsVolatile())
+  if (load->getBlock() != loop.getBody() || load.getTensorMap() || load.getIsVolatile())
     return std::nullopt;
   auto type = dyn_cast<RankedTensorType>(load.getType());
   if (!type || type.getRank() != 2 || !feedsDots(load.getResult()))
@@ -379,25 +532,42 @@ std::optional<Candidate> matchLoad(LoadOp load, scf::ForOp loop, FunctionOpInter
   unsigned bits = element.getIntOrFloatBitWidth();
   if (bits < 8 || bits > 32 || !llvm::isPowerOf2_32(bits))
     return std::nullopt;
-  auto iterArg = dyn_cast<BlockArgument>(load.getPtr());
-  if (!iterArg || iterArg.getOwner() != loop.getBody() || iterArg.getArgNumber() == 0)
-    return std::nullopt;
-  unsigned index = iterArg.getArgNumber() - 1;
   AffineWriter writer(kernel, loop, algebra);
-  auto start = writer.describe(loop.getInitArgs()[index]);
-  if (!start || !start->base)
+  Value iv = loop.getInductionVar();
+  Candidate candidate{load, {}, {}, {}, 0, false, false, 0, 0, {}};
+  // The pointers: carried by the loop and advanced by the same offset
+  // everywhere, or computed in the body from the induction variable.
+  std::optional<Affine> pointers;
+  Sum perStep;
+  auto iterArg = dyn_cast<BlockArgument>(load.getPtr());
+  if (iterArg && iterArg.getOwner() == loop.getBody()) {
+    if (iterArg.getArgNumber() == 0)
+      return std::nullopt;
+    unsigned index = iterArg.getArgNumber() - 1;
+    pointers = writer.describe(loop.getInitArgs()[index]);
+    auto next = loop.getYieldedValues()[index].getDefiningOp<AddPtrOp>();
+    if (!pointers || !next || next.getPtr() != iterArg)
+      return std::nullopt;
+    auto advance = writer.describe(next.getOffset());
+    if (!advance || advance->base || mentions(advance->offset, iv) ||
+        !llvm::all_of(advance->coefficients, [](const Sum &s) { return s.isZero(); }))
+      return std::nullopt;
+    candidate.carried = true;
+    candidate.offset = pointers->offset;
+    perStep = advance->offset;
+  } else {
+    pointers = writer.describe(load.getPtr());
+    auto split = pointers ? splitInduction(pointers->offset, iv) : std::nullopt;
+    if (!split)
+      return std::nullopt;
+    candidate.offset = split->first;
+    perStep = split->second;
+  }
+  if (!pointers->base)
     return std::nullopt;
-  // The pointers go round the loop advanced by the same offset everywhere.
-  auto next = loop.getYieldedValues()[index].getDefiningOp<AddPtrOp>();
-  if (!next || next.getPtr() != iterArg)
-    return std::nullopt;
-  auto advance = writer.describe(next.getOffset());
-  if (!advance || advance->base ||
-      !llvm::all_of(advance->coefficients, [](const Sum &s) { return s.isZero(); }))
-    return std::nullopt;
+  candidate.base = pointers->base;
   // One dimension is contiguous (coefficient 1), the other the rows.
-  Candidate candidate{load, index, start->base, start->offset, {}, 0, false, 0, 0};
-  const auto &coefficients = start->coefficients;
+  const auto &coefficients = pointers->coefficients;
   if (coefficients[1].asConstant() == 1) {
     candidate.rowStride = coefficients[0];
   } else if (coefficients[0].asConstant() == 1) {
@@ -406,15 +576,21 @@ std::optional<Candidate> matchLoad(LoadOp load, scf::ForOp loop, FunctionOpInter
   } else {
     return std::nullopt;
   }
+  if (mentions(candidate.rowStride, iv))
+    return std::nullopt;
   candidate.rows = type.getDimSize(candidate.transposed ? 1 : 0);
   candidate.columns = type.getDimSize(candidate.transposed ? 0 : 1);
   if (candidate.rows > kMaxBoxSide || candidate.columns > kMaxBoxSide ||
       candidate.columns * bits % 128 != 0)
     return std::nullopt;
-  auto rowsPerTrip = algebra.quotient(advance->offset, candidate.rowStride);
-  if (!rowsPerTrip)
+  auto rowsPerStep = algebra.quotient(perStep, candidate.rowStride);
+  if (!rowsPerStep || std::abs(*rowsPerStep) > kMaxRowsPerStep)
     return std::nullopt;
-  candidate.rowsPerTrip = *rowsPerTrip;
+  candidate.rowsPerStep = *rowsPerStep;
+  auto guards = matchMask(load, loop, writer);
+  if (!guards)
+    return std::nullopt;
+  candidate.guards = std::move(*guards);
   // The map's stride is computed from the arguments, and the launcher
   // encodes it only where the TMA unit takes it for every launch: the base
   // aligned to 16 bytes and the stride a multiple of 16 bytes.
@@ -507,7 +683,13 @@ void versionLoop(scf::ForOp loop, ArrayRef<Candidate> candidates) {
       safeStep);
   Value lastTrip = arith::MaxSIOp::create(
       builder, loc, arith::SubIOp::create(builder, loc, trips, one), zero);
+  // The induction variable's last value (its first, where there is no trip).
+  Value lastInduction =
+      arith::AddIOp::create(builder, loc, lower, arith::MulIOp::create(builder, loc, safeStep, lastTrip));
   Value ok = positiveStep;
+  auto times = [&](Value x, int64_t k) -> Value {
+    return arith::MulIOp::create(builder, loc, x, make.constant(k));
+  };
 
   SmallVector<Mapped> mapped;
   for (const Candidate &candidate : candidates) {
@@ -525,16 +707,31 @@ void versionLoop(scf::ForOp loop, ArrayRef<Candidate> candidates) {
     Value columnFits = make.both(
         make.cmp(P::sge, column, zero),
         make.cmp(P::sle, arith::AddIOp::create(builder, loc, column, columns), safeStride));
-    // Rows from the first trip's to the last's, and the box's rows after.
-    Value travel = arith::MulIOp::create(builder, loc, lastTrip, make.constant(candidate.rowsPerTrip));
-    Value lowest = arith::AddIOp::create(builder, loc, row,
-                                         arith::MinSIOp::create(builder, loc, travel, zero));
-    Value highest = arith::AddIOp::create(
-        builder, loc, arith::AddIOp::create(builder, loc, row, arith::MaxSIOp::create(builder, loc, travel, zero)),
-        make.constant(candidate.rows));
+    // The box's first row in the first and the last trip (rows move the
+    // same way every trip), and the box's rows after the further one.
+    Value first = row, last;
+    if (candidate.carried) {
+      last = arith::AddIOp::create(builder, loc, row, times(lastTrip, candidate.rowsPerStep));
+    } else {
+      first = arith::AddIOp::create(builder, loc, row, times(lower, candidate.rowsPerStep));
+      last = arith::AddIOp::create(builder, loc, row, times(lastInduction, candidate.rowsPerStep));
+    }
+    Value lowest = arith::MinSIOp::create(builder, loc, first, last);
+    Value highest = arith::AddIOp::create(builder, loc, arith::MaxSIOp::create(builder, loc, first, last),
+                                          make.constant(candidate.rows));
     Value rowsFit = make.both(make.cmp(P::sge, lowest, zero),
                               make.cmp(P::sle, highest, make.constant(kMapRows)));
     ok = make.both(ok, make.both(strideFits, make.both(columnFits, rowsFit)));
+    // The mask holds over the whole block in every trip: at the induction
+    // variable's first and last values, the least of each condition's
+    // difference is positive (it moves the same way every trip).
+    for (const Guard &guard : candidate.guards) {
+      Value offset = arith::AddIOp::create(builder, loc, make.sum(guard.offset), make.constant(guard.boxLeast));
+      Value atFirst = arith::AddIOp::create(builder, loc, offset, times(lower, guard.perInduction));
+      Value atLast = arith::AddIOp::create(builder, loc, offset, times(lastInduction, guard.perInduction));
+      Value least = arith::MinSIOp::create(builder, loc, atFirst, atLast);
+      ok = make.both(ok, make.cmp(P::sgt, least, zero));
+    }
     auto map = MakeTensorMapOp::create(builder, loc, candidate.base,
                                        ValueRange{make.constant(kMapRows), stride}, ValueRange{stride},
                                        /*nanPadding=*/nullptr);
@@ -559,44 +756,65 @@ void versionLoop(scf::ForOp loop, ArrayRef<Candidate> candidates) {
   auto copy = cast<scf::ForOp>(builder.clone(*loop, mapping));
   scf::YieldOp::create(builder, loc, copy.getResults());
 
-  // The copy carries each map's row, advanced as its pointers are.
+  // The copy carries the row of each map whose pointers the loop carries,
+  // advanced as they are.
   SmallVector<Value> firstRows;
-  for (const Mapped &m : mapped)
-    firstRows.push_back(m.row);
-  IRRewriter rewriter(loop.getContext());
-  rewriter.setInsertionPoint(copy);
-  FailureOr<LoopLikeOpInterface> replaced = copy.replaceWithAdditionalYields(
-      rewriter, firstRows, /*replaceInitOperandUsesInLoop=*/false,
-      [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> rows) {
-        SmallVector<Value> next;
-        for (auto [row, candidate] : llvm::zip(rows, candidates)) {
-          Value trip = arith::ConstantIntOp::create(b, l, b.getI32Type(), candidate.rowsPerTrip);
-          next.push_back(arith::AddIOp::create(b, l, row, trip));
-        }
-        return next;
-      });
-  copy = cast<scf::ForOp>(replaced->getOperation());
-  auto rows = copy.getRegionIterArgs().take_back(candidates.size());
-  for (auto [candidate, m, row] : llvm::zip(candidates, mapped, rows)) {
+  SmallVector<int64_t> carriedSteps;
+  for (auto [candidate, m] : llvm::zip(candidates, mapped))
+    if (candidate.carried) {
+      firstRows.push_back(m.row);
+      carriedSteps.push_back(candidate.rowsPerStep);
+    }
+  if (!firstRows.empty()) {
+    IRRewriter rewriter(loop.getContext());
+    rewriter.setInsertionPoint(copy);
+    FailureOr<LoopLikeOpInterface> replaced = copy.replaceWithAdditionalYields(
+        rewriter, firstRows, /*replaceInitOperandUsesInLoop=*/false,
+        [&](OpBuilder &b, Location l, ArrayRef<BlockArgument> rows) {
+          SmallVector<Value> next;
+          for (auto [row, step] : llvm::zip(rows, carriedSteps))
+            next.push_back(arith::AddIOp::create(
+                b, l, row, arith::ConstantIntOp::create(b, l, b.getI32Type(), step)));
+          return next;
+        });
+    copy = cast<scf::ForOp>(replaced->getOperation());
+  }
+  auto carriedRows = copy.getRegionIterArgs().take_back(firstRows.size());
+  unsigned nextCarried = 0;
+  for (auto [candidate, m] : llvm::zip(candidates, mapped)) {
     LoadOp original = candidate.load;
     auto load = cast<LoadOp>(mapping.lookup(original.getOperation()));
     OpBuilder at(load);
+    Location here = load.getLoc();
+    // The box's row this trip: carried, or from the induction variable
+    // (32-bit arithmetic that wraps: the check bounds the result).
+    Value row;
+    if (candidate.carried) {
+      row = carriedRows[nextCarried++];
+    } else {
+      Value iv = copy.getInductionVar();
+      if (!iv.getType().isInteger(32))
+        iv = arith::TruncIOp::create(at, here, at.getI32Type(), iv);
+      Value perStep = arith::ConstantIntOp::create(at, here, at.getI32Type(), candidate.rowsPerStep);
+      row = arith::AddIOp::create(at, here, m.row, arith::MulIOp::create(at, here, iv, perStep));
+    }
     Value pointers = load.getPtr();
     auto type = cast<RankedTensorType>(load.getType());
     Type resultType = type;
     if (candidate.transposed) {
       auto pointerType = cast<RankedTensorType>(pointers.getType());
       pointers = TransOp::create(
-          at, load.getLoc(),
+          at, here,
           RankedTensorType::get({pointerType.getDimSize(1), pointerType.getDimSize(0)},
                                 pointerType.getElementType()),
           pointers, ArrayRef<int32_t>{1, 0});
       resultType = RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
     }
-    Value copied = LoadOp::create(at, load.getLoc(), resultType, pointers, Value(), Value(), m.map,
+    // No mask: the check found it true over the block in every trip.
+    Value copied = LoadOp::create(at, here, resultType, pointers, Value(), Value(), m.map,
                                   ValueRange{row, m.column}, load.getCache(), load.getEvict(), false);
     if (candidate.transposed)
-      copied = TransOp::create(at, load.getLoc(), type, copied, ArrayRef<int32_t>{1, 0});
+      copied = TransOp::create(at, here, type, copied, ArrayRef<int32_t>{1, 0});
     load.getResult().replaceAllUsesWith(copied);
     load.erase();
   }
@@ -621,7 +839,7 @@ struct KilnTensorMapPointerLoads
       if (!kernel || !kernel->hasAttr("kiln.kernel") || !loop.getInductionVar().getType().isInteger(32))
         continue;
       Algebra algebra;
-      SmallVector<Candidate> candidates;
+      SmallVector<Candidate, 2> candidates;
       for (LoadOp load : loop.getBody()->getOps<LoadOp>())
         if (auto candidate = matchLoad(load, loop, kernel, algebra))
           candidates.push_back(*candidate);

@@ -243,31 +243,37 @@ def KilnGuardLoopMasks : Pass<"kiln-guard-loop-masks", "mlir::ModuleOp"> {
 def KilnTensorMapPointerLoads : Pass<"kiln-tensor-map-pointer-loads", "mlir::ModuleOp"> {
   let summary = "Give a loop's pointer loads of rows TMA tensor maps, behind a check";
   let description = [{
-    A load in the body of an innermost `scf.for` qualifies when it has no
-    mask and no `other`, its 2-D block feeds only dots (directly or through
-    a `kiln.trans`), and its pointers are a loop-carried block that starts
-    as `P + offset + i * stride + j` (or `P + offset + i + j * stride`, K
-    read transposed) and is advanced every trip by `q * stride`, `q` an
-    integer constant: `P` a kernel parameter aligned to 16 bytes, `i` and
-    `j` the block's indices, `offset` and `stride` sums of products of
+    A load in the body of an innermost 32-bit `scf.for` qualifies when its
+    2-D block feeds only dots (directly or through a `kiln.trans`) and its
+    pointers are `P + offset + i * stride + j` (or `P + offset + i + j *
+    stride`, K read transposed) at the first trip and advance by `q *
+    stride` a trip, `q` an integer constant: either a loop-carried block
+    advanced by that every trip, or a block computed in the body from the
+    induction variable. `P` is a kernel parameter aligned to 16 bytes, `i`
+    and `j` the block's indices, `offset` and `stride` sums of products of
     scalars defined before the loop, `stride` a product of the kernel's
     integer parameters and a constant that is a multiple of 16 bytes in
-    every launch (their `kiln.divisibility`). The 2-D row-major map over
-    `P` with `stride` elements a row then holds, at row `offset / stride`
-    and column `offset % stride`, the block those pointers address, where
-    the division leaves the block's columns within one row, the rows of
-    every trip lie in `[0, 2**31 - 1)` and `stride` is at most `2**31 - 1`.
-    (Offsets are taken as exact integers: a program whose offsets wrap
-    around reads outside its arrays anyway.)
+    every launch (their `kiln.divisibility`). Its mask, if any, is a
+    conjunction of signed comparisons of such affine blocks whose indices
+    and induction variable have constant coefficients (`start_n + offs_n <
+    N_CTX`). The 2-D row-major map over `P` with `stride` elements a row
+    then holds, at row `offset / stride` and column `offset % stride`, the
+    block those pointers address, where the division leaves the block's
+    columns within one row, the rows of every trip lie in `[0, 2**31 - 1)`
+    and `stride` is at most `2**31 - 1`; and where the mask is true over the
+    whole block in every trip, the map's load needs none. (Offsets are
+    taken as exact integers: a program whose offsets wrap around reads
+    outside its arrays anyway.)
 
     Those conditions depend on the launch and the program, so the loop is
     versioned: before it, the program computes them, the first row and
     column of each map, and the maps themselves
     (`kiln.make_tensor_map %P[2**31 - 1, stride] strides [stride]`,
     marked `kiln.guarded`), and an `scf.if` runs either a copy of the loop
-    whose loads name their maps (each map's row carried and advanced by `q`
-    a trip; a transposed block loaded as its transpose and transposed back)
-    or the loop unchanged; the `scf.if` is marked `kiln.tensor_map_version`.
+    whose loads name their maps, without masks (each map's row carried and
+    advanced by `q` a trip, or computed from the induction variable; a
+    transposed block loaded as its transpose and transposed back) or the
+    loop unchanged; the `scf.if` is marked `kiln.tensor_map_version`.
     kiln-hoist-tensor-maps then makes the maps parameters; a guarded map
     that the TMA unit would refuse is passed empty by the launcher, and the
     check keeps the program off it. Where the loads of the first version
