@@ -386,6 +386,12 @@ def with_layout(array: torch.Tensor, layout: str) -> torch.Tensor:
     raise ValueError(f"unknown layout {layout!r}; one of {', '.join(LAYOUTS)}")
 
 
+def same_strides(array: torch.Tensor) -> torch.Tensor:
+    """A new array of `array`'s shape, dtype and strides, whatever they are
+    (empty_like keeps them only for arrays without gaps)."""
+    return torch.empty_strided(array.shape, array.stride(), dtype=array.dtype, device=array.device)
+
+
 def new_row_statistics(q: torch.Tensor) -> torch.Tensor:
     """An uninitialized M for the forward kernels on queries `q` ([Z, H,
     N_CTX, HEAD_DIM]): [Z*H, N_CTX] in float32."""
@@ -407,7 +413,7 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, sm_
     _check_operands(q, k, v)
     z, h, n_ctx, head_dim = q.shape
     if out is None:
-        out = torch.empty_like(q)
+        out = same_strides(q)
     _check_operands(q, out)
     if m is None:
         m = new_row_statistics(q)
@@ -464,7 +470,7 @@ def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tenso
     preprocess, dkdv, dq_kernel = kernels or (attention_backward_preprocess, attention_backward_dkdv,
                                               attention_backward_dq)
     if do.stride() != q.stride():
-        do = torch.empty_like(q).copy_(do)  # empty_like keeps q's strides
+        do = same_strides(q).copy_(do)
     _check_operands(q, k, v, out, do)
     z, h, n_ctx, head_dim = q.shape
     strides = (q.stride(0), q.stride(1), q.stride(2), q.stride(3))
@@ -472,7 +478,7 @@ def backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tenso
     preprocess_block = 32
     preprocess[(math.ceil(n_ctx / preprocess_block), z * h)](
         out, do, delta, *strides, h, n_ctx, HEAD_DIM=head_dim, BLOCK_M=preprocess_block)
-    dq, dk, dv = (torch.full_like(x, math.nan) for x in (q, k, v))
+    dq, dk, dv = (same_strides(x).fill_(math.nan) for x in (q, k, v))
     block_m, block_n = blocks_dkdv
     dkdv[(math.ceil(n_ctx / block_n), z * h)](
         q, k, v, sm_scale, do, dk, dv, m, delta, *strides, h, n_ctx, HEAD_DIM=head_dim, BLOCK_M=block_m,

@@ -145,6 +145,35 @@ def test_forward_pointer_tensor_maps(arrays, monkeypatch, causal, layout, blocks
     assert_m_close(m, expected_m)
 
 
+#: The backward's kernels, and a forward, of their own for the tests that
+#: compile them with KILN_POINTER_TENSOR_MAPS (read when a kernel compiles).
+POINTER_MAP_KERNELS = tuple(kiln.jit(kernel.fn) for kernel in (
+    attention_kernels.attention_forward, attention_kernels.attention_backward_preprocess,
+    attention_kernels.attention_backward_dkdv, attention_kernels.attention_backward_dq))
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("layout", attention_kernels.LAYOUTS)
+@pytest.mark.parametrize("n_ctx", [64, 72])
+def test_backward_pointer_tensor_maps(arrays, monkeypatch, causal, layout, n_ctx):
+    """The backward compiled with KILN_POINTER_TENSOR_MAPS: its loops' loads
+    (pointers computed from the induction variable, masked to N_CTX) get
+    tensor maps where the masks are true over every block of the loop, as
+    at N_CTX 64; at 72 the last block's are not, and the programs read
+    through their pointers."""
+    monkeypatch.setenv("KILN_POINTER_TENSOR_MAPS", "1")
+    forward, *backward = POINTER_MAP_KERNELS
+    q, k, v, do = (attention_kernels.with_layout(array, layout)
+                   for array in random_operands((2, 3, n_ctx, 16), torch.float16, arrays.device, seed=n_ctx))
+    out, m = poisoned_outputs(q)
+    out = attention_kernels.with_layout(out, layout)
+    attention_kernels.forward(q, k, v, causal, 0.5, 16, 16, kernel=forward, out=out, m=m)
+    grads = attention_kernels.backward(q, k, v, out, m, do, causal, 0.5, (16, 32), (32, 16), kernels=tuple(backward))
+    expected = attention_kernels.reference(q, k, v, causal, 0.5, do)
+    for name, result, reference in zip(("dQ", "dK", "dV"), grads, expected[2:]):
+        assert_close(name, result, reference, torch.float16)
+
+
 def test_strided_operands(arrays):
     """Q, K, V, dO and O in the [Z, N_CTX, H, HEAD_DIM] layout of a
     projection's output, seen as [Z, H, N_CTX, HEAD_DIM] (no dimension but

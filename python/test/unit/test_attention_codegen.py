@@ -144,26 +144,29 @@ def test_sm80_forward_uses_mma_sync_and_cp_async():
 
 
 def compile_forward_pointer_maps(target: str, head_dim: int, block_m: int, block_n: int, num_warps: int,
-                                 causal: bool) -> kiln.CompiledKernel:
+                                 causal: bool, mask_keys: bool = False) -> kiln.CompiledKernel:
     """The plain forward compiled as with KILN_POINTER_TENSOR_MAPS set."""
     from kiln.compiler.compiler import compile_jit_function
 
     return compile_jit_function(attention_forward, SIGNATURE,
                                 {"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": causal,
-                                 "MASK_KEYS": False},
+                                 "MASK_KEYS": mask_keys},
                                 CONTIGUOUS, target, num_warps, 3, pointer_tensor_maps=True)
 
 
 @pytest.mark.parametrize("head_dim,block_m,block_n,num_warps", [(64, 128, 64, 8), (128, 128, 128, 8),
                                                                 (64, 64, 64, 4)])
 @pytest.mark.parametrize("causal", [False, True])
-def test_sm90a_forward_pointer_loads_get_guarded_tensor_maps(head_dim, block_m, block_n, num_warps, causal):
+@pytest.mark.parametrize("mask_keys", [False, True], ids=["unmasked", "masked"])
+def test_sm90a_forward_pointer_loads_get_guarded_tensor_maps(head_dim, block_m, block_n, num_warps, causal,
+                                                             mask_keys):
     """With pointer tensor maps, the plain forward's K and V loads get maps
     over their parameters, rows of stride_tok elements, that the launcher
     encodes or (guarded) passes empty; the loop is versioned on the
     program's check: the copy that reads through the maps is copied by the
-    TMA unit, the loop as it was by cp.async."""
-    compiled = compile_forward_pointer_maps("sm_90a", head_dim, block_m, block_n, num_warps, causal)
+    TMA unit, the loop as it was by cp.async. Masked to N_CTX, they get
+    them too, the check requiring the masks true in every trip."""
+    compiled = compile_forward_pointer_maps("sm_90a", head_dim, block_m, block_n, num_warps, causal, mask_keys)
     stride_tok = ["sext", 64, ["arg", 32, 8]]
     recipes = compiled.metadata["derived_tensor_maps"]
     assert [(recipe["arg"], recipe["base"]) for recipe in recipes] == [(12, 1), (13, 2)]  # K, V
