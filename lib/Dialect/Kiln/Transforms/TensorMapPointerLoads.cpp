@@ -9,8 +9,10 @@
 // and the rows fit the map, depends on the launch's arguments and on the
 // program, so the loop is versioned: the program checks before the loop,
 // once, and runs either a copy whose loads name the maps or the loop as it
-// was. The maps' shapes and strides are computed from the arguments alone,
-// so kiln-hoist-tensor-maps makes them parameters that the launcher encodes.
+// was. (Pointers the body computes from the induction variable qualify as
+// well, and masked loads where the check finds the mask true throughout.)
+// The maps' shapes and strides are computed from the arguments alone, so
+// kiln-hoist-tensor-maps makes them parameters that the launcher encodes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,7 +54,7 @@ constexpr int64_t kMapRows = (int64_t(1) << 31) - 1;
 constexpr int64_t kMaxBoxSide = 256;
 
 /// `k` times the product of `factors`: integer scalars defined before the
-/// loop, each read as a signed 64-bit integer.
+/// loop, or its induction variable, each read as a signed 64-bit integer.
 struct Term {
   SmallVector<Value, 2> factors;
   int64_t k = 0;
@@ -197,7 +199,8 @@ public:
       : kernel(kernel), loop(loop), algebra(algebra) {}
 
   /// `value` as an affine function, or nullopt where it is not one of
-  /// integer scalars defined before the loop (computed in it or not).
+  /// integer scalars defined before the loop and the induction variable
+  /// (computed in the loop or not).
   std::optional<Affine> describe(Value value, unsigned depth = 0) {
     if (depth > kMaxDepth)
       return std::nullopt;
