@@ -31,9 +31,12 @@ build/bin/kiln-unittests --gtest_brief=1 || failed+=(gtest)
 # cores (at x86-64-v2, without AVX, whole-block vectors compile slowly), so
 # the levels run the files whose code depends most on the vector
 # instructions: block pointers and descriptors (masked 2-D rows, gathers,
-# scatters) and vector add. x86-64-v4 runs AVX-512 code with Intel's
-# tuning, where LLVM's miscompile (docs/design/cpu_backend.md) showed up.
+# scatters), the attention forward with its pointer loads read as tensor
+# maps (2-D boxes of 64-bit indices under masks), and vector add.
+# x86-64-v4 runs AVX-512 code with Intel's tuning, where LLVM's miscompile
+# (docs/design/cpu_backend.md) showed up.
 LEVEL_TESTS=(python/test/kernels/test_block_ptr.py python/test/kernels/test_tensor_descriptor.py
+             python/test/kernels/test_attention.py::test_forward_pointer_tensor_maps
              python/test/kernels/test_vector_add.py)
 for level in x86-64-v2 x86-64-v3 x86-64-v4; do
   missing=$(.venv/bin/python -c "import sys; from kiln import _C; print(','.join(_C.cpu.describe_target(sys.argv[1])[2]))" "$level" 2>/dev/null) \
