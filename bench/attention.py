@@ -15,9 +15,9 @@ Columns, in TFLOP/s:
   the same file, same text for both compilers): first the forward alone
   at each of CONFIGS, then the whole at the best of those and each of
   BACKWARD_CONFIGS; the row prints both choices.
-- kiln ptm (provider ptm, not run by default): Kiln's plain forward
-  compiled with KILN_POINTER_TENSOR_MAPS, its loop's K and V pointer loads
-  copied by the TMA unit where the program's check allows
+- kiln nomaps (provider nomaps, not run by default): Kiln's plain forward
+  compiled with KILN_POINTER_TENSOR_MAPS=0, its loop's K and V pointer
+  loads copied by cp.async in every program, as before pointer tensor maps
   (docs/design/pointer_tensor_maps.md); fwd rows only, tuned the same way.
 - kiln desc, triton desc: `attention_forward_descriptors`, the same
   forward written as tutorial 06 writes it (tensor descriptors made in the
@@ -61,7 +61,7 @@ is of a user's first call. The second makes it in this process, after a
 launch of a trivial kernel, which leaves only the kernel's own compile.
 
     python3 bench/attention.py [--quick] [--shapes 128x4096,64x16384] [--causal both|yes|no]
-        [--dtype fp16,bf16] [--modes fwd,fwd+bwd] [--providers plain,ptm,desc,host,sdpa,tutorial06]
+        [--dtype fp16,bf16] [--modes fwd,fwd+bwd] [--providers plain,nomaps,desc,host,sdpa,tutorial06]
         [--tutorial06 PATH] [--tutorial06-configs all|one] [--configs 128/128/8/3,...] [--verbose]
         [--compile-workers N]
 
@@ -159,9 +159,9 @@ RESULT_LINE, COMPILER_LINE = "RESULT ", "COMPILER "
 LOST_CONTEXT_STATUS = 3
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 MODES = ("fwd", "fwd+bwd")
-PROVIDERS = ("plain", "ptm", "desc", "host", "sdpa", "tutorial06")
+PROVIDERS = ("plain", "nomaps", "desc", "host", "sdpa", "tutorial06")
 #: attention_kernels.forward's options for the kernels of each column suffix.
-FORWARD_OPTIONS = {"": {}, " ptm": {}, " desc": {}, " host": {"host_descriptors": True, "warp_specialize": False},
+FORWARD_OPTIONS = {"": {}, " nomaps": {}, " desc": {}, " host": {"host_descriptors": True, "warp_specialize": False},
                    " host ws": {"host_descriptors": True, "warp_specialize": True}}
 #: The column suffixes of the "host" provider's kernels.
 HOST_SUFFIXES = tuple(suffix for suffix, options in FORWARD_OPTIONS.items() if options.get("host_descriptors"))
@@ -325,11 +325,11 @@ def plain_kernels(kernel: Any = attention_kernels.attention_forward, suffix: str
     return kernels
 
 
-class WithPointerTensorMaps:
-    """A Kiln kernel launched with KILN_POINTER_TENSOR_MAPS set, so that
-    what it compiles gives its loops' pointer loads tensor maps (the
-    variable is read when a kernel compiles: this kernel is a JITFunction of
-    its own, whose launches alone see it)."""
+class WithoutPointerTensorMaps:
+    """A Kiln kernel launched with KILN_POINTER_TENSOR_MAPS=0, so that what
+    it compiles keeps its loops' pointer loads off tensor maps (the variable
+    is read when a kernel compiles: this kernel is a JITFunction of its own,
+    whose launches alone see it)."""
 
     def __init__(self, kernel: Any) -> None:
         self.kernel = kiln.jit(kernel.fn)
@@ -339,9 +339,9 @@ class WithPointerTensorMaps:
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         launch = self.kernel[grid]
 
-        def launch_with_maps(*args: Any, **kwargs: Any) -> Any:
+        def launch_without_maps(*args: Any, **kwargs: Any) -> Any:
             previous = os.environ.get(POINTER_TENSOR_MAPS_ENV)
-            os.environ[POINTER_TENSOR_MAPS_ENV] = "1"
+            os.environ[POINTER_TENSOR_MAPS_ENV] = "0"
             try:
                 return launch(*args, **kwargs)
             finally:
@@ -349,7 +349,7 @@ class WithPointerTensorMaps:
                     del os.environ[POINTER_TENSOR_MAPS_ENV]
                 else:
                     os.environ[POINTER_TENSOR_MAPS_ENV] = previous
-        return launch_with_maps
+        return launch_without_maps
 
 
 def allocate_triton_scratch(size: int, alignment: int, stream: Any) -> torch.Tensor:
@@ -684,7 +684,7 @@ def row_cells(case: Case, providers: set, kernels: dict[str, Any], tutorial: dic
     needs_grad = case.mode == "fwd+bwd"
     q, k, v, do = make_inputs(case, requires_grad=needs_grad)
     expected = reference(q, k, v, case.causal, do if needs_grad else None)
-    if providers & {"plain", "ptm", "desc", "host"}:
+    if providers & {"plain", "nomaps", "desc", "host"}:
         # fwd+bwd: each compiler's forward at its own best configuration.
         forward_configs, forward_labels = {}, {}
         if needs_grad:
@@ -744,8 +744,8 @@ def table_kernels(providers: set, modes: Sequence[str]) -> tuple[dict[str, Any],
             twins: dict = {}
             backward_kernels["triton"] = (kernels["triton"],
                                           *(triton_twin(kernel, twins) for kernel in kiln_kernels[1:]))
-    if "ptm" in providers:
-        kernels["kiln ptm"] = WithPointerTensorMaps(attention_kernels.attention_forward)
+    if "nomaps" in providers:
+        kernels["kiln nomaps"] = WithoutPointerTensorMaps(attention_kernels.attention_forward)
     if "desc" in providers:
         kernels.update(plain_kernels(attention_kernels.attention_forward_descriptors, " desc"))
         if triton is not None:
@@ -839,8 +839,8 @@ def run(args: argparse.Namespace) -> None:
     columns = []
     if "plain" in providers:
         columns += ["kiln"] + (["triton", "kiln/triton"] if "triton" in kernels else [])
-    if "ptm" in providers:
-        columns += ["kiln ptm"]
+    if "nomaps" in providers:
+        columns += ["kiln nomaps"]
     if "desc" in providers:
         columns += ["kiln desc"] + (["triton desc", "kiln/triton desc"] if "triton desc" in kernels else [])
     if "host" in providers:
@@ -886,8 +886,8 @@ def main() -> None:
     parser.add_argument("--dtype", default="fp16,bf16")
     parser.add_argument("--modes", default="fwd,fwd+bwd")
     parser.add_argument("--providers", default="plain,desc,sdpa,tutorial06",
-                        help="plain (the plain kernel, Kiln and Triton), ptm (Kiln's plain kernel compiled with "
-                             "pointer tensor maps), desc (its descriptor form), "
+                        help="plain (the plain kernel, Kiln and Triton), nomaps (Kiln's plain kernel compiled "
+                             "without pointer tensor maps), desc (its descriptor form), "
                              "sdpa (cuDNN, FA2), tutorial06")
     parser.add_argument("--tutorial06", help=f"path of Triton's {TUTORIAL06}")
     parser.add_argument("--tutorial06-configs", choices=["all", "one"], default="all",

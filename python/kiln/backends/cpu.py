@@ -62,7 +62,7 @@ class CpuBackend(Backend):
     def compile_options(self, kernel: Any, environment: tuple) -> dict[str, Any]:
         """``checked``: ``kiln.jit(checked=True)`` or ``$KILN_CPU_CHECKED``;
         ``cpu_target``: ``$KILN_CPU_TARGET`` (``"host"`` when unset);
-        ``pointer_tensor_maps`` where ``$KILN_POINTER_TENSOR_MAPS`` is set.
+        ``pointer_tensor_maps`` where ``$KILN_POINTER_TENSOR_MAPS`` is set true.
 
         Raises:
             ValueError: for a target specification that names an unknown

@@ -382,8 +382,10 @@ class NvidiaBackend(Backend):
         return _arrays.address_of(value, kind)
 
     def compile_options(self, kernel: Any, environment: tuple) -> dict[str, Any]:
-        """``pointer_tensor_maps`` where ``KILN_POINTER_TENSOR_MAPS`` is set."""
-        return {"pointer_tensor_maps": True} if _settings.pointer_tensor_maps() else {}
+        """``pointer_tensor_maps`` False where ``KILN_POINTER_TENSOR_MAPS`` is
+        set false (they are on by default: the default adds no option, so
+        that cache keys stay as they were)."""
+        return {"pointer_tensor_maps": False} if _settings.pointer_tensor_maps() is False else {}
 
     def cache_identity(self, options: Mapping[str, Any]) -> Optional[str]:
         """The ptxas that would make the cubin and the libdevice that
@@ -401,8 +403,8 @@ class NvidiaBackend(Backend):
         kernel's registers per thread; ``options["enable_fp_fusion"]``
         False keeps multiplies and adds apart (mul.rn, add.rn: no fma); ``options["enable_reflect_ftz"]``
         False keeps denormals in single-precision math functions. ``options["pointer_tensor_maps"]``
-        True gives loops' pointer loads of rows TMA maps on sm_90a
-        (kiln-tensor-map-pointer-loads). ``options["checked"]`` bounds-checks
+        False keeps loops' pointer loads of rows from getting TMA maps on
+        sm_90a (kiln-tensor-map-pointer-loads). ``options["checked"]`` bounds-checks
         every access (see docs/design/checked_mode.md): loads then stay
         plain loads (no cp.async or TMA copies, whatever num_stages says),
         and ``metadata["checked_sites"]`` lists the checked accesses."""
@@ -415,8 +417,8 @@ class NvidiaBackend(Backend):
             settings["maxnreg"] = options["maxnreg"]
         if options.get("tensor_map_parameters") is False:
             settings["tensor-map-parameters"] = "false"
-        if options.get("pointer_tensor_maps"):
-            settings["pointer-tensor-maps"] = "true"
+        if options.get("pointer_tensor_maps") is False:
+            settings["pointer-tensor-maps"] = "false"
         pipelines = [
             ("kiln_gpu", pipeline_text("kiln-nvidia-to-kiln-gpu", **settings)),
             (None, pipeline_text("kiln-nvidia-to-llvm", **settings)),

@@ -72,10 +72,11 @@ DEBUG_ENV = "KILN_DEBUG"
 CPU_TARGET_ENV = "KILN_CPU_TARGET"
 FP_FUSION_ENV = "TRITON_DEFAULT_FP_FUSION"  # Triton's knobs.language.default_fp_fusion
 OVERRIDE_ARCH_ENV = "TRITON_OVERRIDE_ARCH"  # Triton's knobs.runtime.override_arch
-#: When set, loops' loads through pointers to rows of a parameter get tensor
-#: maps, the loop versioned on a check in the program: TMA copies on sm_90a,
-#: read as the TMA unit reads them on the CPU
-#: (docs/design/pointer_tensor_maps.md). Read when a kernel is compiled.
+#: Whether loops' loads through pointers to rows of a parameter get tensor
+#: maps, the loop versioned on a check in the program: TMA copies on sm_90a
+#: (on unless set false), read as the TMA unit reads them on the CPU (off
+#: unless set true; a way to test them without a GPU). See
+#: docs/design/pointer_tensor_maps.md. Read when a kernel is compiled.
 POINTER_TENSOR_MAPS_ENV = "KILN_POINTER_TENSOR_MAPS"
 
 # os.environ keeps its contents in ``_data`` (bytes keys on POSIX) and
@@ -116,14 +117,16 @@ else:  # another platform or Python: the portable, slower way
         return os.environ.get(THREADS_ENV)
 
 
-def pointer_tensor_maps() -> bool:
-    """Whether ``KILN_POINTER_TENSOR_MAPS`` asks for tensor maps on loops'
-    pointer loads (read when a kernel compiles, not part of a launch's key).
+def pointer_tensor_maps() -> Optional[bool]:
+    """What ``KILN_POINTER_TENSOR_MAPS`` says of tensor maps on loops'
+    pointer loads, None when it is unset or empty (read when a kernel
+    compiles, not part of a launch's key).
 
     Raises:
         ValueError: for a value that is not a recognizable boolean.
     """
-    return parse_flag(os.environ.get(POINTER_TENSOR_MAPS_ENV), POINTER_TENSOR_MAPS_ENV)
+    raw = os.environ.get(POINTER_TENSOR_MAPS_ENV)
+    return None if raw is None or raw == "" else parse_flag(raw, POINTER_TENSOR_MAPS_ENV)
 
 
 def override_arch(environment: tuple) -> Optional[str]:

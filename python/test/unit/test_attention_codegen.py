@@ -40,10 +40,15 @@ CONTIGUOUS = Specialization(
 def compile_forward(target: str, head_dim: int = 128, block_m: int = 128, block_n: int = 64,
                     num_warps: int = 8, num_stages: int = 3,
                     causal: bool = False) -> kiln.CompiledKernel:
-    return kiln.compile(attention_forward, signature=SIGNATURE, target=target,
-                        num_warps=num_warps, num_stages=num_stages, attrs=CONTIGUOUS,
-                        constexprs={"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n,
-                                    "CAUSAL": causal, "MASK_KEYS": False})
+    """The plain forward as a launch on contiguous operands compiles it,
+    its loads through pointers only (KILN_POINTER_TENSOR_MAPS=0): the loop
+    that programs failing the tensor maps' check run."""
+    from kiln.compiler.compiler import compile_jit_function
+
+    return compile_jit_function(attention_forward, SIGNATURE,
+                                {"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": causal,
+                                 "MASK_KEYS": False},
+                                CONTIGUOUS, target, num_warps, num_stages, pointer_tensor_maps=False)
 
 
 def loop_bodies(ir: str) -> list[str]:
@@ -145,13 +150,15 @@ def test_sm80_forward_uses_mma_sync_and_cp_async():
 
 def compile_forward_pointer_maps(target: str, head_dim: int, block_m: int, block_n: int, num_warps: int,
                                  causal: bool, mask_keys: bool = False) -> kiln.CompiledKernel:
-    """The plain forward compiled as with KILN_POINTER_TENSOR_MAPS set."""
+    """The plain forward as a launch compiles it by default on sm_90a (and,
+    for the CPU, with KILN_POINTER_TENSOR_MAPS=1): pointer tensor maps."""
     from kiln.compiler.compiler import compile_jit_function
 
+    options = {"pointer_tensor_maps": True} if target == "cpu" else {}
     return compile_jit_function(attention_forward, SIGNATURE,
                                 {"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": causal,
                                  "MASK_KEYS": mask_keys},
-                                CONTIGUOUS, target, num_warps, 3, pointer_tensor_maps=True)
+                                CONTIGUOUS, target, num_warps, 3, **options)
 
 
 @pytest.mark.parametrize("head_dim,block_m,block_n,num_warps", [(64, 128, 64, 8), (128, 128, 128, 8),
@@ -224,9 +231,9 @@ def test_pointer_tensor_maps_a_version_no_tma_copy_reads_is_dropped():
     assert len(loop_bodies(ir)) == 1 and "scf.if" not in ir
 
 
-def test_pointer_tensor_maps_leave_other_targets_and_the_default_alone():
-    """Without the option, and on sm_80 (no TMA unit) with it, the plain
-    forward keeps one loop and no maps."""
+def test_pointer_tensor_maps_leave_other_targets_and_the_switched_off_alone():
+    """With the option off, and on sm_80 (no TMA unit), the plain forward
+    keeps one loop and no maps."""
     for compiled in (compile_forward("sm_90a", head_dim=64, block_m=128, block_n=64, num_warps=8),
                      compile_forward_pointer_maps("sm_80", 64, 128, 64, 8, False)):
         assert "derived_tensor_maps" not in compiled.metadata
@@ -462,16 +469,18 @@ def compile_backward(kernel, head_dim: int, block_m: int, block_n: int, num_warp
                      causal: bool = False) -> kiln.CompiledKernel:
     """One of the backward's kernels (`attention_backward_dkdv`,
     `attention_backward_dq`) as a launch on contiguous operands compiles it
-    for sm_90a."""
+    for sm_90a, its loads through pointers only (as compile_forward)."""
+    from kiln.compiler.compiler import compile_jit_function
+
     signature = dict(SIGNATURE)
     signature.update({"DO": "*fp16", "DK": "*fp16", "DV": "*fp16", "DQ": "*fp16", "Delta": "*fp32"})
     parameters = [name for name in inspect.signature(kernel.fn).parameters if name in signature]
     signature = {name: signature[name] for name in parameters}
     attrs = Specialization(divisible_by_16=CONTIGUOUS.divisible_by_16 | {"DO", "DK", "DV", "DQ", "Delta"},
                            equal_to_1=frozenset({"stride_d"}))
-    return kiln.compile(kernel, signature=signature, target="sm_90a", num_warps=num_warps,
-                        num_stages=num_stages, attrs=attrs,
-                        constexprs={"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": causal})
+    return compile_jit_function(kernel, signature,
+                                {"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": causal},
+                                attrs, "sm_90a", num_warps, num_stages, pointer_tensor_maps=False)
 
 
 def compile_backward_dkdv(head_dim: int, block_m: int, block_n: int, num_warps: int,

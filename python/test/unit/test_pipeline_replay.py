@@ -153,18 +153,21 @@ def test_kiln_opt_replays_each_pipeline(name: str, target: str, checked: bool, t
 
 @pytest.mark.parametrize("target", ["sm_90a", "cpu"])
 def test_kiln_opt_replays_pointer_tensor_maps(target: str, tmp_path: pathlib.Path) -> None:
-    """The option that gives loops' pointer loads tensor maps is in the
-    recorded pipeline, and kiln-opt, given it, does what the JIT did: on
-    sm_90a the same kiln_gpu module (the versioned loop, the map
-    parameters, their recipes), on the CPU the same LLVM dialect (the maps
-    read as the TMA unit reads them)."""
+    """Loops' pointer loads with tensor maps (the default on sm_90a, the
+    recorded pipeline's option on the CPU): kiln-opt, given the recorded
+    pipeline, does what the JIT did: on sm_90a the same kiln_gpu module
+    (the versioned loop, the map parameters, their recipes), on the CPU the
+    same LLVM dialect (the maps read as the TMA unit reads them)."""
     from test_attention_codegen import compile_forward_pointer_maps
 
     # (Small blocks on the CPU, whose lowering of a big block is slow.)
     sizes = (64, 128, 64, 8) if target != "cpu" else (16, 32, 16, 4)
     compiled = compile_forward_pointer_maps(target, *sizes, False)
     pipeline = compiled.metadata["pipelines"][0]
-    assert "pointer-tensor-maps=true" in pipeline
+    if target == "cpu":
+        assert "pointer-tensor-maps=true" in pipeline
+    else:
+        assert "kiln.tensor_map_version" in compiled.asm["kiln_gpu"]
     replayed = _kiln_opt(tmp_path, compiled.asm["kiln"], pipeline)
     expected = compiled.asm["kiln_gpu"] if target != "cpu" else _in_process(compiled.asm["kiln"], pipeline)
     assert _normalized(replayed) == _normalized(expected)

@@ -275,6 +275,46 @@ func.func @unaligned_stride(%V: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %
 
 // -----
 
+// A parameter the kernel also writes through: the TMA unit's reads would
+// have to be fenced against the kernel's own stores (the async proxy), so
+// its loads keep their pointers.
+// HOIST-NOT: guarded
+// CHECK-LABEL: func.func @written
+// CHECK-NOT: scf.if
+// CHECK-NOT: tensor_map
+// CHECK: return
+func.func @written(%V: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %offset: i64, %stride: i32 {kiln.divisibility = 16 : i32}, %n: i32,
+                %p: tensor<128x64xf16>, %out: tensor<64x64x!kiln.ptr<f16>>) -> tensor<128x64xf32> attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %range = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %rows = kiln.expand_dims %range {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %cols = kiln.expand_dims %range {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %stride_rows = kiln.splat %stride : i32 -> tensor<64x1xi32>
+  %row_offsets = arith.muli %rows, %stride_rows : tensor<64x1xi32>
+  %v_base = kiln.addptr %V, %offset : !kiln.ptr<f16>, i64
+  %v_splat = kiln.splat %v_base : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>>
+  %v_rows = kiln.addptr %v_splat, %row_offsets : tensor<64x1x!kiln.ptr<f16>>, tensor<64x1xi32>
+  %v_bcast = kiln.broadcast %v_rows : tensor<64x1x!kiln.ptr<f16>> -> tensor<64x64x!kiln.ptr<f16>>
+  %cols_b = kiln.broadcast %cols : tensor<1x64xi32> -> tensor<64x64xi32>
+  %v0 = kiln.addptr %v_bcast, %cols_b : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+  %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero, %v = %v0)
+      -> (tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>) : i32 {
+    %vb = kiln.load %v : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+    %d = kiln.dot %p, %vb, %acc {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
+    %step = arith.muli %c64, %stride : i32
+    %advance = kiln.splat %step : i32 -> tensor<64x64xi32>
+    %v1 = kiln.addptr %v, %advance : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+    scf.yield %d, %v1 : tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>
+  }
+  %back = kiln.load %v0 : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+  kiln.store %v0, %back : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xf16>
+  return %r#0 : tensor<128x64xf32>
+}
+
+// -----
+
 // Pointers computed in the body from the induction variable (the
 // backward's form: `Q + offset + (start_m + offs_m)[:, None] * stride +
 // offs_d[None, :]`), masked to the rows below %n. The row is computed from

@@ -45,7 +45,7 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("give loops' loads through pointers to rows of a parameter TMA "
                      "tensor maps, the loop versioned on a check in the program "
                      "(kiln-tensor-map-pointer-loads; needs tensor-map-parameters)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
 };
 
 /// kiln -> kiln_gpu: inline and simplify, assign layouts, coalesce.

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Analysis/WrittenArguments.h"
 #include "kiln/Dialect/Kiln/IR/Dialect.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
@@ -523,7 +524,7 @@ std::optional<SmallVector<Guard>> matchMask(LoadOp load, scf::ForOp loop, Affine
 
 /// The candidate that `load` of `loop` is, if it is one.
 std::optional<Candidate> matchLoad(LoadOp load, scf::ForOp loop, FunctionOpInterface kernel,
-                                   Algebra &algebra) {
+                                   ArrayRef<unsigned> written, Algebra &algebra) {
   if (load->getBlock() != loop.getBody() || load.getTensorMap() || load.getIsVolatile())
     return std::nullopt;
   auto type = dyn_cast<RankedTensorType>(load.getType());
@@ -566,7 +567,10 @@ std::optional<Candidate> matchLoad(LoadOp load, scf::ForOp loop, FunctionOpInter
     candidate.offset = split->first;
     perStep = split->second;
   }
-  if (!pointers->base)
+  // A parameter the kernel writes is left alone: the TMA unit reads through
+  // the async proxy, which the kernel's own stores would have to be fenced
+  // against.
+  if (!pointers->base || llvm::is_contained(written, pointers->base.getArgNumber()))
     return std::nullopt;
   candidate.base = pointers->base;
   // One dimension is contiguous (coefficient 1), the other the rows.
@@ -836,6 +840,8 @@ struct KilnTensorMapPointerLoads
       if (innermost)
         loops.push_back(loop);
     });
+    // The parameters each kernel writes through, found once per kernel.
+    llvm::DenseMap<Operation *, std::optional<SmallVector<unsigned>>> written;
     for (scf::ForOp loop : loops) {
       auto kernel = loop->getParentOfType<FunctionOpInterface>();
       // (32-bit trip counts: the check's 64-bit arithmetic cannot overflow.)
@@ -843,8 +849,11 @@ struct KilnTensorMapPointerLoads
         continue;
       Algebra algebra;
       SmallVector<Candidate, 2> candidates;
+      auto &writes = written[kernel.getOperation()];
+      if (!writes)
+        writes = writtenKernelArguments(getOperation(), kernel);
       for (LoadOp load : loop.getBody()->getOps<LoadOp>())
-        if (auto candidate = matchLoad(load, loop, kernel, algebra))
+        if (auto candidate = matchLoad(load, loop, kernel, *writes, algebra))
           candidates.push_back(*candidate);
       if (!candidates.empty())
         versionLoop(loop, candidates);
