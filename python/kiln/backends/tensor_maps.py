@@ -15,7 +15,7 @@ refuse for a launch's arguments.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from kiln.runtime import arrays as _arrays
 from kiln.runtime import driver as _driver
@@ -139,7 +139,7 @@ class DerivedTensorMaps:
             address = base if isinstance(base, int) else _arrays.address_of(
                 base, _arrays.array_kind(base.__class__) or _arrays.ArrayKind.TORCH)
             element_bytes = recipe["element_bits"] // 8
-            if recipe.get("guarded") and self._refused(shape, strides, element_bytes):
+            if recipe.get("guarded") and self._refusal(shape, strides, element_bytes) is not None:
                 # The kernel checks the same limits before it reads this map
                 # (kiln-tensor-map-pointer-loads), and reads through its
                 # pointers instead: no map to encode.
@@ -151,23 +151,23 @@ class DerivedTensorMaps:
         return maps
 
     @staticmethod
-    def _refused(shape: tuple[int, ...], strides: tuple[int, ...], element_bytes: int) -> bool:
-        """Whether the TMA unit refuses a tensor of this shape and strides
-        (in elements): the limits that :meth:`_check` names."""
-        return (any(not 1 <= extent <= _MAX_EXTENT for extent in shape)
-                or any(stride <= 0 or stride * element_bytes >= _MAX_STRIDE_BYTES for stride in strides[:-1]))
+    def _refusal(shape: tuple[int, ...], strides: tuple[int, ...], element_bytes: int) -> Optional[str]:
+        """Why the TMA unit refuses a tensor of this shape and strides (in
+        elements), as the end of a sentence; None where it takes it."""
+        for axis, extent in enumerate(shape):
+            if not 1 <= extent <= _MAX_EXTENT:
+                return f"has shape[{axis}] = {extent} in this launch; the TMA unit that reads it takes extents " \
+                       f"from 1 to 2**32"
+        for axis, stride in enumerate(strides[:-1]):
+            if stride <= 0 or stride * element_bytes >= _MAX_STRIDE_BYTES:
+                return f"has strides[{axis}] = {stride} in this launch; the TMA unit that reads it takes positive " \
+                       f"strides below 2**40 bytes"
+        return None
 
     def _check(self, recipe: Mapping[str, Any], shape: tuple[int, ...], strides: tuple[int, ...],
                element_bytes: int) -> None:
         """Raises ValueError, located at the descriptor's source line, for a
         tensor the TMA unit cannot describe."""
-        where = f"{recipe['loc']}: kernel {self.kernel_name}: the tensor descriptor made here"
-        for axis, extent in enumerate(shape):
-            if not 1 <= extent <= _MAX_EXTENT:
-                raise ValueError(f"{where} has shape[{axis}] = {extent} in this launch; the TMA unit that reads "
-                                 f"it takes extents from 1 to 2**32")
-        for axis, stride in enumerate(strides[:-1]):
-            if stride <= 0 or stride * element_bytes >= _MAX_STRIDE_BYTES:
-                raise ValueError(f"{where} has strides[{axis}] = {stride} in this launch; the TMA unit that reads "
-                                 f"it takes positive strides below 2**40 bytes")
-
+        refusal = self._refusal(shape, strides, element_bytes)
+        if refusal is not None:
+            raise ValueError(f"{recipe['loc']}: kernel {self.kernel_name}: the tensor descriptor made here {refusal}")
