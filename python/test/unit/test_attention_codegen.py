@@ -172,7 +172,9 @@ def test_sm90a_forward_pointer_loads_get_guarded_tensor_maps(head_dim, block_m, 
     encodes or (guarded) passes empty; the loop is versioned on the
     program's check: the copy that reads through the maps is copied by the
     TMA unit, the loop as it was by cp.async. Masked to N_CTX, they get
-    them too, the check requiring the masks true in every trip."""
+    them too, the check requiring the masks true in every trip. On two
+    consumer warpgroups the TMA side is warp-specialized: a producer
+    warpgroup issues its copies where the check holds."""
     compiled = compile_forward_pointer_maps("sm_90a", head_dim, block_m, block_n, num_warps, causal, mask_keys)
     stride_tok = ["sext", 64, ["arg", 32, 8]]
     recipes = compiled.metadata["derived_tensor_maps"]
@@ -182,8 +184,17 @@ def test_sm90a_forward_pointer_loads_get_guarded_tensor_maps(head_dim, block_m, 
         assert recipe["shape"] == [["const", 64, 2 ** 31 - 1], stride_tok] and recipe["strides"] == [stride_tok]
     assert set(compiled.metadata["tensor_maps"]) == {"<tensor map 0>", "<tensor map 1>"}
     ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
-    mapped, pointers = loop_bodies(ir)
-    assert mapped.count("kiln_gpu.async_tma_copy") == 2 and "kiln_gpu.async_copy " not in mapped
+    if num_warps == 8:
+        assert compiled.metadata["producer_warps"] == 4
+        copies, mapped, pointers = loop_bodies(ir)
+        assert copies.count("kiln_gpu.async_tma_copy") == 2 and "kiln.dot" not in copies
+        assert "async_tma_copy" not in mapped and "kiln_gpu.release_slot" in mapped
+        assert "kiln_gpu.await_turn" in mapped and "kiln_gpu.await_turn" not in pointers
+    else:
+        assert "producer_warps" not in compiled.metadata
+        mapped, pointers = loop_bodies(ir)
+        assert mapped.count("kiln_gpu.async_tma_copy") == 2
+    assert "kiln_gpu.async_copy " not in mapped
     assert pointers.count("kiln_gpu.async_copy ") == 2 and "async_tma_copy" not in pointers
     assert "kiln.load" not in mapped and "kiln.load" not in pointers
     assert re.search(r"cp\.async\.bulk\.tensor\.2d", ptx) and "cp.async.cg.shared.global" in ptx

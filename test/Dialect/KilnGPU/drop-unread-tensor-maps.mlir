@@ -51,7 +51,9 @@ module attributes {kiln.derived_tensor_maps = [{arg = 2 : i64, base = 0 : i64}, 
 // Loops versioned by kiln-tensor-map-pointer-loads. In @uncopied the
 // version that names a map came to have no TMA copy: the loop as it was
 // (the else region) replaces the scf.if, and the map, now unread, goes.
-// In @copied a TMA copy reads it: both versions and the map stay.
+// In @copied a TMA copy reads it, and in @fed the copies of a producer
+// warpgroup (kiln-gpu-warp-specialize), which the version waits for: both
+// versions and the map stay.
 // CHECK-LABEL: func.func @uncopied
 // CHECK-SAME: (%{{[a-z0-9]+}}: tensor<64x!kiln.ptr<f16>>, %{{[a-z0-9]+}}: i1) attributes {kiln.kernel}
 // CHECK-NOT: scf.if
@@ -62,6 +64,13 @@ module attributes {kiln.derived_tensor_maps = [{arg = 2 : i64, base = 0 : i64}, 
 // CHECK-LABEL: func.func @copied
 // CHECK: scf.if %{{.*}} -> (tensor<64xf16>) {
 // CHECK: kiln_gpu.async_tma_copy
+// CHECK: } else {
+// CHECK: } {kiln.tensor_map_version}
+// CHECK-LABEL: func.func @fed
+// CHECK-SAME: %{{[a-z0-9]+}}: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i64})
+// CHECK: kiln_gpu.producer
+// CHECK: scf.if %{{.*}} -> (tensor<64xf16>) {
+// CHECK-NEXT: kiln_gpu.wait_tma_barrier
 // CHECK: } else {
 // CHECK: } {kiln.tensor_map_version}
 module attributes {kiln.derived_tensor_maps = [{arg = 2 : i64, base = 0 : i64}]} {
@@ -84,6 +93,25 @@ module attributes {kiln.derived_tensor_maps = [{arg = 2 : i64, base = 0 : i64}]}
     %c0 = arith.constant 0 : i32
     %x = scf.if %fits -> (tensor<64xf16>) {
       kiln_gpu.async_tma_copy %map[%c0, %c0], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>}
+      %mapped = kiln.load %ptrs : tensor<64x!kiln.ptr<f16>> -> tensor<64xf16>
+      scf.yield %mapped : tensor<64xf16>
+    } else {
+      %loaded = kiln.load %ptrs : tensor<64x!kiln.ptr<f16>> -> tensor<64xf16>
+      scf.yield %loaded : tensor<64xf16>
+    } {kiln.tensor_map_version}
+    kiln.store %ptrs, %x : tensor<64x!kiln.ptr<f16>>, tensor<64xf16>
+    return
+  }
+  func.func @fed(%ptrs: tensor<64x!kiln.ptr<f16>>, %fits: i1, %s: i32, %p: i1,
+                 %map: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i64}) {
+    %c0 = arith.constant 0 : i32
+    kiln_gpu.producer attributes {warps = 4 : i32} {
+      scf.if %fits {
+        kiln_gpu.async_tma_copy %map[%c0, %c0], %s, %p {barriers = 8192 : i64, buffer = #kiln_gpu.operand_buffer<operand = 0, tensorCores = #kiln_gpu.tensor_cores<wgmma>, offset = 0, slotBytes = 4096, slots = 2>, tile = tensor<64x32xf16>, warp = 4 : i32}
+      }
+    }
+    %x = scf.if %fits -> (tensor<64xf16>) {
+      kiln_gpu.wait_tma_barrier %s, %c0 {barriers = 8192 : i64, perThread}
       %mapped = kiln.load %ptrs : tensor<64x!kiln.ptr<f16>> -> tensor<64xf16>
       scf.yield %mapped : tensor<64xf16>
     } else {

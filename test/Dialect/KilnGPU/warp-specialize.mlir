@@ -338,3 +338,79 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
     return
   }
 }
+
+// -----
+
+// The TMA side of a version of kiln-tensor-map-pointer-loads: the version's
+// condition is computed first, by every warp; where it holds, the mbarriers
+// are initialized before the producer branches off, and the producer
+// issues the copies. The other side, the loop through pointers (here
+// loads, which no slot holds), is left as it is: no producer feeds it.
+// CHECK-LABEL: func.func @versioned
+// CHECK-NEXT: arith.constant 0 : i32
+// CHECK-NEXT: %[[OK:.*]] = arith.cmpi sgt, %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: scf.if %[[OK]] {
+// CHECK-NEXT: kiln_gpu.init_tma_barriers {allWarps, arrivals = 2 : i32, count = 3 : i32, offset = 24576 : i64}
+// CHECK-NEXT: kiln_gpu.init_tma_barriers {allWarps, arrivals = 4 : i32, count = 3 : i32, offset = 24600 : i64}
+// CHECK-NEXT: }
+// CHECK-NEXT: kiln_gpu.producer attributes {warps = 4 : i32} {
+// CHECK-NEXT: scf.if %[[OK]] {
+// CHECK-COUNT-4: kiln_gpu.async_tma_copy {{.*}}warp = 4 : i32}
+// CHECK: scf.for
+// CHECK: kiln_gpu.wait_tma_barrier {{.*}} {barriers = 24600 : i64, perThread}
+// CHECK-COUNT-2: kiln_gpu.async_tma_copy {{.*}}warp = 4 : i32}
+// CHECK: scf.if
+// CHECK-NOT: kiln_gpu.async_tma_copy
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %[[SLOT:.*]] = %{{.*}}, %[[PHASE:.*]] = %{{.*}})
+// CHECK-NEXT: kiln_gpu.wait_tma_barrier %[[SLOT]], %[[PHASE]] {barriers = 24576 : i64, perThread}
+// CHECK: kiln.dot
+// CHECK-NEXT: kiln_gpu.release_slot %[[SLOT]] {barriers = 24600 : i64}
+// CHECK: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 24576 : i64}
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 24600 : i64}
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK-NEXT: kiln.load
+// CHECK-NOT: kiln_gpu.release_slot
+// CHECK: } {kiln.tensor_map_version}
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blockedT = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @versioned(%a: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapA: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %b: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %mapB: !kiln.ptr<i8, 0> {kiln.tensor_map = 1 : i32}, %out: !kiln.ptr<f32>, %n: i32, %row: i32, %col: i32) attributes {kiln.kernel} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c32 = arith.constant 32 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %pa = kiln.splat %a : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %pb = kiln.splat %b : !kiln.ptr<f16> -> tensor<64x32x!kiln.ptr<f16>, #blocked2>
+    %ok = arith.cmpi sgt, %row, %c0 : i32
+    %acc = scf.if %ok -> (tensor<64x64xf32, #blocked>) {
+      %mapped = scf.for %i = %c0 to %n step %c1 iter_args(%sum = %zero) -> (tensor<64x64xf32, #blocked>) : i32 {
+        %k = arith.muli %i, %c32 : i32
+        %x = kiln.load %pa tensor_map %mapA[%row, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+        %y = kiln.load %pb tensor_map %mapB[%col, %k] : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+        %yt = kiln.trans %y {order = array<i32: 1, 0>} : tensor<64x32xf16, #blocked2> -> tensor<32x64xf16, #blockedT>
+        %d = kiln.dot %x, %yt, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blockedT> -> tensor<64x64xf32, #blocked>
+        %s = arith.addf %sum, %d : tensor<64x64xf32, #blocked>
+        scf.yield %s : tensor<64x64xf32, #blocked>
+      } {kiln.warp_specialize = true}
+      scf.yield %mapped : tensor<64x64xf32, #blocked>
+    } else {
+      %step = arith.constant dense<32> : tensor<64x32xi32, #blocked2>
+      %pointers:3 = scf.for %i = %c0 to %n step %c1 iter_args(%sum = %zero, %qa = %pa, %qb = %pb) -> (tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32x!kiln.ptr<f16>, #blocked2>) : i32 {
+        %x = kiln.load %qa : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+        %y = kiln.load %qb : tensor<64x32x!kiln.ptr<f16>, #blocked2> -> tensor<64x32xf16, #blocked2>
+        %yt = kiln.trans %y {order = array<i32: 1, 0>} : tensor<64x32xf16, #blocked2> -> tensor<32x64xf16, #blockedT>
+        %d = kiln.dot %x, %yt, %zero {inputPrecision = #kiln.precision<ieee>} : tensor<64x32xf16, #blocked2> * tensor<32x64xf16, #blockedT> -> tensor<64x64xf32, #blocked>
+        %s = arith.addf %sum, %d : tensor<64x64xf32, #blocked>
+        %na = kiln.addptr %qa, %step : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+        %nb = kiln.addptr %qb, %step : tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32xi32, #blocked2>
+        scf.yield %s, %na, %nb : tensor<64x64xf32, #blocked>, tensor<64x32x!kiln.ptr<f16>, #blocked2>, tensor<64x32x!kiln.ptr<f16>, #blocked2>
+      } {kiln.warp_specialize = true}
+      scf.yield %pointers#0 : tensor<64x64xf32, #blocked>
+    } {kiln.tensor_map_version}
+    %po = kiln.splat %out : !kiln.ptr<f32> -> tensor<64x64x!kiln.ptr<f32>, #blocked>
+    kiln.store %po, %acc : tensor<64x64x!kiln.ptr<f32>, #blocked>, tensor<64x64xf32, #blocked>
+    return
+  }
+}

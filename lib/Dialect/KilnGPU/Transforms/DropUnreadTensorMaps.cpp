@@ -38,9 +38,17 @@ bool onlyLoadsName(BlockArgument arg) {
   return true;
 }
 
-/// Whether `region` holds a TMA copy.
+/// Whether `region` reads what the TMA unit copies: it holds a TMA copy, or
+/// waits for those of a producer warpgroup (kiln-gpu-warp-specialize moved
+/// them there).
 bool copiesByTma(Region &region) {
-  return region.walk([](gpu::AsyncTmaCopyOp) { return WalkResult::interrupt(); }).wasInterrupted();
+  return region
+      .walk([](Operation *op) {
+        auto wait = dyn_cast<gpu::WaitTmaBarrierOp>(op);
+        return isa<gpu::AsyncTmaCopyOp>(op) || (wait && !wait.getThreadCopies()) ? WalkResult::interrupt()
+                                                                                 : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 /// Replaces each loop that kiln-tensor-map-pointer-loads versioned, where

@@ -60,8 +60,14 @@ struct TmaLoop {
   /// in body order, and the loop-carried values among them.
   SmallVector<Operation *> bodySlice;
   SmallVector<unsigned> carried;
-  /// The ops before the loop that the producer needs, in order.
+  /// The ops before the loop that the producer needs, in order (in a
+  /// version, the kernel's before the version's).
   SmallVector<Operation *> outerSlice;
+  /// The version of kiln-tensor-map-pointer-loads that the loop is the TMA
+  /// side of (its then-region), if any, and the kernel's ops before it that
+  /// compute its condition, in order.
+  scf::IfOp version;
+  SmallVector<Operation *> conditionSlice;
   /// The last op of the body that reads a slot the loop fills.
   Operation *lastReader = nullptr;
   /// Whether the readers are asynchronous dots (kiln_gpu.wgmma_buffer),
@@ -88,8 +94,42 @@ bool isProducerCode(Operation *op) {
          !llvm::any_of(op->getResultTypes(), isBlock);
 }
 
+/// The version whose TMA side `loop` is (directly in its then-region, the
+/// version directly in the kernel's body); null where the loop is directly
+/// in the kernel's body; failure anywhere else.
+FailureOr<scf::IfOp> getVersion(scf::ForOp loop) {
+  Operation *parent = loop->getParentOp();
+  if (isa_and_present<FunctionOpInterface>(parent))
+    return scf::IfOp();
+  auto version = dyn_cast_or_null<scf::IfOp>(parent);
+  if (!version || !version->hasAttr(kTensorMapVersionAttr) ||
+      loop->getParentRegion() != &version.getThenRegion() ||
+      !isa_and_present<FunctionOpInterface>(version->getParentOp()))
+    return failure();
+  return version;
+}
+
+/// The ops of `block` (scalar code) that `roots` are computed from, and
+/// before them, where `block` is a version's then-block, the kernel's ops
+/// that those and the other roots are computed from.
+FailureOr<SmallVector<Operation *>> getScalarSlice(Block *block, scf::IfOp version,
+                                                   ArrayRef<Value> roots) {
+  FailureOr<SmallVector<Operation *>> inner = getBlockSlice(block, roots);
+  if (failed(inner) || !version)
+    return inner;
+  SmallVector<Value> kernelRoots(roots);
+  for (Operation *op : *inner)
+    llvm::append_range(kernelRoots, op->getOperands());
+  FailureOr<SmallVector<Operation *>> slice = getBlockSlice(version->getBlock(), kernelRoots);
+  if (failed(slice) || !llvm::all_of(*slice, isProducerCode))
+    return failure();
+  llvm::append_range(*slice, *inner);
+  return slice;
+}
+
 /// The loop's split, or failure when it is not one this pass handles: a
-/// loop of the kernel's own body, its slots filled by TMA copies only,
+/// loop of the kernel's own body (or the TMA side of a version of
+/// kiln-tensor-map-pointer-loads there), its slots filled by TMA copies only,
 /// read by dots that are all synchronous or all asynchronous (not the
 /// second dot run an iteration late, whose reads outlast the iteration in
 /// another way), its copies computed from scalar code.
@@ -98,8 +138,10 @@ FailureOr<TmaLoop> matchTmaLoop(scf::ForOp loop) {
   split.loop = loop;
   Block *body = loop.getBody();
   Block *outer = loop->getBlock();
-  if (!isa_and_present<FunctionOpInterface>(loop->getParentOp()) || loop->hasAttr(kOverlapDotsAttr))
+  FailureOr<scf::IfOp> version = getVersion(loop);
+  if (failed(version) || loop->hasAttr(kOverlapDotsAttr))
     return failure();
+  split.version = *version;
   split.wait = dyn_cast<WaitTmaBarrierOp>(&body->front());
   if (!split.wait || split.wait.getPerThread())
     return failure();
@@ -187,10 +229,17 @@ FailureOr<TmaLoop> matchTmaLoop(scf::ForOp loop) {
   for (AsyncTmaCopyOp copy : split.prologue)
     llvm::append_range(outerRoots, copy->getOperands());
   // Before the loop: the kernel's scalar code (its parameters need none).
-  FailureOr<SmallVector<Operation *>> outerSlice = getBlockSlice(outer, outerRoots);
+  FailureOr<SmallVector<Operation *>> outerSlice = getScalarSlice(outer, split.version, outerRoots);
   if (failed(outerSlice) || !llvm::all_of(*outerSlice, isProducerCode))
     return failure();
   split.outerSlice = std::move(*outerSlice);
+  if (split.version) {
+    FailureOr<SmallVector<Operation *>> conditionSlice =
+        getBlockSlice(split.version->getBlock(), split.version.getCondition());
+    if (failed(conditionSlice) || !llvm::all_of(*conditionSlice, isProducerCode))
+      return failure();
+    split.conditionSlice = std::move(*conditionSlice);
+  }
   return split;
 }
 
@@ -227,7 +276,7 @@ OnceCopies matchOnceCopies(MutableArrayRef<TmaLoop> loops) {
       initialized.insert(init.getOffset());
     }
   }
-  FailureOr<SmallVector<Operation *>> slice = getBlockSlice(kernel, roots);
+  FailureOr<SmallVector<Operation *>> slice = getScalarSlice(kernel, loops.front().version, roots);
   if (failed(slice) || !llvm::all_of(*slice, isProducerCode) ||
       llvm::any_of(once.copies, [&](AsyncTmaCopyOp copy) {
         return !initialized.contains(copy.getBarriers());
@@ -295,23 +344,26 @@ void waitForRelease(OpBuilder &builder, Location loc, Value runs, Value slot, Va
   builder.setInsertionPointAfter(waits);
 }
 
-/// Builds the producer region at the start of the kernel: the copies made
-/// once, first (they are waited for before the first loop starts); then
-/// for each loop in order, the copies of its first iterations, then a loop
-/// over the same iterations that waits for each slot's release before
-/// copying into it again. The loops share one ring of slots and "empty"
-/// mbarriers; a later loop waits before its first copies too, for the
-/// earlier loops' last reads of the slots.
-void buildProducer(MutableArrayRef<TmaLoop> loops, const OnceCopies &once, int32_t numWarps,
-                   int64_t emptyBarriers) {
-  scf::ForOp first = loops.front().loop;
-  Location loc = first.getLoc();
-  Block *kernel = first->getBlock();
-  OpBuilder builder(kernel, kernel->begin());
+/// Builds the producer region at `builder`'s point: the copies made once,
+/// first (they are waited for before the first loop starts); then for each
+/// loop in order, the copies of its first iterations, then a loop over the
+/// same iterations that waits for each slot's release before copying into
+/// it again. The loops share one ring of slots and "empty" mbarriers; a
+/// later loop waits before its first copies too, for the earlier loops'
+/// last reads of the slots. Loops on the TMA side of a version are run
+/// where `condition` (the version's, computed before the producer) holds:
+/// else the kernel's warps run the version that reads through pointers.
+ProducerOp buildProducer(OpBuilder &builder, MutableArrayRef<TmaLoop> loops, const OnceCopies &once,
+                         int32_t numWarps, int64_t emptyBarriers, Value condition) {
+  Location loc = loops.front().loop.getLoc();
   auto producer = ProducerOp::create(builder, loc, kProducerWarps,
                                      numWarps == 8 ? builder.getI32IntegerAttr(kProducerRegisters) : nullptr,
                                      numWarps == 8 ? builder.getI32IntegerAttr(kConsumerRegisters) : nullptr);
   builder.setInsertionPointToStart(&producer.getBody().emplaceBlock());
+  if (condition) {
+    auto versioned = scf::IfOp::create(builder, loc, condition, /*withElseRegion=*/false);
+    builder.setInsertionPointToStart(versioned.thenBlock());
+  }
   IRMapping mapping;
   cloneOuterSlice(builder, once.outerSlice, mapping);
   for (AsyncTmaCopyOp copy : once.copies)
@@ -395,6 +447,7 @@ void buildProducer(MutableArrayRef<TmaLoop> loops, const OnceCopies &once, int32
     if (&split != &loops.back())
       earlierTrips.push_back(getTripCount(builder, loc, loop, mapping));
   }
+  return producer;
 }
 
 /// Moves `split`'s "full" mbarriers to `offset`: each loop after the first
@@ -420,16 +473,34 @@ void warpSpecialize(MutableArrayRef<TmaLoop> loops, int32_t numWarps, int32_t th
   for (auto [index, split] : llvm::enumerate(loops.drop_front()))
     moveFullBarriers(split, emptyBarriers + 8 * int64_t(slots) * int64_t(index + 1));
   OnceCopies once = matchOnceCopies(loops);
-  buildProducer(loops, once, numWarps, emptyBarriers);
 
-  // Every set of mbarriers is initialized before the producer warps
-  // branch off, with every warp waiting for that. (The kernel's warps
-  // still wait for the copies made once, before their first loop.)
+  // The producer comes first in the kernel. Every set of mbarriers is
+  // initialized before the producer warps branch off, with every warp
+  // waiting for that. (The kernel's warps still wait for the copies made
+  // once, before their first loop.) On the TMA side of a version, only
+  // where the version's condition holds (computed first, by every warp):
+  // the other side initializes the same mbarriers for its own copies.
   Location loc = first.loop.getLoc();
-  ProducerOp producer = cast<ProducerOp>(&first.loop->getBlock()->front());
-  OpBuilder builder(producer);
+  Block *kernel = &first.loop->getParentOfType<FunctionOpInterface>().getFunctionBody().front();
+  OpBuilder builder(kernel, kernel->begin());
+  Value condition;
+  if (first.version) {
+    IRMapping mapping;
+    for (Operation *op : first.conditionSlice)
+      builder.clone(*op, mapping);
+    condition = mapping.lookupOrDefault(first.version.getCondition());
+  }
+  auto initialized = condition ? scf::IfOp::create(builder, loc, condition, /*withElseRegion=*/false)
+                               : scf::IfOp();
+  Operation *initPoint = nullptr;
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    ProducerOp producer = buildProducer(builder, loops, once, numWarps, emptyBarriers, condition);
+    initPoint = initialized ? initialized.thenBlock()->getTerminator() : producer.getOperation();
+  }
+  builder.setInsertionPoint(initPoint);
   auto initializeFirst = [&](InitTmaBarriersOp init) {
-    init->moveBefore(producer);
+    init->moveBefore(initPoint);
     init.setAllWarps(true);
   };
   for (InitTmaBarriersOp init : once.inits)
@@ -522,20 +593,40 @@ struct KilnGPUWarpSpecialize
       Block &body = function.getFunctionBody().front();
       // (A loop of TMA copies waits for its slot at the top of its body;
       // the blocks the TMA unit copies once before a loop are waited for
-      // before it.)
+      // before it. The other side of a version, which reads through
+      // pointers, runs without the producer.)
+      auto isOtherVersion = [](Operation *op) {
+        for (; op; op = op->getParentOp())
+          if (auto version = dyn_cast_or_null<scf::IfOp>(op->getParentOp());
+              version && version->hasAttr(kTensorMapVersionAttr) &&
+              op->getParentRegion() == &version.getElseRegion())
+            return true;
+        return false;
+      };
       int tmaLoops = 0;
       function.walk([&](scf::ForOp loop) {
-        tmaLoops += isa<WaitTmaBarrierOp>(loop.getBody()->front());
+        tmaLoops += isa<WaitTmaBarrierOp>(loop.getBody()->front()) && !isOtherVersion(loop);
       });
-      SmallVector<TmaLoop, 2> loops;
+      SmallVector<Operation *> candidates;
       for (Operation &op : body) {
+        auto version = dyn_cast<scf::IfOp>(op);
+        if (!version || !version->hasAttr(kTensorMapVersionAttr)) {
+          candidates.push_back(&op);
+          continue;
+        }
+        for (Operation &nested : *version.thenBlock())
+          candidates.push_back(&nested);
+      }
+      SmallVector<TmaLoop, 2> loops;
+      for (Operation *op : candidates) {
         auto loop = dyn_cast<scf::ForOp>(op);
         if (!loop || !loop.walk([](WaitTmaBarrierOp) { return WalkResult::interrupt(); }).wasInterrupted())
           continue;
         if (!wantsProducer(loop, numWarps, threadsPerWarp))
           return;
         FailureOr<TmaLoop> split = matchTmaLoop(loop);
-        if (failed(split))
+        // (Loops that share a producer are in one block.)
+        if (failed(split) || (!loops.empty() && loops.front().loop->getBlock() != loop->getBlock()))
           return;
         loops.push_back(std::move(*split));
       }

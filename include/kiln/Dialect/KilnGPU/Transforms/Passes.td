@@ -446,7 +446,8 @@ def KilnGPUAsyncDots : Pass<"kiln-gpu-async-dots", "mlir::ModuleOp"> {
 def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
   let summary = "Give a TMA-pipelined loop a producer warpgroup that issues its copies";
   let description = [{
-    On sm_90a, for a loop of the kernel's own body that
+    On sm_90a, for a loop of the kernel's own body (or of the TMA side of a
+    loop that kiln-tensor-map-pointer-loads versioned there) that
     kiln-gpu-pipeline-loads left with TMA copies only, read by dots that are
     all synchronous or all asynchronous, and that either asks for it
     (`kiln.warp_specialize = true`: `kl.range(..., warp_specialize=True)`)
@@ -480,7 +481,11 @@ def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
     first loop (attention's Q, on an mbarrier of their own) are issued by
     the producer too, first, where their coordinates are scalar code; their
     mbarrier is initialized with the others, and the kernel's warps still
-    wait for it before their first loop.
+    wait for it before their first loop. On the TMA side of a version, the
+    version's condition is computed first (scalar code, by every warp):
+    the mbarriers are initialized, and the producer copies, only where it
+    holds; the other side, through pointers, runs with the producer warps
+    idle.
 
     Before (`num-stages` = 3):
     ```mlir
