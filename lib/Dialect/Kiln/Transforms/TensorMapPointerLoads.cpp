@@ -102,12 +102,12 @@ class Algebra {
 public:
   /// `terms` in canonical form, or nullopt where a coefficient overflows.
   std::optional<Sum> normalize(SmallVector<Term, 2> terms) {
+    auto byRank = [&](Value x, Value y) { return rank(x) < rank(y); };
     for (Term &term : terms)
-      llvm::sort(term.factors, [&](Value x, Value y) { return rank(x) < rank(y); });
+      llvm::sort(term.factors, byRank);
     llvm::sort(terms, [&](const Term &a, const Term &b) {
       return std::lexicographical_compare(a.factors.begin(), a.factors.end(), b.factors.begin(),
-                                          b.factors.end(),
-                                          [&](Value x, Value y) { return rank(x) < rank(y); });
+                                          b.factors.end(), byRank);
     });
     Sum result;
     for (Term &term : terms) {
@@ -187,6 +187,11 @@ struct Affine {
   BlockArgument base;
   Sum offset;
   SmallVector<Sum, 2> coefficients;
+
+  /// Whether every element is the same (every coefficient zero).
+  bool isUniform() const {
+    return llvm::all_of(coefficients, [](const Sum &s) { return s.isZero(); });
+  }
 };
 
 /// A mask's condition `first < second`, and a conjunction of them.
@@ -386,15 +391,12 @@ private:
   /// The product of two integer blocks, one of them the same in every
   /// element.
   std::optional<Affine> product(const Affine &a, const Affine &b) {
-    auto uniform = [](const Affine &x) {
-      return llvm::all_of(x.coefficients, [](const Sum &s) { return s.isZero(); });
-    };
     if (a.base || b.base || a.coefficients.size() != b.coefficients.size())
       return std::nullopt;
-    if (!uniform(a) && !uniform(b))
+    if (!a.isUniform() && !b.isUniform())
       return std::nullopt;
-    const Affine &scale = uniform(a) ? a : b;
-    const Affine &other = uniform(a) ? b : a;
+    const Affine &scale = a.isUniform() ? a : b;
+    const Affine &other = a.isUniform() ? b : a;
     Affine result;
     auto offset = algebra.multiply(other.offset, scale.offset);
     if (!offset)
@@ -554,7 +556,7 @@ std::optional<Candidate> matchLoad(LoadOp load, scf::ForOp loop, FunctionOpInter
       return std::nullopt;
     auto advance = writer.describe(next.getOffset());
     if (!advance || advance->base || mentions(advance->offset, iv) ||
-        !llvm::all_of(advance->coefficients, [](const Sum &s) { return s.isZero(); }))
+        !advance->isUniform())
       return std::nullopt;
     candidate.carried = true;
     candidate.offset = pointers->offset;
