@@ -190,6 +190,13 @@ def test_sm90a_forward_pointer_loads_get_guarded_tensor_maps(head_dim, block_m, 
         assert copies.count("kiln_gpu.async_tma_copy") == 2 and "kiln.dot" not in copies
         assert "async_tma_copy" not in mapped and "kiln_gpu.release_slot" in mapped
         assert "kiln_gpu.await_turn" in mapped and "kiln_gpu.await_turn" not in pointers
+        # Every warp meets only at the barriers of the mbarriers'
+        # initialization before the producer warps branch off (any other
+        # barrier there would count the consumer warps alone), and the
+        # producer warps at none after.
+        branch, consumers = ptx.index("setmaxnreg.dec"), ptx.index("setmaxnreg.inc")
+        assert re.findall(r"bar\.sync \t(.+);", ptx[:branch]) == ["0", "0"]
+        assert "bar.sync" not in ptx[branch:consumers]
     else:
         assert "producer_warps" not in compiled.metadata
         mapped, pointers = loop_bodies(ir)

@@ -341,37 +341,44 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
 
 // -----
 
-// The TMA side of a version of kiln-tensor-map-pointer-loads: the version's
-// condition is computed first, by every warp; where it holds, the mbarriers
-// are initialized before the producer branches off, and the producer
-// issues the copies. The other side, the loop through pointers (here
-// loads, which no slot holds), is left as it is: no producer feeds it.
+// The TMA side of a version of kiln-tensor-map-pointer-loads: the mbarriers
+// are initialized before the producer branches off, as for a loop of the
+// kernel's body; the producer computes the version's condition and issues
+// the copies where it holds. The mbarriers are invalidated after the
+// version, on either side (one span of slots for the allocation of shared
+// memory); the other side, through pointers, which no producer feeds,
+// invalidates them first and initializes them again last, since its own
+// copies use the same bytes.
 // CHECK-LABEL: func.func @versioned
-// CHECK-NEXT: arith.constant 0 : i32
-// CHECK-NEXT: %[[OK:.*]] = arith.cmpi sgt, %{{.*}}, %{{.*}} : i32
-// CHECK-NEXT: scf.if %[[OK]] {
 // CHECK-NEXT: kiln_gpu.init_tma_barriers {allWarps, arrivals = 2 : i32, count = 3 : i32, offset = 24576 : i64}
 // CHECK-NEXT: kiln_gpu.init_tma_barriers {allWarps, arrivals = 4 : i32, count = 3 : i32, offset = 24600 : i64}
-// CHECK-NEXT: }
 // CHECK-NEXT: kiln_gpu.producer attributes {warps = 4 : i32} {
-// CHECK-NEXT: scf.if %[[OK]] {
+// CHECK: %[[COPIES:.*]] = arith.cmpi sgt, %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: scf.if %[[COPIES]] {
 // CHECK-COUNT-4: kiln_gpu.async_tma_copy {{.*}}warp = 4 : i32}
 // CHECK: scf.for
 // CHECK: kiln_gpu.wait_tma_barrier {{.*}} {barriers = 24600 : i64, perThread}
 // CHECK-COUNT-2: kiln_gpu.async_tma_copy {{.*}}warp = 4 : i32}
-// CHECK: scf.if
+// CHECK: %[[OK:.*]] = arith.cmpi sgt, %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: scf.if %[[OK]]
 // CHECK-NOT: kiln_gpu.async_tma_copy
 // CHECK: scf.for {{.*}} iter_args({{.*}}, %[[SLOT:.*]] = %{{.*}}, %[[PHASE:.*]] = %{{.*}})
 // CHECK-NEXT: kiln_gpu.wait_tma_barrier %[[SLOT]], %[[PHASE]] {barriers = 24576 : i64, perThread}
 // CHECK: kiln.dot
 // CHECK-NEXT: kiln_gpu.release_slot %[[SLOT]] {barriers = 24600 : i64}
-// CHECK: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 24576 : i64}
-// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 24600 : i64}
+// CHECK-NOT: kiln_gpu.inval_tma_barriers
 // CHECK: } else {
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 24576 : i64}
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 24600 : i64}
 // CHECK: scf.for
 // CHECK-NEXT: kiln.load
 // CHECK-NOT: kiln_gpu.release_slot
-// CHECK: } {kiln.tensor_map_version}
+// CHECK: kiln_gpu.init_tma_barriers {arrivals = 2 : i32, count = 3 : i32, offset = 24576 : i64}
+// CHECK-NEXT: kiln_gpu.init_tma_barriers {arrivals = 4 : i32, count = 3 : i32, offset = 24600 : i64}
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: } {kiln.tensor_map_version}
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 24576 : i64}
+// CHECK-NEXT: kiln_gpu.inval_tma_barriers {count = 3 : i32, offset = 24600 : i64}
 #blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked2 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blockedT = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>

@@ -350,21 +350,23 @@ void waitForRelease(OpBuilder &builder, Location loc, Value runs, Value slot, Va
 /// same iterations that waits for each slot's release before copying into
 /// it again. The loops share one ring of slots and "empty" mbarriers; a
 /// later loop waits before its first copies too, for the earlier loops'
-/// last reads of the slots. Loops on the TMA side of a version are run
-/// where `condition` (the version's, computed before the producer) holds:
-/// else the kernel's warps run the version that reads through pointers.
+/// last reads of the slots. The copies of a version's TMA side are issued
+/// where the version's condition holds: else the kernel's warps run the
+/// side that reads through pointers.
 ProducerOp buildProducer(OpBuilder &builder, MutableArrayRef<TmaLoop> loops, const OnceCopies &once,
-                         int32_t numWarps, int64_t emptyBarriers, Value condition) {
+                         int32_t numWarps, int64_t emptyBarriers) {
   Location loc = loops.front().loop.getLoc();
   auto producer = ProducerOp::create(builder, loc, kProducerWarps,
                                      numWarps == 8 ? builder.getI32IntegerAttr(kProducerRegisters) : nullptr,
                                      numWarps == 8 ? builder.getI32IntegerAttr(kConsumerRegisters) : nullptr);
   builder.setInsertionPointToStart(&producer.getBody().emplaceBlock());
-  if (condition) {
-    auto versioned = scf::IfOp::create(builder, loc, condition, /*withElseRegion=*/false);
+  IRMapping mapping;
+  if (scf::IfOp version = loops.front().version) {
+    cloneOuterSlice(builder, loops.front().conditionSlice, mapping);
+    auto versioned =
+        scf::IfOp::create(builder, loc, mapping.lookup(version.getCondition()), /*withElseRegion=*/false);
     builder.setInsertionPointToStart(versioned.thenBlock());
   }
-  IRMapping mapping;
   cloneOuterSlice(builder, once.outerSlice, mapping);
   for (AsyncTmaCopyOp copy : once.copies)
     cloneCopy(builder, copy, mapping, numWarps);
@@ -464,6 +466,37 @@ void moveFullBarriers(TmaLoop &split, int64_t offset) {
     copy.setBarriersAttr(attr);
 }
 
+/// Where the split loop is a version's TMA side, whose mbarriers the
+/// kernel's warps now initialize before the version (`initialized`), on
+/// either side: the mbarriers are invalidated after the version, not at the
+/// end of its TMA side, so that the slots' bytes are free again at the
+/// kernel's level for the code after it (kiln-gpu-allocate-shared-memory
+/// sees one span of slots, from the initialization to the invalidation);
+/// and the other side, whose copies use the same bytes for mbarriers of
+/// its own, invalidates them before and initializes them again after.
+void invalidateAfterVersion(scf::IfOp version, ArrayRef<InitTmaBarriersOp> initialized) {
+  auto isInitialized = [&](InvalTmaBarriersOp inval) {
+    return llvm::any_of(initialized, [&](InitTmaBarriersOp init) { return init.getOffset() == inval.getOffset(); });
+  };
+  SmallVector<InvalTmaBarriersOp> invals;
+  for (auto inval : version.thenBlock()->getOps<InvalTmaBarriersOp>())
+    if (isInitialized(inval))
+      invals.push_back(inval);
+  Operation *after = version;
+  for (InvalTmaBarriersOp inval : invals) {
+    inval->moveAfter(after);
+    after = inval;
+  }
+  Location loc = version.getLoc();
+  OpBuilder builder(version.elseBlock(), version.elseBlock()->begin());
+  for (InitTmaBarriersOp init : initialized)
+    InvalTmaBarriersOp::create(builder, loc, init.getOffset(), init.getCount());
+  builder.setInsertionPoint(version.elseBlock()->getTerminator());
+  for (InitTmaBarriersOp init : initialized)
+    InitTmaBarriersOp::create(builder, loc, init.getOffset(), init.getCount(), init.getArrivals(),
+                              /*allWarps=*/false);
+}
+
 /// Splits the loops (one, or several in a row sharing their slots) between
 /// a producer and the kernel's warps.
 void warpSpecialize(MutableArrayRef<TmaLoop> loops, int32_t numWarps, int32_t threadsPerWarp) {
@@ -477,31 +510,17 @@ void warpSpecialize(MutableArrayRef<TmaLoop> loops, int32_t numWarps, int32_t th
   // The producer comes first in the kernel. Every set of mbarriers is
   // initialized before the producer warps branch off, with every warp
   // waiting for that. (The kernel's warps still wait for the copies made
-  // once, before their first loop.) On the TMA side of a version, only
-  // where the version's condition holds (computed first, by every warp):
-  // the other side initializes the same mbarriers for its own copies.
+  // once, before their first loop.)
   Location loc = first.loop.getLoc();
   Block *kernel = &first.loop->getParentOfType<FunctionOpInterface>().getFunctionBody().front();
   OpBuilder builder(kernel, kernel->begin());
-  Value condition;
-  if (first.version) {
-    IRMapping mapping;
-    for (Operation *op : first.conditionSlice)
-      builder.clone(*op, mapping);
-    condition = mapping.lookupOrDefault(first.version.getCondition());
-  }
-  auto initialized = condition ? scf::IfOp::create(builder, loc, condition, /*withElseRegion=*/false)
-                               : scf::IfOp();
-  Operation *initPoint = nullptr;
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    ProducerOp producer = buildProducer(builder, loops, once, numWarps, emptyBarriers, condition);
-    initPoint = initialized ? initialized.thenBlock()->getTerminator() : producer.getOperation();
-  }
-  builder.setInsertionPoint(initPoint);
+  ProducerOp producer = buildProducer(builder, loops, once, numWarps, emptyBarriers);
+  builder.setInsertionPoint(producer);
+  SmallVector<InitTmaBarriersOp> initialized;
   auto initializeFirst = [&](InitTmaBarriersOp init) {
-    init->moveBefore(initPoint);
+    init->moveBefore(producer);
     init.setAllWarps(true);
+    initialized.push_back(init);
   };
   for (InitTmaBarriersOp init : once.inits)
     initializeFirst(init);
@@ -509,7 +528,8 @@ void warpSpecialize(MutableArrayRef<TmaLoop> loops, int32_t numWarps, int32_t th
     initializeFirst(split.init);
   for (AsyncTmaCopyOp copy : once.copies)
     copy.erase();
-  InitTmaBarriersOp::create(builder, loc, emptyBarriers, slots, numWarps, /*allWarps=*/true);
+  initialized.push_back(
+      InitTmaBarriersOp::create(builder, loc, emptyBarriers, slots, numWarps, /*allWarps=*/true));
 
   // The kernel's warps: no copies; wait for a slot's copies without
   // synchronizing with the others; release the slot after its last reader.
@@ -548,6 +568,8 @@ void warpSpecialize(MutableArrayRef<TmaLoop> loops, int32_t numWarps, int32_t th
   }
   builder.setInsertionPointAfter(loops.back().inval);
   InvalTmaBarriersOp::create(builder, loc, emptyBarriers, slots);
+  if (first.version)
+    invalidateAfterVersion(first.version, initialized);
 }
 
 /// Whether the loops, in kernel order, may share one producer: the same
@@ -630,7 +652,9 @@ struct KilnGPUWarpSpecialize
           return;
         loops.push_back(std::move(*split));
       }
-      if (loops.empty() || int(loops.size()) != tmaLoops || !shareRing(loops))
+      // (A version's TMA side: its one loop.)
+      if (loops.empty() || int(loops.size()) != tmaLoops || !shareRing(loops) ||
+          (loops.front().version && loops.size() != 1))
         return;
       warpSpecialize(loops, numWarps, threadsPerWarp);
     });
