@@ -173,8 +173,9 @@ def test_sm90a_forward_pointer_loads_get_guarded_tensor_maps(head_dim, block_m, 
     program's check: the copy that reads through the maps is copied by the
     TMA unit, the loop as it was by cp.async. Masked to N_CTX, they get
     them too, the check requiring the masks true in every trip. On two
-    consumer warpgroups the TMA side is warp-specialized: a producer
-    warpgroup issues its copies where the check holds."""
+    consumer warpgroups at head dimension 128 the TMA side is
+    warp-specialized: a producer warpgroup issues its copies where the
+    check holds."""
     compiled = compile_forward_pointer_maps("sm_90a", head_dim, block_m, block_n, num_warps, causal, mask_keys)
     stride_tok = ["sext", 64, ["arg", 32, 8]]
     recipes = compiled.metadata["derived_tensor_maps"]
@@ -184,7 +185,7 @@ def test_sm90a_forward_pointer_loads_get_guarded_tensor_maps(head_dim, block_m, 
         assert recipe["shape"] == [["const", 64, 2 ** 31 - 1], stride_tok] and recipe["strides"] == [stride_tok]
     assert set(compiled.metadata["tensor_maps"]) == {"<tensor map 0>", "<tensor map 1>"}
     ir, ptx = compiled.asm["kiln_gpu"], compiled.asm["ptx"]
-    if num_warps == 8:
+    if num_warps == 8 and head_dim == 128:
         assert compiled.metadata["producer_warps"] == 4
         copies, mapped, pointers = loop_bodies(ir)
         assert copies.count("kiln_gpu.async_tma_copy") == 2 and "kiln.dot" not in copies
