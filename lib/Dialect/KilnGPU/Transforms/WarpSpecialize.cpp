@@ -600,7 +600,7 @@ bool shareRing(MutableArrayRef<TmaLoop> loops) {
 /// the H200 (docs/design/warp_specialization.md); on a version's TMA side
 /// (pointer tensor maps), only where the output is 128 columns wide or
 /// more. On an H100, at head dimension 128 the producer made the plain
-/// kernel 1.10x to 1.21x as fast as through pointers alone (4 to 11 %
+/// kernel 1.10x to 1.21x as fast as through pointers alone (5 to 11 %
 /// faster than the maps without it, in an earlier run); at head dimension
 /// 64, 2 to 5 % slower than through pointers alone.
 bool wantsProducer(scf::ForOp loop, int32_t numWarps, int32_t threadsPerWarp) {
