@@ -481,11 +481,13 @@ def KilnGPUWarpSpecialize : Pass<"kiln-gpu-warp-specialize", "mlir::ModuleOp"> {
     first loop (attention's Q, on an mbarrier of their own) are issued by
     the producer too, first, where their coordinates are scalar code; their
     mbarrier is initialized with the others, and the kernel's warps still
-    wait for it before their first loop. On the TMA side of a version, the
-    version's condition is computed first (scalar code, by every warp):
-    the mbarriers are initialized, and the producer copies, only where it
-    holds; the other side, through pointers, runs with the producer warps
-    idle.
+    wait for it before their first loop. On the TMA side of a version (one
+    loop, and unasked only where attention's output is 128 columns wide or
+    more), the producer computes the version's condition and copies only
+    where it holds; the mbarriers are invalidated after the version, and
+    the other side, through pointers, which the producer warps leave idle,
+    invalidates them first and initializes them again last, its own copies
+    using the same bytes.
 
     Before (`num-stages` = 3):
     ```mlir
