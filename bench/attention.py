@@ -57,13 +57,15 @@ caches (KILN_CACHE_DIR and TRITON_CACHE_DIR name new temporary folders,
 set before either compiler is imported). The first table makes that call
 in a fresh process per compiler and case (after its imports, inputs and
 CUDA initialization): each compiler's one-time set-up is part of it, as it
-is of a user's first call. The second makes it in this process, after a
+is of a user's first call. With --first-call-processes N it is made in N
+such processes each, the compilers in turn, and the median is reported:
+one process's figure moves by a third from one to the next. The second makes it in this process, after a
 launch of a trivial kernel, which leaves only the kernel's own compile.
 
     python3 bench/attention.py [--quick] [--shapes 128x4096,64x16384] [--causal both|yes|no]
         [--dtype fp16,bf16] [--modes fwd,fwd+bwd] [--providers plain,nomaps,desc,host,sdpa,tutorial06]
         [--tutorial06 PATH] [--tutorial06-configs all|one] [--configs 128/128/8/3,...] [--verbose]
-        [--compile-workers N]
+        [--compile-workers N] [--first-call-processes N]
 
 Before the rows are timed, N child processes (by default up to 12) compile
 every kernel of the table into the run's kernel caches, so that a row loads
@@ -85,6 +87,7 @@ import json
 import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -384,19 +387,26 @@ def fresh_process_first_call(name: str, causal: bool) -> float:
         return math.nan
 
 
-def compile_times(kernels: dict[str, Any]) -> None:
+def compile_times(kernels: dict[str, Any], fresh_processes: int) -> None:
     """Prints the first call's time of the plain kernel for each compiler:
     in a fresh process (what the issue's target measures: each compiler's
-    one-time costs included), and in this one after a small kernel, which
-    leaves only the compile of the kernel itself."""
+    one-time costs included), the median of `fresh_processes` processes per
+    compiler, started in turn (kiln, triton, kiln, ...) so that a slow
+    spell of the machine falls on both; then in this process after a small
+    kernel, which leaves only the compile of the kernel itself."""
     print(f"compile time: first call of the plain kernel in a fresh process, empty cache, "
-          f"{'/'.join(map(str, COMPILE_TIME_CONFIG))}, D 128, fp16 (s)")
-    print(f"{'causal':>6} | " + " | ".join(f"{name:>8}" for name in kernels) + " | kiln/triton")
+          f"{'/'.join(map(str, COMPILE_TIME_CONFIG))}, D 128, fp16 (s; median of {fresh_processes})")
+    print(f"{'causal':>6} | " + " | ".join(f"{name:>8}" for name in kernels) + " | kiln/triton | every process")
     for causal in (False, True):
-        seconds = {name: fresh_process_first_call(name, causal) for name in kernels}
+        samples: dict[str, list[float]] = {name: [] for name in kernels}
+        for _ in range(fresh_processes):
+            for name in kernels:
+                samples[name].append(fresh_process_first_call(name, causal))
+        seconds = {name: statistics.median(values) for name, values in samples.items()}
         ratio = f"{seconds['kiln'] / seconds['triton']:.2f}" if "triton" in seconds else "-"
+        every = "; ".join(f"{name} " + " ".join(f"{value:.2f}" for value in values) for name, values in samples.items())
         print(f"{'yes' if causal else 'no':>6} | " + " | ".join(f"{value:8.2f}" for value in seconds.values()) +
-              f" | {ratio}")
+              f" | {ratio:>11} | {every}")
     probe = torch.zeros(1, device=DEVICE)
     for name in kernels:
         try:
@@ -815,7 +825,7 @@ def run(args: argparse.Namespace) -> None:
     print(f"device: {torch.cuda.get_device_name() if DEVICE == 'cuda' else DEVICE}, torch {torch.__version__}, "
           f"triton {triton.__version__ if triton is not None else 'not installed'}")
     if compile_kernels:
-        compile_times(compile_kernels)
+        compile_times(compile_kernels, args.first_call_processes)
     if kernels and args.compile_workers > 0:
         compile_in_workers(args.compile_workers)
 
@@ -904,6 +914,9 @@ def main() -> None:
     parser.add_argument("--compile-workers", type=int, default=min(12, max(0, (os.cpu_count() or 1) - 2)),
                         help="child processes that compile the table's kernels before its rows are timed "
                              "(0: each row compiles its own)")
+    parser.add_argument("--first-call-processes", type=int, default=1,
+                        help="fresh processes per compiler and case for the compile-time table (the median is "
+                             "reported)")
     parser.add_argument(COMPILE_WORKER_OPTION, help=argparse.SUPPRESS)
     parser.add_argument("--tutorial06-worker", metavar="PATH", help=argparse.SUPPRESS)
     parser.add_argument("--first-call-worker", choices=["kiln", "triton"], help=argparse.SUPPRESS)
