@@ -369,6 +369,52 @@ def test_triton_tutorial06_warp_specialized_on_hopper_copies_with_tma(tmp_path):
     assert [json.loads(line) for line in result.stdout.splitlines()] == [[3, 4, True, False]] * 4
 
 
+# Compiles Triton's tutorial 06 `_attn_bwd` (run under kiln.compat) as its
+# launch on contiguous fp16 tensors calls it on Hopper (pointer tensor maps
+# on, as by default), and prints its maps, whether a loop was versioned,
+# and how many blocks its loops still load themselves.
+TUTORIAL06_BACKWARD_PROBE = textwrap.dedent("""
+    import importlib.util, json, re, sys
+    spec = importlib.util.spec_from_file_location("tutorial06", sys.argv[1])
+    tutorial = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = tutorial
+    spec.loader.exec_module(tutorial)
+    import kiln
+    from kiln.compiler.specialization import Specialization
+    fn = tutorial._attn_bwd
+    while not isinstance(fn, kiln.JITFunction):
+        fn = fn.fn
+    pointers = ("Q", "K", "V", "DO", "DQ", "DK", "DV")
+    signature = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "DO": "*fp16", "DQ": "*fp16",
+                 "DK": "*fp16", "DV": "*fp16", "M": "*fp32", "D": "*fp32", "stride_z": "i32", "stride_h": "i32",
+                 "stride_tok": "i32", "stride_d": "i32", "H": "i32", "N_CTX": "i32"}
+    attrs = Specialization(divisible_by_16=frozenset({*pointers, "M", "D", "stride_z", "stride_h", "stride_tok",
+                                                      "N_CTX"}), equal_to_1=frozenset({"stride_d"}))
+    compiled = kiln.compile(fn, signature=signature, target="sm_90a", num_warps=4, num_stages=5, attrs=attrs,
+                            constexprs={"BLOCK_M1": 32, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 32,
+                                        "BLK_SLICE_FACTOR": 2, "HEAD_DIM": 128})
+    ir = compiled.asm["kiln_gpu"]
+    print(json.dumps([len(compiled.metadata.get("derived_tensor_maps", [])), "kiln.tensor_map_version" in ir]))
+""")
+
+
+@pytest.mark.skipif(not TRITON_TUTORIAL06.exists(), reason="no copy of Triton 3.6's tutorials (KILN_TRITON_TESTS)")
+def test_triton_tutorial06_backward_keeps_its_loops_off_pointer_tensor_maps(tmp_path):
+    """Triton's tutorial 06 backward, unmodified, as its launch compiles it
+    on Hopper: its loops read blocks that no map can take (the rows of M
+    and D, and blocks read both as loaded and transposed), so no loop is
+    versioned for tensor maps and none is made. With a version copying
+    the others by TMA, its forward+backward ran at 33 TFLOP/s against
+    Triton's 148 on an H100 (2026-12-08)."""
+    probe = tmp_path / "tutorial06_backward_probe.py"
+    probe.write_text(TUTORIAL06_BACKWARD_PROBE)
+    result = subprocess.run([sys.executable, "-m", "kiln.compat", str(probe), str(TRITON_TUTORIAL06)],
+                            capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "PYTHONPATH": kiln_search_path()})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[-1]) == [0, False]
+
+
 def test_descriptors_made_in_the_kernel_keep_pointers_in_checked_mode():
     """Checked mode checks each thread's loads: no tensor map parameters."""
     compiled = compile_forward_whole_descriptors(128, False, True, checked=True)
@@ -485,10 +531,11 @@ def wgmma_loop_blocks(ptx: str) -> list[list[str]]:
 
 
 def compile_backward(kernel, head_dim: int, block_m: int, block_n: int, num_warps: int, num_stages: int,
-                     causal: bool = False) -> kiln.CompiledKernel:
+                     causal: bool = False, pointer_tensor_maps: bool = False) -> kiln.CompiledKernel:
     """One of the backward's kernels (`attention_backward_dkdv`,
     `attention_backward_dq`) as a launch on contiguous operands compiles it
-    for sm_90a, its loads through pointers only (as compile_forward)."""
+    for sm_90a, its loads through pointers only (as compile_forward) unless
+    `pointer_tensor_maps` (a launch's default)."""
     from kiln.compiler.compiler import compile_jit_function
 
     signature = dict(SIGNATURE)
@@ -499,7 +546,7 @@ def compile_backward(kernel, head_dim: int, block_m: int, block_n: int, num_warp
                            equal_to_1=frozenset({"stride_d"}))
     return compile_jit_function(kernel, signature,
                                 {"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n, "CAUSAL": causal},
-                                attrs, "sm_90a", num_warps, num_stages, pointer_tensor_maps=False)
+                                attrs, "sm_90a", num_warps, num_stages, pointer_tensor_maps=pointer_tensor_maps)
 
 
 def compile_backward_dkdv(head_dim: int, block_m: int, block_n: int, num_warps: int,
@@ -561,6 +608,30 @@ def test_sm90a_backward_dkdv_on_wgmma_from_slots(block_m, block_n):
     # one cp.async per row and thread, in each of the two copies before the
     # loop and in the loop (not one per pair of elements a thread reads).
     assert len(re.findall(r"@p cp\.async\.cg\.shared\.global \[%r\d+\], \[%rd\d+\], 16,", ptx)) == 2 * 3
+
+
+@pytest.mark.parametrize("kernel,head_dim,block_m,block_n,num_warps",
+                         [(attention_backward_dkdv, 128, 64, 128, 8), (attention_backward_dkdv, 64, 64, 64, 4),
+                          (attention_backward_dq, 128, 128, 64, 8), (attention_backward_dq, 64, 64, 64, 4)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_sm90a_backward_loops_keep_their_copies_off_pointer_tensor_maps(kernel, head_dim, block_m, block_n,
+                                                                        num_warps, causal):
+    """Compiled as a launch compiles them by default on sm_90a (pointer
+    tensor maps on), the backward's loops are not versioned: the dK/dV
+    loop also loads the rows of M and Delta, which no dot reads and no map
+    takes, and the dQ loop reads K both as loaded and transposed, which the
+    TMA unit cannot copy for both readers. A version copying the other
+    blocks by TMA loaded those itself in every trip, and made the backward
+    ten times slower on an H100 (2026-12-08). Every block the loop reads
+    is copied ahead, no load left in it, and no map made."""
+    compiled = compile_backward(kernel, head_dim, block_m, block_n, num_warps, 2, causal=causal,
+                                pointer_tensor_maps=True)
+    assert "derived_tensor_maps" not in compiled.metadata
+    ir = compiled.asm["kiln_gpu"]
+    assert "kiln.tensor_map_version" not in ir and "async_tma_copy" not in ir
+    for body in loop_bodies(ir):
+        assert not re.search(r"kiln\.load .*tensor<\d+(x\d+)?x!kiln\.ptr", body)
+        assert "kiln_gpu.async_copy " in body
 
 
 def test_sm90a_backward_dkdv_square_blocks_from_slots(tmp_path):

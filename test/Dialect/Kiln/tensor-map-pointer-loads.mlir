@@ -166,6 +166,54 @@ func.func @not_a_dot_operand(%V: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, 
 
 // -----
 
+// V qualifies, but the loop also loads a row of M that no dot reads: a
+// version copying V by the TMA unit would load that row itself in every
+// trip, where the loop as it was copies both ahead. The loop stays as it
+// is.
+// HOIST-NOT: guarded
+// CHECK-LABEL: func.func @beside_a_block_off_the_maps
+// CHECK-NOT: scf.if
+// CHECK-NOT: tensor_map
+// CHECK: return
+func.func @beside_a_block_off_the_maps(%V: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %M: !kiln.ptr<f32> {kiln.divisibility = 16 : i32},
+                %offset: i64, %stride: i32 {kiln.divisibility = 16 : i32}, %n: i32,
+                %p: tensor<128x64xf16>) -> tensor<128x64xf32> attributes {kiln.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %range = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %rows = kiln.expand_dims %range {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %cols = kiln.expand_dims %range {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %stride_rows = kiln.splat %stride : i32 -> tensor<64x1xi32>
+  %row_offsets = arith.muli %rows, %stride_rows : tensor<64x1xi32>
+  %v_base = kiln.addptr %V, %offset : !kiln.ptr<f16>, i64
+  %v_splat = kiln.splat %v_base : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>>
+  %v_rows = kiln.addptr %v_splat, %row_offsets : tensor<64x1x!kiln.ptr<f16>>, tensor<64x1xi32>
+  %v_bcast = kiln.broadcast %v_rows : tensor<64x1x!kiln.ptr<f16>> -> tensor<64x64x!kiln.ptr<f16>>
+  %cols_b = kiln.broadcast %cols : tensor<1x64xi32> -> tensor<64x64xi32>
+  %v0 = kiln.addptr %v_bcast, %cols_b : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+  %m_splat = kiln.splat %M : !kiln.ptr<f32> -> tensor<64x!kiln.ptr<f32>>
+  %r:2 = scf.for %i = %c0 to %n step %c64 iter_args(%acc = %zero, %v = %v0)
+      -> (tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>) : i32 {
+    %vb = kiln.load %v : tensor<64x64x!kiln.ptr<f16>> -> tensor<64x64xf16>
+    %i_splat = kiln.splat %i : i32 -> tensor<64xi32>
+    %m_offsets = arith.addi %i_splat, %range : tensor<64xi32>
+    %m_ptrs = kiln.addptr %m_splat, %m_offsets : tensor<64x!kiln.ptr<f32>>, tensor<64xi32>
+    %m = kiln.load %m_ptrs : tensor<64x!kiln.ptr<f32>> -> tensor<64xf32>
+    %m_row = kiln.expand_dims %m {axis = 0 : i32} : tensor<64xf32> -> tensor<1x64xf32>
+    %m_block = kiln.broadcast %m_row : tensor<1x64xf32> -> tensor<128x64xf32>
+    %d = kiln.dot %p, %vb, %acc : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
+    %e = arith.addf %d, %m_block : tensor<128x64xf32>
+    %step = arith.muli %c64, %stride : i32
+    %advance = kiln.splat %step : i32 -> tensor<64x64xi32>
+    %v1 = kiln.addptr %v, %advance : tensor<64x64x!kiln.ptr<f16>>, tensor<64x64xi32>
+    scf.yield %e, %v1 : tensor<128x64xf32>, tensor<64x64x!kiln.ptr<f16>>
+  }
+  return %r#0 : tensor<128x64xf32>
+}
+
+// -----
+
 // Pointers advanced by a number of elements that is not a multiple of the
 // row stride: no whole rows a trip.
 // HOIST-NOT: guarded

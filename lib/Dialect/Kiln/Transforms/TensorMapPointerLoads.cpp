@@ -854,10 +854,20 @@ struct KilnTensorMapPointerLoads
       auto &writes = written[kernel.getOperation()];
       if (!writes)
         writes = writtenKernelArguments(getOperation(), kernel);
-      for (LoadOp load : loop.getBody()->getOps<LoadOp>())
+      // Every block the loop loads must be a candidate. The pipeliner
+      // copies a loop's loads either all by the TMA unit or all by threads
+      // (cp.async): a version that copies some of them by TMA loads the
+      // others synchronously in every trip, which made the backward's
+      // loops (qT, and the rows of M and Delta, not on maps) ten times
+      // slower than the loop as it was.
+      bool everyBlockMapped = true;
+      for (LoadOp load : loop.getBody()->getOps<LoadOp>()) {
         if (auto candidate = matchLoad(load, loop, kernel, *writes, algebra))
           candidates.push_back(*candidate);
-      if (!candidates.empty())
+        else if (isa<RankedTensorType>(load.getType()))
+          everyBlockMapped = false;
+      }
+      if (!candidates.empty() && everyBlockMapped)
         versionLoop(loop, candidates);
     }
   }

@@ -51,13 +51,31 @@ bool copiesByTma(Region &region) {
       .wasInterrupted();
 }
 
-/// Replaces each loop that kiln-tensor-map-pointer-loads versioned, where
-/// the version that names tensor maps came to have no TMA copy, by the loop
-/// as it was: the two would be the same code twice.
+/// The blocks that loops of `region` still load themselves, in the loop
+/// body: what kiln-gpu-pipeline-loads copied asynchronously is a copy now.
+unsigned countLoopLoads(Region &region) {
+  unsigned count = 0;
+  region.walk([&](LoadOp load) {
+    auto loop = load->getParentOfType<scf::ForOp>();
+    if (isa<RankedTensorType>(load.getType()) && loop && region.isAncestor(loop->getParentRegion()))
+      ++count;
+  });
+  return count;
+}
+
+/// Replaces each loop that kiln-tensor-map-pointer-loads versioned by the
+/// loop as it was, where the version that names tensor maps came to have
+/// no TMA copy (the two would be the same code twice), or loads in its
+/// loop a block that the loop as it was copies asynchronously: the TMA
+/// unit's copies are not worth a load that waits in every trip (a block
+/// the pipeliner could not copy by TMA with the others, such as a B read
+/// both as loaded and transposed).
 void keepOnlyCopiedVersions(ModuleOp module) {
   SmallVector<scf::IfOp> uncopied;
   module.walk([&](scf::IfOp branch) {
-    if (branch->hasAttr(kTensorMapVersionAttr) && !copiesByTma(branch.getThenRegion()))
+    if (branch->hasAttr(kTensorMapVersionAttr) &&
+        (!copiesByTma(branch.getThenRegion()) ||
+         countLoopLoads(branch.getThenRegion()) > countLoopLoads(branch.getElseRegion())))
       uncopied.push_back(branch);
   });
   for (scf::IfOp branch : uncopied) {
@@ -97,7 +115,9 @@ struct KilnGPUDropUnreadTensorMaps
         return signalPassFailure();
       }
       BlockArgument arg = kernel.getArgument(index.getInt());
-      if (!kernel.getArgAttr(arg.getArgNumber(), gpu::kTensorMapBoxAttr) && onlyLoadsName(arg)) {
+      // (A map whose only version went is read by nothing, box or not.)
+      if ((arg.use_empty() || !kernel.getArgAttr(arg.getArgNumber(), gpu::kTensorMapBoxAttr)) &&
+          onlyLoadsName(arg)) {
         for (OpOperand &use : llvm::make_early_inc_range(arg.getUses()))
           cast<LoadOp>(use.getOwner()).dropTensorMap();
         dropped.set(arg.getArgNumber());
