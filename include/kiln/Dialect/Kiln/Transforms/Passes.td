@@ -265,6 +265,12 @@ def KilnTensorMapPointerLoads : Pass<"kiln-tensor-map-pointer-loads", "mlir::Mod
     taken as exact integers: a program whose offsets wrap around reads
     outside its arrays anyway.)
 
+    A loop is taken only where every block its body loads qualifies: the
+    pipeliner copies a loop's blocks all by the TMA unit or all by threads,
+    so a version with some blocks on maps would load the others itself in
+    every trip (the attention backward's rows of M and Delta), where the
+    loop as it was copies them all ahead.
+
     Those conditions depend on the launch and the program, so the loop is
     versioned: before it, the program computes them, the first row and
     column of each map, and the maps themselves
@@ -277,7 +283,7 @@ def KilnTensorMapPointerLoads : Pass<"kiln-tensor-map-pointer-loads", "mlir::Mod
     kiln-hoist-tensor-maps then makes the maps parameters; a guarded map
     that the TMA unit would refuse is passed empty by the launcher, and the
     check keeps the program off it. Where the loads of the first version
-    do not become TMA copies after all, kiln-gpu-drop-unread-tensor-maps
+    do not all become TMA copies after all, kiln-gpu-drop-unread-tensor-maps
     keeps only the loop as it was.
 
     Before:

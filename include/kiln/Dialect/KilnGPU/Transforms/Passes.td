@@ -709,9 +709,15 @@ def KilnGPUDropUnreadTensorMaps : Pass<"kiln-gpu-drop-unread-tensor-maps", "mlir
 
     First, each `scf.if` marked `kiln.tensor_map_version`
     (kiln-tensor-map-pointer-loads: a loop whose loads name maps, and the
-    loop as it was) whose then region came to have no TMA copy is replaced
-    by its else region: the two versions would be the same code twice. The
-    maps only that version named are then unread, and go as above.
+    loop as it was) is replaced by its else region where its then region
+    came to have no TMA copy (the two versions would be the same code
+    twice), or where its loops load more blocks themselves than the else
+    region's: a block that kiln-gpu-pipeline-loads could not copy by TMA
+    with the others (a B read both as loaded and transposed) is loaded in
+    every trip there, and the loop as it was copies it ahead. The maps only
+    that version named are then unread, box or not, and go as above. (The
+    pass runs right after kiln-gpu-pipeline-loads, before a producer
+    warpgroup takes a version's copies.)
 
     Before:
     ```mlir
