@@ -322,20 +322,38 @@ def test_sm90a_descriptors_made_from_the_arguments_are_copied_by_the_tma_unit(ca
 TRITON_TUTORIAL06 = Path(os.environ.get("KILN_TRITON_TESTS") or Path(__file__).resolve().parents[4] / "shared" /
                         "triton-3.6") / "tutorials" / "06-fused-attention.py"
 
-# Compiles Triton's tutorial 06 `_attn_fwd` (run under kiln.compat) as its
-# Hopper launch with warp_specialize=True calls it, and prints the maps,
-# producer warps and TMA copies of each compile.
-TUTORIAL06_PROBE = textwrap.dedent("""
-    import importlib.util, json, sys
-    spec = importlib.util.spec_from_file_location("tutorial06", sys.argv[1])
-    tutorial = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = tutorial
-    spec.loader.exec_module(tutorial)
-    import kiln
-    from kiln.compiler.specialization import Specialization
-    fn = tutorial._attn_fwd
-    while not isinstance(fn, kiln.JITFunction):
-        fn = fn.fn
+def tutorial06_probe(kernel: str, body: str) -> str:
+    """A script that loads Triton's tutorial 06 (its path the script's
+    argument; run under kiln.compat), binds `fn` to the Kiln JIT function
+    of its kernel `kernel`, then runs `body`, which prints JSON lines."""
+    return textwrap.dedent(f"""
+        import importlib.util, json, sys
+        spec = importlib.util.spec_from_file_location("tutorial06", sys.argv[1])
+        tutorial = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = tutorial
+        spec.loader.exec_module(tutorial)
+        import kiln
+        from kiln.compiler.specialization import Specialization
+        fn = tutorial.{kernel}
+        while not isinstance(fn, kiln.JITFunction):
+            fn = fn.fn
+    """) + textwrap.dedent(body)
+
+
+def run_tutorial06_probe(script: str, tmp_path: Path) -> list:
+    """The JSON lines that `script` (a tutorial06_probe) prints."""
+    probe = tmp_path / "tutorial06_probe.py"
+    probe.write_text(script)
+    result = subprocess.run([sys.executable, "-m", "kiln.compat", str(probe), str(TRITON_TUTORIAL06)],
+                            capture_output=True, text=True, timeout=600,
+                            env={**os.environ, "PYTHONPATH": kiln_search_path()})
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+# Compiles `_attn_fwd` as its Hopper launch with warp_specialize=True calls
+# it, and prints the maps, producer warps and TMA copies of each compile.
+TUTORIAL06_FORWARD_PROBE = tutorial06_probe("_attn_fwd", """
     for element in ("fp16", "fp8e5"):
         operands = {name: "*" + element for name in ("desc_q", "desc_k", "desc_v", "desc_o")}
         signature = {"sm_scale": "fp32", "M": "*fp32", "Z": "i32", "H": "i32", **operands, "N_CTX": "i32"}
@@ -359,30 +377,13 @@ def test_triton_tutorial06_warp_specialized_on_hopper_copies_with_tma(tmp_path):
     fp8, causal and not: K and V copied by the TMA unit (their maps encoded
     by the launcher) in a producer warpgroup, and Q by the TMA unit too,
     once: no cp.async copy is left."""
-    probe = tmp_path / "tutorial06_probe.py"
-    probe.write_text(TUTORIAL06_PROBE)
-    result = subprocess.run([sys.executable, "-m", "kiln.compat", str(probe), str(TRITON_TUTORIAL06)],
-                            capture_output=True, text=True, timeout=600,
-                            env={**os.environ, "PYTHONPATH": kiln_search_path()})
-    assert result.returncode == 0, result.stderr
-    assert [json.loads(line) for line in result.stdout.splitlines()] == [[3, 4, True, False]] * 4
+    assert run_tutorial06_probe(TUTORIAL06_FORWARD_PROBE, tmp_path) == [[3, 4, True, False]] * 4
 
 
-# Compiles Triton's tutorial 06 `_attn_bwd` (run under kiln.compat) as its
-# launch on contiguous fp16 tensors calls it on Hopper (pointer tensor maps
-# on, as by default), and prints its maps, whether a loop was versioned,
-# and how many blocks its loops still load themselves.
-TUTORIAL06_BACKWARD_PROBE = textwrap.dedent("""
-    import importlib.util, json, re, sys
-    spec = importlib.util.spec_from_file_location("tutorial06", sys.argv[1])
-    tutorial = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = tutorial
-    spec.loader.exec_module(tutorial)
-    import kiln
-    from kiln.compiler.specialization import Specialization
-    fn = tutorial._attn_bwd
-    while not isinstance(fn, kiln.JITFunction):
-        fn = fn.fn
+# Compiles `_attn_bwd` as its launch on contiguous fp16 tensors calls it on
+# Hopper (pointer tensor maps on, as by default), and prints how many maps
+# it got and whether a loop was versioned for them.
+TUTORIAL06_BACKWARD_PROBE = tutorial06_probe("_attn_bwd", """
     pointers = ("Q", "K", "V", "DO", "DQ", "DK", "DV")
     signature = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "sm_scale": "fp32", "DO": "*fp16", "DQ": "*fp16",
                  "DK": "*fp16", "DV": "*fp16", "M": "*fp32", "D": "*fp32", "stride_z": "i32", "stride_h": "i32",
@@ -392,8 +393,8 @@ TUTORIAL06_BACKWARD_PROBE = textwrap.dedent("""
     compiled = kiln.compile(fn, signature=signature, target="sm_90a", num_warps=4, num_stages=5, attrs=attrs,
                             constexprs={"BLOCK_M1": 32, "BLOCK_N1": 128, "BLOCK_M2": 128, "BLOCK_N2": 32,
                                         "BLK_SLICE_FACTOR": 2, "HEAD_DIM": 128})
-    ir = compiled.asm["kiln_gpu"]
-    print(json.dumps([len(compiled.metadata.get("derived_tensor_maps", [])), "kiln.tensor_map_version" in ir]))
+    print(json.dumps([len(compiled.metadata.get("derived_tensor_maps", [])),
+                      "kiln.tensor_map_version" in compiled.asm["kiln_gpu"]]))
 """)
 
 
@@ -405,13 +406,7 @@ def test_triton_tutorial06_backward_keeps_its_loops_off_pointer_tensor_maps(tmp_
     versioned for tensor maps and none is made. With a version copying
     the others by TMA, its forward+backward ran at 33 TFLOP/s against
     Triton's 148 on an H100 (2026-12-08)."""
-    probe = tmp_path / "tutorial06_backward_probe.py"
-    probe.write_text(TUTORIAL06_BACKWARD_PROBE)
-    result = subprocess.run([sys.executable, "-m", "kiln.compat", str(probe), str(TRITON_TUTORIAL06)],
-                            capture_output=True, text=True, timeout=600,
-                            env={**os.environ, "PYTHONPATH": kiln_search_path()})
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout.splitlines()[-1]) == [0, False]
+    assert run_tutorial06_probe(TUTORIAL06_BACKWARD_PROBE, tmp_path) == [[0, False]]
 
 
 def test_descriptors_made_in_the_kernel_keep_pointers_in_checked_mode():
