@@ -160,11 +160,12 @@ POINTER_MAP_KERNELS = tuple(kiln.jit(kernel.fn) for kernel in (
 @pytest.mark.parametrize("layout", attention_kernels.LAYOUTS)
 @pytest.mark.parametrize("n_ctx", [64, 72])
 def test_backward_pointer_tensor_maps(arrays, monkeypatch, causal, layout, n_ctx):
-    """The backward compiled with KILN_POINTER_TENSOR_MAPS: its loops' loads
-    (pointers computed from the induction variable, masked to N_CTX) get
-    tensor maps where the masks are true over every block of the loop, as
-    at N_CTX 64; at 72 the last block's are not, and the programs read
-    through their pointers."""
+    """The backward compiled with KILN_POINTER_TENSOR_MAPS: the dQ loop's K
+    and V (pointers computed from the induction variable, masked to N_CTX)
+    get tensor maps where the masks are true over every block of the loop,
+    as at N_CTX 64; at 72 the last block's are not, and the programs read
+    through their pointers. (The dK/dV loop also loads rows that no map
+    takes, and is left as it is.)"""
     monkeypatch.setenv("KILN_POINTER_TENSOR_MAPS", "1")
     forward, *backward = POINTER_MAP_KERNELS
     q, k, v, do = (attention_kernels.with_layout(array, layout)
