@@ -202,7 +202,7 @@ func.func @beside_a_block_off_the_maps(%V: !kiln.ptr<f16> {kiln.divisibility = 1
     %m = kiln.load %m_ptrs : tensor<64x!kiln.ptr<f32>> -> tensor<64xf32>
     %m_row = kiln.expand_dims %m {axis = 0 : i32} : tensor<64xf32> -> tensor<1x64xf32>
     %m_block = kiln.broadcast %m_row : tensor<1x64xf32> -> tensor<128x64xf32>
-    %d = kiln.dot %p, %vb, %acc : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
+    %d = kiln.dot %p, %vb, %acc {inputPrecision = #kiln.precision<ieee>} : tensor<128x64xf16> * tensor<64x64xf16> -> tensor<128x64xf32>
     %e = arith.addf %d, %m_block : tensor<128x64xf32>
     %step = arith.muli %c64, %stride : i32
     %advance = kiln.splat %step : i32 -> tensor<64x64xi32>
