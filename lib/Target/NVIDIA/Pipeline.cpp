@@ -73,10 +73,10 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
     pipelineOptions.numStages = options.numStages;
     pm.addPass(gpu::createKilnGPUPipelineLoads(pipelineOptions));
   }
-  // ...(a loop versioned for tensor maps keeps the version that reads
-  // through them only where the TMA unit copies its blocks; and the maps of
+  // (A loop versioned for tensor maps keeps the version that reads through
+  // them only where the TMA unit copies its blocks, and the maps of
   // descriptors made in the kernel that no TMA copy reads are no
-  // parameters, which the launcher would compute every launch)...
+  // parameters, which the launcher would compute every launch.)
   pm.addPass(gpu::createKilnGPUDropUnreadTensorMaps());
   if (!options.checked) {
     // ...or, where they cannot, load them an iteration ahead.
@@ -107,7 +107,7 @@ void nvidia::buildKilnToKilnGPUPipeline(OpPassManager &pm,
     pm.addPass(gpu::createKilnGPUReleaseTmaSlots());
   }
   // Finally a block's loads issue back to back, each conversion of what
-  // they loaded moved down to where it is used...
+  // they loaded moved down to where it is used.
   pm.addPass(gpu::createKilnGPUSinkLoadCasts());
 }
 
