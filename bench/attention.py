@@ -59,8 +59,9 @@ in a fresh process per compiler and case (after its imports, inputs and
 CUDA initialization): each compiler's one-time set-up is part of it, as it
 is of a user's first call. With --first-call-processes N it is made in N
 such processes each, the compilers in turn, and the median is reported:
-one process's figure moves by a third from one to the next. The second makes it in this process, after a
-launch of a trivial kernel, which leaves only the kernel's own compile.
+one process's figure moves by a third from one to the next. The second
+makes it in this process, after a launch of a trivial kernel, which leaves
+only the kernel's own compile.
 
     python3 bench/attention.py [--quick] [--shapes 128x4096,64x16384] [--causal both|yes|no]
         [--dtype fp16,bf16] [--modes fwd,fwd+bwd] [--providers plain,nomaps,desc,host,sdpa,tutorial06]
@@ -924,6 +925,8 @@ def main() -> None:
     if args.first_call_worker:
         print(json.dumps({"seconds": first_call_seconds(args.first_call_worker, args.causal == "yes")}))
         return
+    if args.first_call_processes < 1:
+        parser.error("--first-call-processes: expected 1 or more")
     for option, values, known in (("--dtype", args.dtype, DTYPES), ("--modes", args.modes, MODES),
                                   ("--providers", args.providers, PROVIDERS)):
         unknown = [value for value in values.split(",") if value not in known]
