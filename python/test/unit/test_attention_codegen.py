@@ -611,10 +611,11 @@ def test_sm90a_backward_dkdv_on_wgmma_from_slots(block_m, block_n):
 def test_sm90a_backward_loops_keep_their_copies_off_pointer_tensor_maps(kernel, head_dim, block_m, block_n,
                                                                         num_warps, causal):
     """Compiled as a launch compiles them by default on sm_90a (pointer
-    tensor maps on), the backward's loops are not versioned: the dK/dV
+    tensor maps on), the backward's loops keep no version: the dK/dV
     loop also loads the rows of M and Delta, which no dot reads and no map
-    takes, and the dQ loop reads K both as loaded and transposed, which the
-    TMA unit cannot copy for both readers. A version copying the other
+    takes, and the dQ loop reads K both as loaded and transposed, which its
+    version loads through the map as its transpose, a block the pipeline
+    does not copy for two readers. A version copying the other
     blocks by TMA loaded those itself in every trip, and made the backward
     ten times slower on an H100 (2026-12-08). Every block the loop reads
     is copied ahead, no load left in it, and no map made."""
