@@ -941,6 +941,193 @@ module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.tar
 
 // -----
 
+// The two versions of one loop that kiln-tensor-map-pointer-loads makes
+// (here both through pointers): a program runs one of them, so neither is
+// a second loop of dots for the other, and each is marked for
+// kiln-gpu-overlap-dots as the loop alone would be (@attention).
+// CHECK-LABEL: func.func @attention_versions
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK-NEXT: } {kiln_gpu.overlap_dots}
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: scf.yield
+// CHECK-NEXT: } {kiln_gpu.overlap_dots}
+// CHECK: } {kiln.tensor_map_version}
+#blocked = #kiln_gpu.blocked<{sizePerThread = [1, 2], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #kiln_gpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked2 = #kiln_gpu.blocked<{sizePerThread = [8, 1], threadsPerWarp = [8, 4], warpsPerCTA = [1, 4], order = [0, 1]}>
+#slice = #kiln_gpu.slice<{dim = 1, parent = #blocked}>
+#slice1 = #kiln_gpu.slice<{dim = 0, parent = #blocked1}>
+#slice2 = #kiln_gpu.slice<{dim = 1, parent = #blocked1}>
+#slice3 = #kiln_gpu.slice<{dim = 1, parent = #blocked2}>
+#slice4 = #kiln_gpu.slice<{dim = 0, parent = #blocked2}>
+module attributes {kiln_gpu.num_warps = 4 : i32, kiln_gpu.target = #kiln_gpu.target<sm_90a>, kiln_gpu.threads_per_warp = 32 : i32} {
+  func.func @attention_versions(%arg0: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg1: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg2: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg3: !kiln.ptr<f16> {kiln.divisibility = 16 : i32}, %arg4: f32, %arg5: i32 {kiln.divisibility = 16 : i32}, %arg6: i32 {kiln.divisibility = 16 : i32}, %arg7: i32 {kiln.divisibility = 16 : i32}, %arg8: i32 {kiln.divisibility = 16 : i32}, %arg9: i32 {kiln.divisibility = 16 : i32}) attributes {kiln.kernel} {
+    %cst = arith.constant dense<1.000000e+00> : tensor<64xf32, #slice>
+    %cst_0 = arith.constant dense<0xFF800000> : tensor<64xf32, #slice>
+    %c0_i32 = arith.constant 0 : i32
+    %cst_1 = arith.constant 1.44269502 : f32
+    %cst_2 = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #blocked>
+    %c64_i32 = arith.constant 64 : i32
+    %0 = kiln.program_id {axis = 0 : i32} : i32
+    %1 = kiln.program_id {axis = 1 : i32} : i32
+    %2 = arith.muli %1, %arg9 : i32
+    %3 = arith.muli %0, %c64_i32 : i32
+    %4 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice1>
+    %5 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice2>
+    %6 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice3>
+    %7 = kiln.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #slice4>
+    %8 = kiln.splat %3 : i32 -> tensor<64xi32, #slice2>
+    %9 = arith.addi %8, %5 : tensor<64xi32, #slice2>
+    %10 = kiln.expand_dims %9 {axis = 1 : i32} : tensor<64xi32, #slice2> -> tensor<64x1xi32, #blocked1>
+    %11 = kiln.splat %2 : i32 -> tensor<64x1xi32, #blocked1>
+    %12 = arith.addi %11, %10 : tensor<64x1xi32, #blocked1>
+    %13 = kiln.splat %arg5 : i32 -> tensor<64x1xi32, #blocked1>
+    %14 = arith.muli %12, %13 : tensor<64x1xi32, #blocked1>
+    %15 = kiln.splat %arg0 : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>, #blocked1>
+    %16 = kiln.addptr %15, %14 : tensor<64x1x!kiln.ptr<f16>, #blocked1>, tensor<64x1xi32, #blocked1>
+    %17 = kiln.expand_dims %4 {axis = 0 : i32} : tensor<64xi32, #slice1> -> tensor<1x64xi32, #blocked1>
+    %18 = kiln.expand_dims %7 {axis = 0 : i32} : tensor<64xi32, #slice4> -> tensor<1x64xi32, #blocked2>
+    %19 = kiln.broadcast %16 : tensor<64x1x!kiln.ptr<f16>, #blocked1> -> tensor<64x64x!kiln.ptr<f16>, #blocked1>
+    %20 = kiln.broadcast %17 : tensor<1x64xi32, #blocked1> -> tensor<64x64xi32, #blocked1>
+    %21 = kiln.addptr %19, %20 : tensor<64x64x!kiln.ptr<f16>, #blocked1>, tensor<64x64xi32, #blocked1>
+    %22 = kiln.load %21 : tensor<64x64x!kiln.ptr<f16>, #blocked1> -> tensor<64x64xf16, #blocked1>
+    %23 = arith.mulf %arg4, %cst_1 : f32
+    %fits = arith.cmpi sgt, %arg9, %c0_i32 : i32
+    %v:3 = scf.if %fits -> (tensor<64xf32, #slice>, tensor<64x64xf32, #blocked>, tensor<64xf32, #slice>) {
+    %24:3 = scf.for %arg10 = %c0_i32 to %arg9 step %c64_i32 iter_args(%arg11 = %cst, %arg12 = %cst_2, %arg13 = %cst_0) -> (tensor<64xf32, #slice>, tensor<64x64xf32, #blocked>, tensor<64xf32, #slice>)  : i32 {
+      %36 = arith.addi %2, %arg10 : i32
+      %37 = kiln.splat %36 : i32 -> tensor<1x64xi32, #blocked2>
+      %38 = arith.addi %37, %18 : tensor<1x64xi32, #blocked2>
+      %39 = kiln.splat %arg6 : i32 -> tensor<1x64xi32, #blocked2>
+      %40 = arith.muli %38, %39 : tensor<1x64xi32, #blocked2>
+      %41 = kiln.splat %arg1 : !kiln.ptr<f16> -> tensor<1x64x!kiln.ptr<f16>, #blocked2>
+      %42 = kiln.addptr %41, %40 : tensor<1x64x!kiln.ptr<f16>, #blocked2>, tensor<1x64xi32, #blocked2>
+      %43 = kiln.expand_dims %5 {axis = 1 : i32} : tensor<64xi32, #slice2> -> tensor<64x1xi32, #blocked1>
+      %44 = kiln.expand_dims %6 {axis = 1 : i32} : tensor<64xi32, #slice3> -> tensor<64x1xi32, #blocked2>
+      %45 = kiln.broadcast %42 : tensor<1x64x!kiln.ptr<f16>, #blocked2> -> tensor<64x64x!kiln.ptr<f16>, #blocked2>
+      %46 = kiln.broadcast %44 : tensor<64x1xi32, #blocked2> -> tensor<64x64xi32, #blocked2>
+      %47 = kiln.addptr %45, %46 : tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64xi32, #blocked2>
+      %48 = kiln.load %47 : tensor<64x64x!kiln.ptr<f16>, #blocked2> -> tensor<64x64xf16, #blocked2>
+      %49 = kiln.dot %22, %48, %cst_2 {inputPrecision = #kiln.precision<ieee>} : tensor<64x64xf16, #blocked1> * tensor<64x64xf16, #blocked2> -> tensor<64x64xf32, #blocked>
+      %50 = kiln.reduce(%49) {axis = 1 : i32} : (tensor<64x64xf32, #blocked>) -> tensor<64xf32, #slice> {
+      ^bb0(%arg14: f32, %arg15: f32):
+        %79 = arith.maxnumf %arg14, %arg15 : f32
+        kiln.reduce.return %79 : f32
+      }
+      %51 = kiln.splat %23 : f32 -> tensor<64xf32, #slice>
+      %52 = arith.mulf %50, %51 : tensor<64xf32, #slice>
+      %53 = arith.maxnumf %arg13, %52 : tensor<64xf32, #slice>
+      %54 = kiln.splat %23 : f32 -> tensor<64x64xf32, #blocked>
+      %55 = arith.mulf %49, %54 : tensor<64x64xf32, #blocked>
+      %56 = kiln.expand_dims %53 {axis = 1 : i32} : tensor<64xf32, #slice> -> tensor<64x1xf32, #blocked>
+      %57 = kiln.broadcast %56 : tensor<64x1xf32, #blocked> -> tensor<64x64xf32, #blocked>
+      %58 = arith.subf %55, %57 : tensor<64x64xf32, #blocked>
+      %59 = math.exp2 %58 : tensor<64x64xf32, #blocked>
+      %60 = kiln.reduce(%59) {axis = 1 : i32} : (tensor<64x64xf32, #blocked>) -> tensor<64xf32, #slice> {
+      ^bb0(%arg14: f32, %arg15: f32):
+        %79 = arith.addf %arg14, %arg15 : f32
+        kiln.reduce.return %79 : f32
+      }
+      %61 = arith.subf %arg13, %53 : tensor<64xf32, #slice>
+      %62 = math.exp2 %61 : tensor<64xf32, #slice>
+      %63 = arith.mulf %arg11, %62 : tensor<64xf32, #slice>
+      %64 = arith.addf %63, %60 : tensor<64xf32, #slice>
+      %65 = kiln.expand_dims %62 {axis = 1 : i32} : tensor<64xf32, #slice> -> tensor<64x1xf32, #blocked>
+      %66 = kiln.broadcast %65 : tensor<64x1xf32, #blocked> -> tensor<64x64xf32, #blocked>
+      %67 = arith.mulf %arg12, %66 : tensor<64x64xf32, #blocked>
+      %68 = kiln.splat %36 : i32 -> tensor<64x1xi32, #blocked1>
+      %69 = arith.addi %68, %43 : tensor<64x1xi32, #blocked1>
+      %70 = kiln.splat %arg7 : i32 -> tensor<64x1xi32, #blocked1>
+      %71 = arith.muli %69, %70 : tensor<64x1xi32, #blocked1>
+      %72 = kiln.splat %arg2 : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>, #blocked1>
+      %73 = kiln.addptr %72, %71 : tensor<64x1x!kiln.ptr<f16>, #blocked1>, tensor<64x1xi32, #blocked1>
+      %74 = kiln.broadcast %73 : tensor<64x1x!kiln.ptr<f16>, #blocked1> -> tensor<64x64x!kiln.ptr<f16>, #blocked1>
+      %75 = kiln.addptr %74, %20 : tensor<64x64x!kiln.ptr<f16>, #blocked1>, tensor<64x64xi32, #blocked1>
+      %76 = kiln.load %75 : tensor<64x64x!kiln.ptr<f16>, #blocked1> -> tensor<64x64xf16, #blocked1>
+      %77 = arith.truncf %59 : tensor<64x64xf32, #blocked> to tensor<64x64xf16, #blocked>
+      %78 = kiln.dot %77, %76, %67 {inputPrecision = #kiln.precision<ieee>} : tensor<64x64xf16, #blocked> * tensor<64x64xf16, #blocked1> -> tensor<64x64xf32, #blocked>
+      scf.yield %64, %78, %53 : tensor<64xf32, #slice>, tensor<64x64xf32, #blocked>, tensor<64xf32, #slice>
+    }
+    scf.yield %24#0, %24#1, %24#2 : tensor<64xf32, #slice>, tensor<64x64xf32, #blocked>, tensor<64xf32, #slice>
+    } else {
+    %loop2:3 = scf.for %iv2 = %c0_i32 to %arg9 step %c64_i32 iter_args(%l2 = %cst, %acc2 = %cst_2, %m2 = %cst_0) -> (tensor<64xf32, #slice>, tensor<64x64xf32, #blocked>, tensor<64xf32, #slice>)  : i32 {
+      %b36 = arith.addi %2, %iv2 : i32
+      %b37 = kiln.splat %b36 : i32 -> tensor<1x64xi32, #blocked2>
+      %b38 = arith.addi %b37, %18 : tensor<1x64xi32, #blocked2>
+      %b39 = kiln.splat %arg6 : i32 -> tensor<1x64xi32, #blocked2>
+      %b40 = arith.muli %b38, %b39 : tensor<1x64xi32, #blocked2>
+      %b41 = kiln.splat %arg1 : !kiln.ptr<f16> -> tensor<1x64x!kiln.ptr<f16>, #blocked2>
+      %b42 = kiln.addptr %b41, %b40 : tensor<1x64x!kiln.ptr<f16>, #blocked2>, tensor<1x64xi32, #blocked2>
+      %b43 = kiln.expand_dims %5 {axis = 1 : i32} : tensor<64xi32, #slice2> -> tensor<64x1xi32, #blocked1>
+      %b44 = kiln.expand_dims %6 {axis = 1 : i32} : tensor<64xi32, #slice3> -> tensor<64x1xi32, #blocked2>
+      %b45 = kiln.broadcast %b42 : tensor<1x64x!kiln.ptr<f16>, #blocked2> -> tensor<64x64x!kiln.ptr<f16>, #blocked2>
+      %b46 = kiln.broadcast %b44 : tensor<64x1xi32, #blocked2> -> tensor<64x64xi32, #blocked2>
+      %b47 = kiln.addptr %b45, %b46 : tensor<64x64x!kiln.ptr<f16>, #blocked2>, tensor<64x64xi32, #blocked2>
+      %b48 = kiln.load %b47 : tensor<64x64x!kiln.ptr<f16>, #blocked2> -> tensor<64x64xf16, #blocked2>
+      %b49 = kiln.dot %22, %b48, %cst_2 {inputPrecision = #kiln.precision<ieee>} : tensor<64x64xf16, #blocked1> * tensor<64x64xf16, #blocked2> -> tensor<64x64xf32, #blocked>
+      %b50 = kiln.reduce(%b49) {axis = 1 : i32} : (tensor<64x64xf32, #blocked>) -> tensor<64xf32, #slice> {
+      ^bb0(%arg14: f32, %arg15: f32):
+        %b79 = arith.maxnumf %arg14, %arg15 : f32
+        kiln.reduce.return %b79 : f32
+      }
+      %b51 = kiln.splat %23 : f32 -> tensor<64xf32, #slice>
+      %b52 = arith.mulf %b50, %b51 : tensor<64xf32, #slice>
+      %b53 = arith.maxnumf %m2, %b52 : tensor<64xf32, #slice>
+      %b54 = kiln.splat %23 : f32 -> tensor<64x64xf32, #blocked>
+      %b55 = arith.mulf %b49, %b54 : tensor<64x64xf32, #blocked>
+      %b56 = kiln.expand_dims %b53 {axis = 1 : i32} : tensor<64xf32, #slice> -> tensor<64x1xf32, #blocked>
+      %b57 = kiln.broadcast %b56 : tensor<64x1xf32, #blocked> -> tensor<64x64xf32, #blocked>
+      %b58 = arith.subf %b55, %b57 : tensor<64x64xf32, #blocked>
+      %b59 = math.exp2 %b58 : tensor<64x64xf32, #blocked>
+      %b60 = kiln.reduce(%b59) {axis = 1 : i32} : (tensor<64x64xf32, #blocked>) -> tensor<64xf32, #slice> {
+      ^bb0(%arg14: f32, %arg15: f32):
+        %b79 = arith.addf %arg14, %arg15 : f32
+        kiln.reduce.return %b79 : f32
+      }
+      %b61 = arith.subf %m2, %b53 : tensor<64xf32, #slice>
+      %b62 = math.exp2 %b61 : tensor<64xf32, #slice>
+      %b63 = arith.mulf %l2, %b62 : tensor<64xf32, #slice>
+      %b64 = arith.addf %b63, %b60 : tensor<64xf32, #slice>
+      %b65 = kiln.expand_dims %b62 {axis = 1 : i32} : tensor<64xf32, #slice> -> tensor<64x1xf32, #blocked>
+      %b66 = kiln.broadcast %b65 : tensor<64x1xf32, #blocked> -> tensor<64x64xf32, #blocked>
+      %b67 = arith.mulf %acc2, %b66 : tensor<64x64xf32, #blocked>
+      %b68 = kiln.splat %b36 : i32 -> tensor<64x1xi32, #blocked1>
+      %b69 = arith.addi %b68, %b43 : tensor<64x1xi32, #blocked1>
+      %b70 = kiln.splat %arg7 : i32 -> tensor<64x1xi32, #blocked1>
+      %b71 = arith.muli %b69, %b70 : tensor<64x1xi32, #blocked1>
+      %b72 = kiln.splat %arg2 : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>, #blocked1>
+      %b73 = kiln.addptr %b72, %b71 : tensor<64x1x!kiln.ptr<f16>, #blocked1>, tensor<64x1xi32, #blocked1>
+      %b74 = kiln.broadcast %b73 : tensor<64x1x!kiln.ptr<f16>, #blocked1> -> tensor<64x64x!kiln.ptr<f16>, #blocked1>
+      %b75 = kiln.addptr %b74, %20 : tensor<64x64x!kiln.ptr<f16>, #blocked1>, tensor<64x64xi32, #blocked1>
+      %b76 = kiln.load %b75 : tensor<64x64x!kiln.ptr<f16>, #blocked1> -> tensor<64x64xf16, #blocked1>
+      %b77 = arith.truncf %b59 : tensor<64x64xf32, #blocked> to tensor<64x64xf16, #blocked>
+      %b78 = kiln.dot %b77, %b76, %b67 {inputPrecision = #kiln.precision<ieee>} : tensor<64x64xf16, #blocked> * tensor<64x64xf16, #blocked1> -> tensor<64x64xf32, #blocked>
+      scf.yield %b64, %b78, %b53 : tensor<64xf32, #slice>, tensor<64x64xf32, #blocked>, tensor<64xf32, #slice>
+    }
+    scf.yield %loop2#0, %loop2#1, %loop2#2 : tensor<64xf32, #slice>, tensor<64x64xf32, #blocked>, tensor<64xf32, #slice>
+    } {kiln.tensor_map_version}
+    %25 = kiln.expand_dims %v#0 {axis = 1 : i32} : tensor<64xf32, #slice> -> tensor<64x1xf32, #blocked>
+    %26 = kiln.broadcast %25 : tensor<64x1xf32, #blocked> -> tensor<64x64xf32, #blocked>
+    %27 = arith.divf %v#1, %26 : tensor<64x64xf32, #blocked>
+    %28 = kiln.splat %arg8 : i32 -> tensor<64x1xi32, #blocked1>
+    %29 = arith.muli %12, %28 : tensor<64x1xi32, #blocked1>
+    %30 = kiln.splat %arg3 : !kiln.ptr<f16> -> tensor<64x1x!kiln.ptr<f16>, #blocked1>
+    %31 = kiln.addptr %30, %29 : tensor<64x1x!kiln.ptr<f16>, #blocked1>, tensor<64x1xi32, #blocked1>
+    %32 = kiln.broadcast %31 : tensor<64x1x!kiln.ptr<f16>, #blocked1> -> tensor<64x64x!kiln.ptr<f16>, #blocked1>
+    %33 = kiln.addptr %32, %20 : tensor<64x64x!kiln.ptr<f16>, #blocked1>, tensor<64x64xi32, #blocked1>
+    %34 = arith.truncf %27 : tensor<64x64xf32, #blocked> to tensor<64x64xf16, #blocked>
+    %35 = kiln_gpu.convert_layout %34 : tensor<64x64xf16, #blocked> -> tensor<64x64xf16, #blocked1>
+    kiln.store %33, %35 : tensor<64x64x!kiln.ptr<f16>, #blocked1>, tensor<64x64xf16, #blocked1>
+    return
+  }
+}
+
+
+// -----
+
 // B read as the transpose of a [N, K] block loaded through pointers (a
 // tensor descriptor made in the kernel, `desc.load(...).T`), contiguous
 // along K: cp.async copies the block as it lies into a K-major slot

@@ -470,12 +470,36 @@ int64_t getWidestCarriedAccumulator(scf::ForOp loop, ArrayRef<DotOp> dots) {
   return widest;
 }
 
-/// Whether a loop of `loop`'s function other than `loop` computes a dot
-/// in its own body.
+/// The scf.if of kiln-tensor-map-pointer-loads whose then region (the
+/// version that reads through tensor maps) holds `loop`, or null.
+scf::IfOp getTensorMapVersionOf(scf::ForOp loop) {
+  auto version = loop->getParentOfType<scf::IfOp>();
+  if (!version || !version->hasAttr(kTensorMapVersionAttr) ||
+      !version.getThenRegion().isAncestor(loop->getParentRegion()))
+    return {};
+  return version;
+}
+
+/// Whether `a` and `b` are the two versions of one loop
+/// (kiln-tensor-map-pointer-loads): a program runs one or the other.
+bool areVersionsOfOneLoop(scf::ForOp a, scf::ForOp b) {
+  for (auto version = a->getParentOfType<scf::IfOp>(); version;
+       version = version->getParentOfType<scf::IfOp>()) {
+    if (!version->hasAttr(kTensorMapVersionAttr) || !version->isAncestor(b))
+      continue;
+    bool aThen = version.getThenRegion().isAncestor(a->getParentRegion());
+    bool bThen = version.getThenRegion().isAncestor(b->getParentRegion());
+    return aThen != bThen;
+  }
+  return false;
+}
+
+/// Whether a loop of `loop`'s function other than `loop` (or than its
+/// other version) computes a dot in its own body.
 bool hasOtherDotLoop(scf::ForOp loop) {
   auto function = loop->getParentOfType<FunctionOpInterface>();
   WalkResult found = function->walk([&](scf::ForOp other) {
-    if (other != loop && hasDot(other))
+    if (other != loop && hasDot(other) && !areVersionsOfOneLoop(loop, other))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -526,7 +550,29 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   for (PipelinedOperand &operand :
        getPipelinedOperands(loop, dots, numWarps, threadsPerWarp, axisInfo))
     (operand.invariant ? invariants : looped).push_back(operand);
-  bool tma = !looped.empty() && canUseTma(looped);
+  // Chained dots (attention) whose second dot kiln-gpu-overlap-dots will
+  // run an iteration late read a slot an iteration longer: the copies run
+  // one iteration less ahead. Measured on the H200 (docs/design/
+  // attention.md), that pays on one warpgroup computing one 64-row tile;
+  // two warpgroups already overlap each other's softmax and dots, and lose
+  // more to the shorter lookahead than they gain. Nor does it pay where
+  // another loop of the kernel computes dots (a causal attention split at
+  // its diagonal by hand, as tutorial 06 does): the values carried into
+  // and out of the rotated loops then spill (measured on the H100,
+  // docs/design/attention.md). (A loop's versions for tensor maps are not
+  // two loops: a program runs one.)
+  std::optional<ChainedDots> chained = getChainedDots(loop, numWarps, threadsPerWarp);
+  bool overlapDots = numStages >= 3 && chained && numWarps == 4 &&
+                     chained->first.getType().getDimSize(0) == 64 &&
+                     !hasOtherDotLoop(loop);
+  // The version of such a loop that reads through tensor maps is copied by
+  // threads, as the loop as it was, and so goes again
+  // (kiln-gpu-drop-unread-tensor-maps): rotated, the loop through pointers
+  // ran 430 TFLOP/s at head dimension 64 on an H100, where the version
+  // copied by the TMA unit, not rotated, ran 363 (bench/RESULTS.md,
+  // 2026-12-07 and 2026-12-08, later). TMA copies in a rotated version
+  // are not measured yet.
+  bool tma = !looped.empty() && canUseTma(looped) && !(overlapDots && getTensorMapVersionOf(loop));
   // In a loop of TMA copies, a block loaded once through a tensor map is
   // copied by the TMA unit too: one warp's copy, waited for on an mbarrier,
   // instead of every thread's addresses and copies (attention's Q, once a
@@ -561,20 +607,6 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
     return failure();
   if (!tma)
     carryPointerOffsets(loop, looped);
-  // Chained dots (attention) whose second dot kiln-gpu-overlap-dots will
-  // run an iteration late read a slot an iteration longer: the copies run
-  // one iteration less ahead. Measured on the H200 (docs/design/
-  // attention.md), that pays on one warpgroup computing one 64-row tile;
-  // two warpgroups already overlap each other's softmax and dots, and lose
-  // more to the shorter lookahead than they gain. Nor does it pay where
-  // another loop of the kernel computes dots (a causal attention split at
-  // its diagonal by hand, as tutorial 06 does): the values carried into
-  // and out of the rotated loops then spill (measured on the H100,
-  // docs/design/attention.md).
-  std::optional<ChainedDots> chained = getChainedDots(loop, numWarps, threadsPerWarp);
-  bool overlapDots = numStages >= 3 && chained && numWarps == 4 &&
-                     chained->first.getType().getDimSize(0) == 64 &&
-                     !hasOtherDotLoop(loop);
   // The loop's other loads go through block slots where the stage can run
   // their pointers ahead too (else the operands are pipelined alone). Not
   // in a loop of TMA copies, whose waits are on mbarriers, nor in one that

@@ -218,6 +218,12 @@ def KilnGPUPipelineLoads : Pass<"kiln-gpu-pipeline-loads", "mlir::ModuleOp"> {
     chained dots (kiln-gpu-overlap-dots) on one warpgroup with one 64-row
     tile, the only loop of the kernel that computes dots, has its copies
     run one iteration less ahead and is marked `kiln_gpu.overlap_dots`.
+    (The two versions of a loop that kiln-tensor-map-pointer-loads makes,
+    in an `scf.if` marked `kiln.tensor_map_version`, count as one loop: a
+    program runs one of them. Such a version's loop through tensor maps is
+    copied by threads, as the other, and kiln-gpu-drop-unread-tensor-maps
+    then keeps the other alone: TMA copies in a rotated loop of a version
+    are not measured yet, and the version not rotated was slower.)
     Runs on sm_80 and later when `num-stages` (or the loop's
     `kiln.num_stages`) is 2 or more; a loop that stores, or whose pointer
     values are used outside the copies, is left to kiln-gpu-prefetch-loads.
