@@ -473,11 +473,11 @@ int64_t getWidestCarriedAccumulator(scf::ForOp loop, ArrayRef<DotOp> dots) {
 /// The scf.if of kiln-tensor-map-pointer-loads whose then region (the
 /// version that reads through tensor maps) holds `loop`, or null.
 scf::IfOp getTensorMapVersionOf(scf::ForOp loop) {
-  auto version = loop->getParentOfType<scf::IfOp>();
-  if (!version || !version->hasAttr(kTensorMapVersionAttr) ||
-      !version.getThenRegion().isAncestor(loop->getParentRegion()))
-    return {};
-  return version;
+  for (auto version = loop->getParentOfType<scf::IfOp>(); version;
+       version = version->getParentOfType<scf::IfOp>())
+    if (version->hasAttr(kTensorMapVersionAttr))
+      return version.getThenRegion().isAncestor(loop->getParentRegion()) ? version : scf::IfOp();
+  return {};
 }
 
 /// Whether `a` and `b` are the two versions of one loop
