@@ -124,6 +124,14 @@ bool mlir::kiln::gpu::hasDot(scf::ForOp loop) {
   return llvm::any_of(*loop.getBody(), [](Operation &op) { return isa<DotOp>(op); });
 }
 
+TensorMapVersionSide mlir::kiln::gpu::getTensorMapVersionSide(Operation *op) {
+  for (auto version = op->getParentOfType<scf::IfOp>(); version;
+       version = version->getParentOfType<scf::IfOp>())
+    if (version->hasAttr(kTensorMapVersionAttr))
+      return {version, version.getThenRegion().isAncestor(op->getParentRegion())};
+  return {};
+}
+
 DotOp mlir::kiln::gpu::getOnlyDot(scf::ForOp loop) {
   DotOp found;
   for (Operation &op : *loop.getBody()) {

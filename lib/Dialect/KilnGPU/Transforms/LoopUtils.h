@@ -58,6 +58,16 @@ Value andMask(OpBuilder &builder, Location loc, Value mask, Value condition,
 /// Whether `loop`'s own body (not a nested region) computes a dot.
 bool hasDot(scf::ForOp loop);
 
+/// Where `op` lies in a loop versioned by kiln-tensor-map-pointer-loads:
+/// the innermost `scf.if` marked `kiln.tensor_map_version` around it (null
+/// where there is none), and whether `op` is on its then side, the version
+/// that reads through tensor maps (else on the side of the loop as it was).
+struct TensorMapVersionSide {
+  scf::IfOp version;
+  bool throughMaps = false;
+};
+TensorMapVersionSide getTensorMapVersionSide(Operation *op);
+
 /// The dot of `loop`'s body when there is exactly one (null otherwise).
 DotOp getOnlyDot(scf::ForOp loop);
 

@@ -470,28 +470,11 @@ int64_t getWidestCarriedAccumulator(scf::ForOp loop, ArrayRef<DotOp> dots) {
   return widest;
 }
 
-/// The scf.if of kiln-tensor-map-pointer-loads whose then region (the
-/// version that reads through tensor maps) holds `loop`, or null.
-scf::IfOp getTensorMapVersionOf(scf::ForOp loop) {
-  for (auto version = loop->getParentOfType<scf::IfOp>(); version;
-       version = version->getParentOfType<scf::IfOp>())
-    if (version->hasAttr(kTensorMapVersionAttr))
-      return version.getThenRegion().isAncestor(loop->getParentRegion()) ? version : scf::IfOp();
-  return {};
-}
-
 /// Whether `a` and `b` are the two versions of one loop
 /// (kiln-tensor-map-pointer-loads): a program runs one or the other.
 bool areVersionsOfOneLoop(scf::ForOp a, scf::ForOp b) {
-  for (auto version = a->getParentOfType<scf::IfOp>(); version;
-       version = version->getParentOfType<scf::IfOp>()) {
-    if (!version->hasAttr(kTensorMapVersionAttr) || !version->isAncestor(b))
-      continue;
-    bool aThen = version.getThenRegion().isAncestor(a->getParentRegion());
-    bool bThen = version.getThenRegion().isAncestor(b->getParentRegion());
-    return aThen != bThen;
-  }
-  return false;
+  TensorMapVersionSide sideA = getTensorMapVersionSide(a), sideB = getTensorMapVersionSide(b);
+  return sideA.version && sideA.version == sideB.version && sideA.throughMaps != sideB.throughMaps;
 }
 
 /// Whether a loop of `loop`'s function other than `loop` (or than its
@@ -572,7 +555,7 @@ LogicalResult pipeline(scf::ForOp loop, int numStages, AxisInfoAnalysis &axisInf
   // copied by the TMA unit, not rotated, ran 363 (bench/RESULTS.md,
   // 2026-12-07 and 2026-12-08, later). TMA copies in a rotated version
   // are not measured yet.
-  bool tma = !looped.empty() && canUseTma(looped) && !(overlapDots && getTensorMapVersionOf(loop));
+  bool tma = !looped.empty() && canUseTma(looped) && !(overlapDots && getTensorMapVersionSide(loop).throughMaps);
   // In a loop of TMA copies, a block loaded once through a tensor map is
   // copied by the TMA unit too: one warp's copy, waited for on an mbarrier,
   // instead of every thread's addresses and copies (attention's Q, once a

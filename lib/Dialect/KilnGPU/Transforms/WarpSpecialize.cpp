@@ -632,17 +632,10 @@ struct KilnGPUWarpSpecialize
       // the blocks the TMA unit copies once before a loop are waited for
       // before it. The other side of a version, which reads through
       // pointers, runs without the producer.)
-      auto isOtherVersion = [](Operation *op) {
-        for (; op; op = op->getParentOp())
-          if (auto version = dyn_cast_or_null<scf::IfOp>(op->getParentOp());
-              version && version->hasAttr(kTensorMapVersionAttr) &&
-              op->getParentRegion() == &version.getElseRegion())
-            return true;
-        return false;
-      };
       int tmaLoops = 0;
       function.walk([&](scf::ForOp loop) {
-        tmaLoops += isa<WaitTmaBarrierOp>(loop.getBody()->front()) && !isOtherVersion(loop);
+        TensorMapVersionSide side = getTensorMapVersionSide(loop);
+        tmaLoops += isa<WaitTmaBarrierOp>(loop.getBody()->front()) && (!side.version || side.throughMaps);
       });
       SmallVector<Operation *> candidates;
       for (Operation &op : body) {
